@@ -1,0 +1,37 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    // DESIGN.md "Shape of the code": the core knows no HTTP, no driver and no adapter.
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['fastify', '@fastify/*', 'better-sqlite3', 'pg', 'ioredis', 'ws', 'pino'], message: 'core must not depend on infrastructure' },
+          { group: ['**/adapters/**', '**/surfaces/**', '**/app/**', '**/dashboard/**', '**/mcp/**'], message: 'core -> nothing outside core' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['src/surfaces/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/adapters/**', '**/app/**'], message: 'surfaces depend on the core and http-kit only' },
+        ],
+      }],
+    },
+  },
+);

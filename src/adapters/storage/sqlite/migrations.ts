@@ -1,0 +1,72 @@
+/**
+ * Schema migrations, in order. Each runs once, inside a transaction, recorded in `schema_migrations`.
+ * Never edit a released migration: add a new one.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'api keys and memories',
+    sql: `
+      CREATE TABLE api_keys (
+        id             TEXT PRIMARY KEY,
+        tenant_id      TEXT NOT NULL,
+        user_id        TEXT NOT NULL,
+        tier           TEXT NOT NULL CHECK (tier IN ('free', 'pro', 'enterprise')),
+        mode           TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        scopes         TEXT NOT NULL,
+        display_prefix TEXT NOT NULL,
+        digest         TEXT NOT NULL UNIQUE,
+        created_at     INTEGER NOT NULL,
+        expires_at     INTEGER,
+        revoked_at     INTEGER
+      );
+      CREATE INDEX api_keys_tenant ON api_keys (tenant_id, created_at);
+
+      CREATE TABLE memories (
+        seq           INTEGER PRIMARY KEY,
+        id            TEXT NOT NULL UNIQUE,
+        tenant_id     TEXT NOT NULL,
+        mode          TEXT NOT NULL,
+        workspace     TEXT NOT NULL,
+        title         TEXT NOT NULL,
+        content       TEXT NOT NULL,
+        memory_type   TEXT NOT NULL,
+        tags          TEXT NOT NULL,
+        metadata      TEXT NOT NULL,
+        topic_id      TEXT,
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        created_by    TEXT NOT NULL,
+        updated_by    TEXT NOT NULL,
+        access_count  INTEGER NOT NULL DEFAULT 0,
+        last_accessed INTEGER
+      );
+      CREATE INDEX memories_scope_id ON memories (tenant_id, mode, workspace, id);
+      CREATE INDEX memories_scope_created ON memories (tenant_id, mode, workspace, created_at);
+      CREATE INDEX memories_scope_updated ON memories (tenant_id, mode, workspace, updated_at);
+      CREATE INDEX memories_scope_title ON memories (tenant_id, mode, workspace, title);
+      CREATE INDEX memories_scope_type ON memories (tenant_id, mode, workspace, memory_type);
+
+      CREATE TABLE memory_tags (
+        memory_seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+        tag        TEXT NOT NULL,
+        PRIMARY KEY (memory_seq, tag)
+      ) WITHOUT ROWID;
+      CREATE INDEX memory_tags_tag ON memory_tags (tag, memory_seq);
+
+      CREATE TABLE memory_vectors (
+        memory_seq INTEGER PRIMARY KEY REFERENCES memories (seq) ON DELETE CASCADE,
+        model_id   TEXT NOT NULL,
+        dims       INTEGER NOT NULL,
+        vector     BLOB NOT NULL
+      );
+      CREATE INDEX memory_vectors_model ON memory_vectors (model_id);
+    `,
+  },
+];

@@ -1,0 +1,191 @@
+import type { MemoryRepository } from '../../../core/memories/memory.repository.ts';
+import type {
+  ListQuery, Memory, MemoryFilter, MemoryPatch, SimilarityHit, StoredVector,
+} from '../../../core/memories/memory.types.ts';
+import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
+import type { KeyMode, Scope } from '../../../core/scope.ts';
+import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
+import { SqliteVectorCache } from './sqlite-vector-cache.ts';
+
+interface Row {
+  seq: number; id: string; tenant_id: string; mode: string; workspace: string; title: string; content: string;
+  memory_type: string; tags: string; metadata: string; topic_id: string | null; created_at: number;
+  updated_at: number; created_by: string; updated_by: string; access_count: number; last_accessed: number | null;
+}
+
+const toMemory = (r: Row): Memory => ({
+  id: r.id,
+  scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
+  title: r.title,
+  content: r.content,
+  memoryType: r.memory_type,
+  tags: JSON.parse(r.tags) as string[],
+  metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+  topicId: r.topic_id,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+  createdBy: r.created_by,
+  updatedBy: r.updated_by,
+  accessCount: r.access_count,
+  lastAccessed: r.last_accessed === null ? null : new Date(r.last_accessed),
+});
+
+const SCOPE_WHERE = 'm.tenant_id = ? AND m.mode = ? AND m.workspace = ?';
+const scopeParams = (s: Scope): [string, string, string] => [s.tenantId, s.mode, s.workspace];
+
+/** SQL for the shared filters; `m` is the memories alias. */
+function filterSql(filter: MemoryFilter): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (filter.types && filter.types.length > 0) {
+    parts.push(`m.memory_type IN (${filter.types.map(() => '?').join(', ')})`);
+    params.push(...filter.types);
+  }
+  if (filter.tagsAny && filter.tagsAny.length > 0) {
+    parts.push(`EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND t.tag IN (${
+      filter.tagsAny.map(() => '?').join(', ')}))`);
+    params.push(...filter.tagsAny);
+  }
+  return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
+}
+
+const hasFilter = (f: MemoryFilter): boolean => Boolean(f.types?.length || f.tagsAny?.length);
+
+const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
+
+export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
+  const vectors = new SqliteVectorCache(db);
+
+  const insertMemory = db.prepare(`INSERT INTO memories
+    (id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
+     created_by, updated_by, access_count, last_accessed)
+    VALUES (@id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
+     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed)`);
+  const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
+  const deleteTags = db.prepare('DELETE FROM memory_tags WHERE memory_seq = ?');
+  const upsertVector = db.prepare(`INSERT INTO memory_vectors (memory_seq, model_id, dims, vector) VALUES (?, ?, ?, ?)
+    ON CONFLICT (memory_seq) DO UPDATE SET model_id = excluded.model_id, dims = excluded.dims,
+    vector = excluded.vector`);
+  const byId = db.prepare<[string, string, string, string], Row>(
+    `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.id = ?`);
+  const idsByPrefix = db.prepare<[string, string, string, string, string, number], { id: string }>(
+    `SELECT m.id FROM memories m WHERE ${SCOPE_WHERE} AND m.id >= ? AND m.id < ? ORDER BY m.id LIMIT ?`);
+  const touch = db.prepare<[number, string, string, string, string], Row>(
+    `UPDATE memories AS m SET access_count = access_count + 1, last_accessed = ? WHERE ${SCOPE_WHERE} AND m.id = ?
+     RETURNING *`);
+  const remove = db.prepare<[string, string, string, string], { seq: number }>(
+    `DELETE FROM memories AS m WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING seq`);
+
+  const writeTags = (seq: number, tags: readonly string[]) => {
+    for (const tag of tags) insertTag.run(seq, tag);
+  };
+
+  const insertTx = db.transaction((m: Memory, v: StoredVector): number => {
+    const { lastInsertRowid } = insertMemory.run({
+      id: m.id, tenant_id: m.scope.tenantId, mode: m.scope.mode, workspace: m.scope.workspace, title: m.title,
+      content: m.content, memory_type: m.memoryType, tags: JSON.stringify(m.tags), metadata: JSON.stringify(m.metadata),
+      topic_id: m.topicId, created_at: m.createdAt.getTime(), updated_at: m.updatedAt.getTime(),
+      created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
+      last_accessed: m.lastAccessed?.getTime() ?? null,
+    });
+    const seq = Number(lastInsertRowid);
+    writeTags(seq, m.tags);
+    upsertVector.run(seq, v.modelId, v.vector.length, vectorToBlob(v.vector));
+    return seq;
+  });
+
+  const updateTx = db.transaction((scope: Scope, id: string, patch: MemoryPatch, at: number, by: string,
+    v: StoredVector | null): Row | undefined => {
+    const sets: string[] = ['updated_by = ?', 'updated_at = MAX(?, updated_at + 1)'];
+    const params: unknown[] = [by, at];
+    const column = (name: string, value: unknown) => { sets.push(`${name} = ?`); params.push(value); };
+    if (patch.title !== undefined) column('title', patch.title);
+    if (patch.content !== undefined) column('content', patch.content);
+    if (patch.memoryType !== undefined) column('memory_type', patch.memoryType);
+    if (patch.tags !== undefined) column('tags', JSON.stringify(patch.tags));
+    if (patch.metadata !== undefined) column('metadata', JSON.stringify(patch.metadata));
+    if (patch.topicId !== undefined) column('topic_id', patch.topicId);
+    const row = db.prepare<unknown[], Row>(
+      `UPDATE memories AS m SET ${sets.join(', ')} WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`,
+    ).get(...params, ...scopeParams(scope), id);
+    if (!row) return undefined;
+    if (patch.tags !== undefined) {
+      deleteTags.run(row.seq);
+      writeTags(row.seq, patch.tags);
+    }
+    if (v) upsertVector.run(row.seq, v.modelId, v.vector.length, vectorToBlob(v.vector));
+    return row;
+  });
+
+  return {
+    async insert(memory, vector) {
+      const seq = insertTx(memory, vector);
+      vectors.upsert(memory.scope, vector.modelId, seq, vector.vector);
+    },
+
+    async findById(scope, id) {
+      const row = byId.get(...scopeParams(scope), id);
+      return row ? toMemory(row) : null;
+    },
+
+    async findIdsByPrefix(scope, prefix, limit) {
+      // A range scan on the (scope, id) index: ids >= prefix and < prefix with its last char incremented.
+      const upper = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+      return idsByPrefix.all(...scopeParams(scope), prefix, upper, limit).map((r) => r.id);
+    },
+
+    async recordAccess(scope, id, at) {
+      const row = touch.get(at.getTime(), ...scopeParams(scope), id);
+      return row ? toMemory(row) : null;
+    },
+
+    async update(scope, id, patch, at, by, vector) {
+      const row = updateTx(scope, id, patch, at.getTime(), by, vector);
+      if (!row) return null;
+      if (vector) vectors.upsert(scope, vector.modelId, row.seq, vector.vector);
+      return toMemory(row);
+    },
+
+    async delete(scope, id) {
+      const row = remove.get(...scopeParams(scope), id);
+      if (!row) return false;
+      vectors.remove(scope, row.seq);
+      return true;
+    },
+
+    async list(scope, query: ListQuery) {
+      const f = filterSql(query.filter);
+      const where = `FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`;
+      const params = [...scopeParams(scope), ...f.params];
+      const total = (db.prepare(`SELECT COUNT(*) AS n ${where}`).get(...params) as { n: number }).n;
+      const order = `${SORT_COLUMNS[query.sortBy]} ${query.sortOrder === 'asc' ? 'ASC' : 'DESC'}, m.seq ${
+        query.sortOrder === 'asc' ? 'ASC' : 'DESC'}`;
+      const rows = db.prepare<unknown[], Row>(`SELECT m.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .all(...params, query.limit, query.offset);
+      return { items: rows.map(toMemory), total };
+    },
+
+    async searchSimilar(scope, query) {
+      const matrix = vectors.get(scope, query.modelId, query.vector.length);
+      let allowed: Set<number> | null = null;
+      if (hasFilter(query.filter)) {
+        const f = filterSql(query.filter);
+        allowed = new Set(db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`).pluck()
+          .all(...scopeParams(scope), ...f.params) as number[]);
+      }
+      // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
+      const { hits, total } = matrix.search(query.vector, query.limit,
+        cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed);
+      if (hits.length === 0) return { hits: [], total };
+      const rows = db.prepare<number[], Row>(
+        `SELECT * FROM memories WHERE seq IN (${hits.map(() => '?').join(', ')})`).all(...hits.map((h) => h.key));
+      const bySeq = new Map(rows.map((r) => [r.seq, r]));
+      const out: SimilarityHit[] = [];
+      for (const h of hits) {
+        const row = bySeq.get(h.key);
+        if (row) out.push({ memory: toMemory(row), cosine: h.cosine, similarity: similarityFromCosine(h.cosine) });
+      }
+      return { hits: out, total };
+    },
+  };
+}

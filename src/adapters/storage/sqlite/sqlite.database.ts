@@ -1,0 +1,47 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { MIGRATIONS } from './migrations.ts';
+
+export type SqliteDb = Database.Database;
+
+/**
+ * Opens (creating if needed) a SQLite file in WAL mode and brings its schema up to date. WAL lets the CLI
+ * (`mnemo keys create`) write while a server reads and writes the same file.
+ */
+export function openSqlite(file: string): SqliteDb {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: SqliteDb): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+  // IMMEDIATE takes the write lock first, so two processes starting together cannot both apply a migration.
+  const apply = db.transaction(() => {
+    const done = new Set(
+      (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+    );
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        .run(m.version, m.name, new Date().toISOString());
+    }
+  });
+  apply.immediate();
+}
+
+/** Float32Array <-> BLOB without copying more than once. */
+export const vectorToBlob = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+export function blobToVector(blob: Buffer): Float32Array {
+  const copy = new Float32Array(blob.byteLength / 4);
+  new Uint8Array(copy.buffer).set(blob);
+  return copy;
+}

@@ -1,0 +1,24 @@
+import type { Storage } from '../../../core/storage.port.ts';
+import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
+import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
+import { openSqlite } from './sqlite.database.ts';
+
+/** The embedded store: one SQLite file (or `:memory:`), schema migrated on open. */
+export function createSqliteStorage(options: { file: string }): Storage {
+  const db = openSqlite(options.file);
+  const ping = db.prepare('SELECT 1').pluck();
+  let closed = false;
+  return {
+    kind: 'sqlite',
+    memories: createSqliteMemoryRepository(db),
+    apiKeys: createSqliteApiKeyRepository(db),
+    async ping() {
+      return !closed && ping.get() === 1;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}

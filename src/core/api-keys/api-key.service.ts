@@ -1,0 +1,79 @@
+import type { Clock } from '../clock.ts';
+import { DomainError } from '../errors.ts';
+import { prefixedId } from '../ids.ts';
+import type { KeyMode } from '../scope.ts';
+import { DISPLAY_PREFIX_LENGTH, digestKey, digestsEqual, generateKeyText, parseKeyText } from './api-key.format.ts';
+import type { ApiKeyRepository } from './api-key.repository.ts';
+import { ALL_SCOPES, type ApiKeyRecord, type Principal, type Scope, type Tier } from './api-key.types.ts';
+
+export interface CreateKeyInput {
+  tenantId: string;
+  userId: string;
+  tier: Tier;
+  mode: KeyMode;
+  /** Empty or absent: all scopes. */
+  scopes?: readonly Scope[] | undefined;
+  expiresAt?: Date | null | undefined;
+}
+
+export type ApiKeyService = ReturnType<typeof createApiKeyService>;
+
+export function createApiKeyService(deps: { keys: ApiKeyRepository; clock: Clock }) {
+  const { keys, clock } = deps;
+  const unauthenticated = (message: string) => new DomainError('UNAUTHENTICATED', message);
+
+  return {
+    async create(input: CreateKeyInput): Promise<{ record: ApiKeyRecord; key: string }> {
+      const key = generateKeyText(input.mode);
+      const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...ALL_SCOPES];
+      const record: ApiKeyRecord = {
+        id: prefixedId('key'),
+        tenantId: input.tenantId,
+        userId: input.userId,
+        tier: input.tier,
+        mode: input.mode,
+        scopes,
+        displayPrefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+        digest: digestKey(key),
+        createdAt: clock.now(),
+        expiresAt: input.expiresAt ?? null,
+        revokedAt: null,
+      };
+      await keys.insert(record);
+      return { record, key };
+    },
+
+    /** Resolves a presented key to its principal; any failure is the same UNAUTHENTICATED. */
+    async authenticate(presented: string | undefined): Promise<Principal> {
+      if (!presented) throw unauthenticated('API key is missing');
+      // Checksum first: malformed or mistyped keys never reach storage.
+      if (!parseKeyText(presented)) throw unauthenticated('API key is invalid');
+      const digest = digestKey(presented);
+      const record = await keys.findByDigest(digest);
+      if (!record || !digestsEqual(record.digest, digest)) throw unauthenticated('API key is invalid');
+      const now = clock.now();
+      if (record.revokedAt && record.revokedAt <= now) throw unauthenticated('API key has been revoked');
+      if (record.expiresAt && record.expiresAt <= now) throw unauthenticated('API key has expired');
+      return {
+        keyId: record.id,
+        tenantId: record.tenantId,
+        userId: record.userId,
+        tier: record.tier,
+        mode: record.mode,
+        scopes: new Set(record.scopes),
+      };
+    },
+
+    list: (tenantId?: string) => keys.list(tenantId),
+
+    async revoke(id: string): Promise<boolean> {
+      return keys.revoke(id, clock.now());
+    },
+  };
+}
+
+export function requireScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) {
+    throw new DomainError('PERMISSION_DENIED', `This API key lacks the ${scope} scope`, { requiredScope: scope });
+  }
+}

@@ -1,0 +1,24 @@
+import type { Scope } from '../scope.ts';
+import type {
+  ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector,
+} from './memory.types.ts';
+
+/**
+ * Storage port for memories. Every method takes the caller's scope and never sees outside it. Each write is
+ * atomic: the row, its tags and its vector commit together or not at all.
+ */
+export interface MemoryRepository {
+  insert(memory: Memory, vector: StoredVector): Promise<void>;
+  findById(scope: Scope, id: string): Promise<Memory | null>;
+  /** Ids in scope starting with `prefix` (lowercase), at most `limit`. */
+  findIdsByPrefix(scope: Scope, prefix: string, limit: number): Promise<string[]>;
+  /** Counts one access and returns the memory as it is after it; null when absent. */
+  recordAccess(scope: Scope, id: string, at: Date): Promise<Memory | null>;
+  /** Applies the patch (and the new vector, when given); null when absent. */
+  update(scope: Scope, id: string, patch: MemoryPatch, updatedAt: Date, updatedBy: string,
+    vector: StoredVector | null): Promise<Memory | null>;
+  delete(scope: Scope, id: string): Promise<boolean>;
+  list(scope: Scope, query: ListQuery): Promise<{ items: Memory[]; total: number }>;
+  /** Best first; `total` counts every hit at or above the threshold, `hits` at most `limit` of them. */
+  searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
+}

@@ -1,0 +1,180 @@
+import type { Clock } from '../clock.ts';
+import type { Embedder } from '../embeddings/embedder.port.ts';
+import { DomainError, type FieldProblem } from '../errors.ts';
+import { isUuid, newUuid } from '../ids.ts';
+import type { Scope } from '../scope.ts';
+import type { MemoryRepository } from './memory.repository.ts';
+import {
+  assertContentSize, checkContent, checkMemoryType, checkMetadata, checkTitle, checkTopicId, normalizeTags,
+  throwIfProblems, type ContentLimits,
+} from './memory.rules.ts';
+import {
+  DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type NewMemoryInput,
+  type SimilarityHit, type StoredVector,
+} from './memory.types.ts';
+
+export const MIN_ID_PREFIX = 8;
+const AMBIGUOUS_CANDIDATES_SHOWN = 10;
+
+export interface MemoryServiceLimits extends ContentLimits {
+  /** Text beyond this many characters is not embedded (the model's useful context is far shorter). */
+  maxEmbedChars: number;
+}
+
+export interface SearchInput {
+  query: string;
+  limit: number;
+  /** Similarity score threshold on the 0..1 scale. */
+  threshold: number;
+  filter: MemoryFilter;
+}
+
+export type MemoryService = ReturnType<typeof createMemoryService>;
+
+export function createMemoryService(deps: {
+  memories: MemoryRepository;
+  embedder: Embedder;
+  clock: Clock;
+  limits: MemoryServiceLimits;
+}) {
+  const { memories, embedder, clock, limits } = deps;
+
+  /** What a memory is embedded from: its title and its content. */
+  const embeddingText = (title: string, content: string): string =>
+    `${title}\n\n${content}`.slice(0, limits.maxEmbedChars);
+
+  async function embedOne(text: string): Promise<StoredVector> {
+    const [vector] = await embedder.embed([text]);
+    if (!vector) throw new DomainError('EMBEDDING_FAILED', 'The embedder returned no vector');
+    return { modelId: embedder.modelId, vector };
+  }
+
+  async function resolveId(scope: Scope, idOrPrefix: string): Promise<string> {
+    const candidate = idOrPrefix.trim().toLowerCase();
+    if (isUuid(candidate)) return candidate;
+    if (candidate.length < MIN_ID_PREFIX) {
+      throw new DomainError('VALIDATION_FAILED', `An id prefix must have at least ${MIN_ID_PREFIX} characters`, {
+        fields: [{ field: 'id', message: `must be a full UUID or a prefix of at least ${MIN_ID_PREFIX} characters` }],
+      });
+    }
+    // No UUID can start with anything but hex digits and dashes: such an id simply does not exist.
+    if (candidate.length > 36 || !/^[0-9a-f-]+$/.test(candidate)) throw notFound();
+    const ids = await memories.findIdsByPrefix(scope, candidate, AMBIGUOUS_CANDIDATES_SHOWN + 1);
+    if (ids.length === 0) throw notFound();
+    if (ids.length > 1) {
+      // Only ids inside the caller's scope can ever be listed here.
+      throw new DomainError('AMBIGUOUS_ID', `The prefix ${candidate} matches more than one memory`, {
+        prefix: candidate,
+        candidates: ids.slice(0, AMBIGUOUS_CANDIDATES_SHOWN),
+        fields: [{ field: 'id', message: 'prefix matches more than one memory; give more characters' }],
+      });
+    }
+    return ids[0]!;
+  }
+
+  function validateNew(input: NewMemoryInput): { tags: string[]; memoryType: string } {
+    const problems: FieldProblem[] = [];
+    checkTitle(input.title, problems);
+    checkContent(input.content, problems);
+    const memoryType = input.memoryType ?? DEFAULT_MEMORY_TYPE;
+    checkMemoryType(memoryType, problems);
+    const tags = normalizeTags(input.tags ?? [], problems);
+    if (input.metadata) checkMetadata(input.metadata, problems);
+    checkTopicId(input.topicId ?? null, problems);
+    throwIfProblems(problems);
+    assertContentSize(input.content, limits);
+    return { tags, memoryType };
+  }
+
+  function validatePatch(patch: MemoryPatch): MemoryPatch {
+    const problems: FieldProblem[] = [];
+    const out: MemoryPatch = { ...patch };
+    if (patch.title !== undefined) checkTitle(patch.title, problems);
+    if (patch.content !== undefined) checkContent(patch.content, problems);
+    if (patch.memoryType !== undefined) checkMemoryType(patch.memoryType, problems);
+    if (patch.tags !== undefined) out.tags = normalizeTags(patch.tags, problems);
+    if (patch.metadata !== undefined) checkMetadata(patch.metadata, problems);
+    if (patch.topicId !== undefined) checkTopicId(patch.topicId, problems);
+    const changes = Object.values(patch).filter((v) => v !== undefined).length;
+    if (changes === 0) problems.push({ field: 'body', message: 'at least one field to update is required' });
+    throwIfProblems(problems);
+    if (patch.content !== undefined) assertContentSize(patch.content, limits);
+    return out;
+  }
+
+  return {
+    resolveId,
+    embeddingText,
+
+    async create(scope: Scope, actorId: string, input: NewMemoryInput): Promise<Memory> {
+      const { tags, memoryType } = validateNew(input);
+      // Embed before writing: no model or network call inside a transaction, and a failed embedding writes nothing.
+      const vector = await embedOne(embeddingText(input.title, input.content));
+      const now = clock.now();
+      const memory: Memory = {
+        id: newUuid(),
+        scope,
+        title: input.title,
+        content: input.content,
+        memoryType,
+        tags,
+        metadata: input.metadata ?? {},
+        topicId: input.topicId ?? null,
+        createdAt: now,
+        updatedAt: now,
+        createdBy: actorId,
+        updatedBy: actorId,
+        accessCount: 0,
+        lastAccessed: null,
+      };
+      await memories.insert(memory, vector);
+      return memory;
+    },
+
+    /** Reads one memory and counts the access. */
+    async get(scope: Scope, idOrPrefix: string): Promise<Memory> {
+      const id = await resolveId(scope, idOrPrefix);
+      const memory = await memories.recordAccess(scope, id, clock.now());
+      if (!memory) throw notFound();
+      return memory;
+    },
+
+    async update(scope: Scope, actorId: string, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
+      const clean = validatePatch(patch);
+      const id = await resolveId(scope, idOrPrefix);
+      let vector: StoredVector | null = null;
+      if (clean.title !== undefined || clean.content !== undefined) {
+        const current = await memories.findById(scope, id);
+        if (!current) throw notFound();
+        vector = await embedOne(embeddingText(clean.title ?? current.title, clean.content ?? current.content));
+      }
+      // updated_at must move forward even when two writes land in the same millisecond.
+      const updated = await memories.update(scope, id, clean, clock.now(), actorId, vector);
+      if (!updated) throw notFound();
+      return updated;
+    },
+
+    async delete(scope: Scope, idOrPrefix: string): Promise<{ id: string; deletedAt: Date }> {
+      const id = await resolveId(scope, idOrPrefix);
+      const deleted = await memories.delete(scope, id);
+      if (!deleted) throw notFound();
+      return { id, deletedAt: clock.now() };
+    },
+
+    list: (scope: Scope, query: ListQuery) => memories.list(scope, query),
+
+    async search(scope: Scope, input: SearchInput): Promise<{ hits: SimilarityHit[]; total: number }> {
+      if (input.query.trim().length === 0) {
+        throw new DomainError('VALIDATION_FAILED', 'query must not be empty', {
+          fields: [{ field: 'query', message: 'must not be empty' }],
+        });
+      }
+      const { vector, modelId } = await embedOne(input.query);
+      return memories.searchSimilar(scope, {
+        vector, modelId, limit: input.limit, minSimilarity: input.threshold, filter: input.filter,
+      });
+    },
+  };
+}
+
+const notFound = () => new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' });

@@ -1,0 +1,87 @@
+import type { Scope } from '../scope.ts';
+
+/** The six types the spec lists; any other lowercase identifier is accepted too (the spec's own `meeting`). */
+export const KNOWN_MEMORY_TYPES = ['context', 'project', 'knowledge', 'reference', 'personal', 'workflow'] as const;
+export const DEFAULT_MEMORY_TYPE = 'context';
+export const MEMORY_TYPE_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+
+export const MAX_TITLE_LENGTH = 255;
+export const MAX_TAGS = 100;
+export const MAX_TAG_LENGTH = 100;
+export const MAX_METADATA_BYTES = 64 * 1024;
+
+export type Metadata = Record<string, unknown>;
+
+export interface Memory {
+  id: string;
+  scope: Scope;
+  title: string;
+  content: string;
+  memoryType: string;
+  tags: string[];
+  metadata: Metadata;
+  topicId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  createdBy: string;
+  updatedBy: string;
+  accessCount: number;
+  lastAccessed: Date | null;
+}
+
+/** A vector as stored: native width, with the id of the model that made it. */
+export interface StoredVector {
+  modelId: string;
+  vector: Float32Array;
+}
+
+export interface NewMemoryInput {
+  title: string;
+  content: string;
+  memoryType?: string | undefined;
+  tags?: string[] | undefined;
+  metadata?: Metadata | undefined;
+  topicId?: string | null | undefined;
+}
+
+export interface MemoryPatch {
+  title?: string | undefined;
+  content?: string | undefined;
+  memoryType?: string | undefined;
+  tags?: string[] | undefined;
+  metadata?: Metadata | undefined;
+  topicId?: string | null | undefined;
+}
+
+/** Filters shared by list and search. `tagsAny`: a memory matches when it has at least one of the tags. */
+export interface MemoryFilter {
+  types?: string[] | undefined;
+  tagsAny?: string[] | undefined;
+}
+
+export type SortField = 'created_at' | 'updated_at' | 'title';
+export type SortOrder = 'asc' | 'desc';
+
+export interface ListQuery {
+  filter: MemoryFilter;
+  limit: number;
+  offset: number;
+  sortBy: SortField;
+  sortOrder: SortOrder;
+}
+
+export interface SimilarityQuery {
+  vector: Float32Array;
+  modelId: string;
+  limit: number;
+  /** Lowest similarity score (0..1, DESIGN.md scale) a hit may have. */
+  minSimilarity: number;
+  filter: MemoryFilter;
+}
+
+export interface SimilarityHit {
+  memory: Memory;
+  /** `(1 + cosine) / 2`. */
+  similarity: number;
+  cosine: number;
+}

@@ -1,0 +1,66 @@
+import type { Principal, Tier } from '../api-keys/api-key.types.ts';
+import { DomainError, type DomainErrorCode } from '../errors.ts';
+import type { RateDecision, RateLimiter } from './rate-limiter.port.ts';
+
+/** A limit per window; null means unlimited. */
+export interface WindowLimit {
+  limit: number | null;
+  windowMs: number;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** The spec's Limits table. Enterprise is "custom": unlimited unless the operator configures a number. */
+export interface TierLimitPolicy {
+  gateway: Record<Tier, WindowLimit>;
+  memoryWrites: Record<Tier, WindowLimit>;
+}
+
+export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null } = {}): TierLimitPolicy {
+  return {
+    gateway: {
+      free: { limit: 60, windowMs: MINUTE },
+      pro: { limit: 300, windowMs: MINUTE },
+      enterprise: { limit: enterprise.gatewayPerMinute ?? null, windowMs: MINUTE },
+    },
+    memoryWrites: {
+      free: { limit: 100, windowMs: HOUR },
+      pro: { limit: 1000, windowMs: HOUR },
+      enterprise: { limit: null, windowMs: HOUR },
+    },
+  };
+}
+
+export type LimitsService = ReturnType<typeof createLimitsService>;
+
+export function createLimitsService(deps: { limiter: RateLimiter; policy: TierLimitPolicy }) {
+  const { limiter, policy } = deps;
+
+  async function check(
+    bucket: string, principal: Principal, rule: WindowLimit, code: DomainErrorCode, what: string,
+  ): Promise<RateDecision | null> {
+    if (rule.limit === null) return null;
+    const decision = await limiter.hit(`${bucket}:${principal.keyId}`, rule.limit, rule.windowMs);
+    if (!decision.allowed) {
+      throw new DomainError(code, `${what} limit of ${rule.limit} per ${describeWindow(rule.windowMs)} exceeded`, {
+        limit: { ...decision, bucket },
+      });
+    }
+    return decision;
+  }
+
+  return {
+    /** The platform gateway: every request of a key, on every surface. */
+    gateway: (p: Principal) => check('gateway', p, policy.gateway[p.tier], 'RATE_LIMITED', 'Request rate'),
+    /** Memory writes (create, update, delete on G1 and G2): an hourly quota. */
+    memoryWrite: (p: Principal) =>
+      check('memory-writes', p, policy.memoryWrites[p.tier], 'QUOTA_EXCEEDED', 'Memory write'),
+  };
+}
+
+function describeWindow(ms: number): string {
+  if (ms === HOUR) return 'hour';
+  if (ms === MINUTE) return 'minute';
+  return `${Math.round(ms / 1000)} s`;
+}

@@ -1,0 +1,16 @@
+/**
+ * Who a request acts for and which slice of data it may see. Every read, list, search and prefix lookup is
+ * filtered by all three fields; another tenant's record answers exactly like a missing one.
+ */
+export type KeyMode = 'live' | 'test';
+
+export interface Scope {
+  tenantId: string;
+  mode: KeyMode;
+  workspace: string;
+}
+
+export const DEFAULT_WORKSPACE = 'default';
+
+/** Workspace names are identifiers, not paths: letters, digits, `_`, `-`, `.`, `:`, 1-64 characters. */
+export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;

@@ -1,0 +1,13 @@
+import type { ApiKeyRepository } from './api-keys/api-key.repository.ts';
+import type { MemoryRepository } from './memories/memory.repository.ts';
+
+/** The storage port: every repository of one store, opened and closed together. */
+export interface Storage {
+  /** `sqlite` or `postgres`; for health output and logs. */
+  readonly kind: string;
+  readonly memories: MemoryRepository;
+  readonly apiKeys: ApiKeyRepository;
+  /** Cheap liveness probe for /health. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

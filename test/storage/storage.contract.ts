@@ -1,0 +1,213 @@
+/**
+ * The storage contract: every storage adapter (SQLite now, PostgreSQL later) runs this same suite unchanged.
+ * Call `describeStorageContract(name, open)` from an adapter's test file.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
+import type { ListQuery } from '../../src/core/memories/memory.types.ts';
+import type { Scope } from '../../src/core/scope.ts';
+import type { Storage } from '../../src/core/storage.port.ts';
+import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
+
+const MODEL = 'test:axis-8';
+const DIMS = 8;
+const vec = (axis: number, other = -1, weight = 0) => ({ modelId: MODEL, vector: axisVector(DIMS, axis, other, weight) });
+const listAll = (overrides: Partial<ListQuery> = {}): ListQuery => ({
+  filter: {}, limit: 100, offset: 0, sortBy: 'created_at', sortOrder: 'asc', ...overrides,
+});
+
+export function describeStorageContract(name: string, open: () => Promise<Storage>): void {
+  describe(`storage contract: ${name}`, () => {
+    let storage: Storage;
+    beforeEach(async () => { storage = await open(); });
+    afterEach(async () => { await storage.close(); });
+
+    describe('memories', () => {
+      it('stores a memory and reads it back whole', async () => {
+        const m = makeMemory(scopeA, {
+          title: 'Deploy notes', content: 'Use blue/green', memoryType: 'meeting', tags: ['ops', 'deploy'],
+          metadata: { nested: { a: [1, 2, { b: null }] }, n: 3 }, topicId: '3f0e1c9a-1111-4a2b-8c3d-123456789abc',
+        });
+        await storage.memories.insert(m, vec(0));
+        const got = await storage.memories.findById(scopeA, m.id);
+        expect(got).toEqual(m);
+      });
+
+      it('never shows a memory to another tenant, mode or workspace', async () => {
+        const m = makeMemory(scopeA);
+        await storage.memories.insert(m, vec(0));
+        const others: Scope[] = [scopeB, { ...scopeA, mode: 'test' }, { ...scopeA, workspace: 'other' }];
+        for (const scope of others) {
+          expect(await storage.memories.findById(scope, m.id)).toBeNull();
+          expect(await storage.memories.findIdsByPrefix(scope, m.id.slice(0, 8), 5)).toEqual([]);
+          expect(await storage.memories.recordAccess(scope, m.id, new Date())).toBeNull();
+          expect(await storage.memories.update(scope, m.id, { title: 'x' }, new Date(), 'u', null)).toBeNull();
+          expect(await storage.memories.delete(scope, m.id)).toBe(false);
+          expect((await storage.memories.list(scope, listAll())).total).toBe(0);
+          const found = await storage.memories.searchSimilar(scope, {
+            vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, minSimilarity: 0, filter: {},
+          });
+          expect(found.hits).toEqual([]);
+        }
+        expect(await storage.memories.findById(scopeA, m.id)).not.toBeNull();
+      });
+
+      it('finds ids by prefix within the scope only', async () => {
+        const a1 = makeMemory(scopeA, { id: 'abcdef01-0000-4000-8000-000000000001' });
+        const a2 = makeMemory(scopeA, { id: 'abcdef01-0000-4000-8000-000000000002' });
+        const b1 = makeMemory(scopeB, { id: 'abcdef02-0000-4000-8000-000000000003' });
+        for (const m of [a1, a2, b1]) await storage.memories.insert(m, vec(0));
+        expect(await storage.memories.findIdsByPrefix(scopeA, 'abcdef01', 10)).toEqual([a1.id, a2.id]);
+        expect(await storage.memories.findIdsByPrefix(scopeA, 'abcdef01-0000-4000-8000-000000000002', 10))
+          .toEqual([a2.id]);
+        expect(await storage.memories.findIdsByPrefix(scopeA, 'abcdef0', 1)).toHaveLength(1);
+        expect(await storage.memories.findIdsByPrefix(scopeA, 'abcdef02', 10)).toEqual([]);
+        expect(await storage.memories.findIdsByPrefix(scopeB, 'abcdef0', 10)).toEqual([b1.id]);
+      });
+
+      it('counts accesses', async () => {
+        const m = makeMemory(scopeA);
+        await storage.memories.insert(m, vec(0));
+        const t1 = new Date(Date.UTC(2026, 5, 1));
+        const t2 = new Date(Date.UTC(2026, 5, 2));
+        expect((await storage.memories.recordAccess(scopeA, m.id, t1))).toMatchObject({ accessCount: 1, lastAccessed: t1 });
+        expect((await storage.memories.recordAccess(scopeA, m.id, t2))).toMatchObject({ accessCount: 2, lastAccessed: t2 });
+      });
+
+      it('updates only the given fields and moves updated_at forward', async () => {
+        const m = makeMemory(scopeA, { tags: ['a'], metadata: { k: 1 } });
+        await storage.memories.insert(m, vec(0));
+        const updated = await storage.memories.update(scopeA, m.id, { content: 'new', tags: ['b', 'c'] },
+          m.createdAt, 'user-2', null);
+        expect(updated).toMatchObject({
+          title: m.title, content: 'new', tags: ['b', 'c'], metadata: { k: 1 }, createdAt: m.createdAt,
+          updatedBy: 'user-2',
+        });
+        expect(updated!.updatedAt.getTime()).toBeGreaterThan(m.updatedAt.getTime());
+        const byTag = await storage.memories.list(scopeA, listAll({ filter: { tagsAny: ['a'] } }));
+        expect(byTag.total).toBe(0);
+        expect((await storage.memories.list(scopeA, listAll({ filter: { tagsAny: ['c'] } }))).total).toBe(1);
+      });
+
+      it('replaces the vector on update when given one', async () => {
+        const m = makeMemory(scopeA);
+        await storage.memories.insert(m, vec(0));
+        const probe = { modelId: MODEL, limit: 5, minSimilarity: 0.9, filter: {} };
+        expect((await storage.memories.searchSimilar(scopeA, { ...probe, vector: axisVector(DIMS, 0) })).total).toBe(1);
+        await storage.memories.update(scopeA, m.id, { content: 'x' }, new Date(), 'u', vec(3));
+        expect((await storage.memories.searchSimilar(scopeA, { ...probe, vector: axisVector(DIMS, 0) })).total).toBe(0);
+        expect((await storage.memories.searchSimilar(scopeA, { ...probe, vector: axisVector(DIMS, 3) })).total).toBe(1);
+      });
+
+      it('deletes permanently, vector and tags included', async () => {
+        const m = makeMemory(scopeA, { tags: ['gone'] });
+        await storage.memories.insert(m, vec(1));
+        expect(await storage.memories.delete(scopeA, m.id)).toBe(true);
+        expect(await storage.memories.findById(scopeA, m.id)).toBeNull();
+        expect(await storage.memories.delete(scopeA, m.id)).toBe(false);
+        const found = await storage.memories.searchSimilar(scopeA, {
+          vector: axisVector(DIMS, 1), modelId: MODEL, limit: 10, minSimilarity: 0, filter: {},
+        });
+        expect(found.total).toBe(0);
+        expect((await storage.memories.list(scopeA, listAll({ filter: { tagsAny: ['gone'] } }))).total).toBe(0);
+      });
+
+      it('lists with filters, sorting and paging', async () => {
+        const rows = [
+          makeMemory(scopeA, { title: 'b', memoryType: 'project', tags: ['x'] }),
+          makeMemory(scopeA, { title: 'c', memoryType: 'knowledge', tags: ['y'] }),
+          makeMemory(scopeA, { title: 'a', memoryType: 'project', tags: ['x', 'y'] }),
+        ];
+        for (const m of rows) await storage.memories.insert(m, vec(0));
+        await storage.memories.insert(makeMemory(scopeB, { memoryType: 'project' }), vec(0));
+
+        const all = await storage.memories.list(scopeA, listAll({ sortOrder: 'desc' }));
+        expect(all.total).toBe(3);
+        expect(all.items.map((m) => m.title)).toEqual(['a', 'c', 'b']);
+        expect((await storage.memories.list(scopeA, listAll({ sortBy: 'title' }))).items.map((m) => m.title))
+          .toEqual(['a', 'b', 'c']);
+        const page = await storage.memories.list(scopeA, listAll({ limit: 1, offset: 1 }));
+        expect(page.total).toBe(3);
+        expect(page.items.map((m) => m.title)).toEqual(['c']);
+        const projects = await storage.memories.list(scopeA, listAll({ filter: { types: ['project'] } }));
+        expect(projects.items.map((m) => m.title)).toEqual(['b', 'a']);
+        const anyTag = await storage.memories.list(scopeA, listAll({ filter: { tagsAny: ['y', 'zzz'] } }));
+        expect(anyTag.items.map((m) => m.title)).toEqual(['c', 'a']);
+        const both = await storage.memories.list(scopeA, listAll({ filter: { types: ['knowledge'], tagsAny: ['x'] } }));
+        expect(both.total).toBe(0);
+      });
+
+      it('searches by similarity: best first, thresholded, filtered, one model only', async () => {
+        const close = makeMemory(scopeA, { title: 'close', tags: ['t'] });
+        const near = makeMemory(scopeA, { title: 'near', memoryType: 'project' });
+        const far = makeMemory(scopeA, { title: 'far' });
+        const otherModel = makeMemory(scopeA, { title: 'other model' });
+        await storage.memories.insert(near, vec(0, 1, 1));
+        await storage.memories.insert(close, vec(0, 1, 0.1));
+        await storage.memories.insert(far, vec(2));
+        await storage.memories.insert(otherModel, { modelId: 'test:other-8', vector: axisVector(DIMS, 0) });
+
+        const query = { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, filter: {} };
+        const loose = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity: 0 });
+        expect(loose.hits.map((h) => h.memory.title)).toEqual(['close', 'near', 'far']);
+        expect(loose.total).toBe(3);
+        const [first, second, third] = loose.hits;
+        expect(first!.similarity).toBeCloseTo((1 + 1 / Math.sqrt(1.01)) / 2, 5);
+        expect(second!.cosine).toBeCloseTo(1 / Math.sqrt(2), 5);
+        expect(third!.similarity).toBeCloseTo(0.5, 5);
+
+        const strict = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity: 0.8 });
+        expect(strict.hits.map((h) => h.memory.title)).toEqual(['close', 'near']);
+        const limited = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity: 0, limit: 1 });
+        expect(limited.hits.map((h) => h.memory.title)).toEqual(['close']);
+        expect(limited.total).toBe(3);
+        const typed = await storage.memories.searchSimilar(scopeA,
+          { ...query, minSimilarity: 0, filter: { types: ['project'] } });
+        expect(typed.hits.map((h) => h.memory.title)).toEqual(['near']);
+        const tagged = await storage.memories.searchSimilar(scopeA,
+          { ...query, minSimilarity: 0, filter: { tagsAny: ['t'] } });
+        expect(tagged.hits.map((h) => h.memory.title)).toEqual(['close']);
+      });
+
+      it('sees memories inserted after the first search', async () => {
+        const query = { vector: axisVector(DIMS, 4), modelId: MODEL, limit: 10, minSimilarity: 0.9, filter: {} };
+        expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(0);
+        await storage.memories.insert(makeMemory(scopeA), vec(4));
+        expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(1);
+      });
+    });
+
+    describe('api keys', () => {
+      const record = (over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+        id: `key_${Math.random().toString(36).slice(2)}`, tenantId: 't1', userId: 'u1', tier: 'pro', mode: 'live',
+        scopes: ['memories:read'], displayPrefix: 'mnemo_live_abcd', digest: Math.random().toString(16).slice(2).padEnd(64, '0'),
+        createdAt: new Date(Date.UTC(2026, 0, 1)), expiresAt: null, revokedAt: null, ...over,
+      });
+
+      it('stores keys by digest and finds them', async () => {
+        const k = record();
+        await storage.apiKeys.insert(k);
+        expect(await storage.apiKeys.findByDigest(k.digest)).toEqual(k);
+        expect(await storage.apiKeys.findById(k.id)).toEqual(k);
+        expect(await storage.apiKeys.findByDigest('0'.repeat(64))).toBeNull();
+      });
+
+      it('revokes once and lists per tenant', async () => {
+        const k1 = record();
+        const k2 = record({ tenantId: 't2' });
+        await storage.apiKeys.insert(k1);
+        await storage.apiKeys.insert(k2);
+        const at = new Date(Date.UTC(2026, 1, 1));
+        expect(await storage.apiKeys.revoke(k1.id, at)).toBe(true);
+        expect(await storage.apiKeys.revoke(k1.id, at)).toBe(false);
+        expect((await storage.apiKeys.findById(k1.id))!.revokedAt).toEqual(at);
+        expect((await storage.apiKeys.list('t2')).map((k) => k.id)).toEqual([k2.id]);
+        expect(await storage.apiKeys.list()).toHaveLength(2);
+      });
+    });
+
+    it('answers a ping', async () => {
+      expect(await storage.ping()).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import type { Memory } from '../../src/core/memories/memory.types.ts';
+import type { Scope } from '../../src/core/scope.ts';
+
+export const scopeA: Scope = { tenantId: 'tenant-a', mode: 'live', workspace: 'default' };
+export const scopeB: Scope = { tenantId: 'tenant-b', mode: 'live', workspace: 'default' };
+
+let tick = Date.UTC(2026, 0, 1);
+
+/** A memory row ready for a repository, with a fresh id and a strictly increasing created_at. */
+export function makeMemory(scope: Scope, overrides: Partial<Memory> = {}): Memory {
+  const at = new Date((tick += 1000));
+  return {
+    id: randomUUID(),
+    scope,
+    title: 'A title',
+    content: 'Some content',
+    memoryType: 'context',
+    tags: [],
+    metadata: {},
+    topicId: null,
+    createdAt: at,
+    updatedAt: at,
+    createdBy: 'user-1',
+    updatedBy: 'user-1',
+    accessCount: 0,
+    lastAccessed: null,
+    ...overrides,
+  };
+}
+
+/** A unit vector along one axis, plus a little of another: predictable cosines. */
+export function axisVector(dims: number, axis: number, other = -1, weight = 0): Float32Array {
+  const v = new Float32Array(dims);
+  v[axis] = 1;
+  if (other >= 0) v[other] = weight;
+  return v;
+}
