@@ -1,0 +1,105 @@
+import { Worker } from 'node:worker_threads';
+import { EmbeddingError } from '../../../core/embeddings/embedder.port.ts';
+import type { EmbedRequest, WorkerMessage } from './embed.worker.ts';
+
+export interface WorkerResult {
+  /** `count × dimensions` floats, vector after vector. */
+  vectors: Float32Array;
+  dimensions: number;
+}
+
+/**
+ * One embed.worker.ts thread and its single in-flight request. Once dead (crash, exit, terminate) it stays dead and
+ * rejects everything; the owner starts a new host.
+ */
+export class EmbedWorkerHost {
+  /** Settles when the model is loaded (or the worker died trying). */
+  readonly ready: Promise<void>;
+  readonly startedAt = performance.now();
+  /** Milliseconds from spawn to model loaded. */
+  startupMs: number | undefined;
+  private readonly worker: Worker;
+  private inflight: { id: number; resolve: (r: WorkerResult) => void; reject: (e: Error) => void } | undefined;
+  private death: EmbeddingError | undefined;
+  private terminating = false;
+  private nextId = 1;
+  private markReady!: () => void;
+  private markFailed!: (e: Error) => void;
+
+  constructor() {
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.markReady = resolve;
+      this.markFailed = reject;
+    });
+    this.ready.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
+    // execArgv [] keeps the parent's loader flags (tsx CLI, vitest) out: the bootstrap registers tsx itself, once.
+    this.worker = new Worker(bootstrapUrl(), { execArgv: [], name: 'mnemo-embed' });
+    this.worker.on('message', (message: WorkerMessage) => this.onMessage(message));
+    this.worker.on('error', (err) => this.die(`local embedding worker crashed: ${err.message}`, err));
+    this.worker.on('exit', (code) => this.die(`local embedding worker exited with code ${code}`));
+  }
+
+  get alive(): boolean {
+    return this.death === undefined;
+  }
+
+  run(texts: string[]): Promise<WorkerResult> {
+    if (this.death) return Promise.reject(this.death);
+    if (this.terminating) return Promise.reject(new EmbeddingError('local embedder was closed'));
+    if (this.inflight) return Promise.reject(new EmbeddingError('local embedding worker is busy'));
+    const id = this.nextId++;
+    return new Promise<WorkerResult>((resolve, reject) => {
+      this.inflight = { id, resolve, reject };
+      // Referenced only while working, so an idle embedder never keeps the process alive.
+      this.worker.ref();
+      this.worker.postMessage({ id, texts } satisfies EmbedRequest);
+    });
+  }
+
+  async terminate(): Promise<void> {
+    if (this.death) return;
+    this.terminating = true;
+    await this.worker.terminate();
+  }
+
+  private onMessage(message: WorkerMessage): void {
+    if (message.type === 'ready') {
+      this.startupMs = performance.now() - this.startedAt;
+      this.worker.unref();
+      this.markReady();
+      return;
+    }
+    const pending = this.inflight;
+    if (!pending || pending.id !== message.id) return;
+    this.inflight = undefined;
+    this.worker.unref();
+    if (message.type === 'result') pending.resolve({ vectors: message.vectors, dimensions: message.dimensions });
+    else pending.reject(new EmbeddingError(`local embedding model failed: ${message.message}`));
+  }
+
+  private die(reason: string, cause?: unknown): void {
+    if (this.death) return;
+    this.death = new EmbeddingError(this.terminating ? 'local embedder was closed' : reason, { cause });
+    this.markFailed(this.death);
+    this.inflight?.reject(this.death);
+    this.inflight = undefined;
+    // An 'error' event is followed by 'exit'; make sure a crashed worker is really gone.
+    void this.worker.terminate();
+  }
+}
+
+/**
+ * The worker source is TypeScript, and a worker thread shares none of the parent's module loaders (neither the tsx
+ * CLI's nor vitest's). So the thread starts from a tiny inline ESM module that registers tsx's loader and then
+ * imports the real worker file. Specifiers are resolved here, because a data: module cannot resolve bare names.
+ */
+function bootstrapUrl(): URL {
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  const workerFile = new URL('./embed.worker.ts', import.meta.url).href;
+  const source = [
+    `import { register } from ${JSON.stringify(tsxApi)};`,
+    'register();',
+    `await import(${JSON.stringify(workerFile)});`,
+  ].join('\n');
+  return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
+}

@@ -1,0 +1,125 @@
+import { resolve } from 'node:path';
+
+/**
+ * The whole configuration, parsed once at start from the environment. This is the only module that reads
+ * process.env. A bad value stops the start with a message naming the variable.
+ */
+export type EmbeddingsKind = 'local' | 'hashing' | 'openai';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** The SQLite file inside dataDir. */
+  databaseFile: string;
+  embeddings:
+    | { kind: 'local' }
+    | { kind: 'hashing'; dimensions: number }
+    | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
+  maxContentBytes: number;
+  bodyLimitBytes: number;
+  maxEmbedChars: number;
+  logLevel: LogLevel;
+  /** Enterprise tier's gateway limit per minute; null = unlimited (the spec's "custom"). */
+  enterpriseRequestsPerMinute: number | null;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Documented in README's configuration table; keep the two in step. */
+export const CONFIG_VARIABLES = [
+  'HOST', 'PORT', 'MNEMO_DATA_DIR', 'MNEMO_EMBEDDINGS', 'MNEMO_EMBEDDINGS_URL', 'MNEMO_EMBEDDINGS_MODEL',
+  'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
+  'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS',
+  'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL',
+] as const;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number (got "${raw}")`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${value})`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(value)) throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
+  return value;
+}
+
+function httpUrl(env: Env, name: string): string {
+  const raw = env[name];
+  if (!raw) throw new ConfigError(name, 'is required when MNEMO_EMBEDDINGS=openai');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
+  }
+  return raw;
+}
+
+const MIB = 1024 * 1024;
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const dataDir = resolve(env.MNEMO_DATA_DIR?.trim() || './data');
+
+  // Scale-out adapters arrive in later releases; refusing loudly beats silently using SQLite.
+  if (env.MNEMO_DATABASE_URL) {
+    throw new ConfigError('MNEMO_DATABASE_URL', 'is set, but this build has only the embedded SQLite store; unset it');
+  }
+  if (env.MNEMO_REDIS_URL) {
+    throw new ConfigError('MNEMO_REDIS_URL', 'is set, but this build has no Redis adapter yet; unset it');
+  }
+
+  const kind = oneOf(env, 'MNEMO_EMBEDDINGS', ['local', 'hashing', 'openai'] as const, 'local');
+  let embeddings: Config['embeddings'];
+  if (kind === 'openai') {
+    const model = env.MNEMO_EMBEDDINGS_MODEL?.trim();
+    if (!model) throw new ConfigError('MNEMO_EMBEDDINGS_MODEL', 'is required when MNEMO_EMBEDDINGS=openai');
+    const dims = env.MNEMO_EMBEDDINGS_DIMENSIONS ? int(env, 'MNEMO_EMBEDDINGS_DIMENSIONS', 1536, 1, 1536) : undefined;
+    embeddings = { kind, url: httpUrl(env, 'MNEMO_EMBEDDINGS_URL'), model, apiKey: env.MNEMO_EMBEDDINGS_API_KEY || undefined, dimensions: dims };
+  } else if (kind === 'hashing') {
+    embeddings = { kind, dimensions: int(env, 'MNEMO_EMBEDDINGS_DIMENSIONS', 512, 8, 1024) };
+  } else {
+    embeddings = { kind };
+  }
+
+  const maxContentBytes = int(env, 'MNEMO_MAX_CONTENT_BYTES', MIB, 1, 256 * MIB);
+  const bodyLimitBytes = int(env, 'MNEMO_BODY_LIMIT_BYTES', Math.max(4 * MIB, 2 * maxContentBytes + 64 * 1024), 1024, 1024 * MIB);
+  if (bodyLimitBytes < maxContentBytes) {
+    throw new ConfigError('MNEMO_BODY_LIMIT_BYTES', `must be at least MNEMO_MAX_CONTENT_BYTES (${maxContentBytes})`);
+  }
+  const enterpriseRaw = env.MNEMO_ENTERPRISE_RATE_LIMIT;
+  return {
+    host,
+    port,
+    dataDir,
+    databaseFile: resolve(dataDir, 'mnemo.db'),
+    embeddings,
+    maxContentBytes,
+    bodyLimitBytes,
+    maxEmbedChars: int(env, 'MNEMO_MAX_EMBED_CHARS', 4000, 16, 1_000_000),
+    logLevel: oneOf(env, 'MNEMO_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    enterpriseRequestsPerMinute: enterpriseRaw ? int(env, 'MNEMO_ENTERPRISE_RATE_LIMIT', 0, 1, 1_000_000_000) : null,
+    shutdownTimeoutMs: int(env, 'MNEMO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+}

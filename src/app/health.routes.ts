@@ -1,0 +1,22 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Container } from './container.ts';
+import { VERSION } from './version.ts';
+
+const startedAt = Date.now();
+
+/** `/health` and `/api/v1/health`: no key needed; 503 when the store does not answer. */
+export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async (app, { container: c }) => {
+  const handler = async (_req: unknown, reply: { status: (n: number) => unknown }) => {
+    const storageOk = await c.storage.ping().catch(() => false);
+    if (!storageOk) reply.status(503);
+    return {
+      status: storageOk ? 'ok' : 'degraded',
+      version: VERSION,
+      uptime_s: Math.round((Date.now() - startedAt) / 1000),
+      storage: { kind: c.storage.kind, ok: storageOk },
+      embeddings: { model: c.embedder.modelId, dimensions: c.embedder.dimensions },
+    };
+  };
+  app.get('/health', { schema: { tags: ['health'], summary: 'Liveness and readiness' } }, handler);
+  app.get('/api/v1/health', { schema: { tags: ['health'], summary: 'Liveness and readiness' } }, handler);
+};

@@ -1,0 +1,3 @@
+import { main } from './start.ts';
+
+await main();

@@ -1,0 +1,68 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isoTimestamp, type Clock } from '../../core/clock.ts';
+import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
+import { retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
+import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
+
+/**
+ * The G1 error envelope: `{success: false, error: {code, message, details: [{field, message}], request_id,
+ * timestamp}}`. An ambiguous id prefix is 409 AMBIGUOUS_ID; its details name only ids in the caller's scope.
+ */
+interface G1Error { status: number; code: string; message: string; details: FieldProblem[] }
+
+function fromDomain(e: DomainError): G1Error {
+  const details = e.details.fields ?? [];
+  switch (e.code) {
+    case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details };
+    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details };
+    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
+    case 'NOT_FOUND': return { status: 404, code: 'MEMORY_NOT_FOUND', message: e.message, details };
+    case 'AMBIGUOUS_ID': {
+      const candidates = (e.details.candidates as string[] | undefined) ?? [];
+      return {
+        status: 409, code: 'AMBIGUOUS_ID', message: e.message,
+        details: [{ field: 'id', message: `matches ${candidates.length > 9 ? 'at least ' : ''}${candidates.length} memories: ${candidates.join(', ')}` }],
+      };
+    }
+    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'CONTENT_TOO_LARGE', message: e.message, details };
+    case 'RATE_LIMITED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
+    case 'QUOTA_EXCEEDED': return { status: 429, code: 'QUOTA_EXCEEDED', message: e.message, details };
+    case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; nothing was written', details };
+    case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
+  }
+}
+
+function fromRequestProblem(p: RequestProblem): G1Error {
+  switch (p.kind) {
+    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: p.fields };
+    case 'malformed_json': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: [{ field: 'body', message: p.message }] };
+    case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: [{ field: 'Content-Type', message: 'must be application/json' }] };
+    case 'payload_too_large': return { status: 413, code: 'CONTENT_TOO_LARGE', message: p.message, details: [] };
+    case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: [] };
+  }
+}
+
+export function createG1ErrorHandler(clock: Clock) {
+  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    let e: G1Error;
+    if (isDomainError(error)) {
+      e = fromDomain(error);
+      const limit = error.details.limit;
+      if (limit) {
+        reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
+        setRateLimitHeaders(reply, limit);
+      }
+    } else {
+      const problem = classifyRequestError(error);
+      if (problem) e = fromRequestProblem(problem);
+      else {
+        req.log.error({ err: error }, 'unhandled error');
+        e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
+      }
+    }
+    return reply.status(e.status).send({
+      success: false,
+      error: { code: e.code, message: e.message, details: e.details, request_id: req.id, timestamp: isoTimestamp(clock.now()) },
+    });
+  };
+}

@@ -1,0 +1,98 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { requireScope } from '../../core/api-keys/api-key.service.ts';
+import type { Clock } from '../../core/clock.ts';
+import { isoTimestamp } from '../../core/clock.ts';
+import type { MemoryService } from '../../core/memories/memory.service.ts';
+import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
+import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { createG1ErrorHandler } from './errors.ts';
+import { splitList, toNewMemory, toPatch, toSearchItem, toWire, toWireWithAccess } from './mappers.ts';
+import { CreateBody, ErrorWire, IdParams, ListQuery, Responses, SearchBody, UpdateBody } from './schemas.ts';
+
+export interface G1Deps extends AuthDeps {
+  memories: MemoryService;
+  limits: Pick<LimitsService, 'gateway' | 'memoryWrite'>;
+  clock: Clock;
+}
+
+const errors = { 400: ErrorWire, 401: ErrorWire, 404: ErrorWire, 429: ErrorWire };
+
+/** G1: `/api/v1/memories`, authenticated by `X-API-Key`. Register with prefix `/api/v1/memories`. */
+export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG1ErrorHandler(deps.clock));
+  // onRequest: the key is checked before the body is even parsed.
+  r.addHook('onRequest', authGuard(deps, 'x-api-key'));
+  const tags = ['G1 memories'];
+  const security = [{ apiKey: [] }];
+
+  r.post('/', {
+    schema: { tags, security, summary: 'Create a memory', body: CreateBody, response: { 201: Responses.memory, ...errors, 413: ErrorWire } },
+  }, async (req, reply) => {
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:write');
+    const input = toNewMemory(req.body);
+    await deps.limits.memoryWrite(principal);
+    const memory = await deps.memories.create(scopeOf(req), principal.userId, input);
+    return reply.status(201).send({ success: true, data: toWire(memory) });
+  });
+
+  r.get('/', {
+    schema: { tags, security, summary: 'List memories', querystring: ListQuery, response: { 200: Responses.list, ...errors } },
+  }, async (req) => {
+    requireScope(requirePrincipal(req), 'memories:read');
+    const q = req.query;
+    const { items, total } = await deps.memories.list(scopeOf(req), {
+      filter: { types: q.type ? [q.type] : undefined, tagsAny: splitList(q.tags) },
+      limit: q.limit, offset: q.offset, sortBy: q.sortBy, sortOrder: q.sortOrder,
+    });
+    return {
+      success: true as const,
+      data: items.map(toWire),
+      pagination: { total, page: Math.floor(q.offset / q.limit) + 1, limit: q.limit, hasMore: q.offset + items.length < total },
+    };
+  });
+
+  r.post('/search', {
+    schema: { tags, security, summary: 'Semantic search', body: SearchBody, response: { 200: Responses.search, ...errors } },
+  }, async (req) => {
+    requireScope(requirePrincipal(req), 'memories:read');
+    const b = req.body;
+    const tagList = Array.isArray(b.tags) ? b.tags : splitList(b.tags);
+    const { hits, total } = await deps.memories.search(scopeOf(req), {
+      query: b.query, limit: b.limit, threshold: b.threshold,
+      filter: { types: b.type ? [b.type] : undefined, tagsAny: tagList && tagList.length > 0 ? tagList : undefined },
+    });
+    return { success: true as const, data: { results: hits.map(toSearchItem), total, query: b.query, threshold: b.threshold } };
+  });
+
+  r.get('/:id', {
+    schema: { tags, security, summary: 'Get a memory by UUID or unambiguous prefix (counts an access)', params: IdParams, response: { 200: Responses.memoryWithAccess, ...errors, 409: ErrorWire } },
+  }, async (req) => {
+    requireScope(requirePrincipal(req), 'memories:read');
+    const memory = await deps.memories.get(scopeOf(req), req.params.id);
+    return { success: true as const, data: toWireWithAccess(memory) };
+  });
+
+  r.put('/:id', {
+    schema: { tags, security, summary: 'Update a memory (all fields optional)', params: IdParams, body: UpdateBody, response: { 200: Responses.memory, ...errors, 409: ErrorWire, 413: ErrorWire } },
+  }, async (req) => {
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:write');
+    const patch = toPatch(req.body);
+    await deps.limits.memoryWrite(principal);
+    const memory = await deps.memories.update(scopeOf(req), principal.userId, req.params.id, patch);
+    return { success: true as const, data: toWire(memory) };
+  });
+
+  r.delete('/:id', {
+    schema: { tags, security, summary: 'Delete a memory permanently', params: IdParams, response: { 200: Responses.deleted, ...errors, 409: ErrorWire } },
+  }, async (req) => {
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:write');
+    await deps.limits.memoryWrite(principal);
+    const { id, deletedAt } = await deps.memories.delete(scopeOf(req), req.params.id);
+    return { success: true as const, message: 'Memory deleted', data: { id, deleted_at: isoTimestamp(deletedAt) } };
+  });
+};

@@ -1,0 +1,118 @@
+import { Type } from 'typebox';
+
+/** Wire schemas of G1 (`/api/v1/memories`). Field rules beyond shape live in the core. */
+
+const Tags = Type.Array(Type.String(), { description: 'Tags; trimmed, duplicates dropped, at most 100 of 100 characters' });
+const Metadata = Type.Object({}, { additionalProperties: true, description: 'Free-form object; values may be nested (at most 64 KiB as JSON)' });
+const MemoryType = Type.String({
+  description: 'context, project, knowledge, reference, personal, workflow, or any other lowercase identifier of at most 64 characters',
+});
+
+export const CreateBody = Type.Object({
+  title: Type.String({ maxLength: 255 }),
+  content: Type.String({ description: 'At most MNEMO_MAX_CONTENT_BYTES (default 1 MiB) of UTF-8' }),
+  memory_type: Type.Optional(MemoryType),
+  type: Type.Optional(Type.String({ description: 'Alias of memory_type' })),
+  tags: Type.Optional(Tags),
+  metadata: Type.Optional(Metadata),
+  topic_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Topic UUID' })),
+});
+
+export const UpdateBody = Type.Object({
+  title: Type.Optional(Type.String({ maxLength: 255 })),
+  content: Type.Optional(Type.String()),
+  memory_type: Type.Optional(MemoryType),
+  type: Type.Optional(Type.String({ description: 'Alias of memory_type' })),
+  tags: Type.Optional(Tags),
+  metadata: Type.Optional(Metadata),
+  topic_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+
+export const IdParams = Type.Object({
+  id: Type.String({ description: 'A full UUID or an unambiguous prefix of at least 8 characters' }),
+});
+
+export const ListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+  type: Type.Optional(Type.String({ description: 'Only memories of this memory_type' })),
+  tags: Type.Optional(Type.String({ description: 'Comma-separated; a memory matches when it has any of them' })),
+  sortBy: Type.Union([Type.Literal('created_at'), Type.Literal('updated_at'), Type.Literal('title')], { default: 'created_at' }),
+  sortOrder: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+});
+
+export const SearchBody = Type.Object({
+  query: Type.String({ minLength: 1 }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score, (1 + cosine) / 2' }),
+  type: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()], {
+    description: 'Array (or comma-separated string); a memory matches when it has any of them',
+  })),
+});
+
+const MemoryFields = {
+  id: Type.String(),
+  title: Type.String(),
+  content: Type.String(),
+  memory_type: Type.String(),
+  type: Type.String(),
+  tags: Type.Array(Type.String()),
+  metadata: Metadata,
+  topic_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+};
+
+export const MemoryWire = Type.Object(MemoryFields);
+export const MemoryWithAccessWire = Type.Object({
+  ...MemoryFields,
+  access_count: Type.Integer(),
+  last_accessed: Type.Union([Type.String(), Type.Null()]),
+});
+export const SearchItemWire = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  content: Type.String(),
+  memory_type: Type.String(),
+  type: Type.String(),
+  similarity_score: Type.Number(),
+  tags: Type.Array(Type.String()),
+  metadata: Metadata,
+});
+
+const ok = <T extends object>(data: T) => Type.Object({ success: Type.Literal(true), data });
+
+export const ErrorWire = Type.Object({
+  success: Type.Literal(false),
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
+    request_id: Type.String(),
+    timestamp: Type.String(),
+  }),
+});
+
+export const Responses = {
+  memory: ok(MemoryWire),
+  memoryWithAccess: ok(MemoryWithAccessWire),
+  deleted: Type.Object({
+    success: Type.Literal(true),
+    message: Type.String(),
+    data: Type.Object({ id: Type.String(), deleted_at: Type.String() }),
+  }),
+  list: Type.Object({
+    success: Type.Literal(true),
+    data: Type.Array(MemoryWire),
+    pagination: Type.Object({
+      total: Type.Integer(), page: Type.Integer(), limit: Type.Integer(), hasMore: Type.Boolean(),
+    }),
+  }),
+  search: ok(Type.Object({
+    results: Type.Array(SearchItemWire),
+    total: Type.Integer({ description: 'Memories at or above the threshold; results holds at most limit of them' }),
+    query: Type.String(),
+    threshold: Type.Number(),
+  })),
+};

@@ -1,0 +1,41 @@
+import type { FastifyError } from 'fastify';
+import type { FieldProblem } from '../../core/errors.ts';
+import { fieldProblemsFromValidation } from './validation.ts';
+
+/**
+ * What was wrong with a request before any route code ran, in protocol-neutral terms; each surface renders
+ * these in its own envelope. Null: not a request problem (a real failure).
+ */
+export type RequestProblem =
+  | { kind: 'validation'; fields: FieldProblem[]; message: string }
+  | { kind: 'malformed_json'; message: string }
+  | { kind: 'unsupported_media_type'; message: string }
+  | { kind: 'payload_too_large'; message: string }
+  | { kind: 'not_found'; message: string };
+
+export function classifyRequestError(error: FastifyError): RequestProblem | null {
+  if (error.validation) {
+    const fields = fieldProblemsFromValidation(error.validation, error.validationContext === 'body' ? '' : '');
+    return { kind: 'validation', fields, message: 'Request validation failed' };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { kind: 'payload_too_large', message: 'Request body is too large' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { kind: 'unsupported_media_type', message: 'Content-Type must be application/json' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { kind: 'malformed_json', message: 'Request body is empty; a JSON object is required' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { kind: 'malformed_json', message: 'Request body is not valid JSON' };
+    default:
+      break;
+  }
+  // JSON.parse failures surface as a SyntaxError with statusCode 400.
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+    return { kind: 'malformed_json', message: 'Request body is not valid JSON' };
+  }
+  if (error.statusCode === 415) return { kind: 'unsupported_media_type', message: error.message };
+  if (error.statusCode === 413) return { kind: 'payload_too_large', message: 'Request body is too large' };
+  return null;
+}

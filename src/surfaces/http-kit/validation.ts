@@ -1,0 +1,60 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { FieldProblem } from '../../core/errors.ts';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * Two validators: query strings, params and headers arrive as text and are coerced to the schema's types;
+ * JSON bodies are not (a title of 123 is an error, not "123"). Both report every error, so a 400 names every
+ * bad field at once.
+ */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
+  const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
+  const textAjv = addFormats(new Ajv({ ...options, coerceTypes: 'array' }));
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  };
+}
+
+/** `/tags/0` -> `tags[0]`, `/metadata/a` -> `metadata.a`. */
+function pointerToField(pointer: string): string {
+  return pointer
+    .split('/')
+    .filter(Boolean)
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('');
+}
+
+/** Fastify's validation errors (from ajv) as field problems, one per bad field. */
+export function fieldProblemsFromValidation(errors: readonly Partial<ErrorObject>[], prefix = ''): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    let field = pointerToField(e.instancePath ?? '');
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      const missing = String((e.params as { missingProperty?: string } | undefined)?.missingProperty ?? '');
+      field = field ? `${field}.${missing}` : missing;
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      const extra = String((e.params as { additionalProperty?: string } | undefined)?.additionalProperty ?? '');
+      field = field ? `${field}.${extra}` : extra;
+      message = 'is not allowed';
+    } else if (e.keyword === 'enum') {
+      const allowed = (e.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+      if (allowed) message = `must be one of: ${allowed.join(', ')}`;
+    }
+    const name = prefix && field ? `${prefix}.${field}` : field || prefix || 'body';
+    const key = `${name}\u0000${message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push({ field: name, message });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,100 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLocalEmbedder } from '../../src/adapters/embeddings/local/local.embedder.ts';
+import { EmbeddingError } from '../../src/core/embeddings/embedder.port.ts';
+import { cosine, norm } from '../../src/core/embeddings/vectors.ts';
+
+// The real bundled model in a real worker thread (loads in well under a second).
+describe('local USE-lite embedder', () => {
+  const embedder = createLocalEmbedder();
+  afterAll(() => embedder.close());
+
+  it('warms up and embeds 512 floats per text', async () => {
+    await embedder.warmup();
+    expect(embedder.modelId).toBe('local:use-lite-512');
+    expect(embedder.dimensions).toBe(512);
+    const [v] = await embedder.embed(['Hello world']);
+    expect(v).toBeInstanceOf(Float32Array);
+    expect(v).toHaveLength(512);
+    expect(norm(v!)).toBeGreaterThan(0.5);
+  });
+
+  it('returns zero vectors for blank texts without calling the model', async () => {
+    const before = embedder.stats().batches;
+    const vectors = await embedder.embed(['', '   ', '\n']);
+    expect(vectors.map((v) => v.length)).toEqual([512, 512, 512]);
+    for (const v of vectors) expect(norm(v)).toBe(0);
+    expect(embedder.stats().batches).toBe(before);
+  });
+
+  it('keeps input order when blank and non-blank texts are mixed (blank last, too)', async () => {
+    const [alone] = await embedder.embed(['The weather is nice today']);
+    const vectors = await embedder.embed(['', 'The weather is nice today', ' ', 'Stocks fell sharply', '']);
+    expect(vectors).toHaveLength(5);
+    expect(cosine(vectors[1]!, alone!)).toBeGreaterThan(0.999);
+    expect(cosine(vectors[3]!, alone!)).toBeLessThan(0.9);
+    for (const i of [0, 2, 4]) expect(norm(vectors[i]!)).toBe(0);
+  });
+
+  it('scores paraphrases above unrelated sentences', async () => {
+    const [cat, paraphrase, revenue] = await embedder.embed([
+      'The cat sat on the mat',
+      'A cat was sitting on a rug',
+      'Quarterly revenue grew by ten percent',
+    ]);
+    expect(cosine(cat!, paraphrase!)).toBeGreaterThan(cosine(cat!, revenue!) + 0.3);
+  });
+
+  it('micro-batches concurrent calls and answers each caller correctly', async () => {
+    const texts = Array.from({ length: 20 }, (_, i) => `Note number ${i} is about topic ${i % 3}`);
+    const expected = await embedder.embed(texts);
+    const before = embedder.stats();
+    const results = await Promise.all(texts.map((text) => embedder.embed([text])));
+    const after = embedder.stats();
+
+    expect(after.texts - before.texts).toBe(20);
+    expect(after.batches - before.batches).toBeLessThan(20);
+    results.forEach(([v], i) => expect(cosine(v!, expected[i]!)).toBeGreaterThan(0.999));
+  });
+
+  it('splits a call larger than maxBatch over several model calls', async () => {
+    const small = createLocalEmbedder({ maxBatch: 4 });
+    try {
+      const texts = Array.from({ length: 10 }, (_, i) => `sentence ${i}`);
+      const vectors = await small.embed(texts);
+      expect(vectors).toHaveLength(10);
+      expect(small.stats()).toMatchObject({ batches: 3, texts: 10 });
+      const [last] = await embedder.embed(['sentence 9']);
+      expect(cosine(vectors[9]!, last!)).toBeGreaterThan(0.999);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('fails pending calls with EmbeddingError on close, then restarts on the next call', async () => {
+    const local = createLocalEmbedder();
+    const pending = expect(local.embed(['this call is cut short'])).rejects.toBeInstanceOf(EmbeddingError);
+    await local.close();
+    await pending;
+
+    const [v] = await local.embed(['and this one works']);
+    expect(norm(v!)).toBeGreaterThan(0.5);
+    expect(local.stats().workerStarts).toBe(2);
+    await local.close();
+    await local.close(); // twice is fine
+  });
+
+  it('fails the in-flight model call when its worker goes away, and recovers', async () => {
+    const local = createLocalEmbedder();
+    await local.warmup();
+    const texts = Array.from({ length: 64 }, (_, i) => `a long enough batch to still be running, item ${i}`);
+    const inflight = expect(local.embed(texts)).rejects.toThrow(EmbeddingError);
+    await new Promise((resolve) => setTimeout(resolve, 30)); // the batch is now inside the worker
+    await local.close();
+    await inflight;
+    expect(local.stats().batches).toBe(0);
+
+    const [v] = await local.embed(['back again']);
+    expect(v).toHaveLength(512);
+    await local.close();
+  });
+});
