@@ -20,7 +20,6 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     logger: options.logLevel === false ? false : { level: options.logLevel },
     bodyLimit: c.config.bodyLimitBytes,
     genReqId: requestIdFor,
-    disableRequestLogging: false,
     // Shutdown: stop accepting, let in-flight requests finish, close idle keep-alive sockets.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import type { Embedder } from '../embeddings/embedder.port.ts';
+import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
 import { DomainError, type FieldProblem } from '../errors.ts';
 import { isUuid, newUuid } from '../ids.ts';
 import type { Scope } from '../scope.ts';
@@ -44,7 +44,15 @@ export function createMemoryService(deps: {
     `${title}\n\n${content}`.slice(0, limits.maxEmbedChars);
 
   async function embedOne(text: string): Promise<StoredVector> {
-    const [vector] = await embedder.embed([text]);
+    let vector: Float32Array | undefined;
+    try {
+      [vector] = await embedder.embed([text]);
+    } catch (err) {
+      if (err instanceof EmbeddingError) {
+        throw new DomainError('EMBEDDING_FAILED', `Embedding failed: ${err.message}`, { cause: err.message });
+      }
+      throw err;
+    }
     if (!vector) throw new DomainError('EMBEDDING_FAILED', 'The embedder returned no vector');
     return { modelId: embedder.modelId, vector };
   }

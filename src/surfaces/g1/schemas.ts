@@ -9,8 +9,8 @@ const MemoryType = Type.String({
 });
 
 export const CreateBody = Type.Object({
-  title: Type.String({ maxLength: 255 }),
-  content: Type.String({ description: 'At most MNEMO_MAX_CONTENT_BYTES (default 1 MiB) of UTF-8' }),
+  title: Type.String({ minLength: 1, maxLength: 255 }),
+  content: Type.String({ minLength: 1, description: 'At most MNEMO_MAX_CONTENT_BYTES (default 1 MiB) of UTF-8' }),
   memory_type: Type.Optional(MemoryType),
   type: Type.Optional(Type.String({ description: 'Alias of memory_type' })),
   tags: Type.Optional(Tags),
@@ -19,8 +19,8 @@ export const CreateBody = Type.Object({
 });
 
 export const UpdateBody = Type.Object({
-  title: Type.Optional(Type.String({ maxLength: 255 })),
-  content: Type.Optional(Type.String()),
+  title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  content: Type.Optional(Type.String({ minLength: 1 })),
   memory_type: Type.Optional(MemoryType),
   type: Type.Optional(Type.String({ description: 'Alias of memory_type' })),
   tags: Type.Optional(Tags),
@@ -37,8 +37,8 @@ export const ListQuery = Type.Object({
   offset: Type.Integer({ minimum: 0, default: 0 }),
   type: Type.Optional(Type.String({ description: 'Only memories of this memory_type' })),
   tags: Type.Optional(Type.String({ description: 'Comma-separated; a memory matches when it has any of them' })),
-  sortBy: Type.Union([Type.Literal('created_at'), Type.Literal('updated_at'), Type.Literal('title')], { default: 'created_at' }),
-  sortOrder: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+  sortBy: Type.Enum(['created_at', 'updated_at', 'title'], { default: 'created_at' }),
+  sortOrder: Type.Enum(['asc', 'desc'], { default: 'desc' }),
 });
 
 export const SearchBody = Type.Object({

@@ -50,9 +50,9 @@ export function fieldProblemsFromValidation(errors: readonly Partial<ErrorObject
       if (allowed) message = `must be one of: ${allowed.join(', ')}`;
     }
     const name = prefix && field ? `${prefix}.${field}` : field || prefix || 'body';
-    const key = `${name}\u0000${message}`;
-    if (!seen.has(key)) {
-      seen.add(key);
+    // One problem per field: a union reports each branch, and the first is the clearest.
+    if (!seen.has(name)) {
+      seen.add(name);
       out.push({ field: name, message });
     }
   }
