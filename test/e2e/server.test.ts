@@ -1,0 +1,107 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const run = promisify(execFile);
+
+interface Started { child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }
+
+/** Starts the server exactly as an operator does: `npm start` with environment variables. */
+function npmStart(env: Record<string, string>): Promise<Started> {
+  const child = spawn('npm', ['start'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
+      if (m) resolve({ child, url: m[1]!, output: () => out, exited });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+    void exited.then((code) => reject(new Error(`server exited (${code}) before listening:\n${out}`)));
+    setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 60_000).unref();
+  });
+}
+
+async function createKey(dataDir: string, ...args: string[]) {
+  const { stdout } = await run('npx', ['mnemo', 'keys', 'create', ...args, '--json'], { cwd: root, env: { ...process.env, MNEMO_DATA_DIR: dataDir } });
+  return JSON.parse(stdout) as { id: string; key: string; tenant: string; user: string; tier: string; mode: string; scopes: string[] };
+}
+
+const dirs: string[] = [];
+const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-e2e-')); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+describe('end to end: npm start, the CLI and HTTP on loopback', () => {
+  it('serves G1 with the bundled local model, takes keys from the CLI while running, and stops on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const server = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', MNEMO_LOG_LEVEL: 'warn' });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const health = await fetch(`${server.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', embeddings: { model: 'local:use-lite-512', dimensions: 512 } });
+
+    const created = await createKey(dataDir, '--tenant', 'e2e', '--user', 'ann', '--tier', 'pro');
+    expect(created).toMatchObject({ tenant: 'e2e', user: 'ann', tier: 'pro', mode: 'live' });
+    expect(created.key).toMatch(/^mnemo_live_/);
+    expect(created.scopes).toContain('memories:write');
+
+    const headers = { 'x-api-key': created.key, 'content-type': 'application/json' };
+    const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const cat = await post('/api/v1/memories', { title: 'Pets', content: 'The cat sat on the mat all afternoon' });
+    expect(cat.status).toBe(201);
+    const catId = ((await cat.json()) as { data: { id: string } }).data.id;
+    await post('/api/v1/memories', { title: 'Finance', content: 'Quarterly revenue grew by ten percent' });
+
+    const search = await post('/api/v1/memories/search', { query: 'a kitten resting on a rug', limit: 5 });
+    const results = ((await search.json()) as { data: { results: { id: string; similarity_score: number }[] } }).data.results;
+    expect(results[0]?.id).toBe(catId);
+    expect(results.map((r) => r.id)).toHaveLength(1);
+
+    const get = await fetch(`${server.url}/api/v1/memories/${catId.slice(0, 8)}`, { headers });
+    expect(((await get.json()) as { data: { access_count: number } }).data.access_count).toBe(1);
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    await expect(fetch(`${server.url}/health`)).rejects.toThrow();
+
+    // The data survives a restart.
+    const again = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', MNEMO_LOG_LEVEL: 'warn', MNEMO_EMBEDDINGS: 'local' });
+    const list = await fetch(`${again.url}/api/v1/memories`, { headers });
+    expect(((await list.json()) as { pagination: { total: number } }).pagination.total).toBe(2);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+  }, 120_000);
+
+  it('refuses to start on a bad configuration value, naming the variable', async () => {
+    const child = spawn('npm', ['start'], { cwd: root, env: { ...process.env, PORT: 'eighty', MNEMO_DATA_DIR: tempDir() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(err).toContain('PORT');
+    expect(err).toContain('eighty');
+  }, 60_000);
+
+  it('prints help for every command', async () => {
+    for (const args of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '--help'], ['keys', 'revoke', '--help'], ['serve', '--help']]) {
+      const { stdout } = await run(process.execPath, ['bin/mnemo.js', ...args], { cwd: root });
+      expect(stdout).toContain('Usage: mnemo');
+    }
+  }, 60_000);
+
+  it('rejects unknown tiers and scopes on the CLI', async () => {
+    const dataDir = tempDir();
+    await expect(createKey(dataDir, '--tier', 'platinum')).rejects.toThrow(/platinum/);
+    await expect(createKey(dataDir, '--scopes', 'memories:read,root')).rejects.toThrow(/root/);
+    const free = await createKey(dataDir, '--scopes', 'memories:read', '--mode', 'test');
+    expect(free).toMatchObject({ tier: 'free', mode: 'test', scopes: ['memories:read'], tenant: 'default' });
+    expect(free.key).toMatch(/^mnemo_test_/);
+  }, 60_000);
+});

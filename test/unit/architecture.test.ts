@@ -1,0 +1,63 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? tsFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+}
+
+/** DESIGN.md "Shape of the code": core -> nothing outside core; surfaces never import each other. */
+describe('architecture', () => {
+  const INFRA = /^(fastify|@fastify\/|better-sqlite3$|pg$|ioredis$|ws$|pino$|typebox$|ajv)/;
+
+  it('keeps the core free of HTTP, drivers, adapters and surfaces', () => {
+    const offenders: string[] = [];
+    for (const file of tsFiles(join(root, 'src', 'core'))) {
+      for (const spec of importsOf(file)) {
+        const leavesCore = spec.startsWith('.') && !join(file, '..', spec).startsWith(join(root, 'src', 'core'));
+        if (INFRA.test(spec) || leavesCore) offenders.push(`${relative(root, file)} imports ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps surfaces apart from each other and from adapters', () => {
+    const offenders: string[] = [];
+    const surfaces = join(root, 'src', 'surfaces');
+    for (const file of tsFiles(surfaces)) {
+      const own = relative(surfaces, file).split(/[/\\]/)[0]!;
+      for (const spec of importsOf(file).filter((s) => s.startsWith('.'))) {
+        const target = join(file, '..', spec);
+        const rel = relative(join(root, 'src'), target).split(/[/\\]/);
+        if (rel[0] === 'adapters' || rel[0] === 'app') offenders.push(`${relative(root, file)} imports ${spec}`);
+        if (rel[0] === 'surfaces' && rel[1] !== own && rel[1] !== 'http-kit') offenders.push(`${relative(root, file)} imports ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('detects a violation (the check can fail)', () => {
+    const fake = join(root, 'src', 'core', 'fake.ts');
+    const spec = '../adapters/storage/sqlite/sqlite.storage.ts';
+    expect(join(fake, '..', spec).startsWith(join(root, 'src', 'core'))).toBe(false);
+    expect(INFRA.test('fastify')).toBe(true);
+  });
+
+  it('reads process.env only in app/', () => {
+    const offenders = tsFiles(join(root, 'src'))
+      .filter((f) => !relative(root, f).startsWith(join('src', 'app')))
+      .filter((f) => /process\.env/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(root, f));
+    expect(offenders).toEqual([]);
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/app/config.ts';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, embeddings: { kind: 'local' }, maxContentBytes: 1024 * 1024, logLevel: 'info' });
+    expect(c.databaseFile).toMatch(/data[/\\]mnemo\.db$/);
+    expect(c.bodyLimitBytes).toBeGreaterThanOrEqual(c.maxContentBytes);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ MNEMO_EMBEDDINGS: 'magic' }, 'MNEMO_EMBEDDINGS'],
+    [{ MNEMO_EMBEDDINGS: 'openai', MNEMO_EMBEDDINGS_URL: 'http://x' }, 'MNEMO_EMBEDDINGS_MODEL'],
+    [{ MNEMO_EMBEDDINGS: 'openai', MNEMO_EMBEDDINGS_MODEL: 'm' }, 'MNEMO_EMBEDDINGS_URL'],
+    [{ MNEMO_EMBEDDINGS: 'openai', MNEMO_EMBEDDINGS_MODEL: 'm', MNEMO_EMBEDDINGS_URL: 'ftp://x' }, 'MNEMO_EMBEDDINGS_URL'],
+    [{ MNEMO_MAX_CONTENT_BYTES: '-5' }, 'MNEMO_MAX_CONTENT_BYTES'],
+    [{ MNEMO_MAX_CONTENT_BYTES: '5000', MNEMO_BODY_LIMIT_BYTES: '4096' }, 'MNEMO_BODY_LIMIT_BYTES'],
+    [{ MNEMO_LOG_LEVEL: 'loud' }, 'MNEMO_LOG_LEVEL'],
+    [{ MNEMO_DATABASE_URL: 'postgres://localhost/x' }, 'MNEMO_DATABASE_URL'],
+    [{ MNEMO_REDIS_URL: 'redis://localhost' }, 'MNEMO_REDIS_URL'],
+  ])('stops on %o naming %s', (env, variable) => {
+    let error: unknown;
+    try { loadConfig(env); } catch (e) { error = e; }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as Error).message).toContain(variable);
+  });
+
+  it('reads the openai settings', () => {
+    const c = loadConfig({ MNEMO_EMBEDDINGS: 'openai', MNEMO_EMBEDDINGS_URL: 'http://127.0.0.1:1/v1', MNEMO_EMBEDDINGS_MODEL: 'text-embedding-3-small', MNEMO_EMBEDDINGS_API_KEY: 'sk', MNEMO_EMBEDDINGS_DIMENSIONS: '512' });
+    expect(c.embeddings).toEqual({ kind: 'openai', url: 'http://127.0.0.1:1/v1', model: 'text-embedding-3-small', apiKey: 'sk', dimensions: 512 });
+  });
+});
