@@ -1,7 +1,7 @@
 import { memoryGenerator } from '../lib/corpus.ts';
 import { phase } from '../lib/progress.ts';
 import { median, percentile } from '../lib/stats.ts';
-import { MEMORIES_PATH, postJson } from './client.ts';
+import { keepAliveClient, MEMORIES_PATH } from './client.ts';
 
 export interface SeedResult {
   count: number;
@@ -15,7 +15,8 @@ export interface SeedResult {
 export async function seedCorpus(baseUrl: string, apiKey: string, count: number, options: { concurrency: number; seed: number; label: string }):
   Promise<SeedResult> {
   const next = memoryGenerator(options.seed);
-  const bodies = Array.from({ length: count }, next);
+  const bodies = Array.from({ length: count }, () => JSON.stringify(next()));
+  const client = keepAliveClient(baseUrl, apiKey, options.concurrency);
   const latencies: number[] = [];
   const bar = phase(options.label, count, 'memories');
   let cursor = 0;
@@ -25,7 +26,7 @@ export async function seedCorpus(baseUrl: string, apiKey: string, count: number,
       const body = bodies[cursor++]!;
       const t0 = performance.now();
       try {
-        await postJson(baseUrl, MEMORIES_PATH, apiKey, body, 201);
+        await client.post(MEMORIES_PATH, body, 201);
       } catch (err) {
         cursor = bodies.length; // stop the other workers too
         throw err;
@@ -38,6 +39,7 @@ export async function seedCorpus(baseUrl: string, apiKey: string, count: number,
     await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, worker));
   } finally {
     bar.stop();
+    client.close();
   }
   const seconds = (performance.now() - started) / 1000;
   return { count, seconds, perSecond: count / seconds, p50Ms: median(latencies), p99Ms: percentile(latencies, 99) };

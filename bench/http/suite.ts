@@ -109,7 +109,7 @@ export function httpTables(cases: readonly HttpCase[], o: HttpSuiteOptions): str
     rows.push([c.embedder, size, 'search (POST /search)', fmt(c.search.perSecond, 1), fmt(c.search.p50Ms), fmt(c.search.p99Ms), String(c.search.non2xx)]);
     rows.push([c.embedder, size, 'create (POST)', fmt(c.create.perSecond, 1), fmt(c.create.p50Ms), fmt(c.create.p99Ms), String(c.create.non2xx)]);
   }
-  const main = table(['embedder', 'corpus', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows, 'llrrrrr');
+  const main = table(['embedder', 'corpus', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows, 'lllrrrr');
   const server = table(
     ['embedder', 'corpus', 'startup s', 'seed s', 'search requests', 'create requests', 'server RSS at end MiB', 'SIGTERM to exit ms'],
     cases.map((c) => [

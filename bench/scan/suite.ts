@@ -121,12 +121,12 @@ export function scanTable(cases: readonly ScanCase[], o: ScanSuiteOptions): stri
     fmt(median(c.matrixMs)), fmt(percentile(c.matrixMs, 99)),
     fmt(median(c.plainMs)), fmt(percentile(c.plainMs, 99)),
     `${median(c.ratios).toFixed(2)}×`,
-    fmt(c.matrixMiB, 0), fmt(c.floatsMiB, 0),
+    fmt(c.matrixMiB, 1), fmt(c.floatsMiB, 1),
   ]);
   return [
     `Top-${o.k} exact search, no threshold (\`matrix.search(q, ${o.k}, -1)\`, every row scored), over uniformly random ` +
       `vectors; ${o.queries} random queries per case after ${o.warmupQueries} warm-up queries, matrix and plain loop ` +
-      'run back to back on each query (alternating which goes first). The ratio is the median of the per-query ratios ' +
+      'run back to back on each query (alternating which goes first); with so few queries p99 is in effect the slowest one. The ratio is the median of the per-query ratios ' +
       'matrix/plain (> 1 = matrix slower). Both returned the same top-k ids, in the same order, for every query. ' +
       '"matrix MiB" is the live heap + ArrayBuffer growth after filling the matrix, measured after a full GC.',
     '',

@@ -4,7 +4,8 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { g1Routes } from '../surfaces/g1/routes.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
-import { classifyRequestError } from '../surfaces/http-kit/request-problems.ts';
+import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
+import { plainErrorHandler, type ErrorHandler } from '../surfaces/http-kit/plain-errors.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
 import { VERSION } from './version.ts';
@@ -16,7 +17,16 @@ export interface ServerOptions {
 
 /** The HTTP server: every surface, docs and health, over one container. */
 export async function buildServer(c: Container, options: ServerOptions): Promise<FastifyInstance> {
+  /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
+  const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = [
+    ['/api/v1/memories', createG1ErrorHandler(c.clock)],
+  ];
+  const errorHandlerFor = (url: string): ErrorHandler =>
+    surfaceErrorHandlers.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`))?.[1]
+      ?? plainErrorHandler;
+
   const app = Fastify({
+    frameworkErrors: (error, req, reply) => errorHandlerFor(req.url)(error, req, reply),
     logger: options.logLevel === false ? false : { level: options.logLevel },
     bodyLimit: c.config.bodyLimitBytes,
     genReqId: requestIdFor,
@@ -53,19 +63,10 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(healthRoutes, { container: c });
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });
 
-  // Outside any surface: a plain JSON error, never an HTML page or a 500 for bad input.
-  app.setNotFoundHandler((req, reply) => reply.status(404).send({
-    success: false,
-    error: { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.url.split('?')[0]}`, request_id: req.id },
-  }));
-  app.setErrorHandler((error: FastifyError, req, reply) => {
-    const problem = classifyRequestError(error);
-    if (!problem) req.log.error({ err: error }, 'unhandled error');
-    const status = problem ? ({ validation: 400, malformed_json: 400, unsupported_media_type: 415, payload_too_large: 413, not_found: 404 } as const)[problem.kind] : 500;
-    return reply.status(status).send({
-      success: false,
-      error: { code: problem ? problem.kind.toUpperCase() : 'INTERNAL_ERROR', message: problem?.message ?? 'An internal error occurred', request_id: req.id },
-    });
+  app.setNotFoundHandler((req, reply) => {
+    const error = Object.assign(new Error(`No route for ${req.method} ${req.url.split('?')[0]}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });
+    return errorHandlerFor(req.url)(error as FastifyError, req, reply);
   });
+  app.setErrorHandler((error: FastifyError, req, reply) => errorHandlerFor(req.url)(error, req, reply));
   return app;
 }

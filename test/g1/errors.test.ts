@@ -87,6 +87,16 @@ describe('G1 errors', () => {
       expect(json(await api.list()).pagination.total).toBe(0);
     });
 
+    it('answers bad URLs, overlong ids and unknown G1 paths in the G1 envelope', async () => {
+      await setup();
+      const h = { 'x-api-key': key };
+      expectG1Error(await t.app.inject({ method: 'GET', url: '/api/v1/memories/%ZZ', headers: h }), 400, 'VALIDATION_ERROR');
+      expectG1Error(await t.app.inject({ method: 'GET', url: `/api/v1/memories/${'a'.repeat(5000)}`, headers: h }), 400, 'VALIDATION_ERROR');
+      expectG1Error(await t.app.inject({ method: 'POST', url: '/api/v1/memories/abc', headers: h }), 404, 'NOT_FOUND');
+      expectG1Error(await api.list('offset=99999999999999999999'), 400, 'VALIDATION_ERROR');
+      expectG1Error(await api.search({ query: 'x'.repeat(10_001) }), 400, 'VALIDATION_ERROR');
+    });
+
     it('validates list and search parameters', async () => {
       await setup();
       for (const q of ['limit=0', 'limit=101', 'limit=abc', 'offset=-1', 'sortBy=content', 'sortOrder=up']) {

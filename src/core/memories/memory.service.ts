@@ -177,7 +177,7 @@ export function createMemoryService(deps: {
           fields: [{ field: 'query', message: 'must not be empty' }],
         });
       }
-      const { vector, modelId } = await embedOne(input.query);
+      const { vector, modelId } = await embedOne(input.query.slice(0, limits.maxEmbedChars));
       return memories.searchSimilar(scope, {
         vector, modelId, limit: input.limit, minSimilarity: input.threshold, filter: input.filter,
       });

@@ -34,7 +34,7 @@ export const IdParams = Type.Object({
 
 export const ListQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
   type: Type.Optional(Type.String({ description: 'Only memories of this memory_type' })),
   tags: Type.Optional(Type.String({ description: 'Comma-separated; a memory matches when it has any of them' })),
   sortBy: Type.Enum(['created_at', 'updated_at', 'title'], { default: 'created_at' }),
@@ -42,7 +42,7 @@ export const ListQuery = Type.Object({
 });
 
 export const SearchBody = Type.Object({
-  query: Type.String({ minLength: 1 }),
+  query: Type.String({ minLength: 1, maxLength: 10_000 }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score, (1 + cosine) / 2' }),
   type: Type.Optional(Type.String()),

@@ -28,6 +28,10 @@ export function classifyRequestError(error: FastifyError): RequestProblem | null
       return { kind: 'malformed_json', message: 'Request body is empty; a JSON object is required' };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { kind: 'malformed_json', message: 'Request body is not valid JSON' };
+    case 'FST_ERR_BAD_URL':
+      return { kind: 'validation', message: 'The URL is not valid', fields: [{ field: 'path', message: 'is not a valid URL component' }] };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { kind: 'validation', message: 'A path parameter is too long', fields: [{ field: 'path', message: 'parameter is too long' }] };
     default:
       break;
   }
@@ -35,6 +39,7 @@ export function classifyRequestError(error: FastifyError): RequestProblem | null
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
     return { kind: 'malformed_json', message: 'Request body is not valid JSON' };
   }
+  if (error.code === 'FST_ERR_NOT_FOUND') return { kind: 'not_found', message: error.message };
   if (error.statusCode === 415) return { kind: 'unsupported_media_type', message: error.message };
   if (error.statusCode === 413) return { kind: 'payload_too_large', message: 'Request body is too large' };
   return null;

@@ -1,0 +1,22 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { classifyRequestError } from './request-problems.ts';
+
+export type ErrorHandler = (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => FastifyReply | Promise<FastifyReply>;
+
+const STATUS = { validation: 400, malformed_json: 400, unsupported_media_type: 415, payload_too_large: 413, not_found: 404 } as const;
+
+/** Errors outside every surface (unknown paths, docs, health): a plain JSON error, never HTML and never a 500 for bad input. */
+export const plainErrorHandler: ErrorHandler = (error, req, reply) => {
+  const problem = classifyRequestError(error);
+  if (!problem) req.log.error({ err: error }, 'unhandled error');
+  return reply.status(problem ? STATUS[problem.kind] : 500).send({
+    success: false,
+    error: {
+      code: problem ? problem.kind.toUpperCase() : 'INTERNAL_ERROR',
+      message: problem?.message ?? 'An internal error occurred',
+      details: problem?.kind === 'validation' ? problem.fields : [],
+      request_id: req.id,
+      timestamp: new Date().toISOString(),
+    },
+  });
+};
