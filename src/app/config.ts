@@ -24,6 +24,8 @@ export interface Config {
   /** Enterprise tier's gateway limit per minute; null = unlimited (the spec's "custom"). */
   enterpriseRequestsPerMinute: number | null;
   shutdownTimeoutMs: number;
+  /** A search running longer answers a timeout error (G4: 408 SEARCH_TIMEOUT). */
+  searchTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -39,7 +41,7 @@ type Env = Record<string, string | undefined>;
 export const CONFIG_VARIABLES = [
   'HOST', 'PORT', 'MNEMO_DATA_DIR', 'MNEMO_EMBEDDINGS', 'MNEMO_EMBEDDINGS_URL', 'MNEMO_EMBEDDINGS_MODEL',
   'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
-  'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS',
+  'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
   'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL',
 ] as const;
 
@@ -121,5 +123,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'MNEMO_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     enterpriseRequestsPerMinute: enterpriseRaw ? int(env, 'MNEMO_ENTERPRISE_RATE_LIMIT', 0, 1, 1_000_000_000) : null,
     shutdownTimeoutMs: int(env, 'MNEMO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    searchTimeoutMs: int(env, 'MNEMO_SEARCH_TIMEOUT_MS', 10_000, 1, 600_000),
   };
 }

@@ -6,6 +6,7 @@ import type { Embedder } from '../core/embeddings/embedder.port.ts';
 import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
+import { createSearchService } from '../core/search/search.service.ts';
 import type { Storage } from '../core/storage.port.ts';
 import type { Config } from './config.ts';
 import { createEmbedder } from './embedder.factory.ts';
@@ -39,6 +40,15 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     limits: { maxContentBytes: config.maxContentBytes, maxEmbedChars: config.maxEmbedChars },
   });
 
+  const search = createSearchService({
+    memories: storage.memories,
+    searchLog: storage.searchLog,
+    embedder,
+    clock,
+    timeoutMs: config.searchTimeoutMs,
+    maxEmbedChars: config.maxEmbedChars,
+  });
+
   let closed = false;
   return {
     config,
@@ -48,6 +58,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     apiKeys,
     limits,
     memories,
+    search,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -12,6 +12,7 @@ export type DomainErrorCode =
   | 'RATE_LIMITED'
   | 'QUOTA_EXCEEDED'
   | 'EMBEDDING_FAILED'
+  | 'TIMEOUT'
   | 'CONFLICT';
 
 export interface FieldProblem {

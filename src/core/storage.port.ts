@@ -1,5 +1,6 @@
 import type { ApiKeyRepository } from './api-keys/api-key.repository.ts';
 import type { MemoryRepository } from './memories/memory.repository.ts';
+import type { SearchLogRepository } from './search/search-log.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
 export interface Storage {
@@ -7,6 +8,7 @@ export interface Storage {
   readonly kind: string;
   readonly memories: MemoryRepository;
   readonly apiKeys: ApiKeyRepository;
+  readonly searchLog: SearchLogRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 import type { Scope } from '../scope.ts';
 import type {
-  ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector,
+  KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
 
 /**
@@ -21,4 +21,12 @@ export interface MemoryRepository {
   list(scope: Scope, query: ListQuery): Promise<{ items: Memory[]; total: number }>;
   /** Best first; `total` counts every hit at or above the threshold, `hits` at most `limit` of them. */
   searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
+  /** Keyword (full-text, BM25) search: best first; `total` counts every matching memory. */
+  searchKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordHit[]; total: number }>;
+  /** Stored vectors of the given memories for one model (absent ids and other models are left out). */
+  vectorsOf(scope: Scope, ids: readonly string[], modelId: string): Promise<Map<string, Float32Array>>;
+  /** Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them. */
+  suggestTags(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
+  /** Titles in scope containing `text` (case-insensitive), prefix matches and frequent titles first. */
+  suggestTitles(scope: Scope, text: string, limit: number): Promise<Suggestion[]>;
 }

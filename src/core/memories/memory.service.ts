@@ -9,8 +9,8 @@ import {
   throwIfProblems, type ContentLimits,
 } from './memory.rules.ts';
 import {
-  DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type NewMemoryInput,
-  type SimilarityHit, type StoredVector,
+  DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type NewMemoryInput,
+  type StoredVector,
 } from './memory.types.ts';
 
 export const MIN_ID_PREFIX = 8;
@@ -19,14 +19,6 @@ const AMBIGUOUS_CANDIDATES_SHOWN = 10;
 export interface MemoryServiceLimits extends ContentLimits {
   /** Text beyond this many characters is not embedded (the model's useful context is far shorter). */
   maxEmbedChars: number;
-}
-
-export interface SearchInput {
-  query: string;
-  limit: number;
-  /** Similarity score threshold on the 0..1 scale. */
-  threshold: number;
-  filter: MemoryFilter;
 }
 
 export type MemoryService = ReturnType<typeof createMemoryService>;
@@ -170,18 +162,6 @@ export function createMemoryService(deps: {
     },
 
     list: (scope: Scope, query: ListQuery) => memories.list(scope, query),
-
-    async search(scope: Scope, input: SearchInput): Promise<{ hits: SimilarityHit[]; total: number }> {
-      if (input.query.trim().length === 0) {
-        throw new DomainError('VALIDATION_FAILED', 'query must not be empty', {
-          fields: [{ field: 'query', message: 'must not be empty' }],
-        });
-      }
-      const { vector, modelId } = await embedOne(input.query.slice(0, limits.maxEmbedChars));
-      return memories.searchSimilar(scope, {
-        vector, modelId, limit: input.limit, minSimilarity: input.threshold, filter: input.filter,
-      });
-    },
   };
 }
 

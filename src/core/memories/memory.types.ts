@@ -53,10 +53,25 @@ export interface MemoryPatch {
   topicId?: string | null | undefined;
 }
 
-/** Filters shared by list and search. `tagsAny`: a memory matches when it has at least one of the tags. */
+/** A metadata filter value: a scalar must equal; an array means any of them. */
+export type MetadataFilterValue = string | number | boolean | (string | number | boolean)[];
+
+/** Metadata keys a filter may name: dotted paths into nested objects, e.g. `source.kind`. */
+export const METADATA_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}$/;
+
+/**
+ * Filters shared by list and every search. Tags: `tagsAny` matches memories having at least one of the tags,
+ * `tagsAll` those having every one. Metadata: each key must match (AND across keys); a stored array matches when
+ * any of its elements matches.
+ */
 export interface MemoryFilter {
   types?: string[] | undefined;
   tagsAny?: string[] | undefined;
+  tagsAll?: string[] | undefined;
+  /** Inclusive bounds on created_at. */
+  createdFrom?: Date | undefined;
+  createdTo?: Date | undefined;
+  metadata?: Record<string, MetadataFilterValue> | undefined;
 }
 
 export type SortField = 'created_at' | 'updated_at' | 'title';
@@ -77,6 +92,8 @@ export interface SimilarityQuery {
   /** Lowest similarity score (0..1, DESIGN.md scale) a hit may have. */
   minSimilarity: number;
   filter: MemoryFilter;
+  /** Return each hit's stored vector too. */
+  withVectors?: boolean | undefined;
 }
 
 export interface SimilarityHit {
@@ -84,4 +101,24 @@ export interface SimilarityHit {
   /** `(1 + cosine) / 2`. */
   similarity: number;
   cosine: number;
+  vector?: Float32Array | undefined;
+}
+
+export interface KeywordQuery {
+  /** Terms to match (any of them); the adapter ranks by BM25. */
+  terms: string[];
+  limit: number;
+  filter: MemoryFilter;
+}
+
+export interface KeywordHit {
+  memory: Memory;
+  /** BM25 relevance, higher is better; comparable only within one query. */
+  bm25: number;
+}
+
+/** A suggestion drawn from stored data: the text and how many times it occurs. */
+export interface Suggestion {
+  text: string;
+  frequency: number;
 }

@@ -29,6 +29,7 @@ function fromDomain(e: DomainError): G1Error {
     case 'QUOTA_EXCEEDED': return { status: 429, code: 'QUOTA_EXCEEDED', message: e.message, details };
     case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; nothing was written', details };
     case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
+    case 'TIMEOUT': return { status: 408, code: 'SEARCH_TIMEOUT', message: e.message, details };
   }
 }
 

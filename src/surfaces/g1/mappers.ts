@@ -1,5 +1,6 @@
 import { isoTimestamp } from '../../core/clock.ts';
-import type { Memory, MemoryPatch, Metadata, NewMemoryInput, SimilarityHit } from '../../core/memories/memory.types.ts';
+import type { Memory, MemoryPatch, Metadata, NewMemoryInput } from '../../core/memories/memory.types.ts';
+import type { ScoredHit } from '../../core/search/search.service.ts';
 import { validationError } from '../../core/errors.ts';
 
 /** G1 wire <-> domain. */
@@ -49,13 +50,13 @@ export const toWireWithAccess = (m: Memory) => ({
   last_accessed: m.lastAccessed ? isoTimestamp(m.lastAccessed) : null,
 });
 
-export const toSearchItem = (h: SimilarityHit) => ({
+export const toSearchItem = (h: ScoredHit) => ({
   id: h.memory.id,
   title: h.memory.title,
   content: h.memory.content,
   memory_type: h.memory.memoryType,
   type: h.memory.memoryType,
-  similarity_score: round(h.similarity),
+  similarity_score: round(h.score),
   tags: h.memory.tags,
   metadata: h.memory.metadata,
 });

@@ -4,6 +4,7 @@ import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
+import type { SearchService } from '../../core/search/search.service.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG1ErrorHandler } from './errors.ts';
@@ -12,6 +13,7 @@ import { CreateBody, ErrorWire, IdParams, ListQuery, Responses, SearchBody, Upda
 
 export interface G1Deps extends AuthDeps {
   memories: MemoryService;
+  search: Pick<SearchService, 'semantic'>;
   limits: Pick<LimitsService, 'gateway' | 'memoryWrite'>;
   clock: Clock;
 }
@@ -57,13 +59,15 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   r.post('/search', {
     schema: { tags, security, summary: 'Semantic search', body: SearchBody, response: { 200: Responses.search, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:read');
     const b = req.body;
     const tagList = Array.isArray(b.tags) ? b.tags : splitList(b.tags);
-    const { hits, total } = await deps.memories.search(scopeOf(req), {
-      query: b.query, limit: b.limit, threshold: b.threshold,
-      filter: { types: b.type ? [b.type] : undefined, tagsAny: tagList && tagList.length > 0 ? tagList : undefined },
-    });
+    const filter = { types: b.type ? [b.type] : undefined, tagsAny: tagList && tagList.length > 0 ? tagList : undefined };
+    const { hits, total } = await deps.search.semantic(
+      { scope: scopeOf(req), userId: principal.userId, surface: 'g1' },
+      { query: b.query, limit: b.limit, threshold: b.threshold, filter, logFilters: { type: b.type, tags: tagList } },
+    );
     return { success: true as const, data: { results: hits.map(toSearchItem), total, query: b.query, threshold: b.threshold } };
   });
 

@@ -69,4 +69,48 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_vectors_model ON memory_vectors (model_id);
     `,
   },
+  {
+    version: 2,
+    name: 'keyword index and search log',
+    sql: `
+      -- External-content FTS5 index over memories, kept in step by triggers in the same transaction as each write.
+      CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        title, content, tags,
+        content = 'memories', content_rowid = 'seq',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, title, content, tags) VALUES (new.seq, new.title, new.content, new.tags);
+      END;
+      CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
+          VALUES ('delete', old.seq, old.title, old.content, old.tags);
+      END;
+      CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
+          VALUES ('delete', old.seq, old.title, old.content, old.tags);
+        INSERT INTO memories_fts (rowid, title, content, tags) VALUES (new.seq, new.title, new.content, new.tags);
+      END;
+      INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+
+      CREATE TABLE search_log (
+        id             INTEGER PRIMARY KEY,
+        tenant_id      TEXT NOT NULL,
+        mode           TEXT NOT NULL,
+        workspace      TEXT NOT NULL,
+        user_id        TEXT NOT NULL,
+        surface        TEXT NOT NULL,
+        kind           TEXT NOT NULL,
+        query          TEXT NOT NULL,
+        query_norm     TEXT NOT NULL,
+        results_count  INTEGER NOT NULL,
+        execution_ms   REAL NOT NULL,
+        avg_score      REAL,
+        filters        TEXT NOT NULL,
+        created_at     INTEGER NOT NULL
+      );
+      CREATE INDEX search_log_scope_time ON search_log (tenant_id, mode, workspace, created_at);
+      CREATE INDEX search_log_scope_query ON search_log (tenant_id, mode, workspace, query_norm);
+    `,
+  },
 ];

@@ -1,10 +1,11 @@
 import type { MemoryRepository } from '../../../core/memories/memory.repository.ts';
-import type {
-  ListQuery, Memory, MemoryFilter, MemoryPatch, SimilarityHit, StoredVector,
+import {
+  METADATA_KEY_PATTERN, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type SimilarityHit,
+  type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
-import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
+import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 
 interface Row {
@@ -37,19 +38,53 @@ const scopeParams = (s: Scope): [string, string, string] => [s.tenantId, s.mode,
 function filterSql(filter: MemoryFilter): { sql: string; params: unknown[] } {
   const parts: string[] = [];
   const params: unknown[] = [];
+  const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
   if (filter.types && filter.types.length > 0) {
-    parts.push(`m.memory_type IN (${filter.types.map(() => '?').join(', ')})`);
+    parts.push(`m.memory_type IN (${marks(filter.types.length)})`);
     params.push(...filter.types);
   }
   if (filter.tagsAny && filter.tagsAny.length > 0) {
-    parts.push(`EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND t.tag IN (${
-      filter.tagsAny.map(() => '?').join(', ')}))`);
+    parts.push(`EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_seq = m.seq AND t.tag IN (${marks(filter.tagsAny.length)}))`);
     params.push(...filter.tagsAny);
+  }
+  if (filter.tagsAll && filter.tagsAll.length > 0) {
+    const tags = [...new Set(filter.tagsAll)];
+    parts.push(`(SELECT COUNT(*) FROM memory_tags t WHERE t.memory_seq = m.seq AND t.tag IN (${marks(tags.length)})) = ?`);
+    params.push(...tags, tags.length);
+  }
+  if (filter.createdFrom) {
+    parts.push('m.created_at >= ?');
+    params.push(filter.createdFrom.getTime());
+  }
+  if (filter.createdTo) {
+    parts.push('m.created_at <= ?');
+    params.push(filter.createdTo.getTime());
+  }
+  for (const [key, wanted] of Object.entries(filter.metadata ?? {})) {
+    // The key becomes a JSON path: only safe identifiers are accepted (the core validates; this is the last guard).
+    if (!METADATA_KEY_PATTERN.test(key)) throw new RangeError(`invalid metadata key ${key}`);
+    const values = (Array.isArray(wanted) ? wanted : [wanted]).map((v) => (typeof v === 'boolean' ? Number(v) : v));
+    if (values.length === 0) {
+      parts.push('0');
+      continue;
+    }
+    // json_each over a scalar yields that scalar; over an array, its elements: a stored array matches any element.
+    parts.push(`EXISTS (SELECT 1 FROM json_each(m.metadata, ?) j WHERE j.value IN (${marks(values.length)}))`);
+    params.push(`$${key.split('.').map((k) => `."${k}"`).join('')}`, ...values);
   }
   return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
 }
 
-const hasFilter = (f: MemoryFilter): boolean => Boolean(f.types?.length || f.tagsAny?.length);
+const hasFilter = (f: MemoryFilter): boolean => Boolean(
+  f.types?.length || f.tagsAny?.length || f.tagsAll?.length || f.createdFrom || f.createdTo
+  || Object.keys(f.metadata ?? {}).length,
+);
+
+/** `%`, `_` and `\` taken literally in a LIKE pattern (with ESCAPE '\'). */
+const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** BM25 column weights: title, content, tags. A title hit says more than one word deep in the content. */
+const BM25_WEIGHTS = '2.0, 1.0, 1.5';
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
 
@@ -75,6 +110,13 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
      RETURNING *`);
   const remove = db.prepare<[string, string, string, string], { seq: number }>(
     `DELETE FROM memories AS m WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING seq`);
+
+  function vectorsForSeqs(seqs: readonly number[], modelId: string): Map<number, Float32Array> {
+    const rows = db.prepare<unknown[], { memory_seq: number; vector: Buffer }>(
+      `SELECT memory_seq, vector FROM memory_vectors WHERE model_id = ? AND memory_seq IN (${seqs.map(() => '?').join(', ')})`,
+    ).all(modelId, ...seqs);
+    return new Map(rows.map((r) => [r.memory_seq, blobToVector(r.vector)]));
+  }
 
   const writeTags = (seq: number, tags: readonly string[]) => {
     for (const tag of tags) insertTag.run(seq, tag);
@@ -180,12 +222,57 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
       const rows = db.prepare<number[], Row>(
         `SELECT * FROM memories WHERE seq IN (${hits.map(() => '?').join(', ')})`).all(...hits.map((h) => h.key));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
+      const vectorsBySeq = query.withVectors ? vectorsForSeqs(hits.map((h) => h.key), query.modelId) : null;
       const out: SimilarityHit[] = [];
       for (const h of hits) {
         const row = bySeq.get(h.key);
-        if (row) out.push({ memory: toMemory(row), cosine: h.cosine, similarity: similarityFromCosine(h.cosine) });
+        if (row) {
+          out.push({
+            memory: toMemory(row), cosine: h.cosine, similarity: similarityFromCosine(h.cosine),
+            ...(vectorsBySeq ? { vector: vectorsBySeq.get(h.key) } : {}),
+          });
+        }
       }
       return { hits: out, total };
+    },
+
+    async searchKeyword(scope, query) {
+      const match = query.terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
+      if (!match) return { hits: [], total: 0 };
+      const f = filterSql(query.filter);
+      const from = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+        WHERE memories_fts MATCH ? AND ${SCOPE_WHERE}${f.sql}`;
+      const params = [match, ...scopeParams(scope), ...f.params];
+      const rows = db.prepare<unknown[], Row & { score: number }>(
+        `SELECT m.*, -bm25(memories_fts, ${BM25_WEIGHTS}) AS score ${from} ORDER BY score DESC, m.seq LIMIT ?`,
+      ).all(...params, query.limit);
+      const total = rows.length < query.limit ? rows.length
+        : (db.prepare(`SELECT COUNT(*) AS n ${from}`).get(...params) as { n: number }).n;
+      return { hits: rows.map((r) => ({ memory: toMemory(r), bm25: r.score })), total };
+    },
+
+    async vectorsOf(scope, ids, modelId) {
+      if (ids.length === 0) return new Map();
+      const rows = db.prepare<unknown[], { id: string; vector: Buffer }>(
+        `SELECT m.id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
+         WHERE ${SCOPE_WHERE} AND v.model_id = ? AND m.id IN (${ids.map(() => '?').join(', ')})`,
+      ).all(...scopeParams(scope), modelId, ...ids);
+      return new Map(rows.map((r) => [r.id, blobToVector(r.vector)]));
+    },
+
+    async suggestTags(scope, prefix, limit) {
+      return db.prepare<unknown[], { text: string; frequency: number }>(
+        `SELECT t.tag AS text, COUNT(*) AS frequency FROM memory_tags t JOIN memories m ON m.seq = t.memory_seq
+         WHERE ${SCOPE_WHERE} AND t.tag LIKE ? ESCAPE '\\' GROUP BY t.tag ORDER BY frequency DESC, t.tag LIMIT ?`,
+      ).all(...scopeParams(scope), `${likeLiteral(prefix)}%`, limit);
+    },
+
+    async suggestTitles(scope, text, limit) {
+      return db.prepare<unknown[], { text: string; frequency: number }>(
+        `SELECT m.title AS text, COUNT(*) AS frequency FROM memories m
+         WHERE ${SCOPE_WHERE} AND m.title LIKE ? ESCAPE '\\'
+         GROUP BY m.title ORDER BY (m.title LIKE ? ESCAPE '\\') DESC, frequency DESC, m.title LIMIT ?`,
+      ).all(...scopeParams(scope), `%${likeLiteral(text)}%`, `${likeLiteral(text)}%`, limit);
     },
   };
 }

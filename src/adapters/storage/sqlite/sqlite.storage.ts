@@ -1,6 +1,7 @@
 import type { Storage } from '../../../core/storage.port.ts';
 import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
 import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
+import { createSqliteSearchLogRepository } from './sqlite-search-log.repository.ts';
 import { openSqlite } from './sqlite.database.ts';
 
 /** The embedded store: one SQLite file (or `:memory:`), schema migrated on open. */
@@ -12,6 +13,7 @@ export function createSqliteStorage(options: { file: string }): Storage {
     kind: 'sqlite',
     memories: createSqliteMemoryRepository(db),
     apiKeys: createSqliteApiKeyRepository(db),
+    searchLog: createSqliteSearchLogRepository(db),
     async ping() {
       return !closed && ping.get() === 1;
     },

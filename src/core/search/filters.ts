@@ -1,0 +1,49 @@
+import type { FieldProblem } from '../errors.ts';
+import { METADATA_KEY_PATTERN, type MemoryFilter, type MetadataFilterValue } from '../memories/memory.types.ts';
+
+export const MAX_FILTER_VALUES = 100;
+export const MAX_METADATA_FILTER_KEYS = 20;
+
+/**
+ * Checks a metadata filter from a request (any JSON) and returns it typed, adding a problem per bad key.
+ * Values: a string, number or boolean (equality), or an array of them (any of).
+ */
+export function parseMetadataFilter(raw: unknown, problems: FieldProblem[], field: string): Record<string, MetadataFilterValue> | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push({ field, message: 'must be an object of key: value or key: [values]' });
+    return undefined;
+  }
+  const out: Record<string, MetadataFilterValue> = {};
+  const entries = Object.entries(raw as Record<string, unknown>);
+  if (entries.length > MAX_METADATA_FILTER_KEYS) problems.push({ field, message: `at most ${MAX_METADATA_FILTER_KEYS} keys` });
+  for (const [key, value] of entries) {
+    const where = `${field}.${key}`;
+    if (!METADATA_KEY_PATTERN.test(key)) {
+      problems.push({ field: where, message: 'keys are letters, digits, _ and -, with dots for nested keys' });
+      continue;
+    }
+    const scalar = (v: unknown): v is string | number | boolean =>
+      typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+    if (scalar(value)) out[key] = value;
+    else if (Array.isArray(value) && value.every(scalar) && value.length <= MAX_FILTER_VALUES) out[key] = value;
+    else problems.push({ field: where, message: `must be a string, number or boolean, or an array of at most ${MAX_FILTER_VALUES} of them` });
+  }
+  return out;
+}
+
+/** Cross-field rules of a filter. */
+export function checkFilter(filter: MemoryFilter, problems: FieldProblem[], fields: { from: string; to: string }): void {
+  if (filter.createdFrom && Number.isNaN(filter.createdFrom.getTime())) problems.push({ field: fields.from, message: 'must be an ISO 8601 date-time' });
+  if (filter.createdTo && Number.isNaN(filter.createdTo.getTime())) problems.push({ field: fields.to, message: 'must be an ISO 8601 date-time' });
+  if (filter.createdFrom && filter.createdTo && filter.createdFrom > filter.createdTo) {
+    problems.push({ field: fields.from, message: `must not be after ${fields.to}` });
+  }
+}
+
+/** Parses an ISO 8601 date or date-time; null when it is not one. */
+export function parseTimestamp(value: string): Date | null {
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) return null;
+  const d = new Date(value.trim());
+  return Number.isNaN(d.getTime()) ? null : d;
+}

@@ -1,0 +1,249 @@
+import type { Clock } from '../clock.ts';
+import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
+import { cosine, cosineFromSimilarity, norm, similarityFromCosine } from '../embeddings/vectors.ts';
+import { DomainError } from '../errors.ts';
+import type { MemoryRepository } from '../memories/memory.repository.ts';
+import type { Memory, MemoryFilter } from '../memories/memory.types.ts';
+import type { Scope } from '../scope.ts';
+import { keywordTerms } from './query-terms.ts';
+import type { SearchKind, SearchLogRepository } from './search-log.ts';
+
+/** Who searches and through which surface: scope for the data, the rest for the search log. */
+export interface SearchContext {
+  scope: Scope;
+  userId: string;
+  surface: string;
+}
+
+export interface ScoredHit {
+  memory: Memory;
+  /** The score the surface shows: similarity for semantic and vector search, the fused score for hybrid. */
+  score: number;
+  /** `(1 + cosine) / 2` against the query; absent for keyword-only search. */
+  similarity?: number | undefined;
+  cosine?: number | undefined;
+  /** BM25 normalised to 0..1 within the candidate pool; 0 when no keyword matched. */
+  keywordScore?: number | undefined;
+  vector?: Float32Array | undefined;
+}
+
+export interface SearchOutcome {
+  hits: ScoredHit[];
+  /** Every memory that qualified, of which `hits` holds at most `limit`. */
+  total: number;
+  /** Milliseconds spent embedding the query (0 for keyword and vector search). */
+  embeddingMs: number;
+  /** Milliseconds spent searching the indexes, after embedding. */
+  searchMs: number;
+  embeddingModel: string;
+}
+
+export interface HybridOutcome extends SearchOutcome {
+  semanticResults: number;
+  keywordResults: number;
+  method: string;
+}
+
+interface Common {
+  limit: number;
+  filter: MemoryFilter;
+  withVectors?: boolean | undefined;
+  /** Extra context recorded in the search log (e.g. the request's filters as sent). */
+  logFilters?: Record<string, unknown> | undefined;
+}
+
+export interface SemanticInput extends Common { query: string; threshold: number }
+export interface KeywordInput extends Common { query: string }
+export interface HybridInput extends Common {
+  query: string;
+  semanticWeight: number;
+  keywordWeight: number;
+  rerank: boolean;
+  /** Fused-score floor; 0 keeps every candidate. */
+  threshold?: number | undefined;
+}
+export interface VectorInput extends Common {
+  /** A caller-supplied vector at an API width (>= the model's native width). */
+  vector: readonly number[];
+  threshold: number;
+}
+
+/** Reciprocal-rank fusion constant (Cormack et al.); 60 is the standard choice. */
+export const RRF_K = 60;
+
+export type SearchService = ReturnType<typeof createSearchService>;
+
+/**
+ * The one search core behind every surface: semantic, keyword (BM25), hybrid and caller-vector search over the
+ * same filters and scope, each under a deadline and each recorded in the search log.
+ */
+export function createSearchService(deps: {
+  memories: MemoryRepository;
+  searchLog: SearchLogRepository;
+  embedder: Embedder;
+  clock: Clock;
+  /** A search taking longer answers TIMEOUT. */
+  timeoutMs: number;
+  maxEmbedChars: number;
+}) {
+  const { memories, searchLog, embedder, clock } = deps;
+
+  async function embedQuery(query: string): Promise<{ vector: Float32Array; ms: number }> {
+    if (query.trim().length === 0) {
+      throw new DomainError('VALIDATION_FAILED', 'query must not be empty', { fields: [{ field: 'query', message: 'must not be empty' }] });
+    }
+    const started = performance.now();
+    try {
+      const [vector] = await embedder.embed([query.slice(0, deps.maxEmbedChars)]);
+      if (!vector) throw new EmbeddingError('no vector returned');
+      return { vector, ms: performance.now() - started };
+    } catch (err) {
+      if (err instanceof EmbeddingError) throw new DomainError('EMBEDDING_FAILED', `Embedding failed: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /** Runs one search under the deadline and logs it. */
+  async function run<T extends SearchOutcome>(ctx: SearchContext, kind: SearchKind, query: string, input: Common,
+    work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DomainError('TIMEOUT', `Search took longer than ${deps.timeoutMs} ms`)), deps.timeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([work(), deadline]);
+      const scores = outcome.hits.map((h) => h.score);
+      await searchLog.append({
+        scope: ctx.scope, userId: ctx.userId, surface: ctx.surface, kind, query,
+        resultsCount: outcome.hits.length,
+        executionMs: performance.now() - started,
+        avgScore: scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null,
+        filters: input.logFilters ?? {},
+        at: clock.now(),
+      });
+      return outcome;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function semanticLeg(scope: Scope, vector: Float32Array, input: Common & { threshold: number }) {
+    return memories.searchSimilar(scope, {
+      vector, modelId: embedder.modelId, limit: input.limit, minSimilarity: input.threshold, filter: input.filter,
+      withVectors: input.withVectors,
+    });
+  }
+
+  return {
+    embedQuery,
+
+    semantic: (ctx: SearchContext, input: SemanticInput) => run(ctx, 'semantic', input.query, input, async () => {
+      const { vector, ms } = await embedQuery(input.query);
+      const started = performance.now();
+      const { hits, total } = await semanticLeg(ctx.scope, vector, input);
+      return {
+        hits: hits.map((h) => ({ memory: h.memory, score: h.similarity, similarity: h.similarity, cosine: h.cosine, vector: h.vector })),
+        total, embeddingMs: ms, searchMs: performance.now() - started, embeddingModel: embedder.modelId,
+      };
+    }),
+
+    keyword: (ctx: SearchContext, input: KeywordInput) => run(ctx, 'keyword', input.query, input, async () => {
+      const started = performance.now();
+      const { hits, total } = await memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: input.limit, filter: input.filter });
+      const top = hits[0]?.bm25 ?? 0;
+      return {
+        hits: hits.map((h) => ({ memory: h.memory, score: top > 0 ? h.bm25 / top : 0, keywordScore: top > 0 ? h.bm25 / top : 0 })),
+        total, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId,
+      };
+    }),
+
+    /**
+     * Hybrid: the semantic and keyword legs each yield their own candidate pool (so keyword-only hits survive),
+     * every candidate gets its exact similarity and its normalised BM25, then
+     * - rerank false: order by `semanticWeight * similarity + keywordWeight * keyword` (weighted_sum);
+     * - rerank true: order by weighted reciprocal-rank fusion of the two rankings (k = 60), still showing the
+     *   weighted sum of exact scores as the score.
+     */
+    hybrid: (ctx: SearchContext, input: HybridInput) => run(ctx, 'hybrid', input.query, input, async (): Promise<HybridOutcome> => {
+      const { vector, ms } = await embedQuery(input.query);
+      const started = performance.now();
+      const pool = Math.max(input.limit * 5, 50);
+      const [semantic, keyword] = await Promise.all([
+        semanticLeg(ctx.scope, vector, { ...input, limit: pool, threshold: 0, withVectors: false }),
+        memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter }),
+      ]);
+      const candidates = new Map<string, { memory: Memory; similarity?: number; cosine?: number; keyword: number; bm25Rank?: number }>();
+      semantic.hits.forEach((h) => candidates.set(h.memory.id, { memory: h.memory, similarity: h.similarity, cosine: h.cosine, keyword: 0 }));
+      const topBm25 = keyword.hits[0]?.bm25 ?? 0;
+      keyword.hits.forEach((h, rank) => {
+        const c = candidates.get(h.memory.id) ?? { memory: h.memory, keyword: 0 };
+        c.keyword = topBm25 > 0 ? h.bm25 / topBm25 : 0;
+        c.bm25Rank = rank + 1;
+        candidates.set(h.memory.id, c);
+      });
+      // Exact similarity for keyword-only candidates, and vectors when asked for.
+      const missing = [...candidates.values()].filter((c) => c.similarity === undefined).map((c) => c.memory.id);
+      const needVectors = input.withVectors ? [...candidates.keys()] : missing;
+      const vectors = await memories.vectorsOf(ctx.scope, needVectors, embedder.modelId);
+      for (const id of missing) {
+        const c = candidates.get(id)!;
+        const v = vectors.get(id);
+        c.cosine = v ? cosine(vector, v) : -1;
+        c.similarity = similarityFromCosine(c.cosine);
+      }
+
+      const sw = input.semanticWeight;
+      const kw = input.keywordWeight;
+      const weightSum = sw + kw > 0 ? sw + kw : 1;
+      const fused = (c: { similarity?: number; keyword: number }) => (sw * (c.similarity ?? 0) + kw * c.keyword) / weightSum;
+      let ranked = [...candidates.values()];
+      if (input.rerank) {
+        const bySimilarity = [...ranked].sort((a, b) => (b.similarity ?? 0) - (a.similarity ?? 0));
+        const semanticRank = new Map(bySimilarity.map((c, i) => [c.memory.id, i + 1]));
+        const rrf = (c: (typeof ranked)[number]) =>
+          sw / (RRF_K + semanticRank.get(c.memory.id)!) + (c.bm25Rank ? kw / (RRF_K + c.bm25Rank) : 0);
+        ranked.sort((a, b) => rrf(b) - rrf(a) || fused(b) - fused(a));
+      } else {
+        ranked.sort((a, b) => fused(b) - fused(a));
+      }
+      const floor = input.threshold ?? 0;
+      ranked = ranked.filter((c) => fused(c) >= floor);
+      return {
+        hits: ranked.slice(0, input.limit).map((c) => ({
+          memory: c.memory, score: fused(c), similarity: c.similarity, cosine: c.cosine, keywordScore: c.keyword,
+          vector: input.withVectors ? vectors.get(c.memory.id) : undefined,
+        })),
+        total: ranked.length,
+        semanticResults: semantic.hits.filter((h) => h.similarity >= (input.threshold ?? 0)).length,
+        keywordResults: keyword.total,
+        method: input.rerank ? `rrf(k=${RRF_K}, weighted)+exact_cosine` : 'weighted_sum',
+        embeddingMs: ms,
+        searchMs: performance.now() - started,
+        embeddingModel: embedder.modelId,
+      };
+    }),
+
+    /**
+     * Search by a caller-supplied vector given at an API width. Stored vectors are zero-padded to that width at the
+     * edge, so the cosine in the wide space is the native cosine times |native part| / |whole vector|.
+     */
+    byVector: (ctx: SearchContext, input: VectorInput) => run(ctx, 'vector', '', input, async () => {
+      const started = performance.now();
+      const native = Float32Array.from(input.vector.slice(0, embedder.dimensions));
+      const whole = norm(input.vector);
+      const ratio = whole > 0 ? norm(native) / whole : 0;
+      if (ratio === 0) return { hits: [], total: 0, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
+      const minCosine = cosineFromSimilarity(input.threshold) / ratio;
+      if (minCosine > 1) return { hits: [], total: 0, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
+      const { hits, total } = await semanticLeg(ctx.scope, native, { ...input, threshold: similarityFromCosine(Math.max(-1, minCosine)) });
+      return {
+        hits: hits.map((h) => {
+          const c = h.cosine * ratio;
+          return { memory: h.memory, score: similarityFromCosine(c), similarity: similarityFromCosine(c), cosine: c, vector: h.vector };
+        }),
+        total, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId,
+      };
+    }),
+  };
+}
