@@ -7,6 +7,8 @@ import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
+import { createEmbeddingService } from '../core/embeddings/embedding.service.ts';
+import { createTiktokenCounter } from '../adapters/tokenizer/tiktoken.counter.ts';
 import type { Storage } from '../core/storage.port.ts';
 import type { Config } from './config.ts';
 import { createEmbedder } from './embedder.factory.ts';
@@ -49,6 +51,8 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     maxEmbedChars: config.maxEmbedChars,
   });
 
+  const embeddings = createEmbeddingService({ embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars });
+
   let closed = false;
   return {
     config,
@@ -59,6 +63,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     limits,
     memories,
     search,
+    embeddings,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

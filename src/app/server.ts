@@ -5,6 +5,12 @@ import { g1Routes } from '../surfaces/g1/routes.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
 import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
+import { createG3ErrorHandler } from '../surfaces/g3/errors.ts';
+import { g3Routes } from '../surfaces/g3/routes.ts';
+import { createG4ErrorHandler } from '../surfaces/g4/errors.ts';
+import { g4Routes } from '../surfaces/g4/routes.ts';
+import { createG5ErrorHandler } from '../surfaces/g5/errors.ts';
+import { g5Routes } from '../surfaces/g5/routes.ts';
 import { plainErrorHandler, type ErrorHandler } from '../surfaces/http-kit/plain-errors.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
@@ -20,6 +26,10 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
   const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = [
     ['/api/v1/memories', createG1ErrorHandler(c.clock)],
+    ['/api/v1/search', createG3ErrorHandler(c.clock)],
+    ['/v1/search', createG4ErrorHandler(c.clock)],
+    ['/v1/embeddings', createG4ErrorHandler(c.clock)],
+    ['/api/v1/embeddings', createG5ErrorHandler(c.clock)],
   ];
   const errorHandlerFor = (url: string): ErrorHandler =>
     surfaceErrorHandlers.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`))?.[1]
@@ -62,6 +72,9 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
 
   await app.register(healthRoutes, { container: c });
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });
+  await app.register(g3Routes, { prefix: '/api/v1/search', ...c });
+  await app.register(g4Routes, { ...c });
+  await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...c });
 
   app.setNotFoundHandler((req, reply) => {
     const error = Object.assign(new Error(`No route for ${req.method} ${req.url.split('?')[0]}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });

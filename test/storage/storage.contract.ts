@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
-import type { ListQuery } from '../../src/core/memories/memory.types.ts';
+import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
@@ -174,6 +174,104 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(0);
         await storage.memories.insert(makeMemory(scopeA), vec(4));
         expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(1);
+      });
+    });
+
+    describe('keyword search, filters and suggestions', () => {
+      it('ranks by BM25, keeps in step with updates and deletes, and stays in scope', async () => {
+        const deploy = makeMemory(scopeA, { title: 'Deploy guide', content: 'How we deploy services to production' });
+        const mention = makeMemory(scopeA, { title: 'Notes', content: 'Lunch, then a quick deploy, then more lunch' });
+        const other = makeMemory(scopeA, { title: 'Cooking', content: 'Pasta with tomatoes' });
+        const foreign = makeMemory(scopeB, { title: 'Deploy deploy deploy', content: 'deploy' });
+        for (const m of [deploy, mention, other, foreign]) await storage.memories.insert(m, vec(0));
+        const search = (terms: string[], scope: Scope = scopeA, filter = {}) =>
+          storage.memories.searchKeyword(scope, { terms, limit: 10, filter });
+
+        const found = await search(['deploy']);
+        expect(found.hits.map((h) => h.memory.title)).toEqual(['Deploy guide', 'Notes']);
+        expect(found.total).toBe(2);
+        expect(found.hits[0]!.bm25).toBeGreaterThan(found.hits[1]!.bm25);
+        expect((await search(['deploying'])).total).toBe(2); // stemmed
+        expect((await search(['pasta', 'production'])).total).toBe(2); // any term
+        expect((await search(['deploy'], scopeB)).hits.map((h) => h.memory.id)).toEqual([foreign.id]);
+        expect((await search([])).total).toBe(0);
+
+        await storage.memories.update(scopeA, other.id, { content: 'Deploy the pasta' }, new Date(), 'u', null);
+        expect((await search(['deploy'])).total).toBe(3);
+        await storage.memories.update(scopeA, other.id, { tags: ['tomato'] }, new Date(), 'u', null);
+        expect((await search(['tomato'])).hits.map((h) => h.memory.id)).toEqual([other.id]);
+        await storage.memories.delete(scopeA, deploy.id);
+        expect((await search(['deploy'])).hits.map((h) => h.memory.id).sort()).toEqual([mention.id, other.id].sort());
+      });
+
+      it('applies tag, date and metadata filters to list, keyword and similarity search alike', async () => {
+        const day = (d: number) => new Date(Date.UTC(2026, 2, d));
+        const rows = [
+          makeMemory(scopeA, { title: 'one report', tags: ['a', 'b'], createdAt: day(1), metadata: { speaker: 'Ann', n: 1, flag: true, source: { kind: 'chat' } } }),
+          makeMemory(scopeA, { title: 'two report', tags: ['a'], createdAt: day(5), metadata: { speaker: ['Bo', 'Ann'], n: 2, flag: false } }),
+          makeMemory(scopeA, { title: 'three report', tags: ['b'], createdAt: day(9), metadata: { speaker: 'Cy', n: 1, source: { kind: 'mail' } } }),
+        ];
+        for (const m of rows) await storage.memories.insert(m, vec(0));
+        const cases: [MemoryFilter, string[]][] = [
+          [{ tagsAll: ['a', 'b'] }, ['one report']],
+          [{ tagsAny: ['b'] }, ['one report', 'three report']],
+          [{ createdFrom: day(5) }, ['two report', 'three report']],
+          [{ createdTo: day(5) }, ['one report', 'two report']],
+          [{ createdFrom: day(2), createdTo: day(8) }, ['two report']],
+          [{ metadata: { speaker: 'Ann' } }, ['one report', 'two report']],
+          [{ metadata: { speaker: ['Cy', 'Bo'] } }, ['two report', 'three report']],
+          [{ metadata: { n: 1 } }, ['one report', 'three report']],
+          [{ metadata: { flag: true } }, ['one report']],
+          [{ metadata: { 'source.kind': 'mail' } }, ['three report']],
+          [{ metadata: { speaker: 'Ann', n: 2 } }, ['two report']],
+          [{ metadata: { missing: 'x' } }, []],
+          [{ metadata: { speaker: [] } }, []],
+        ];
+        for (const [filter, expected] of cases) {
+          const listed = await storage.memories.list(scopeA, listAll({ filter }));
+          expect(listed.items.map((m) => m.title), JSON.stringify(filter)).toEqual(expected);
+          const keyword = await storage.memories.searchKeyword(scopeA, { terms: ['report'], limit: 10, filter });
+          expect(keyword.hits.map((h) => h.memory.title).sort(), JSON.stringify(filter)).toEqual([...expected].sort());
+          const similar = await storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, minSimilarity: 0, filter });
+          expect(similar.hits.map((h) => h.memory.title).sort(), JSON.stringify(filter)).toEqual([...expected].sort());
+        }
+        await expect(storage.memories.list(scopeA, listAll({ filter: { metadata: { "x') OR 1=1 --": 'y' } } }))).rejects.toThrow();
+      });
+
+      it('returns stored vectors on request and by id, per model and scope', async () => {
+        const m = makeMemory(scopeA);
+        await storage.memories.insert(m, vec(5));
+        const found = await storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 5), modelId: MODEL, limit: 1, minSimilarity: 0, filter: {}, withVectors: true });
+        expect(Array.from(found.hits[0]!.vector!)).toEqual(Array.from(axisVector(DIMS, 5)));
+        expect(Array.from((await storage.memories.vectorsOf(scopeA, [m.id, 'nope'], MODEL)).get(m.id)!)).toEqual(Array.from(axisVector(DIMS, 5)));
+        expect((await storage.memories.vectorsOf(scopeA, [m.id], 'other-model')).size).toBe(0);
+        expect((await storage.memories.vectorsOf(scopeB, [m.id], MODEL)).size).toBe(0);
+      });
+
+      it('suggests tags and titles from the scope, most frequent first', async () => {
+        await storage.memories.insert(makeMemory(scopeA, { title: 'Planning Q3', tags: ['planning', 'plans'] }), vec(0));
+        await storage.memories.insert(makeMemory(scopeA, { title: 'Planning Q3', tags: ['planning'] }), vec(0));
+        await storage.memories.insert(makeMemory(scopeA, { title: 'Sprint planning', tags: ['sprint'] }), vec(0));
+        await storage.memories.insert(makeMemory(scopeB, { title: 'Planning secrets', tags: ['planet'] }), vec(0));
+        expect(await storage.memories.suggestTags(scopeA, 'pla', 10)).toEqual([{ text: 'planning', frequency: 2 }, { text: 'plans', frequency: 1 }]);
+        expect(await storage.memories.suggestTags(scopeA, '%', 10)).toEqual([]);
+        expect(await storage.memories.suggestTitles(scopeA, 'plan', 10)).toEqual([
+          { text: 'Planning Q3', frequency: 2 }, { text: 'Sprint planning', frequency: 1 }]);
+        expect(await storage.memories.suggestTitles(scopeA, 'plan', 1)).toHaveLength(1);
+      });
+
+      it('logs searches and suggests past queries per scope', async () => {
+        const entry = (scope: Scope, query: string, at: number) => ({
+          scope, userId: 'u', surface: 'g4', kind: 'semantic' as const, query, resultsCount: 1, executionMs: 2.5,
+          avgScore: 0.8, filters: { tags: ['x'] }, at: new Date(at),
+        });
+        await storage.searchLog.append(entry(scopeA, 'Deploy  pipeline', 1));
+        await storage.searchLog.append(entry(scopeA, 'deploy pipeline', 2));
+        await storage.searchLog.append(entry(scopeA, 'deploy keys', 3));
+        await storage.searchLog.append(entry(scopeB, 'deploy secrets', 4));
+        expect(await storage.searchLog.suggestQueries(scopeA, 'DEP', 5)).toEqual([
+          { text: 'deploy pipeline', frequency: 2 }, { text: 'deploy keys', frequency: 1 }]);
+        expect(await storage.searchLog.suggestQueries(scopeA, 'x', 5)).toEqual([]);
       });
     });
 

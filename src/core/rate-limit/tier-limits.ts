@@ -15,6 +15,7 @@ const HOUR = 60 * MINUTE;
 export interface TierLimitPolicy {
   gateway: Record<Tier, WindowLimit>;
   memoryWrites: Record<Tier, WindowLimit>;
+  embeddings: Record<Tier, WindowLimit>;
 }
 
 export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null } = {}): TierLimitPolicy {
@@ -27,6 +28,11 @@ export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null
     memoryWrites: {
       free: { limit: 100, windowMs: HOUR },
       pro: { limit: 1000, windowMs: HOUR },
+      enterprise: { limit: null, windowMs: HOUR },
+    },
+    embeddings: {
+      free: { limit: 1000, windowMs: HOUR },
+      pro: { limit: 10_000, windowMs: HOUR },
       enterprise: { limit: null, windowMs: HOUR },
     },
   };
@@ -56,6 +62,9 @@ export function createLimitsService(deps: { limiter: RateLimiter; policy: TierLi
     /** Memory writes (create, update, delete on G1 and G2): an hourly quota. */
     memoryWrite: (p: Principal) =>
       check('memory-writes', p, policy.memoryWrites[p.tier], 'QUOTA_EXCEEDED', 'Memory write'),
+    /** Embedding requests (G5, G4 /v1/embeddings): an hourly limit. */
+    embeddings: (p: Principal) =>
+      check('embeddings', p, policy.embeddings[p.tier], 'RATE_LIMITED', 'Embedding request'),
   };
 }
 
