@@ -7,6 +7,7 @@ import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
+import { createTopicService } from '../core/topics/topic.service.ts';
 import { createEmbeddingService } from '../core/embeddings/embedding.service.ts';
 import { createTiktokenCounter } from '../adapters/tokenizer/tiktoken.counter.ts';
 import type { Storage } from '../core/storage.port.ts';
@@ -37,11 +38,13 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   });
   const memories = createMemoryService({
     memories: storage.memories,
+    topics: storage.topics,
     embedder,
     clock,
     limits: { maxContentBytes: config.maxContentBytes, maxEmbedChars: config.maxEmbedChars },
   });
 
+  const topics = createTopicService({ topics: storage.topics, memories: storage.memories, clock });
   const search = createSearchService({
     memories: storage.memories,
     searchLog: storage.searchLog,
@@ -64,6 +67,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     memories,
     search,
     embeddings,
+    topics,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -1,6 +1,7 @@
 import type { ApiKeyRepository } from './api-keys/api-key.repository.ts';
 import type { MemoryRepository } from './memories/memory.repository.ts';
 import type { SearchLogRepository } from './search/search-log.ts';
+import type { TopicRepository } from './topics/topic.repository.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
 export interface Storage {
@@ -9,6 +10,7 @@ export interface Storage {
   readonly memories: MemoryRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly searchLog: SearchLogRepository;
+  readonly topics: TopicRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

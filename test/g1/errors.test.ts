@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embedder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
+import { makeMemory } from '../support/fixtures.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
 
 /** Asserts the G1 error envelope, its status and code; returns the error object. */
@@ -119,11 +120,7 @@ describe('G1 errors', () => {
       const ids = ['aaaaaaaa-0000-4000-8000-000000000001', 'aaaaaaaa-0000-4000-8000-000000000002'];
       const scope = { tenantId: 'acme', mode: 'live' as const, workspace: 'default' };
       for (const id of ids) {
-        const now = new Date();
-        await t.container.storage.memories.insert({
-          id, scope, title: id, content: 'c', memoryType: 'context', tags: [], metadata: {}, topicId: null,
-          createdAt: now, updatedAt: now, createdBy: 'u', updatedBy: 'u', accessCount: 0, lastAccessed: null,
-        }, { modelId: t.container.embedder.modelId, vector: new Float32Array(t.container.embedder.dimensions) });
+        await t.container.storage.memories.insert(makeMemory(scope, { id, title: id }), { modelId: t.container.embedder.modelId, vector: new Float32Array(t.container.embedder.dimensions) });
       }
       const e = expectG1Error(await api.get('aaaaaaaa'), 409, 'AMBIGUOUS_ID');
       expect(e.details[0]!.message).toContain(ids[0]);

@@ -22,15 +22,18 @@ describe('G1 happy paths', () => {
   let t: TestApp;
   let api: ReturnType<typeof g1>;
   let embedder: ReturnType<typeof countingEmbedder>;
+  let key: string;
   beforeEach(async () => {
     embedder = countingEmbedder();
     t = await createTestApp({ overrides: { embedder } });
-    api = g1(t.app, await t.key());
+    key = await t.key();
+    api = g1(t.app, key);
   });
   afterEach(() => t.close());
 
   it('creates a memory with every field and returns both type names', async () => {
-    const topic = '9b2f4c1e-5d6a-4b7c-8d9e-0f1a2b3c4d5e';
+    const topicRes = await t.app.inject({ method: 'POST', url: '/api/v1/topics', headers: { 'x-api-key': key }, payload: { name: 'Team' } });
+    const topic = json(topicRes).data.id as string;
     const res = await api.create({
       title: 'Weekly sync', content: 'Discussed the roadmap', type: 'meeting', tags: ['team', 'team', ' q3 '],
       metadata: { attendees: ['ann', 'bo'], room: { floor: 3, name: 'Blue' } }, topic_id: topic,

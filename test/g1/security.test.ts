@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeMemory } from '../support/fixtures.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 
 /** An error body without the parts that differ per request. */
@@ -46,11 +47,7 @@ describe('G1 security: tenants, modes and workspaces never cross', () => {
   it('resolves prefixes and ambiguity within the caller scope only', async () => {
     const scope = (tenantId: string) => ({ tenantId, mode: 'live' as const, workspace: 'default' });
     const insert = async (tenantId: string, id: string) => {
-      const now = new Date();
-      await t.container.storage.memories.insert({
-        id, scope: scope(tenantId), title: `${tenantId} ${id}`, content: 'c', memoryType: 'context', tags: [], metadata: {},
-        topicId: null, createdAt: now, updatedAt: now, createdBy: 'u', updatedBy: 'u', accessCount: 0, lastAccessed: null,
-      }, { modelId: t.container.embedder.modelId, vector: new Float32Array(t.container.embedder.dimensions) });
+      await t.container.storage.memories.insert(makeMemory(scope(tenantId), { id, title: `${tenantId} ${id}` }), { modelId: t.container.embedder.modelId, vector: new Float32Array(t.container.embedder.dimensions) });
     };
     await insert('alice-co', 'cafe0001-0000-4000-8000-00000000000a');
     await insert('alice-co', 'cafe0001-0000-4000-8000-00000000000b');

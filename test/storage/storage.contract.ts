@@ -7,6 +7,8 @@ import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
+import type { Topic } from '../../src/core/topics/topic.types.ts';
+import { randomUUID } from 'node:crypto';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 
 const MODEL = 'test:axis-8';
@@ -272,6 +274,52 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.searchLog.suggestQueries(scopeA, 'DEP', 5)).toEqual([
           { text: 'deploy pipeline', frequency: 2 }, { text: 'deploy keys', frequency: 1 }]);
         expect(await storage.searchLog.suggestQueries(scopeA, 'x', 5)).toEqual([]);
+      });
+    });
+
+    describe('topics and client ids', () => {
+      const topic = (scope: Scope, over: Partial<Topic> = {}): Topic => ({
+        id: randomUUID(), scope, name: 'T', description: null, parentId: null, metadata: {},
+        createdAt: new Date(Date.UTC(2026, 0, 1)), updatedAt: new Date(Date.UTC(2026, 0, 1)), createdBy: 'u', ...over,
+      });
+
+      it('stores topics per scope, refuses duplicate names under one parent, and deletes with care', async () => {
+        const root = topic(scopeA, { name: 'Root', metadata: { a: 1 } });
+        const child = topic(scopeA, { name: 'Child', parentId: root.id });
+        const grandchild = topic(scopeA, { name: 'Grandchild', parentId: child.id });
+        for (const t of [root, child, grandchild]) await storage.topics.insert(t);
+        expect(await storage.topics.findById(scopeA, root.id)).toEqual(root);
+        expect(await storage.topics.findById(scopeB, root.id)).toBeNull();
+        await expect(storage.topics.insert(topic(scopeA, { name: 'Root' }))).rejects.toMatchObject({ code: 'CONFLICT' });
+        await storage.topics.insert(topic(scopeA, { name: 'Root', parentId: root.id }));
+        await storage.topics.insert(topic(scopeB, { name: 'Root' }));
+        expect((await storage.topics.list(scopeA, { limit: 2, offset: 0 })).total).toBe(4);
+        expect((await storage.topics.listAll(scopeB)).map((t) => t.name)).toEqual(['Root']);
+
+        const updated = await storage.topics.update(scopeA, child.id, { name: 'Kid', metadata: { b: 2 } }, new Date(Date.UTC(2026, 0, 1)));
+        expect(updated).toMatchObject({ name: 'Kid', metadata: { b: 2 }, parentId: root.id });
+        expect(updated!.updatedAt.getTime()).toBeGreaterThan(child.updatedAt.getTime());
+        expect(await storage.topics.update(scopeB, child.id, { name: 'x' }, new Date())).toBeNull();
+
+        const m = makeMemory(scopeA, { topicId: child.id });
+        await storage.memories.insert(m, vec(0));
+        expect(await storage.memories.countByTopic(scopeA, [child.id, root.id])).toEqual(new Map([[child.id, 1]]));
+        expect((await storage.memories.list(scopeA, listAll({ filter: { topicId: child.id } }))).total).toBe(1);
+        expect(await storage.topics.delete(scopeB, child.id)).toBe(false);
+        expect(await storage.topics.delete(scopeA, child.id)).toBe(true);
+        expect((await storage.memories.findById(scopeA, m.id))!.topicId).toBeNull();
+        expect((await storage.topics.findById(scopeA, grandchild.id))!.parentId).toBe(root.id);
+      });
+
+      it('keeps client ids unique within a scope only', async () => {
+        const a = makeMemory(scopeA, { clientId: 'note-1' });
+        await storage.memories.insert(a, vec(0));
+        expect(await storage.memories.findByClientId(scopeA, 'note-1')).toEqual(a);
+        expect(await storage.memories.findByClientId(scopeB, 'note-1')).toBeNull();
+        await expect(storage.memories.insert(makeMemory(scopeA, { clientId: 'note-1' }), vec(0))).rejects.toMatchObject({ code: 'CONFLICT' });
+        await storage.memories.insert(makeMemory(scopeB, { clientId: 'note-1' }), vec(0));
+        await storage.memories.insert(makeMemory({ ...scopeA, workspace: 'w2' }, { clientId: 'note-1' }), vec(0));
+        expect((await storage.memories.list(scopeA, listAll())).total).toBe(1);
       });
     });
 

@@ -12,6 +12,7 @@ export function makeMemory(scope: Scope, overrides: Partial<Memory> = {}): Memor
   const at = new Date((tick += 1000));
   return {
     id: randomUUID(),
+    clientId: null,
     scope,
     title: 'A title',
     content: 'Some content',

@@ -8,8 +8,10 @@ import type {
  * atomic: the row, its tags and its vector commit together or not at all.
  */
 export interface MemoryRepository {
+  /** Inserts; a client id already used in the scope is a DomainError CONFLICT and nothing is written. */
   insert(memory: Memory, vector: StoredVector): Promise<void>;
   findById(scope: Scope, id: string): Promise<Memory | null>;
+  findByClientId(scope: Scope, clientId: string): Promise<Memory | null>;
   /** Ids in scope starting with `prefix` (lowercase), at most `limit`. */
   findIdsByPrefix(scope: Scope, prefix: string, limit: number): Promise<string[]>;
   /** Counts one access and returns the memory as it is after it; null when absent. */
@@ -21,6 +23,8 @@ export interface MemoryRepository {
   list(scope: Scope, query: ListQuery): Promise<{ items: Memory[]; total: number }>;
   /** Best first; `total` counts every hit at or above the threshold, `hits` at most `limit` of them. */
   searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
+  /** How many memories of the scope each topic holds. */
+  countByTopic(scope: Scope, topicIds: readonly string[]): Promise<Map<string, number>>;
   /** Keyword (full-text, BM25) search: best first; `total` counts every matching memory. */
   searchKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordHit[]; total: number }>;
   /** Stored vectors of the given memories for one model (absent ids and other models are left out). */

@@ -3,13 +3,14 @@ import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
 import { DomainError, type FieldProblem } from '../errors.ts';
 import { isUuid, newUuid } from '../ids.ts';
 import type { Scope } from '../scope.ts';
+import type { TopicRepository } from '../topics/topic.repository.ts';
 import type { MemoryRepository } from './memory.repository.ts';
 import {
   assertContentSize, checkContent, checkMemoryType, checkMetadata, checkTitle, checkTopicId, normalizeTags,
   throwIfProblems, type ContentLimits,
 } from './memory.rules.ts';
 import {
-  DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type NewMemoryInput,
+  CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type NewMemoryInput,
   type StoredVector,
 } from './memory.types.ts';
 
@@ -25,11 +26,20 @@ export type MemoryService = ReturnType<typeof createMemoryService>;
 
 export function createMemoryService(deps: {
   memories: MemoryRepository;
+  /** A memory's topic_id must name a topic of the same scope. */
+  topics: Pick<TopicRepository, 'findById'>;
   embedder: Embedder;
   clock: Clock;
   limits: MemoryServiceLimits;
 }) {
-  const { memories, embedder, clock, limits } = deps;
+  const { memories, topics, embedder, clock, limits } = deps;
+
+  async function assertTopic(scope: Scope, topicId: string | null | undefined): Promise<void> {
+    if (topicId === null || topicId === undefined) return;
+    if (!(await topics.findById(scope, topicId.toLowerCase()))) {
+      throw new DomainError('VALIDATION_FAILED', 'Unknown topic', { fields: [{ field: 'topic_id', message: 'no such topic' }] });
+    }
+  }
 
   /** What a memory is embedded from: its title and its content. */
   const embeddingText = (title: string, content: string): string =>
@@ -74,6 +84,9 @@ export function createMemoryService(deps: {
 
   function validateNew(input: NewMemoryInput): { tags: string[]; memoryType: string } {
     const problems: FieldProblem[] = [];
+    if (input.clientId !== undefined && !CLIENT_ID_PATTERN.test(input.clientId)) {
+      problems.push({ field: 'id', message: 'must be 1-128 characters: letters, digits, _ . : -' });
+    }
     checkTitle(input.title, problems);
     checkContent(input.content, problems);
     const memoryType = input.memoryType ?? DEFAULT_MEMORY_TYPE;
@@ -108,18 +121,20 @@ export function createMemoryService(deps: {
 
     async create(scope: Scope, actorId: string, input: NewMemoryInput): Promise<Memory> {
       const { tags, memoryType } = validateNew(input);
+      await assertTopic(scope, input.topicId);
       // Embed before writing: no model or network call inside a transaction, and a failed embedding writes nothing.
-      const vector = await embedOne(embeddingText(input.title, input.content));
+      const vector = input.vector ?? await embedOne(embeddingText(input.title, input.content));
       const now = clock.now();
       const memory: Memory = {
         id: newUuid(),
+        clientId: input.clientId ?? null,
         scope,
         title: input.title,
         content: input.content,
         memoryType,
         tags,
         metadata: input.metadata ?? {},
-        topicId: input.topicId ?? null,
+        topicId: input.topicId?.toLowerCase() ?? null,
         createdAt: now,
         updatedAt: now,
         createdBy: actorId,
@@ -142,6 +157,8 @@ export function createMemoryService(deps: {
     async update(scope: Scope, actorId: string, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
       const clean = validatePatch(patch);
       const id = await resolveId(scope, idOrPrefix);
+      await assertTopic(scope, clean.topicId);
+      if (clean.topicId) clean.topicId = clean.topicId.toLowerCase();
       let vector: StoredVector | null = null;
       if (clean.title !== undefined || clean.content !== undefined) {
         const current = await memories.findById(scope, id);

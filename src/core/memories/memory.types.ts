@@ -9,11 +9,15 @@ export const MAX_TITLE_LENGTH = 255;
 export const MAX_TAGS = 100;
 export const MAX_TAG_LENGTH = 100;
 export const MAX_METADATA_BYTES = 64 * 1024;
+/** Client-chosen ids (G2): letters, digits, `_ - . :`, 1-128 characters. */
+export const CLIENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
 export type Metadata = Record<string, unknown>;
 
 export interface Memory {
   id: string;
+  /** An id chosen by the client (G2), unique within the scope; null for most memories. */
+  clientId: string | null;
   scope: Scope;
   title: string;
   content: string;
@@ -38,6 +42,9 @@ export interface StoredVector {
 export interface NewMemoryInput {
   title: string;
   content: string;
+  clientId?: string | undefined;
+  /** A vector supplied by the client (G2) instead of one computed from the text. */
+  vector?: StoredVector | undefined;
   memoryType?: string | undefined;
   tags?: string[] | undefined;
   metadata?: Metadata | undefined;
@@ -72,6 +79,7 @@ export interface MemoryFilter {
   createdFrom?: Date | undefined;
   createdTo?: Date | undefined;
   metadata?: Record<string, MetadataFilterValue> | undefined;
+  topicId?: string | undefined;
 }
 
 export type SortField = 'created_at' | 'updated_at' | 'title';

@@ -16,7 +16,9 @@ function fromDomain(e: DomainError): G1Error {
     case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details };
     case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details };
     case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
-    case 'NOT_FOUND': return { status: 404, code: 'MEMORY_NOT_FOUND', message: e.message, details };
+    case 'NOT_FOUND': return e.details.resource === 'topic'
+      ? { status: 404, code: 'TOPIC_NOT_FOUND', message: e.message, details }
+      : { status: 404, code: 'MEMORY_NOT_FOUND', message: e.message, details };
     case 'AMBIGUOUS_ID': {
       const candidates = (e.details.candidates as string[] | undefined) ?? [];
       return {

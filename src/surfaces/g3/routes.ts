@@ -1,14 +1,127 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { SearchService } from '../../core/search/search.service.ts';
-import type { AuthDeps } from '../http-kit/auth.ts';
+import type { SearchContext, SearchService } from '../../core/search/search.service.ts';
+import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { createG3ErrorHandler } from './errors.ts';
+import { roundMs, toMatch } from './mappers.ts';
+import { parseBatch, parseHybrid, parseSearch, type RawRequest } from './requests.ts';
+import { BatchBody, BatchResponse, ErrorWire, HybridBody, HybridResponse, SearchBody, SearchResponse } from './schemas.ts';
 
 export interface G3Deps extends AuthDeps {
-  search: SearchService;
+  search: Pick<SearchService, 'semantic' | 'hybrid'>;
   clock: Clock;
 }
 
-/** G3: `/api/v1/search`, `/hybrid`, `/batch` (Bearer). Register with prefix `/api/v1/search`. */
-export const g3Routes: FastifyPluginAsync<G3Deps> = async () => {
-  // Filled in by the G3 work.
+const errors = {
+  400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 408: ErrorWire, 413: ErrorWire, 415: ErrorWire, 429: ErrorWire,
+  503: ErrorWire,
+};
+
+const rawOf = (req: FastifyRequest): RawRequest => ({
+  body: req.body, workspaceHeader: req.headers['x-workspace-id'], validationError: req.validationError,
+});
+
+/** `includeVector` was used: tell the client it is deprecated. */
+function markDeprecated(reply: FastifyReply): void {
+  reply.header('Deprecation', 'true');
+  reply.header('Link', '</docs>; rel="deprecation"');
+}
+
+/**
+ * G3: `/api/v1/search`, `/hybrid`, `/batch`, authenticated by `Authorization: Bearer`. Register with prefix
+ * `/api/v1/search`. Schema problems are attached rather than thrown so that the route reports them together with
+ * the rules of requests.ts (and, for /batch, per item).
+ */
+export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG3ErrorHandler(deps.clock));
+  // onRequest: the key is checked before the body is even parsed.
+  r.addHook('onRequest', authGuard(deps, 'bearer'));
+  const tags = ['G3 search'];
+  const security = [{ bearer: [] }];
+
+  /** The principal (with `memories:read`) and the search context for a workspace. */
+  const contextOf = (req: FastifyRequest, workspace: string): SearchContext => {
+    const principal = requirePrincipal(req);
+    return { scope: scopeOf(req, workspace), userId: principal.userId, surface: 'g3' };
+  };
+  const authorize = (req: FastifyRequest): void => requireScope(requirePrincipal(req), 'memories:read');
+
+  r.post('/', {
+    attachValidation: true,
+    schema: {
+      tags, security, summary: 'Semantic search',
+      description: 'Memories most similar to the query, best first, at or above the threshold.',
+      body: SearchBody, response: { 200: SearchResponse, ...errors },
+    },
+  }, async (req, reply) => {
+    authorize(req);
+    const p = parseSearch(rawOf(req));
+    const out = await deps.search.semantic(contextOf(req, p.workspace), {
+      query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
+      logFilters: p.logFilters,
+    });
+    if (p.usedDeprecatedAlias) markDeprecated(reply);
+    return {
+      matches: out.hits.map((h) => toMatch(h, p.query, p)),
+      total: out.total,
+      query_embedding_time: roundMs(out.embeddingMs),
+      search_time: roundMs(out.searchMs),
+    };
+  });
+
+  r.post('/hybrid', {
+    attachValidation: true,
+    schema: {
+      tags, security, summary: 'Hybrid (semantic + keyword) search',
+      description: 'Semantic and keyword (BM25) candidates, fused by weight; rerank chooses reciprocal-rank fusion.',
+      body: HybridBody, response: { 200: HybridResponse, ...errors },
+    },
+  }, async (req, reply) => {
+    authorize(req);
+    const p = parseHybrid(rawOf(req));
+    const out = await deps.search.hybrid(contextOf(req, p.workspace), {
+      query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
+      semanticWeight: p.semanticWeight, keywordWeight: p.keywordWeight, rerank: p.rerank, logFilters: p.logFilters,
+    });
+    if (p.usedDeprecatedAlias) markDeprecated(reply);
+    return {
+      matches: out.hits.map((h) => toMatch(h, p.query, p)),
+      semantic_results: out.semanticResults,
+      keyword_results: out.keywordResults,
+      combined_score_method: out.method,
+      total: out.total,
+      query_embedding_time: roundMs(out.embeddingMs),
+      search_time: roundMs(out.searchMs),
+    };
+  });
+
+  r.post('/batch', {
+    attachValidation: true,
+    schema: {
+      tags, security, summary: 'Several semantic searches at once',
+      description: 'Runs 1-20 searches concurrently; results keep the input order. A bad item gets an error in its slot.',
+      body: BatchBody, response: { 200: BatchResponse, ...errors },
+    },
+  }, async (req) => {
+    const started = performance.now();
+    authorize(req);
+    const batch = parseBatch(rawOf(req));
+    const ctx = contextOf(req, batch.workspace);
+    const results = await Promise.all(batch.slots.map(async (slot) => {
+      if (!slot.ok) {
+        return {
+          query: slot.query, matches: [],
+          error: { code: 'VALIDATION_ERROR', message: 'This search is invalid and was not run', details: slot.problems },
+        };
+      }
+      const out = await deps.search.semantic(ctx, {
+        query: slot.query, limit: slot.topK, threshold: slot.threshold, filter: slot.filter, logFilters: slot.logFilters,
+      });
+      return { query: slot.query, matches: out.hits.map((h) => toMatch(h, slot.query, { includeMetadata: true, includeEmbedding: false })) };
+    }));
+    return { results, total_time: roundMs(performance.now() - started) };
+  });
 };

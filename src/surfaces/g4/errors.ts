@@ -1,8 +1,119 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../../core/clock.ts';
+import { isoTimestamp, type Clock } from '../../core/clock.ts';
+import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
+import { retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
+import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
 
-/** The G4 error envelope (placeholder until the G4 work lands). */
-export function createG4ErrorHandler(_clock: Clock) {
-  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) =>
-    reply.status(error.statusCode ?? 500).send({ error: { code: error.code ?? 'INTERNAL_ERROR', message: error.message, request_id: req.id } });
+/**
+ * The G4 error envelope: `{success: false, error: {code, message, details: [{field, message}]}, meta: {timestamp,
+ * request_id}}`. A 400 lists every problem of the request; its code is chosen by the most important one:
+ * INVALID_QUERY > INVALID_VECTOR > SIMILARITY_THRESHOLD_INVALID > VALIDATION_ERROR.
+ */
+interface G4Error { status: number; code: string; message: string; details: FieldProblem[] }
+
+/** An HTTP-level refusal raised by G4 code itself (e.g. while reading a GET body). */
+export class G4HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly details: FieldProblem[] = []) {
+    super(message);
+    this.name = 'G4HttpError';
+  }
+}
+
+const QUERY_FIELDS = new Set(['q', 'text', 'query']);
+const isVectorField = (f: string) => f === 'vector' || f.startsWith('vector[');
+
+/** The 400 code of a set of problems, by priority. */
+export function validationCodeOf(details: readonly FieldProblem[]): { code: string; message: string } {
+  const fields = details.map((d) => d.field);
+  if (fields.some((f) => QUERY_FIELDS.has(f))) {
+    return { code: 'INVALID_QUERY', message: 'The query text is missing, empty or longer than 10000 characters' };
+  }
+  if (fields.some(isVectorField)) {
+    return { code: 'INVALID_VECTOR', message: 'vector must be an array of exactly 1536 finite numbers, not all zeros' };
+  }
+  if (fields.includes('similarity_threshold')) {
+    return { code: 'SIMILARITY_THRESHOLD_INVALID', message: 'similarity_threshold must be a number between 0.0 and 1.0' };
+  }
+  return { code: 'VALIDATION_ERROR', message: 'Request validation failed' };
+}
+
+/** At most this many per-entry vector problems are listed; the rest are summed up in one more entry. */
+const MAX_VECTOR_ENTRY_PROBLEMS = 10;
+
+function compactVectorProblems(details: FieldProblem[]): FieldProblem[] {
+  const entries = details.filter((d) => d.field.startsWith('vector['));
+  if (entries.length <= MAX_VECTOR_ENTRY_PROBLEMS) return details;
+  const kept = new Set(entries.slice(0, MAX_VECTOR_ENTRY_PROBLEMS));
+  const out = details.filter((d) => !d.field.startsWith('vector[') || kept.has(d));
+  out.push({ field: 'vector', message: `${entries.length - MAX_VECTOR_ENTRY_PROBLEMS} more entries are not finite numbers` });
+  return out;
+}
+
+/** The code by priority; the message names the first problem of that kind (e.g. the available models). */
+function badRequest(details: FieldProblem[], message = 'Request validation failed'): G4Error {
+  const list = compactVectorProblems(details);
+  const chosen = validationCodeOf(list);
+  const first = list.find((d) => validationCodeOf([d]).code === chosen.code);
+  const base = chosen.code === 'VALIDATION_ERROR' ? message : chosen.message;
+  return { status: 400, code: chosen.code, message: first ? `${base}: ${first.field} ${first.message}` : base, details: list };
+}
+
+function fromDomain(e: DomainError): G4Error {
+  const details = e.details.fields ?? [];
+  switch (e.code) {
+    case 'VALIDATION_FAILED': return badRequest(details, e.message);
+    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details };
+    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
+    case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: e.message, details };
+    case 'AMBIGUOUS_ID':
+    case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
+    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message, details };
+    case 'RATE_LIMITED':
+    case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMIT_EXCEEDED', message: e.message, details };
+    case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable', details };
+    case 'TIMEOUT': return { status: 408, code: 'SEARCH_TIMEOUT', message: e.message, details };
+  }
+}
+
+function fromRequestProblem(p: RequestProblem): G4Error {
+  switch (p.kind) {
+    case 'validation': return badRequest(p.fields);
+    case 'malformed_json': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: [{ field: 'body', message: p.message }] };
+    case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: [{ field: 'Content-Type', message: 'must be application/json' }] };
+    case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: [] };
+    case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: [] };
+  }
+}
+
+/** Renders every error under `/v1/search` and `/v1/embeddings`, route errors and framework errors alike. */
+export function createG4ErrorHandler(clock: Clock) {
+  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    let e: G4Error;
+    if (error instanceof G4HttpError) {
+      e = { status: error.status, code: error.code, message: error.message, details: error.details };
+    } else if (isDomainError(error)) {
+      e = fromDomain(error);
+      const limit = error.details.limit;
+      if (limit) {
+        reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
+        setRateLimitHeaders(reply, limit);
+      }
+    } else {
+      const problem = classifyRequestError(error);
+      if (problem) e = fromRequestProblem(problem);
+      else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+        // Some other refusal of the request by the framework: still the client's, never a 500.
+        e = { status: error.statusCode, code: 'VALIDATION_ERROR', message: error.message, details: [] };
+      } else {
+        req.log.error({ err: error }, 'unhandled error');
+        e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
+      }
+    }
+    if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+    return reply.status(e.status).send({
+      success: false,
+      error: { code: e.code, message: e.message, details: e.details },
+      meta: { timestamp: isoTimestamp(clock.now()), request_id: req.id },
+    });
+  };
 }

@@ -1,20 +1,304 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+import { isoTimestamp } from '../../core/clock.ts';
+import { DEFAULT_G4_MODEL_DIMENSIONS, type ApiModel, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
+import type { MemoryFilter, Suggestion } from '../../core/memories/memory.types.ts';
+import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
+import type { Scope } from '../../core/scope.ts';
+import { checkFilter, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
 import type { SearchLogRepository } from '../../core/search/search-log.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
-import type { AuthDeps } from '../http-kit/auth.ts';
+import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
+import { createG4ErrorHandler } from './errors.ts';
+import { getBodyOf, readGetBody } from './get-body.ts';
+import { roundMs, scoreSuggestions, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
+import {
+  EmbeddingBody, ErrorWire, MAX_FILTER_TAGS, Responses, SearchQuery, SuggestionsQuery, VECTOR_DIMENSIONS, VectorBody,
+} from './schemas.ts';
 
 export interface G4Deps extends AuthDeps {
-  search: SearchService;
-  embeddings: EmbeddingService;
+  search: Pick<SearchService, 'semantic' | 'byVector'>;
+  embeddings: Pick<EmbeddingService, 'resolveModel' | 'embed'>;
+  limits: Pick<LimitsService, 'gateway' | 'embeddings'>;
   /** Suggestions read tags and titles straight from storage. */
   storage: { memories: Pick<MemoryRepository, 'suggestTags' | 'suggestTitles'>; searchLog: Pick<SearchLogRepository, 'suggestQueries'> };
   clock: Clock;
 }
 
+/** The deprecated model's removal date (HTTP date), sent as `Sunset`; it goes with version 2.0.0. */
+export const DEPRECATED_MODEL_SUNSET = 'Sun, 01 Nov 2027 00:00:00 GMT';
+
+const errors = { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 413: ErrorWire, 415: ErrorWire, 429: ErrorWire, 503: ErrorWire };
+const searchErrors = { ...errors, 408: ErrorWire };
+
+/** Problems found by the route schema (the routes use attachValidation so they can add their own). */
+function schemaProblems(req: FastifyRequest): FieldProblem[] {
+  const err = req.validationError;
+  return err ? fieldProblemsFromValidation(err.validation) : [];
+}
+
+/** Runs `f`, turning a validation failure into problems on the list; undefined then. */
+function collect<T>(problems: FieldProblem[], f: () => T): T | undefined {
+  try {
+    return f();
+  } catch (e) {
+    if (isDomainError(e) && e.code === 'VALIDATION_FAILED') {
+      problems.push(...(e.details.fields ?? [{ field: 'body', message: e.message }]));
+      return undefined;
+    }
+    throw e;
+  }
+}
+
+const has = (problems: readonly FieldProblem[], field: string) => problems.some((p) => p.field === field);
+
+/** One problem per field (the schema's first); throws when there is any. */
+function throwIfAny(problems: readonly FieldProblem[]): void {
+  if (problems.length === 0) return;
+  const seen = new Set<string>();
+  throw validationError(problems.filter((p) => (seen.has(p.field) ? false : (seen.add(p.field), true))));
+}
+
+function checkText(value: unknown, field: string, problems: FieldProblem[]): void {
+  if (typeof value === 'string' && !has(problems, field) && value.trim() === '') problems.push({ field, message: 'must not be blank' });
+}
+
+function checkTags(tags: string[] | undefined, problems: FieldProblem[]): void {
+  if (tags && tags.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', message: `at most ${MAX_FILTER_TAGS} tags` });
+}
+
+function dateBound(value: unknown, field: string, problems: FieldProblem[]): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const d = parseTimestamp(value);
+  if (!d) problems.push({ field, message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
+  return d ?? undefined;
+}
+
+/** `metadata_filter` from the GET body or the query string (not both). */
+function getMetadataFilter(req: FastifyRequest, fromQuery: unknown, problems: FieldProblem[]): unknown {
+  const body = getBodyOf(req);
+  if (!body.ok) {
+    problems.push(...body.problems);
+    return undefined;
+  }
+  let fromBody: unknown;
+  if (body.value) {
+    for (const key of Object.keys(body.value)) {
+      if (key !== 'metadata_filter') problems.push({ field: `body.${key}`, message: 'is not allowed; a GET body may hold only metadata_filter' });
+    }
+    fromBody = body.value.metadata_filter;
+  }
+  let parsedQuery: unknown;
+  if (typeof fromQuery === 'string') {
+    try {
+      parsedQuery = JSON.parse(fromQuery);
+    } catch {
+      problems.push({ field: 'metadata_filter', message: 'must be a URL-encoded JSON object' });
+      return undefined;
+    }
+  }
+  if (fromBody !== undefined && parsedQuery !== undefined) {
+    problems.push({ field: 'metadata_filter', message: 'give it in the JSON body or in the query string, not both' });
+    return undefined;
+  }
+  return fromBody ?? parsedQuery;
+}
+
+const meta = (clock: Clock, req: FastifyRequest) => ({ timestamp: isoTimestamp(clock.now()), request_id: req.id });
+
 /** G4: `/v1/search`, `/v1/search/vector`, `/v1/search/suggestions`, `/v1/embeddings` (Bearer). Registered without a prefix: routes carry full paths. */
-export const g4Routes: FastifyPluginAsync<G4Deps> = async () => {
-  // Filled in by the G4 work.
+export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG4ErrorHandler(deps.clock));
+  // onRequest: the key is checked before any body is read.
+  r.addHook('onRequest', authGuard(deps, 'bearer'));
+  const tags = ['G4 search and discovery'];
+  const security = [{ bearer: [] }];
+
+  /** The API name of the 1536-dimension model, which is the configured embedder's vectors zero-padded. */
+  const searchModelName = (fallback: string): string => {
+    try {
+      return deps.embeddings.resolveModel(undefined, DEFAULT_G4_MODEL_DIMENSIONS).name;
+    } catch {
+      return fallback;
+    }
+  };
+
+  r.get('/v1/search', {
+    schema: {
+      tags, security, summary: 'Semantic search',
+      description: 'A JSON body `{"metadata_filter": {...}}` may be sent with this GET (Content-Type: application/json, at most '
+        + '64 KiB); clients that cannot send one give `metadata_filter` as a URL-encoded JSON query parameter instead.',
+      querystring: SearchQuery,
+      response: { 200: Responses.search, ...searchErrors },
+    },
+    attachValidation: true,
+    preValidation: readGetBody,
+  }, async (req) => {
+    const started = performance.now();
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:read');
+    const q = req.query;
+    const problems = schemaProblems(req);
+    checkText(q.q, 'q', problems);
+    const tagList = splitList(typeof q.tags === 'string' ? q.tags : undefined);
+    checkTags(tagList, problems);
+    const filter: MemoryFilter = {
+      tagsAny: tagList,
+      createdFrom: dateBound(q.created_after, 'created_after', problems),
+      createdTo: dateBound(q.created_before, 'created_before', problems),
+    };
+    checkFilter(filter, problems, { from: 'created_after', to: 'created_before' });
+    const rawFilter = getMetadataFilter(req, q.metadata_filter, problems);
+    filter.metadata = parseMetadataFilter(rawFilter, problems, 'metadata_filter');
+    const scope = collect(problems, () => scopeOf(req));
+    throwIfAny(problems);
+
+    const outcome = await deps.search.semantic(
+      { scope: scope as Scope, userId: principal.userId, surface: 'g4' },
+      {
+        query: q.q, limit: q.limit + q.offset, threshold: q.similarity_threshold, filter,
+        logFilters: {
+          tags: tagList, created_after: q.created_after, created_before: q.created_before, metadata_filter: filter.metadata,
+          limit: q.limit, offset: q.offset,
+        },
+      },
+    );
+    const page = outcome.hits.slice(q.offset, q.offset + q.limit);
+    const results = page.map((h) => toSemanticItem(h, { query: q.q, includeContent: q.include_content, highlight: q.highlight }));
+    return {
+      success: true as const,
+      data: {
+        query: q.q,
+        results,
+        pagination: { total: outcome.total, limit: q.limit, offset: q.offset, has_more: q.offset + results.length < outcome.total },
+        search_metadata: {
+          query_time_ms: roundMs(performance.now() - started),
+          embedding_model: searchModelName(outcome.embeddingModel),
+          similarity_threshold: q.similarity_threshold,
+        },
+      },
+      meta: meta(deps.clock, req),
+    };
+  });
+
+  r.post('/v1/search/vector', {
+    schema: {
+      tags, security, summary: 'Search by a 1536-dimension vector',
+      body: VectorBody,
+      response: { 200: Responses.vector, ...searchErrors },
+    },
+    attachValidation: true,
+  }, async (req) => {
+    const started = performance.now();
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:read');
+    const b = req.body;
+    const problems = schemaProblems(req);
+    const vector: unknown = b?.vector;
+    if (Array.isArray(vector)) {
+      vector.forEach((x, i) => {
+        if (typeof x === 'number' && !Number.isFinite(x)) problems.push({ field: `vector[${i}]`, message: 'must be a finite number' });
+      });
+      if (vector.length === VECTOR_DIMENSIONS && !problems.some((p) => p.field.startsWith('vector'))
+        && vector.every((x) => x === 0)) {
+        problems.push({ field: 'vector', message: 'must not be all zeros (it has no direction to compare)' });
+      }
+    }
+    const metadata = b && typeof b.metadata_filter === 'object' ? parseMetadataFilter(b.metadata_filter, problems, 'metadata_filter') : undefined;
+    const scope = collect(problems, () => scopeOf(req));
+    throwIfAny(problems);
+
+    const tagList = b.tags && b.tags.length > 0 ? [...new Set(b.tags)] : undefined;
+    const outcome = await deps.search.byVector(
+      { scope: scope as Scope, userId: principal.userId, surface: 'g4' },
+      {
+        vector: b.vector, limit: b.limit + b.offset, threshold: b.similarity_threshold,
+        filter: { tagsAny: tagList, metadata },
+        logFilters: { tags: tagList, metadata_filter: metadata, limit: b.limit, offset: b.offset },
+      },
+    );
+    const results = outcome.hits.slice(b.offset, b.offset + b.limit).map(toVectorItem);
+    return {
+      success: true as const,
+      data: {
+        results,
+        pagination: { total: outcome.total, limit: b.limit, offset: b.offset, has_more: b.offset + results.length < outcome.total },
+        search_metadata: {
+          query_time_ms: roundMs(performance.now() - started),
+          similarity_threshold: b.similarity_threshold,
+          distance_metric: 'cosine' as const,
+        },
+      },
+      meta: meta(deps.clock, req),
+    };
+  });
+
+  r.get('/v1/search/suggestions', {
+    schema: {
+      tags, security, summary: 'Suggestions for a partial query: past queries, tags or titles',
+      querystring: SuggestionsQuery,
+      response: { 200: Responses.suggestions, ...errors },
+    },
+    attachValidation: true,
+  }, async (req) => {
+    requireScope(requirePrincipal(req), 'memories:read');
+    const q = req.query;
+    const problems = schemaProblems(req);
+    checkText(q.q, 'q', problems);
+    const scope = collect(problems, () => scopeOf(req));
+    throwIfAny(problems);
+
+    const text = q.q.trim();
+    let found: Suggestion[];
+    switch (q.type) {
+      case 'tag': found = await deps.storage.memories.suggestTags(scope as Scope, text, q.limit); break;
+      case 'title': found = await deps.storage.memories.suggestTitles(scope as Scope, text, q.limit); break;
+      default: found = await deps.storage.searchLog.suggestQueries(scope as Scope, text, q.limit); break;
+    }
+    return {
+      success: true as const,
+      data: { query: q.q, suggestions: scoreSuggestions(found, text, q.type) },
+      meta: meta(deps.clock, req),
+    };
+  });
+
+  r.post('/v1/embeddings', {
+    schema: {
+      tags, security, summary: 'Embed a text (1536 dimensions by default)',
+      body: EmbeddingBody,
+      response: { 200: Responses.embedding, ...errors },
+    },
+    attachValidation: true,
+  }, async (req, reply) => {
+    const principal = requirePrincipal(req);
+    const b = req.body;
+    const problems = schemaProblems(req);
+    checkText(b?.text, 'text', problems);
+    let model: ApiModel | undefined;
+    const requested: unknown = b?.model;
+    if (requested === undefined || typeof requested === 'string') {
+      model = collect(problems, () => deps.embeddings.resolveModel(requested as string | undefined, DEFAULT_G4_MODEL_DIMENSIONS));
+    }
+    throwIfAny(problems);
+    const chosen = model as ApiModel;
+
+    await deps.limits.embeddings(principal);
+    const result = await deps.embeddings.embed([b.text], chosen, 'text');
+    if (chosen.deprecated) {
+      reply.header('Deprecation', 'true');
+      reply.header('Sunset', DEPRECATED_MODEL_SUNSET);
+    }
+    const embedding = result.vectors[0] ?? [];
+    return {
+      success: true as const,
+      data: { text: b.text, embedding, model: chosen.name, token_count: result.tokens[0] ?? 0, dimensions: embedding.length },
+      meta: meta(deps.clock, req),
+    };
+  });
 };

@@ -1,14 +1,82 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Clock } from '../../core/clock.ts';
-import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
-import type { AuthDeps } from '../http-kit/auth.ts';
+import type { EmbeddingResult, EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+import { isDomainError } from '../../core/errors.ts';
+import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
+import { authGuard, requirePrincipal, type AuthDeps } from '../http-kit/auth.ts';
+import { createG5ErrorHandler, invalidRequest, problemsFromFields } from './errors.ts';
+import { EmbeddingListWire, EmbeddingsBody, EmbeddingsHeaders, ErrorWire } from './schemas.ts';
+import { requireJsonContentType, validateEmbeddingsRequest } from './validation.ts';
 
 export interface G5Deps extends AuthDeps {
-  embeddings: EmbeddingService;
+  embeddings: Pick<EmbeddingService, 'models' | 'resolveModel' | 'embed'>;
+  limits: Pick<LimitsService, 'gateway' | 'embeddings'>;
   clock: Clock;
 }
 
-/** G5: `POST /api/v1/embeddings` (Bearer). Register with prefix `/api/v1/embeddings`. */
-export const g5Routes: FastifyPluginAsync<G5Deps> = async () => {
-  // Filled in by the G5 work.
+/** Headers of an answer made with a deprecated model (the 768-dimension one, removed in 2.0.0). */
+export const DEPRECATION_HEADERS = {
+  Deprecation: 'true',
+  Sunset: new Date(Date.UTC(2027, 10, 1)).toUTCString(),
+  Link: '</docs>; rel="deprecation"',
+} as const;
+
+const errors = { 400: ErrorWire, 401: ErrorWire, 404: ErrorWire, 413: ErrorWire, 415: ErrorWire, 429: ErrorWire, 500: ErrorWire, 503: ErrorWire };
+
+export const toEmbeddingList = (r: EmbeddingResult) => {
+  const tokens = r.tokens.reduce((a, b) => a + b, 0);
+  return {
+    object: 'list' as const,
+    data: r.vectors.map((embedding, index) => ({ object: 'embedding' as const, embedding, index })),
+    model: r.model.name,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
+};
+
+/** G5: `POST /api/v1/embeddings`, authenticated by `Authorization: Bearer`. Register with prefix `/api/v1/embeddings`. */
+export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG5ErrorHandler(deps.clock));
+  // onRequest: the key (and the gateway's per-minute limit) is checked before the body is even parsed.
+  r.addHook('onRequest', authGuard(deps, 'bearer'));
+
+  r.post('/', {
+    // The handler checks the request itself so that every problem gets its reason (validation.ts);
+    // the schema documents the request for /openapi.json.
+    attachValidation: true,
+    schema: {
+      tags: ['G5 embeddings'],
+      security: [{ bearer: [] }],
+      summary: 'Create embeddings',
+      description: 'One embedding per input text, in input order (`index` = position). Usage counts tokens with '
+        + 'cl100k_base. Counts once per request against the hourly embeddings limit (free 1000, pro 10000).',
+      headers: EmbeddingsHeaders,
+      body: EmbeddingsBody,
+      response: { 200: EmbeddingListWire, ...errors },
+    },
+  }, async (req, reply) => {
+    const principal = requirePrincipal(req);
+    requireJsonContentType(req);
+    const request = validateEmbeddingsRequest(req.body as unknown, req.headers, deps.embeddings);
+    // A schema error the handler's own checks did not catch is still a 400, never a pass.
+    if (req.validationError) throw req.validationError;
+    req.log.debug({ clientVersion: request.clientVersion, model: request.model.name, inputs: request.texts.length }, 'g5 embeddings request');
+
+    let result: EmbeddingResult;
+    try {
+      result = await deps.embeddings.embed(request.texts, request.model, 'input');
+    } catch (err) {
+      // The core counts tokens: an over-long text is found here.
+      if (isDomainError(err) && err.code === 'VALIDATION_FAILED' && err.details.fields?.length) {
+        throw invalidRequest(problemsFromFields(err.details.fields, undefined, (f) => (request.single && f === 'input[0]' ? 'input' : f)));
+      }
+      throw err;
+    }
+    // Counted once the request is known to be valid (token lengths included) and answerable.
+    await deps.limits.embeddings(principal);
+
+    if (request.model.deprecated) reply.headers(DEPRECATION_HEADERS);
+    return toEmbeddingList(result);
+  });
 };

@@ -113,4 +113,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX search_log_scope_query ON search_log (tenant_id, mode, workspace, query_norm);
     `,
   },
+  {
+    version: 3,
+    name: 'topics and client-supplied memory ids',
+    sql: `
+      CREATE TABLE topics (
+        seq          INTEGER PRIMARY KEY,
+        id           TEXT NOT NULL UNIQUE,
+        tenant_id    TEXT NOT NULL,
+        mode         TEXT NOT NULL,
+        workspace    TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        description  TEXT,
+        parent_id    TEXT,
+        metadata     TEXT NOT NULL,
+        created_at   INTEGER NOT NULL,
+        updated_at   INTEGER NOT NULL,
+        created_by   TEXT NOT NULL
+      );
+      CREATE INDEX topics_scope_id ON topics (tenant_id, mode, workspace, id);
+      CREATE UNIQUE INDEX topics_scope_parent_name ON topics (tenant_id, mode, workspace, COALESCE(parent_id, ''), name);
+
+      -- G2 lets a client choose a memory's id: unique within the caller's scope only, so it can never reveal or
+      -- collide with another tenant's data. The internal id stays a UUID.
+      ALTER TABLE memories ADD COLUMN client_id TEXT;
+      CREATE UNIQUE INDEX memories_scope_client_id ON memories (tenant_id, mode, workspace, client_id)
+        WHERE client_id IS NOT NULL;
+      CREATE INDEX memories_scope_topic ON memories (tenant_id, mode, workspace, topic_id);
+    `,
+  },
 ];

@@ -4,18 +4,21 @@ import {
   type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
+import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
+import { isUniqueViolation } from './sqlite-errors.ts';
 
 interface Row {
-  seq: number; id: string; tenant_id: string; mode: string; workspace: string; title: string; content: string;
+  seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
   memory_type: string; tags: string; metadata: string; topic_id: string | null; created_at: number;
   updated_at: number; created_by: string; updated_by: string; access_count: number; last_accessed: number | null;
 }
 
 const toMemory = (r: Row): Memory => ({
   id: r.id,
+  clientId: r.client_id,
   scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
   title: r.title,
   content: r.content,
@@ -52,6 +55,10 @@ function filterSql(filter: MemoryFilter): { sql: string; params: unknown[] } {
     parts.push(`(SELECT COUNT(*) FROM memory_tags t WHERE t.memory_seq = m.seq AND t.tag IN (${marks(tags.length)})) = ?`);
     params.push(...tags, tags.length);
   }
+  if (filter.topicId !== undefined) {
+    parts.push('m.topic_id = ?');
+    params.push(filter.topicId);
+  }
   if (filter.createdFrom) {
     parts.push('m.created_at >= ?');
     params.push(filter.createdFrom.getTime());
@@ -76,7 +83,7 @@ function filterSql(filter: MemoryFilter): { sql: string; params: unknown[] } {
 }
 
 const hasFilter = (f: MemoryFilter): boolean => Boolean(
-  f.types?.length || f.tagsAny?.length || f.tagsAll?.length || f.createdFrom || f.createdTo
+  f.topicId !== undefined || f.types?.length || f.tagsAny?.length || f.tagsAll?.length || f.createdFrom || f.createdTo
   || Object.keys(f.metadata ?? {}).length,
 );
 
@@ -92,9 +99,9 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
   const vectors = new SqliteVectorCache(db);
 
   const insertMemory = db.prepare(`INSERT INTO memories
-    (id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
+    (id, client_id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
      created_by, updated_by, access_count, last_accessed)
-    VALUES (@id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
+    VALUES (@id, @client_id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
      @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed)`);
   const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
   const deleteTags = db.prepare('DELETE FROM memory_tags WHERE memory_seq = ?');
@@ -103,6 +110,8 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
     vector = excluded.vector`);
   const byId = db.prepare<[string, string, string, string], Row>(
     `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.id = ?`);
+  const byClientId = db.prepare<[string, string, string, string], Row>(
+    `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.client_id = ?`);
   const idsByPrefix = db.prepare<[string, string, string, string, string, number], { id: string }>(
     `SELECT m.id FROM memories m WHERE ${SCOPE_WHERE} AND m.id >= ? AND m.id < ? ORDER BY m.id LIMIT ?`);
   const touch = db.prepare<[number, string, string, string, string], Row>(
@@ -124,7 +133,7 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
 
   const insertTx = db.transaction((m: Memory, v: StoredVector): number => {
     const { lastInsertRowid } = insertMemory.run({
-      id: m.id, tenant_id: m.scope.tenantId, mode: m.scope.mode, workspace: m.scope.workspace, title: m.title,
+      id: m.id, client_id: m.clientId, tenant_id: m.scope.tenantId, mode: m.scope.mode, workspace: m.scope.workspace, title: m.title,
       content: m.content, memory_type: m.memoryType, tags: JSON.stringify(m.tags), metadata: JSON.stringify(m.metadata),
       topic_id: m.topicId, created_at: m.createdAt.getTime(), updated_at: m.updatedAt.getTime(),
       created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
@@ -161,13 +170,37 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
 
   return {
     async insert(memory, vector) {
-      const seq = insertTx(memory, vector);
+      let seq: number;
+      try {
+        seq = insertTx(memory, vector);
+      } catch (err) {
+        if (isUniqueViolation(err, 'client_id')) {
+          throw new DomainError('CONFLICT', `A memory with id ${memory.clientId} already exists`, {
+            fields: [{ field: 'id', message: 'already exists' }],
+          });
+        }
+        throw err;
+      }
       vectors.upsert(memory.scope, vector.modelId, seq, vector.vector);
     },
 
     async findById(scope, id) {
       const row = byId.get(...scopeParams(scope), id);
       return row ? toMemory(row) : null;
+    },
+
+    async findByClientId(scope, clientId) {
+      const row = byClientId.get(...scopeParams(scope), clientId);
+      return row ? toMemory(row) : null;
+    },
+
+    async countByTopic(scope, topicIds) {
+      if (topicIds.length === 0) return new Map();
+      const rows = db.prepare<unknown[], { topic_id: string; n: number }>(
+        `SELECT m.topic_id, COUNT(*) AS n FROM memories m WHERE ${SCOPE_WHERE}
+         AND m.topic_id IN (${topicIds.map(() => '?').join(', ')}) GROUP BY m.topic_id`,
+      ).all(...scopeParams(scope), ...topicIds);
+      return new Map(rows.map((r) => [r.topic_id, r.n]));
     },
 
     async findIdsByPrefix(scope, prefix, limit) {

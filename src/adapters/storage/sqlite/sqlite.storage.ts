@@ -2,6 +2,7 @@ import type { Storage } from '../../../core/storage.port.ts';
 import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
 import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
 import { createSqliteSearchLogRepository } from './sqlite-search-log.repository.ts';
+import { createSqliteTopicRepository } from './sqlite-topic.repository.ts';
 import { openSqlite } from './sqlite.database.ts';
 
 /** The embedded store: one SQLite file (or `:memory:`), schema migrated on open. */
@@ -14,6 +15,7 @@ export function createSqliteStorage(options: { file: string }): Storage {
     memories: createSqliteMemoryRepository(db),
     apiKeys: createSqliteApiKeyRepository(db),
     searchLog: createSqliteSearchLogRepository(db),
+    topics: createSqliteTopicRepository(db),
     async ping() {
       return !closed && ping.get() === 1;
     },

@@ -1,0 +1,40 @@
+import { padVector } from '../../core/embeddings/vectors.ts';
+import type { ScoredHit } from '../../core/search/search.service.ts';
+import { highlight } from '../../core/search/highlights.ts';
+import { EMBEDDING_WIDTH } from './schemas.ts';
+
+/** G3 domain -> wire. */
+
+export interface MatchOptions {
+  includeMetadata: boolean;
+  includeEmbedding: boolean;
+}
+
+export interface MatchWire {
+  id: string;
+  score: number;
+  text: string;
+  metadata?: Record<string, unknown>;
+  highlights: string[];
+  embedding?: number[];
+}
+
+/** Scores to 6 decimals. */
+export const roundScore = (x: number): number => Math.round(x * 1e6) / 1e6;
+/** Milliseconds to 0.01 ms. */
+export const roundMs = (ms: number): number => Math.round(ms * 100) / 100;
+
+/**
+ * One match: `text` is the memory's content, highlights are snippets of it around the query's words. The embedding
+ * is the stored vector zero-padded to 1536 numbers; it is left out when no vector of the current model is stored
+ * (or one wider than 1536, which cannot be shown at that width).
+ */
+export function toMatch(hit: ScoredHit, query: string, options: MatchOptions): MatchWire {
+  const m = hit.memory;
+  const match: MatchWire = { id: m.id, score: roundScore(hit.score), text: m.content, highlights: highlight(m.content, query) };
+  if (options.includeMetadata) match.metadata = m.metadata;
+  if (options.includeEmbedding && hit.vector && hit.vector.length <= EMBEDDING_WIDTH) {
+    match.embedding = padVector(hit.vector, EMBEDDING_WIDTH);
+  }
+  return match;
+}

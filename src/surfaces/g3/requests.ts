@@ -1,0 +1,319 @@
+import type { FastifySchemaValidationError } from 'fastify';
+import { validationError, type FieldProblem } from '../../core/errors.ts';
+import type { MemoryFilter } from '../../core/memories/memory.types.ts';
+import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
+import { checkFilter, MAX_FILTER_VALUES, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
+import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
+
+/**
+ * G3 request bodies -> checked service inputs. The route schemas check shapes (AJV, attached to the request rather
+ * than thrown); the rules here check what a schema cannot (blank query, dates, metadata keys, operators, namespace
+ * against X-Workspace-ID, alias and weight pairs). Both kinds of problems are reported together, one per field.
+ */
+
+type Loose = Record<string, unknown>;
+type SchemaErrors = readonly FastifySchemaValidationError[];
+
+/** What the route hands over: the body as parsed (possibly schema-invalid), the workspace header, AJV's errors. */
+export interface RawRequest {
+  body: unknown;
+  workspaceHeader: unknown;
+  validationError?: { validation?: unknown } | undefined;
+}
+
+export interface SearchRequest {
+  query: string;
+  topK: number;
+  threshold: number;
+  filter: MemoryFilter;
+  /** The filters as sent, for the search log. */
+  logFilters: Record<string, unknown>;
+  includeMetadata: boolean;
+  includeEmbedding: boolean;
+  /** The deprecated `includeVector` was used. */
+  usedDeprecatedAlias: boolean;
+  workspace: string;
+}
+
+export interface HybridRequest extends SearchRequest {
+  semanticWeight: number;
+  keywordWeight: number;
+  rerank: boolean;
+}
+
+export type BatchSlot =
+  | { ok: true; query: string; topK: number; threshold: number; filter: MemoryFilter; logFilters: Record<string, unknown> }
+  | { ok: false; query: string | null; problems: FieldProblem[] };
+
+export interface BatchRequest {
+  workspace: string;
+  slots: BatchSlot[];
+}
+
+const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null && !Array.isArray(v);
+const asObject = (v: unknown): Loose => (isObject(v) ? v : {});
+
+const schemaErrorsOf = (raw: RawRequest): SchemaErrors => {
+  const v = raw.validationError?.validation;
+  return Array.isArray(v) ? (v as SchemaErrors) : [];
+};
+
+/** `field` is `root` or lies inside it (`root.x`, `root[0]`). */
+const within = (field: string, root: string): boolean =>
+  field === root || field.startsWith(`${root}.`) || field.startsWith(`${root}[`);
+
+/**
+ * Schema problems and rule problems as one list, one entry per field (a rule's message wins: it is the more
+ * specific). The filter rules check every filter completely, so once they found something, AJV's messages about
+ * the filters (which repeat each branch of a union) are left out.
+ */
+function mergeProblems(schema: FieldProblem[], rules: FieldProblem[], filterRoot?: string): FieldProblem[] {
+  const rulesSawFilters = filterRoot !== undefined && rules.some((p) => within(p.field, filterRoot));
+  const byField = new Map<string, string>();
+  for (const p of schema) {
+    if (rulesSawFilters && within(p.field, filterRoot!)) continue;
+    if (!byField.has(p.field)) byField.set(p.field, p.message);
+  }
+  for (const p of rules) byField.set(p.field, p.message);
+  return [...byField].map(([field, message]) => ({ field, message }));
+}
+
+const prefixed = (prefix: string, name: string): string => (prefix ? `${prefix}.${name}` : name);
+
+function checkQuery(query: unknown, field: string, problems: FieldProblem[]): void {
+  if (typeof query === 'string' && query.trim().length === 0) problems.push({ field, message: 'must not be blank' });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// filters
+
+const LIST_MESSAGE = `must be an array of 1-${MAX_FILTER_VALUES} non-empty strings`;
+
+function stringList(value: unknown, field: string, problems: FieldProblem[]): string[] | undefined {
+  if (Array.isArray(value) && value.length >= 1 && value.length <= MAX_FILTER_VALUES
+    && value.every((v) => typeof v === 'string' && v.length > 0)) {
+    return value as string[];
+  }
+  problems.push({ field, message: LIST_MESSAGE });
+  return undefined;
+}
+
+function parseType(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
+  if (typeof value === 'string' && value.length > 0) filter.types = [value];
+  else if (Array.isArray(value)) filter.types = stringList(value, field, problems);
+  else problems.push({ field, message: `must be a non-empty string or an array of 1-${MAX_FILTER_VALUES} of them` });
+}
+
+function parseTags(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
+  if (Array.isArray(value)) {
+    filter.tagsAny = stringList(value, field, problems);
+    return;
+  }
+  if (!isObject(value)) {
+    problems.push({ field, message: 'must be an array of tags, {"$in": [...]} or {"$all": [...]}' });
+    return;
+  }
+  const entries = Object.entries(value);
+  if (entries.length === 0) problems.push({ field, message: 'must have $in or $all' });
+  for (const [op, list] of entries) {
+    if (op === '$in') filter.tagsAny = stringList(list, `${field}.$in`, problems);
+    else if (op === '$all') filter.tagsAll = stringList(list, `${field}.$all`, problems);
+    else problems.push({ field: `${field}.${op}`, message: 'unknown operator; tags take $in (any of) or $all (every one)' });
+  }
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const HAS_TIME_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
+const DAY_MS = 86_400_000;
+
+/**
+ * An ISO 8601 bound: a date alone is a UTC day (its start for $gte, its last millisecond for $lte, so both stay
+ * inclusive); a date-time without an offset is UTC. Null when it is not ISO 8601.
+ */
+function parseBound(value: string, end: boolean): Date | null {
+  const text = value.trim();
+  const d = parseTimestamp(HAS_TIME_WITHOUT_ZONE.test(text) ? `${text}Z` : text);
+  if (!d) return null;
+  return end && DATE_ONLY.test(text) ? new Date(d.getTime() + DAY_MS - 1) : d;
+}
+
+function parseDate(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
+  if (!isObject(value)) {
+    problems.push({ field, message: 'must be an object with $gte and/or $lte' });
+    return;
+  }
+  for (const [op, bound] of Object.entries(value)) {
+    const where = `${field}.${op}`;
+    if (op !== '$gte' && op !== '$lte') {
+      problems.push({ field: where, message: 'unknown operator; date takes $gte and $lte' });
+      continue;
+    }
+    const at = typeof bound === 'string' ? parseBound(bound, op === '$lte') : null;
+    if (!at) problems.push({ field: where, message: 'must be an ISO 8601 date or date-time' });
+    else if (op === '$gte') filter.createdFrom = at;
+    else filter.createdTo = at;
+  }
+  checkFilter(filter, problems, { from: `${field}.$gte`, to: `${field}.$lte` });
+}
+
+/**
+ * G3 `filters` -> MemoryFilter: `type`, `tags`, `date`, and every other key a metadata filter (dotted keys for
+ * nested metadata). Adds a problem per bad key, named from `field`.
+ */
+export function parseFilters(raw: unknown, field: string, problems: FieldProblem[]): MemoryFilter {
+  const filter: MemoryFilter = {};
+  if (raw === undefined) return filter;
+  if (!isObject(raw)) {
+    problems.push({ field, message: 'must be an object' });
+    return filter;
+  }
+  const metadata: Loose = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const where = `${field}.${key}`;
+    if (key === 'type') parseType(value, where, filter, problems);
+    else if (key === 'tags') parseTags(value, where, filter, problems);
+    else if (key === 'date') parseDate(value, where, filter, problems);
+    else if (key.startsWith('$')) problems.push({ field: where, message: 'unknown operator; filters take type, tags, date and metadata keys' });
+    else if (isObject(value)) {
+      const operators = Object.keys(value).filter((k) => k.startsWith('$'));
+      for (const op of operators) {
+        problems.push({ field: `${where}.${op}`, message: 'unknown operator; a metadata filter is a value or an array of values' });
+      }
+      if (operators.length === 0) {
+        problems.push({ field: where, message: 'must be a string, number or boolean, or an array of them; write nested keys with dots' });
+      }
+    } else metadata[key] = value;
+  }
+  const parsed = parseMetadataFilter(metadata, problems, field);
+  if (parsed && Object.keys(parsed).length > 0) filter.metadata = parsed;
+  return filter;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// namespace, embedding flag
+
+const WORKSPACE_MESSAGE = 'must be 1-64 characters: letters, digits, _ . : - (starting with a letter or digit)';
+
+/** Body `namespace`, else `X-Workspace-ID`, else `default`; both given and different is a problem on `namespace`. */
+export function resolveWorkspace(namespace: unknown, header: unknown, problems: FieldProblem[]): string {
+  const fromHeader = typeof header === 'string' && header.length > 0 ? header : undefined;
+  if (namespace !== undefined) {
+    if (typeof namespace !== 'string') return DEFAULT_WORKSPACE; // the schema names it
+    if (!WORKSPACE_PATTERN.test(namespace)) problems.push({ field: 'namespace', message: WORKSPACE_MESSAGE });
+    else if (fromHeader !== undefined && fromHeader !== namespace) {
+      problems.push({ field: 'namespace', message: 'differs from the X-Workspace-ID header; give one of them, or the same value in both' });
+    }
+    return namespace;
+  }
+  if (fromHeader === undefined) return DEFAULT_WORKSPACE;
+  if (!WORKSPACE_PATTERN.test(fromHeader)) problems.push({ field: 'X-Workspace-ID', message: WORKSPACE_MESSAGE });
+  return fromHeader;
+}
+
+function embeddingFlag(body: Loose, problems: FieldProblem[]): { include: boolean; deprecatedAlias: boolean } {
+  const current = body.includeEmbedding;
+  const alias = body.includeVector;
+  if (typeof current === 'boolean' && typeof alias === 'boolean' && current !== alias) {
+    problems.push({ field: 'includeVector', message: 'is a deprecated alias of includeEmbedding and must equal it when both are given' });
+  }
+  const include = typeof current === 'boolean' ? current : typeof alias === 'boolean' ? alias : false;
+  return { include, deprecatedAlias: alias !== undefined };
+}
+
+const logFiltersOf = (filters: unknown): Record<string, unknown> => (isObject(filters) ? { ...filters } : {});
+
+// ---------------------------------------------------------------------------------------------------------------
+// whole requests
+
+function throwIfAny(problems: FieldProblem[]): void {
+  if (problems.length > 0) throw validationError(problems);
+}
+
+/** Shared by /search and /hybrid: rule checks, merged with the schema's problems; throws VALIDATION_FAILED. */
+function parseCommon(raw: RawRequest, extraRules: (body: Loose, problems: FieldProblem[]) => void): SearchRequest {
+  const body = asObject(raw.body);
+  const rules: FieldProblem[] = [];
+  checkQuery(body.query, 'query', rules);
+  const filter = parseFilters(body.filters, 'filters', rules);
+  const workspace = resolveWorkspace(body.namespace, raw.workspaceHeader, rules);
+  const embedding = embeddingFlag(body, rules);
+  extraRules(body, rules);
+  throwIfAny(mergeProblems(fieldProblemsFromValidation(schemaErrorsOf(raw)), rules, 'filters'));
+  // The schema passed: the fields have their types (defaults filled in by the validator).
+  return {
+    query: body.query as string,
+    topK: body.topK as number,
+    threshold: body.threshold as number,
+    filter,
+    logFilters: logFiltersOf(body.filters),
+    includeMetadata: body.includeMetadata as boolean,
+    includeEmbedding: embedding.include,
+    usedDeprecatedAlias: embedding.deprecatedAlias,
+    workspace,
+  };
+}
+
+export const parseSearch = (raw: RawRequest): SearchRequest => parseCommon(raw, () => undefined);
+
+export function parseHybrid(raw: RawRequest): HybridRequest {
+  const common = parseCommon(raw, (body, problems) => {
+    if (body.semanticWeight === 0 && body.keywordWeight === 0) {
+      const message = 'semanticWeight and keywordWeight must not both be 0';
+      problems.push({ field: 'semanticWeight', message }, { field: 'keywordWeight', message });
+    }
+  });
+  const body = asObject(raw.body);
+  return {
+    ...common,
+    semanticWeight: body.semanticWeight as number,
+    keywordWeight: body.keywordWeight as number,
+    rerank: body.rerank as boolean,
+  };
+}
+
+const ITEM_PATH = /^\/searches\/(\d+)(?:\/|$)/;
+
+/**
+ * /batch: problems of the request as a whole (no `searches` array, too many, bad namespace) throw; a bad item only
+ * marks its own slot. The field names of an item's problems keep their place in the request (`searches[2].topK`).
+ */
+export function parseBatch(raw: RawRequest): BatchRequest {
+  const body = asObject(raw.body);
+  const wholeRules: FieldProblem[] = [];
+  const workspace = resolveWorkspace(body.namespace, raw.workspaceHeader, wholeRules);
+
+  const byItem = new Map<number, FastifySchemaValidationError[]>();
+  const whole: FastifySchemaValidationError[] = [];
+  for (const e of schemaErrorsOf(raw)) {
+    const m = ITEM_PATH.exec(e.instancePath);
+    if (!m) {
+      whole.push(e);
+      continue;
+    }
+    const i = Number(m[1]);
+    byItem.set(i, [...(byItem.get(i) ?? []), e]);
+  }
+
+  const items = Array.isArray(body.searches) ? (body.searches as unknown[]) : [];
+  const slots: BatchSlot[] = items.map((item, i) => {
+    const at = `searches[${i}]`;
+    const rules: FieldProblem[] = [];
+    const fields = asObject(item);
+    checkQuery(fields.query, prefixed(at, 'query'), rules);
+    const filter = parseFilters(fields.filters, prefixed(at, 'filters'), rules);
+    const problems = mergeProblems(fieldProblemsFromValidation(byItem.get(i) ?? []), rules, prefixed(at, 'filters'));
+    const query = typeof fields.query === 'string' ? fields.query : null;
+    if (problems.length > 0) return { ok: false, query, problems };
+    return {
+      ok: true, query: query!, topK: fields.topK as number, threshold: fields.threshold as number, filter,
+      logFilters: logFiltersOf(fields.filters),
+    };
+  });
+
+  const wholeProblems = mergeProblems(fieldProblemsFromValidation(whole), wholeRules);
+  if (wholeProblems.length > 0) {
+    // The request is refused as a whole: name every bad field, the items' included.
+    throwIfAny([...wholeProblems, ...slots.flatMap((s) => (s.ok ? [] : s.problems))]);
+  }
+  return { workspace, slots };
+}
