@@ -6,6 +6,8 @@ import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
 import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
 import { topicRoutes } from '../surfaces/g1/topics.routes.ts';
+import { createG2ErrorHandler } from '../surfaces/g2/errors.ts';
+import { g2Routes } from '../surfaces/g2/routes.ts';
 import { createG3ErrorHandler } from '../surfaces/g3/errors.ts';
 import { g3Routes } from '../surfaces/g3/routes.ts';
 import { createG4ErrorHandler } from '../surfaces/g4/errors.ts';
@@ -28,6 +30,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = [
     ['/api/v1/memories', createG1ErrorHandler(c.clock)],
     ['/api/v1/topics', createG1ErrorHandler(c.clock)],
+    ['/api/v1/memory', createG2ErrorHandler(c.clock)],
     ['/api/v1/search', createG3ErrorHandler(c.clock)],
     ['/v1/search', createG4ErrorHandler(c.clock)],
     ['/v1/embeddings', createG4ErrorHandler(c.clock)],
@@ -75,6 +78,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(healthRoutes, { container: c });
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });
   await app.register(topicRoutes, { prefix: '/api/v1/topics', ...c });
+  await app.register(g2Routes, { prefix: '/api/v1/memory', ...c });
   await app.register(g3Routes, { prefix: '/api/v1/search', ...c });
   await app.register(g4Routes, { ...c });
   await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...c });

@@ -56,6 +56,7 @@ export function createEmbeddingService(deps: { embedder: Embedder; tokens: Token
 
   return {
     tokenizer: tokens.name,
+    countTokens: (text: string) => tokens.count(text),
     models: () => models,
     resolveModel,
 

@@ -146,6 +146,21 @@ export function createMemoryService(deps: {
       return memory;
     },
 
+    /**
+     * The id a legacy client (G2) knows a memory by: its client-chosen id when it has one, else `mem_<uuid>`.
+     */
+    legacyIdOf: (m: Memory): string => m.clientId ?? `mem_${m.id}`,
+
+    /** Finds a memory by a legacy id: a client-chosen id, `mem_<uuid>`, or the bare UUID. */
+    async findByLegacyId(scope: Scope, legacyId: string): Promise<Memory> {
+      const byClient = await memories.findByClientId(scope, legacyId);
+      if (byClient) return byClient;
+      const uuid = legacyId.startsWith('mem_') ? legacyId.slice(4) : legacyId;
+      const found = isUuid(uuid) ? await memories.findById(scope, uuid.toLowerCase()) : null;
+      if (!found) throw notFound();
+      return found;
+    },
+
     /** Reads one memory and counts the access. */
     async get(scope: Scope, idOrPrefix: string): Promise<Memory> {
       const id = await resolveId(scope, idOrPrefix);

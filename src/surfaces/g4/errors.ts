@@ -22,20 +22,19 @@ export class G4HttpError extends Error {
 const QUERY_FIELDS = new Set(['q', 'text', 'query']);
 const isVectorField = (f: string) => f === 'vector' || f.startsWith('vector[');
 
+/** 0 query, 1 vector, 2 threshold, 3 anything else: the priority of a problem's code. */
+const rankOf = (field: string): number =>
+  QUERY_FIELDS.has(field) ? 0 : isVectorField(field) ? 1 : field === 'similarity_threshold' ? 2 : 3;
+
+const CODES = [
+  { code: 'INVALID_QUERY', message: 'The query text is missing, empty or longer than 10000 characters' },
+  { code: 'INVALID_VECTOR', message: 'vector must be an array of exactly 1536 finite numbers, not all zeros' },
+  { code: 'SIMILARITY_THRESHOLD_INVALID', message: 'similarity_threshold must be a number between 0.0 and 1.0' },
+  { code: 'VALIDATION_ERROR', message: 'Request validation failed' },
+] as const;
+
 /** The 400 code of a set of problems, by priority. */
-export function validationCodeOf(details: readonly FieldProblem[]): { code: string; message: string } {
-  const fields = details.map((d) => d.field);
-  if (fields.some((f) => QUERY_FIELDS.has(f))) {
-    return { code: 'INVALID_QUERY', message: 'The query text is missing, empty or longer than 10000 characters' };
-  }
-  if (fields.some(isVectorField)) {
-    return { code: 'INVALID_VECTOR', message: 'vector must be an array of exactly 1536 finite numbers, not all zeros' };
-  }
-  if (fields.includes('similarity_threshold')) {
-    return { code: 'SIMILARITY_THRESHOLD_INVALID', message: 'similarity_threshold must be a number between 0.0 and 1.0' };
-  }
-  return { code: 'VALIDATION_ERROR', message: 'Request validation failed' };
-}
+export const validationCodeOf = (details: readonly FieldProblem[]) => CODES[Math.min(3, ...details.map((d) => rankOf(d.field)))]!;
 
 /** At most this many per-entry vector problems are listed; the rest are summed up in one more entry. */
 const MAX_VECTOR_ENTRY_PROBLEMS = 10;
@@ -50,11 +49,13 @@ function compactVectorProblems(details: FieldProblem[]): FieldProblem[] {
 }
 
 /** The code by priority; the message names the first problem of that kind (e.g. the available models). */
-function badRequest(details: FieldProblem[], message = 'Request validation failed'): G4Error {
-  const list = compactVectorProblems(details);
+function badRequest(details: FieldProblem[], message: string = CODES[3].message): G4Error {
+  // Most important first; the order within a kind is kept.
+  const list = compactVectorProblems(details).map((d, i) => ({ d, i }))
+    .sort((a, b) => rankOf(a.d.field) - rankOf(b.d.field) || a.i - b.i).map(({ d }) => d);
   const chosen = validationCodeOf(list);
-  const first = list.find((d) => validationCodeOf([d]).code === chosen.code);
   const base = chosen.code === 'VALIDATION_ERROR' ? message : chosen.message;
+  const first = list[0];
   return { status: 400, code: chosen.code, message: first ? `${base}: ${first.field} ${first.message}` : base, details: list };
 }
 

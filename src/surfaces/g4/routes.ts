@@ -18,7 +18,7 @@ import { createG4ErrorHandler } from './errors.ts';
 import { getBodyOf, readGetBody } from './get-body.ts';
 import { roundMs, scoreSuggestions, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
 import {
-  EmbeddingBody, ErrorWire, MAX_FILTER_TAGS, Responses, SearchQuery, SuggestionsQuery, VECTOR_DIMENSIONS, VectorBody,
+  DEFAULTS, EmbeddingBody, ErrorWire, MAX_FILTER_TAGS, Responses, SearchQuery, SuggestionsQuery, VECTOR_DIMENSIONS, VectorBody,
 } from './schemas.ts';
 
 export interface G4Deps extends AuthDeps {
@@ -159,28 +159,32 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const scope = collect(problems, () => scopeOf(req));
     throwIfAny(problems);
 
+    const limit = q.limit ?? DEFAULTS.limit;
+    const offset = q.offset ?? DEFAULTS.offset;
+    const threshold = q.similarity_threshold ?? DEFAULTS.threshold;
     const outcome = await deps.search.semantic(
       { scope: scope as Scope, userId: principal.userId, surface: 'g4' },
       {
-        query: q.q, limit: q.limit + q.offset, threshold: q.similarity_threshold, filter,
+        query: q.q, limit: limit + offset, threshold, filter,
         logFilters: {
           tags: tagList, created_after: q.created_after, created_before: q.created_before, metadata_filter: filter.metadata,
-          limit: q.limit, offset: q.offset,
+          limit, offset,
         },
       },
     );
-    const page = outcome.hits.slice(q.offset, q.offset + q.limit);
-    const results = page.map((h) => toSemanticItem(h, { query: q.q, includeContent: q.include_content, highlight: q.highlight }));
+    const page = outcome.hits.slice(offset, offset + limit);
+    const options = { query: q.q, includeContent: q.include_content === true, highlight: q.highlight !== false };
+    const results = page.map((h) => toSemanticItem(h, options));
     return {
       success: true as const,
       data: {
         query: q.q,
         results,
-        pagination: { total: outcome.total, limit: q.limit, offset: q.offset, has_more: q.offset + results.length < outcome.total },
+        pagination: { total: outcome.total, limit, offset, has_more: offset + results.length < outcome.total },
         search_metadata: {
           query_time_ms: roundMs(performance.now() - started),
           embedding_model: searchModelName(outcome.embeddingModel),
-          similarity_threshold: q.similarity_threshold,
+          similarity_threshold: threshold,
         },
       },
       meta: meta(deps.clock, req),
@@ -215,23 +219,26 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     throwIfAny(problems);
 
     const tagList = b.tags && b.tags.length > 0 ? [...new Set(b.tags)] : undefined;
+    const limit = b.limit ?? DEFAULTS.limit;
+    const offset = b.offset ?? DEFAULTS.offset;
+    const threshold = b.similarity_threshold ?? DEFAULTS.threshold;
     const outcome = await deps.search.byVector(
       { scope: scope as Scope, userId: principal.userId, surface: 'g4' },
       {
-        vector: b.vector, limit: b.limit + b.offset, threshold: b.similarity_threshold,
+        vector: b.vector, limit: limit + offset, threshold,
         filter: { tagsAny: tagList, metadata },
-        logFilters: { tags: tagList, metadata_filter: metadata, limit: b.limit, offset: b.offset },
+        logFilters: { tags: tagList, metadata_filter: metadata, limit, offset },
       },
     );
-    const results = outcome.hits.slice(b.offset, b.offset + b.limit).map(toVectorItem);
+    const results = outcome.hits.slice(offset, offset + limit).map(toVectorItem);
     return {
       success: true as const,
       data: {
         results,
-        pagination: { total: outcome.total, limit: b.limit, offset: b.offset, has_more: b.offset + results.length < outcome.total },
+        pagination: { total: outcome.total, limit, offset, has_more: offset + results.length < outcome.total },
         search_metadata: {
           query_time_ms: roundMs(performance.now() - started),
-          similarity_threshold: b.similarity_threshold,
+          similarity_threshold: threshold,
           distance_metric: 'cosine' as const,
         },
       },
@@ -255,15 +262,17 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     throwIfAny(problems);
 
     const text = q.q.trim();
+    const limit = q.limit ?? DEFAULTS.suggestionLimit;
+    const type = q.type ?? 'query';
     let found: Suggestion[];
-    switch (q.type) {
-      case 'tag': found = await deps.storage.memories.suggestTags(scope as Scope, text, q.limit); break;
-      case 'title': found = await deps.storage.memories.suggestTitles(scope as Scope, text, q.limit); break;
-      default: found = await deps.storage.searchLog.suggestQueries(scope as Scope, text, q.limit); break;
+    switch (type) {
+      case 'tag': found = await deps.storage.memories.suggestTags(scope as Scope, text, limit); break;
+      case 'title': found = await deps.storage.memories.suggestTitles(scope as Scope, text, limit); break;
+      default: found = await deps.storage.searchLog.suggestQueries(scope as Scope, text, limit); break;
     }
     return {
       success: true as const,
-      data: { query: q.q, suggestions: scoreSuggestions(found, text, q.type) },
+      data: { query: q.q, suggestions: scoreSuggestions(found, text, type) },
       meta: meta(deps.clock, req),
     };
   });

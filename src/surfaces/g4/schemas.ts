@@ -13,10 +13,13 @@ export const MAX_SEARCH_OFFSET = 1000;
 export const MAX_SUGGESTION_LIMIT = 20;
 export const MAX_FILTER_TAGS = 100;
 
-const Threshold = Type.Number({
+/** Defaults, also declared in the schemas (AJV fills them in; the routes fall back to them for the types' sake). */
+export const DEFAULTS = { limit: 10, offset: 0, threshold: 0.7, suggestionLimit: 5 } as const;
+
+const Threshold = Type.Optional(Type.Number({
   minimum: 0, maximum: 1, default: 0.7,
   description: 'Lowest similarity_score a result may have, 0.0-1.0. similarity_score = (1 + cosine) / 2, so 0.7 means cosine >= 0.4',
-});
+}));
 const MetadataFilter = Type.Object({}, {
   additionalProperties: true,
   description: 'Each key (dotted for nested keys) must match: a string (or number, boolean) equals, an array of them means any of them',
@@ -25,14 +28,14 @@ const Metadata = Type.Object({}, { additionalProperties: true, description: 'The
 
 export const SearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'The search text (not blank, at most 10000 characters)' }),
-  limit: Type.Integer({ minimum: 1, maximum: MAX_SEARCH_LIMIT, default: 10, description: 'Results per page, 1-50' }),
-  offset: Type.Integer({ minimum: 0, maximum: MAX_SEARCH_OFFSET, default: 0, description: 'Results to skip, 0-1000 (pagination)' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SEARCH_LIMIT, default: 10, description: 'Results per page, 1-50' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEARCH_OFFSET, default: 0, description: 'Results to skip, 0-1000 (pagination)' })),
   similarity_threshold: Threshold,
   tags: Type.Optional(Type.String({ description: 'Comma-separated; a memory matches when it has any of them' })),
   created_after: Type.Optional(Type.String({ description: 'ISO 8601 date or date-time; inclusive lower bound on created_at' })),
   created_before: Type.Optional(Type.String({ description: 'ISO 8601 date or date-time; inclusive upper bound on created_at' })),
-  include_content: Type.Boolean({ default: false, description: 'true adds the full text as `content`' }),
-  highlight: Type.Boolean({ default: true, description: 'false gives `highlights: []`' }),
+  include_content: Type.Optional(Type.Boolean({ default: false, description: 'true adds the full text as `content`' })),
+  highlight: Type.Optional(Type.Boolean({ default: true, description: 'false gives `highlights: []`' })),
   metadata_filter: Type.Optional(Type.String({
     description: 'URL-encoded JSON object, for clients that cannot send a body with GET; the same as the JSON body {"metadata_filter": {...}}',
   })),
@@ -43,8 +46,8 @@ export const VectorBody = Type.Object({
     minItems: VECTOR_DIMENSIONS, maxItems: VECTOR_DIMENSIONS,
     description: 'Exactly 1536 finite numbers, e.g. an embedding from POST /v1/embeddings (not all zeros)',
   }),
-  limit: Type.Integer({ minimum: 1, maximum: MAX_SEARCH_LIMIT, default: 10, description: 'Results per page, 1-50' }),
-  offset: Type.Integer({ minimum: 0, maximum: MAX_SEARCH_OFFSET, default: 0, description: 'Results to skip, 0-1000 (pagination)' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SEARCH_LIMIT, default: 10, description: 'Results per page, 1-50' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEARCH_OFFSET, default: 0, description: 'Results to skip, 0-1000 (pagination)' })),
   similarity_threshold: Threshold,
   tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
     maxItems: MAX_FILTER_TAGS, description: 'A memory matches when it has any of them',
@@ -54,11 +57,11 @@ export const VectorBody = Type.Object({
 
 export const SuggestionsQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'The partial text typed so far' }),
-  limit: Type.Integer({ minimum: 1, maximum: MAX_SUGGESTION_LIMIT, default: 5, description: '1-20' }),
-  type: Type.Enum(['query', 'tag', 'title'], {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SUGGESTION_LIMIT, default: 5, description: '1-20' })),
+  type: Type.Optional(Type.Enum(['query', 'tag', 'title'], {
     default: 'query',
     description: 'query: past searches starting with q; tag: tags starting with q; title: memory titles containing q',
-  }),
+  })),
 });
 
 export const EmbeddingBody = Type.Object({
