@@ -18,7 +18,7 @@ const topicWire = (t: TopicWithCount) => ({
   id: t.id, name: t.name, description: t.description, parent_id: t.parentId, metadata: t.metadata,
   memory_count: t.memoryCount, created_at: isoTimestamp(t.createdAt), updated_at: isoTimestamp(t.updatedAt),
 });
-const nodeWire = (n: TopicNode): ReturnType<typeof topicWire> & { children: unknown[] } => ({ ...topicWire(n), children: n.children.map(nodeWire) });
+const nodeWire = (n: TopicNode): ReturnType<typeof topicWire> & { children: Record<string, unknown>[] } => ({ ...topicWire(n), children: n.children.map(nodeWire) });
 
 const errors = { 400: TopicResponses.error, 401: TopicResponses.error, 404: TopicResponses.error, 409: TopicResponses.error, 429: TopicResponses.error };
 

@@ -27,9 +27,9 @@ const rankOf = (field: string): number =>
   QUERY_FIELDS.has(field) ? 0 : isVectorField(field) ? 1 : field === 'similarity_threshold' ? 2 : 3;
 
 const CODES = [
-  { code: 'INVALID_QUERY', message: 'The query text is missing, empty or longer than 10000 characters' },
-  { code: 'INVALID_VECTOR', message: 'vector must be an array of exactly 1536 finite numbers, not all zeros' },
-  { code: 'SIMILARITY_THRESHOLD_INVALID', message: 'similarity_threshold must be a number between 0.0 and 1.0' },
+  { code: 'INVALID_QUERY', message: 'Invalid query' },
+  { code: 'INVALID_VECTOR', message: 'Invalid vector' },
+  { code: 'SIMILARITY_THRESHOLD_INVALID', message: 'Invalid similarity_threshold' },
   { code: 'VALIDATION_ERROR', message: 'Request validation failed' },
 ] as const;
 
@@ -44,7 +44,7 @@ function compactVectorProblems(details: FieldProblem[]): FieldProblem[] {
   if (entries.length <= MAX_VECTOR_ENTRY_PROBLEMS) return details;
   const kept = new Set(entries.slice(0, MAX_VECTOR_ENTRY_PROBLEMS));
   const out = details.filter((d) => !d.field.startsWith('vector[') || kept.has(d));
-  out.push({ field: 'vector', message: `${entries.length - MAX_VECTOR_ENTRY_PROBLEMS} more entries are not finite numbers` });
+  out.push({ field: 'vector', message: `${entries.length - MAX_VECTOR_ENTRY_PROBLEMS} more entries are not finite numbers either` });
   return out;
 }
 

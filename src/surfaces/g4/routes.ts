@@ -203,9 +203,12 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const principal = requirePrincipal(req);
     requireScope(principal, 'memories:read');
     const b = req.body;
-    const problems = schemaProblems(req);
     const vector: unknown = b?.vector;
+    const problems = schemaProblems(req).filter((p) => !(p.field === 'vector' && Array.isArray(vector)));
     if (Array.isArray(vector)) {
+      if (vector.length !== VECTOR_DIMENSIONS) {
+        problems.unshift({ field: 'vector', message: `must have exactly ${VECTOR_DIMENSIONS} numbers (got ${vector.length})` });
+      }
       vector.forEach((x, i) => {
         if (typeof x === 'number' && !Number.isFinite(x)) problems.push({ field: `vector[${i}]`, message: 'must be a finite number' });
       });
