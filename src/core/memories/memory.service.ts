@@ -24,6 +24,9 @@ export interface MemoryServiceLimits extends ContentLimits {
 
 export type MemoryService = ReturnType<typeof createMemoryService>;
 
+export interface PreparedCreate { memory: Memory; vector: StoredVector }
+export interface PreparedUpdate { id: string; patch: MemoryPatch; vector: StoredVector | null; at: Date; actorId: string }
+
 export function createMemoryService(deps: {
   memories: MemoryRepository;
   /** A memory's topic_id must name a topic of the same scope. */
@@ -115,33 +118,62 @@ export function createMemoryService(deps: {
     return out;
   }
 
+  /**
+   * Everything a create needs before the write: validation, the topic check and the embedding. No model or
+   * network call may happen inside a transaction, and a failed embedding writes nothing.
+   */
+  async function prepareCreate(scope: Scope, actorId: string, input: NewMemoryInput): Promise<PreparedCreate> {
+    const { tags, memoryType } = validateNew(input);
+    await assertTopic(scope, input.topicId);
+    const vector = input.vector ?? await embedOne(embeddingText(input.title, input.content));
+    const now = clock.now();
+    const memory: Memory = {
+      id: newUuid(),
+      clientId: input.clientId ?? null,
+      scope,
+      title: input.title,
+      content: input.content,
+      memoryType,
+      tags,
+      metadata: input.metadata ?? {},
+      topicId: input.topicId?.toLowerCase() ?? null,
+      createdAt: now,
+      updatedAt: now,
+      createdBy: actorId,
+      updatedBy: actorId,
+      accessCount: 0,
+      lastAccessed: null,
+    };
+    return { memory, vector };
+  }
+
+  /** Validation, id resolution, topic check and (when title or content change) the new embedding. */
+  async function prepareUpdate(scope: Scope, actorId: string, idOrPrefix: string, patch: MemoryPatch): Promise<PreparedUpdate> {
+    const clean = validatePatch(patch);
+    const id = await resolveId(scope, idOrPrefix);
+    await assertTopic(scope, clean.topicId);
+    if (clean.topicId) clean.topicId = clean.topicId.toLowerCase();
+    let vector: StoredVector | null = null;
+    if (clean.title !== undefined || clean.content !== undefined) {
+      const current = await memories.findById(scope, id);
+      if (!current) throw notFound();
+      vector = await embedOne(embeddingText(clean.title ?? current.title, clean.content ?? current.content));
+    }
+    return { id, patch: clean, vector, at: clock.now(), actorId };
+  }
+
   return {
     resolveId,
+    prepareCreate,
+    prepareUpdate,
     embeddingText,
 
+    /** Checks a new memory's fields without touching storage or the model (batch validate_only). */
+    validateCreate: (input: NewMemoryInput): void => { validateNew(input); },
+    validateUpdate: (patch: MemoryPatch): void => { validatePatch(patch); },
+
     async create(scope: Scope, actorId: string, input: NewMemoryInput): Promise<Memory> {
-      const { tags, memoryType } = validateNew(input);
-      await assertTopic(scope, input.topicId);
-      // Embed before writing: no model or network call inside a transaction, and a failed embedding writes nothing.
-      const vector = input.vector ?? await embedOne(embeddingText(input.title, input.content));
-      const now = clock.now();
-      const memory: Memory = {
-        id: newUuid(),
-        clientId: input.clientId ?? null,
-        scope,
-        title: input.title,
-        content: input.content,
-        memoryType,
-        tags,
-        metadata: input.metadata ?? {},
-        topicId: input.topicId?.toLowerCase() ?? null,
-        createdAt: now,
-        updatedAt: now,
-        createdBy: actorId,
-        updatedBy: actorId,
-        accessCount: 0,
-        lastAccessed: null,
-      };
+      const { memory, vector } = await prepareCreate(scope, actorId, input);
       await memories.insert(memory, vector);
       return memory;
     },
@@ -170,18 +202,9 @@ export function createMemoryService(deps: {
     },
 
     async update(scope: Scope, actorId: string, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
-      const clean = validatePatch(patch);
-      const id = await resolveId(scope, idOrPrefix);
-      await assertTopic(scope, clean.topicId);
-      if (clean.topicId) clean.topicId = clean.topicId.toLowerCase();
-      let vector: StoredVector | null = null;
-      if (clean.title !== undefined || clean.content !== undefined) {
-        const current = await memories.findById(scope, id);
-        if (!current) throw notFound();
-        vector = await embedOne(embeddingText(clean.title ?? current.title, clean.content ?? current.content));
-      }
-      // updated_at must move forward even when two writes land in the same millisecond.
-      const updated = await memories.update(scope, id, clean, clock.now(), actorId, vector);
+      const p = await prepareUpdate(scope, actorId, idOrPrefix, patch);
+      // updated_at moves forward even when two writes land in the same millisecond (the adapter sees to it).
+      const updated = await memories.update(scope, p.id, p.patch, p.at, p.actorId, p.vector);
       if (!updated) throw notFound();
       return updated;
     },
@@ -197,4 +220,4 @@ export function createMemoryService(deps: {
   };
 }
 
-const notFound = () => new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' });
+export const notFound = () => new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' });
