@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.types.ts';
+import { AtomicStepFailed } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import type { Topic } from '../../src/core/topics/topic.types.ts';
@@ -320,6 +321,54 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await storage.memories.insert(makeMemory(scopeB, { clientId: 'note-1' }), vec(0));
         await storage.memories.insert(makeMemory({ ...scopeA, workspace: 'w2' }, { clientId: 'note-1' }), vec(0));
         expect((await storage.memories.list(scopeA, listAll())).total).toBe(1);
+      });
+    });
+
+    describe('atomic groups of writes', () => {
+      it('commits every step in order, or none of them', async () => {
+        const existing = makeMemory(scopeA, { title: 'existing' });
+        await storage.memories.insert(existing, vec(1));
+        const fresh = makeMemory(scopeA, { title: 'fresh' });
+        const at = new Date(Date.UTC(2026, 5, 1));
+        const out = await storage.memories.applyAtomically(scopeA, [
+          { kind: 'insert', memory: fresh, vector: vec(2) },
+          { kind: 'update', id: fresh.id, patch: { title: 'fresher' }, at, by: 'u2', vector: vec(3) },
+          { kind: 'read', id: existing.id, at },
+          { kind: 'delete', id: existing.id },
+        ]);
+        expect(out.map((m) => m.title)).toEqual(['fresh', 'fresher', 'existing', 'existing']);
+        expect(out[2]!.accessCount).toBe(1);
+        expect(await storage.memories.findById(scopeA, existing.id)).toBeNull();
+        expect((await storage.memories.findById(scopeA, fresh.id))!.title).toBe('fresher');
+        const probe = (axis: number) => storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, axis), modelId: MODEL, limit: 5, minSimilarity: 0.9, filter: {} });
+        expect((await probe(3)).hits.map((h) => h.memory.id)).toEqual([fresh.id]);
+        expect((await probe(1)).total).toBe(0);
+
+        // A failing step (absent id) rolls back the steps before it.
+        const doomed = makeMemory(scopeA, { title: 'doomed', tags: ['doomed'] });
+        const failure = await storage.memories.applyAtomically(scopeA, [
+          { kind: 'insert', memory: doomed, vector: vec(4) },
+          { kind: 'delete', id: fresh.id },
+          { kind: 'update', id: existing.id, patch: { title: 'x' }, at, by: 'u', vector: null },
+        ]).catch((e: unknown) => e);
+        expect(failure).toBeInstanceOf(AtomicStepFailed);
+        expect(failure).toMatchObject({ index: 2, error: { code: 'NOT_FOUND' } });
+        expect(await storage.memories.findById(scopeA, doomed.id)).toBeNull();
+        expect(await storage.memories.findById(scopeA, fresh.id)).not.toBeNull();
+        expect((await probe(4)).total).toBe(0);
+        expect((await storage.memories.searchKeyword(scopeA, { terms: ['doomed'], limit: 5, filter: {} })).total).toBe(0);
+
+        // Another scope's id is absent too.
+        const foreign = makeMemory(scopeB);
+        await storage.memories.insert(foreign, vec(0));
+        await expect(storage.memories.applyAtomically(scopeA, [{ kind: 'delete', id: foreign.id }])).rejects.toBeInstanceOf(AtomicStepFailed);
+        expect(await storage.memories.findById(scopeB, foreign.id)).not.toBeNull();
+        const dup = makeMemory(scopeA, { clientId: 'c1' });
+        await expect(storage.memories.applyAtomically(scopeA, [
+          { kind: 'insert', memory: dup, vector: vec(0) },
+          { kind: 'insert', memory: makeMemory(scopeA, { clientId: 'c1' }), vector: vec(0) },
+        ])).rejects.toMatchObject({ index: 1, error: { code: 'CONFLICT' } });
+        expect(await storage.memories.findById(scopeA, dup.id)).toBeNull();
       });
     });
 

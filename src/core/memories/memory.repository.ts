@@ -1,7 +1,23 @@
+import type { DomainError } from '../errors.ts';
 import type { Scope } from '../scope.ts';
 import type {
   KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
+
+/** One step of an atomic group of writes (G6 `atomic: true`). */
+export type AtomicStep =
+  | { kind: 'insert'; memory: Memory; vector: StoredVector }
+  | { kind: 'update'; id: string; patch: MemoryPatch; at: Date; by: string; vector: StoredVector | null }
+  | { kind: 'delete'; id: string }
+  | { kind: 'read'; id: string; at: Date };
+
+/** Thrown by applyAtomically when step `index` fails; nothing of the group was committed. */
+export class AtomicStepFailed extends Error {
+  constructor(readonly index: number, readonly error: DomainError) {
+    super(`step ${index} failed: ${error.message}`);
+    this.name = 'AtomicStepFailed';
+  }
+}
 
 /**
  * Storage port for memories. Every method takes the caller's scope and never sees outside it. Each write is
@@ -20,6 +36,11 @@ export interface MemoryRepository {
   update(scope: Scope, id: string, patch: MemoryPatch, updatedAt: Date, updatedBy: string,
     vector: StoredVector | null): Promise<Memory | null>;
   delete(scope: Scope, id: string): Promise<boolean>;
+  /**
+   * Runs the steps in order in one transaction: all commit or none. Returns, per step, the memory as it is after
+   * it (for a delete, as it was). A missing id or a client-id conflict throws AtomicStepFailed.
+   */
+  applyAtomically(scope: Scope, steps: readonly AtomicStep[]): Promise<Memory[]>;
   list(scope: Scope, query: ListQuery): Promise<{ items: Memory[]; total: number }>;
   /** Best first; `total` counts every hit at or above the threshold, `hits` at most `limit` of them. */
   searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;

@@ -1,4 +1,4 @@
-import type { MemoryRepository } from '../../../core/memories/memory.repository.ts';
+import { AtomicStepFailed, type AtomicStep, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
 import {
   METADATA_KEY_PATTERN, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type SimilarityHit,
   type StoredVector,
@@ -93,6 +93,14 @@ const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\
 /** BM25 column weights: title, content, tags. A title hit says more than one word deep in the content. */
 const BM25_WEIGHTS = '2.0, 1.0, 1.5';
 
+/** A client-id unique violation as the domain's CONFLICT; anything else unchanged. */
+function asConflict(err: unknown, memory: Memory): unknown {
+  if (!isUniqueViolation(err, 'client_id')) return err;
+  return new DomainError('CONFLICT', `A memory with id ${memory.clientId} already exists`, {
+    fields: [{ field: 'id', message: 'already exists' }],
+  });
+}
+
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
 
 export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
@@ -117,8 +125,8 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
   const touch = db.prepare<[number, string, string, string, string], Row>(
     `UPDATE memories AS m SET access_count = access_count + 1, last_accessed = ? WHERE ${SCOPE_WHERE} AND m.id = ?
      RETURNING *`);
-  const remove = db.prepare<[string, string, string, string], { seq: number }>(
-    `DELETE FROM memories AS m WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING seq`);
+  const remove = db.prepare<[string, string, string, string], Row>(
+    `DELETE FROM memories AS m WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`);
 
   function vectorsForSeqs(seqs: readonly number[], modelId: string): Map<number, Float32Array> {
     const rows = db.prepare<unknown[], { memory_seq: number; vector: Buffer }>(
@@ -168,18 +176,63 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
     return row;
   });
 
+  /** Steps in one transaction; afterwards, the in-memory vector index follows what was committed. */
+  const atomicTx = db.transaction((scope: Scope, steps: readonly AtomicStep[]) => {
+    const rows: Row[] = [];
+    const notFound = (i: number) => new AtomicStepFailed(i, new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' }));
+    steps.forEach((step, i) => {
+      switch (step.kind) {
+        case 'insert': {
+          try {
+            insertTx(step.memory, step.vector);
+          } catch (err) {
+            const e = asConflict(err, step.memory);
+            throw e instanceof DomainError ? new AtomicStepFailed(i, e) : e;
+          }
+          rows.push(byId.get(...scopeParams(scope), step.memory.id)!);
+          break;
+        }
+        case 'update': {
+          const row = updateTx(scope, step.id, step.patch, step.at.getTime(), step.by, step.vector);
+          if (!row) throw notFound(i);
+          rows.push(row);
+          break;
+        }
+        case 'delete': {
+          const row = remove.get(...scopeParams(scope), step.id);
+          if (!row) throw notFound(i);
+          rows.push(row);
+          break;
+        }
+        case 'read': {
+          const row = touch.get(step.at.getTime(), ...scopeParams(scope), step.id);
+          if (!row) throw notFound(i);
+          rows.push(row);
+          break;
+        }
+      }
+    });
+    return rows;
+  });
+
   return {
+    async applyAtomically(scope, steps) {
+      const rows = atomicTx(scope, steps);
+      steps.forEach((step, i) => {
+        const row = rows[i]!;
+        if (step.kind === 'delete') vectors.remove(scope, row.seq);
+        else if (step.kind === 'insert') vectors.upsert(scope, step.vector.modelId, row.seq, step.vector.vector);
+        else if (step.kind === 'update' && step.vector) vectors.upsert(scope, step.vector.modelId, row.seq, step.vector.vector);
+      });
+      return rows.map(toMemory);
+    },
+
     async insert(memory, vector) {
       let seq: number;
       try {
         seq = insertTx(memory, vector);
       } catch (err) {
-        if (isUniqueViolation(err, 'client_id')) {
-          throw new DomainError('CONFLICT', `A memory with id ${memory.clientId} already exists`, {
-            fields: [{ field: 'id', message: 'already exists' }],
-          });
-        }
-        throw err;
+        throw asConflict(err, memory);
       }
       vectors.upsert(memory.scope, vector.modelId, seq, vector.vector);
     },
