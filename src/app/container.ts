@@ -7,6 +7,7 @@ import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
+import { createBatchService } from '../core/batch/batch.service.ts';
 import { createTopicService } from '../core/topics/topic.service.ts';
 import { createEmbeddingService } from '../core/embeddings/embedding.service.ts';
 import { createTiktokenCounter } from '../adapters/tokenizer/tiktoken.counter.ts';
@@ -54,6 +55,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     maxEmbedChars: config.maxEmbedChars,
   });
 
+  const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
   const embeddings = createEmbeddingService({ embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars });
 
   let closed = false;
@@ -68,6 +70,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     search,
     embeddings,
     topics,
+    batch,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -16,6 +16,8 @@ export interface TierLimitPolicy {
   gateway: Record<Tier, WindowLimit>;
   memoryWrites: Record<Tier, WindowLimit>;
   embeddings: Record<Tier, WindowLimit>;
+  /** Batch requests (G6): the same for every tier. */
+  batches: WindowLimit;
 }
 
 export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null } = {}): TierLimitPolicy {
@@ -30,6 +32,7 @@ export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null
       pro: { limit: 1000, windowMs: HOUR },
       enterprise: { limit: null, windowMs: HOUR },
     },
+    batches: { limit: 10, windowMs: MINUTE },
     embeddings: {
       free: { limit: 1000, windowMs: HOUR },
       pro: { limit: 10_000, windowMs: HOUR },
@@ -62,6 +65,8 @@ export function createLimitsService(deps: { limiter: RateLimiter; policy: TierLi
     /** Memory writes (create, update, delete on G1 and G2): an hourly quota. */
     memoryWrite: (p: Principal) =>
       check('memory-writes', p, policy.memoryWrites[p.tier], 'QUOTA_EXCEEDED', 'Memory write'),
+    /** Batch requests (G6): 10 a minute per key. */
+    batch: (p: Principal) => check('batches', p, policy.batches, 'RATE_LIMITED', 'Batch request'),
     /** Embedding requests (G5, G4 /v1/embeddings): an hourly limit. */
     embeddings: (p: Principal) =>
       check('embeddings', p, policy.embeddings[p.tier], 'RATE_LIMITED', 'Embedding request'),

@@ -28,7 +28,7 @@ export const toEmbeddingList = (r: EmbeddingResult) => {
   const tokens = r.tokens.reduce((a, b) => a + b, 0);
   return {
     object: 'list' as const,
-    data: r.vectors.slice().reverse().map((embedding, index) => ({ object: 'embedding' as const, embedding, index })),
+    data: r.vectors.map((embedding, index) => ({ object: 'embedding' as const, embedding, index })),
     model: r.model.name,
     usage: { prompt_tokens: tokens, total_tokens: tokens },
   };
@@ -57,7 +57,6 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
     },
   }, async (req, reply) => {
     const principal = requirePrincipal(req);
-    await deps.limits.embeddings(principal);
     requireJsonContentType(req);
     const request = validateEmbeddingsRequest(req.body as unknown, req.headers, deps.embeddings);
     // A schema error the handler's own checks did not catch is still a 400, never a pass.
@@ -75,6 +74,7 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
       throw err;
     }
     // Counted once the request is known to be valid (token lengths included) and answerable.
+    await deps.limits.embeddings(principal);
 
     if (request.model.deprecated) reply.headers(DEPRECATION_HEADERS);
     return toEmbeddingList(result);

@@ -71,11 +71,15 @@ export function validateEmbeddingsRequest(
     try {
       model = embeddings.resolveModel(body.model as string | undefined, DEFAULT_G5_MODEL_DIMENSIONS);
     } catch (err) {
-      if (!isDomainError(err) || body.model === undefined) throw err;
+      if (!isDomainError(err)) throw err;
       const available = embeddings.models().map((m) => m.name);
-      problems.push({
-        field: 'model', reason: 'unknown_model', message: `is not a known model; available: ${available.join(', ')}`, available_models: available,
-      });
+      problems.push(body.model === undefined
+        // An embedder wider than 1024 dimensions cannot serve the default model: the caller must pick one.
+        ? {
+          field: 'model', reason: 'missing_required_field', available_models: available,
+          message: `is required here: the default ${DEFAULT_G5_MODEL_DIMENSIONS}-dimension model is not served; available: ${available.join(', ')}`,
+        }
+        : { field: 'model', reason: 'unknown_model', message: `is not a known model; available: ${available.join(', ')}`, available_models: available });
     }
   }
 

@@ -1,0 +1,139 @@
+import { isoTimestamp } from '../../core/clock.ts';
+import type { BatchOp, OpOutcome } from '../../core/batch/batch.types.ts';
+import { DomainError, isDomainError, type FieldProblem } from '../../core/errors.ts';
+import { titleFromText } from '../../core/memories/title.ts';
+import type { Memory, MemoryFilter, Metadata } from '../../core/memories/memory.types.ts';
+import { parseMetadataFilter } from '../../core/search/filters.ts';
+
+/** G6 wire <-> domain: each operation is parsed on its own, so one bad operation never sinks the others. */
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+function invalid(type: string, problems: FieldProblem[]): BatchOp {
+  return { type, invalid: new DomainError('VALIDATION_FAILED', `Invalid ${type} operation`, { fields: problems }) };
+}
+
+function optionalString(o: Json, key: string, problems: FieldProblem[], prefix: string): string | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') problems.push({ field: `${prefix}${key}`, message: 'must be a string' });
+  return typeof v === 'string' ? v : undefined;
+}
+
+function memoryFields(data: Json, problems: FieldProblem[]) {
+  const title = optionalString(data, 'title', problems, 'data.');
+  const content = optionalString(data, 'content', problems, 'data.');
+  const memoryType = optionalString(data, 'memory_type', problems, 'data.') ?? optionalString(data, 'type', problems, 'data.');
+  if (data.tags !== undefined && !isStringArray(data.tags)) problems.push({ field: 'data.tags', message: 'must be an array of strings' });
+  if (data.metadata !== undefined && !isObject(data.metadata)) problems.push({ field: 'data.metadata', message: 'must be an object' });
+  const topicId = data.topic_id === null ? null : optionalString(data, 'topic_id', problems, 'data.');
+  return {
+    title, content, memoryType, topicId,
+    tags: isStringArray(data.tags) ? data.tags : undefined,
+    metadata: isObject(data.metadata) ? data.metadata as Metadata : undefined,
+  };
+}
+
+function searchFilter(raw: unknown, problems: FieldProblem[]): MemoryFilter {
+  if (raw === undefined) return {};
+  if (!isObject(raw)) {
+    problems.push({ field: 'options.filters', message: 'must be an object' });
+    return {};
+  }
+  const { type, tags, ...metadata } = raw;
+  const filter: MemoryFilter = {};
+  if (type !== undefined) {
+    if (typeof type === 'string') filter.types = [type];
+    else if (isStringArray(type)) filter.types = type;
+    else problems.push({ field: 'options.filters.type', message: 'must be a string or an array of strings' });
+  }
+  if (tags !== undefined) {
+    if (isStringArray(tags)) filter.tagsAny = tags;
+    else problems.push({ field: 'options.filters.tags', message: 'must be an array of strings' });
+  }
+  filter.metadata = parseMetadataFilter(metadata, problems, 'options.filters');
+  return filter;
+}
+
+export function toBatchOp(raw: unknown): BatchOp {
+  if (!isObject(raw)) return invalid('unknown', [{ field: 'operation', message: 'must be an object' }]);
+  const type = typeof raw.type === 'string' ? raw.type : 'unknown';
+  const problems: FieldProblem[] = [];
+  const id = () => {
+    if (typeof raw.id !== 'string' || raw.id.length === 0) problems.push({ field: 'id', message: 'is required (a string)' });
+    return typeof raw.id === 'string' ? raw.id : '';
+  };
+  const data = () => {
+    if (!isObject(raw.data)) problems.push({ field: 'data', message: 'is required (an object)' });
+    return isObject(raw.data) ? raw.data : {};
+  };
+  switch (type) {
+    case 'create': {
+      const f = memoryFields(data(), problems);
+      if (f.content === undefined && !problems.some((p) => p.field === 'data.content')) problems.push({ field: 'data.content', message: 'is required' });
+      if (problems.length) return invalid(type, problems);
+      return { type, input: { title: f.title ?? titleFromText(f.content!), content: f.content!, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId } };
+    }
+    case 'update': {
+      const memoryId = id();
+      const f = memoryFields(data(), problems);
+      if (problems.length) return invalid(type, problems);
+      return { type, id: memoryId, patch: { title: f.title, content: f.content, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId } };
+    }
+    case 'read': {
+      const memoryId = id();
+      return problems.length ? invalid(type, problems) : { type, id: memoryId };
+    }
+    case 'delete': {
+      const memoryId = id();
+      return problems.length ? invalid(type, problems) : { type, id: memoryId };
+    }
+    case 'search': {
+      if (typeof raw.query !== 'string' || raw.query.trim().length === 0) problems.push({ field: 'query', message: 'is required (a non-empty string)' });
+      const options = raw.options === undefined ? {} : raw.options;
+      if (!isObject(options)) problems.push({ field: 'options', message: 'must be an object' });
+      const o = isObject(options) ? options : {};
+      const limit = o.limit ?? 10;
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'options.limit', message: 'must be an integer from 1 to 100' });
+      const threshold = o.threshold ?? 0.7;
+      if (typeof threshold !== 'number' || threshold < 0 || threshold > 1) problems.push({ field: 'options.threshold', message: 'must be a number from 0 to 1' });
+      const filter = searchFilter(o.filters, problems);
+      if (problems.length) return invalid(type, problems);
+      return { type, query: raw.query as string, limit: limit as number, threshold: threshold as number, filter };
+    }
+    default:
+      return invalid(type, [{ field: 'type', message: 'must be one of: create, read, update, delete, search' }]);
+  }
+}
+
+const memoryWire = (m: Memory) => ({
+  id: m.id, title: m.title, content: m.content, memory_type: m.memoryType, tags: m.tags, metadata: m.metadata,
+  topic_id: m.topicId, created_at: isoTimestamp(m.createdAt), updated_at: isoTimestamp(m.updatedAt),
+  access_count: m.accessCount, last_accessed: m.lastAccessed ? isoTimestamp(m.lastAccessed) : null,
+});
+
+/** Domain codes as G6 shows them inside an operation's error. */
+const WIRE_CODES: Record<string, string> = {
+  VALIDATION_FAILED: 'VALIDATION_ERROR', NOT_FOUND: 'MEMORY_NOT_FOUND', TIMEOUT: 'SEARCH_TIMEOUT',
+  UNAUTHENTICATED: 'UNAUTHORIZED', EMBEDDING_FAILED: 'EMBEDDING_FAILED',
+};
+
+export function toResultEntry(o: OpOutcome) {
+  const base = { index: o.index, type: o.type, status: o.status, attempts: o.attempts };
+  if (o.status === 'failed') {
+    const e = o.error;
+    const fields = isDomainError(e) ? e.details.fields : undefined;
+    return { ...base, error: { code: WIRE_CODES[e.code] ?? e.code, message: e.message, details: fields && fields.length ? { fields } : {} } };
+  }
+  const v = o.value;
+  switch (v.kind) {
+    case 'created': return { ...base, result: { id: v.memory.id, created_at: isoTimestamp(v.memory.createdAt) } };
+    case 'read': return { ...base, result: memoryWire(v.memory) };
+    case 'updated': return { ...base, result: { id: v.memory.id, updated_at: isoTimestamp(v.memory.updatedAt) } };
+    case 'deleted': return { ...base, result: { id: v.id, deleted_at: isoTimestamp(v.deletedAt) } };
+    case 'searched': return { ...base, result: { results: v.hits.map((h) => ({ id: h.memory.id, content: h.memory.content, score: Math.round(h.score * 1e6) / 1e6 })), total: v.total } };
+    case 'valid': return { ...base, result: { valid: true } };
+  }
+}
