@@ -8,6 +8,8 @@ import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
 import { topicRoutes } from '../surfaces/g1/topics.routes.ts';
 import { createG2ErrorHandler } from '../surfaces/g2/errors.ts';
 import { g2Routes } from '../surfaces/g2/routes.ts';
+import { createG6ErrorHandler } from '../surfaces/g6/errors.ts';
+import { g6Routes } from '../surfaces/g6/routes.ts';
 import { createG3ErrorHandler } from '../surfaces/g3/errors.ts';
 import { g3Routes } from '../surfaces/g3/routes.ts';
 import { createG4ErrorHandler } from '../surfaces/g4/errors.ts';
@@ -31,6 +33,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     ['/api/v1/memories', createG1ErrorHandler(c.clock)],
     ['/api/v1/topics', createG1ErrorHandler(c.clock)],
     ['/api/v1/memory', createG2ErrorHandler(c.clock)],
+    ['/api/v1/batch', createG6ErrorHandler(c.clock)],
     ['/api/v1/search', createG3ErrorHandler(c.clock)],
     ['/v1/search', createG4ErrorHandler(c.clock)],
     ['/v1/embeddings', createG4ErrorHandler(c.clock)],
@@ -41,9 +44,12 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
       ?? plainErrorHandler;
 
   const app = Fastify({
-    frameworkErrors: (error, req, reply) => errorHandlerFor(req.url)(error, req, reply),
+    // Errors raised before routing (bad URL encoding) skip onSend: set the request id here too.
+    frameworkErrors: (error, req, reply) => errorHandlerFor(req.url)(error, req, reply.header('X-Request-Id', req.id)),
     logger: options.logLevel === false ? false : { level: options.logLevel },
     bodyLimit: c.config.bodyLimitBytes,
+    // G2 client ids may be 128 characters, and a path parameter carries them.
+    maxParamLength: 256,
     genReqId: requestIdFor,
     // Shutdown: stop accepting, let in-flight requests finish, close idle keep-alive sockets.
     forceCloseConnections: 'idle',
@@ -79,6 +85,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });
   await app.register(topicRoutes, { prefix: '/api/v1/topics', ...c });
   await app.register(g2Routes, { prefix: '/api/v1/memory', ...c });
+  await app.register(g6Routes, { prefix: '/api/v1/batch', ...c });
   await app.register(g3Routes, { prefix: '/api/v1/search', ...c });
   await app.register(g4Routes, { ...c });
   await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...c });

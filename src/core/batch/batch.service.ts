@@ -76,8 +76,8 @@ export function createBatchService(deps: {
         if ('invalid' in op) throw op.invalid;
         switch (op.type) {
           case 'create': memories.validateCreate(op.input); break;
-          case 'update': memories.validateUpdate(op.patch); await memories.resolveId(scope, op.id); break;
-          case 'read': case 'delete': await memories.resolveId(scope, op.id); break;
+          case 'update': memories.validateUpdate(op.patch); await memories.find(scope, op.id); break;
+          case 'read': case 'delete': await memories.find(scope, op.id); break;
           case 'search':
             if (op.query.trim().length === 0) throw new DomainError('VALIDATION_FAILED', 'query must not be empty', { fields: [{ field: 'query', message: 'must not be empty' }] });
             break;

@@ -193,6 +193,13 @@ export function createMemoryService(deps: {
       return found;
     },
 
+    /** Reads one memory without counting an access (checks, validation). */
+    async find(scope: Scope, idOrPrefix: string): Promise<Memory> {
+      const memory = await memories.findById(scope, await resolveId(scope, idOrPrefix));
+      if (!memory) throw notFound();
+      return memory;
+    },
+
     /** Reads one memory and counts the access. */
     async get(scope: Scope, idOrPrefix: string): Promise<Memory> {
       const id = await resolveId(scope, idOrPrefix);

@@ -1,8 +1,127 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../../core/clock.ts';
+import { isoTimestamp, type Clock } from '../../core/clock.ts';
+import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
+import { readCredential, retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
+import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
+import { MISSING_FIELD } from './requests.ts';
 
-/** The G2 flat error envelope (placeholder until the G2 work lands). */
+/**
+ * The G2 flat error envelope: `{error: CODE, message, details, request_id}`, plus a top-level `retry_after`
+ * (integer seconds, also sent as `Retry-After`) on RATE_LIMITED. `details` is always an object; for
+ * INVALID_REQUEST it holds `missing_fields` (names) and `invalid_fields` ([{field, message}]), both always present.
+ * Bad input is never a 500.
+ */
+interface G2Error { status: number; code: string; message: string; details: Record<string, unknown>; retryAfter?: number }
+
+/** Core field names as G2 calls them (a G2 memory's content and title come from `text`). */
+function wireField(field: string): string {
+  if (field === 'content' || field === 'title') return 'text';
+  if (field === 'memory_type') return 'metadata.type';
+  if (field === 'tags' || field.startsWith('tags[')) return `metadata.${field}`;
+  return field;
+}
+
+const MESSAGE_PROBLEMS = 5;
+
+/** 400 INVALID_REQUEST: missing fields apart, every other problem with its message. */
+export function invalidRequest(fields: readonly FieldProblem[], fallback = 'Invalid request'): G2Error {
+  const missing: string[] = [];
+  const invalid: FieldProblem[] = [];
+  for (const p of fields) {
+    const field = wireField(p.field);
+    if (p.message === MISSING_FIELD) {
+      if (!missing.includes(field)) missing.push(field);
+    } else if (!invalid.some((q) => q.field === field)) {
+      invalid.push({ field, message: p.message });
+    }
+  }
+  const parts: string[] = [];
+  if (missing.length > 0) parts.push(`missing required field${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
+  const shown = invalid.slice(0, MESSAGE_PROBLEMS).map((p) => `${p.field} ${p.message}`);
+  if (invalid.length > MESSAGE_PROBLEMS) shown.push(`and ${invalid.length - MESSAGE_PROBLEMS} more`);
+  parts.push(...shown);
+  const message = parts.length > 0 ? `Invalid request: ${parts.join('; ')}` : fallback;
+  return { status: 400, code: 'INVALID_REQUEST', message, details: { missing_fields: missing, invalid_fields: invalid } };
+}
+
+function fromDomain(e: DomainError, req: FastifyRequest): G2Error {
+  switch (e.code) {
+    case 'VALIDATION_FAILED': return invalidRequest(e.details.fields ?? [], e.message);
+    case 'UNAUTHENTICATED': {
+      const bearer = readCredential(req, 'bearer') !== undefined;
+      const apiKeyHeader = typeof req.headers['x-api-key'] === 'string';
+      const message = bearer ? e.message
+        : apiKeyHeader ? 'This API takes the key as Authorization: Bearer <key>; X-API-Key is not accepted here'
+          : 'API key is missing: send it as Authorization: Bearer <key>';
+      return { status: 401, code: 'UNAUTHORIZED', message, details: {} };
+    }
+    case 'PERMISSION_DENIED':
+      return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details: { required_scope: e.details.requiredScope } };
+    // Never echoes the id: another tenant's memory answers exactly like a missing one.
+    case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: 'Memory not found', details: {} };
+    case 'AMBIGUOUS_ID':
+    case 'CONFLICT':
+      return { status: 409, code: 'CONFLICT', message: e.message, details: { field: wireField(e.details.fields?.[0]?.field ?? 'id') } };
+    case 'CONTENT_TOO_LARGE':
+      return {
+        status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message.replace(/^content/, 'text'),
+        details: { field: 'text', ...(typeof e.details.maxBytes === 'number' ? { max_bytes: e.details.maxBytes } : {}) },
+      };
+    case 'RATE_LIMITED':
+    case 'QUOTA_EXCEEDED': {
+      const limit = e.details.limit;
+      if (!limit) return { status: 429, code: 'RATE_LIMITED', message: e.message, details: {}, retryAfter: 60 };
+      return {
+        status: 429, code: 'RATE_LIMITED', message: e.message,
+        details: {
+          limit: limit.limit, remaining: limit.remaining, reset_at: isoTimestamp(limit.resetAt),
+          limit_type: limit.bucket === 'memory-writes' ? 'memory_writes_per_hour' : 'requests_per_minute',
+        },
+        retryAfter: retryAfterSeconds(limit.retryAfterMs),
+      };
+    }
+    case 'EMBEDDING_FAILED':
+    case 'TIMEOUT':
+      return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; nothing was written. Try again later', details: {} };
+  }
+}
+
+function fromRequestProblem(p: RequestProblem): G2Error {
+  switch (p.kind) {
+    case 'validation': return invalidRequest(p.fields, p.message);
+    case 'malformed_json':
+      return invalidRequest([{ field: 'body', message: /empty/.test(p.message) ? 'is empty; a JSON object is required' : 'is not valid JSON' }]);
+    case 'unsupported_media_type':
+      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json', details: { field: 'Content-Type' } };
+    case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: { field: 'body' } };
+    case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: {} };
+  }
+}
+
+/** Renders every error under `/api/v1/memory`: route, hook, framework and unknown-path errors alike. */
 export function createG2ErrorHandler(_clock: Clock) {
-  return (error: FastifyError, _req: FastifyRequest, reply: FastifyReply) =>
-    reply.status(error.statusCode ?? 500).send({ error: error.code ?? 'INTERNAL_ERROR', message: error.message, details: {} });
+  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    let e: G2Error;
+    if (isDomainError(error)) {
+      e = fromDomain(error, req);
+      const limit = error.details.limit;
+      if (limit) setRateLimitHeaders(reply, limit);
+    } else {
+      const problem = classifyRequestError(error);
+      if (problem) e = fromRequestProblem(problem);
+      else {
+        req.log.error({ err: error }, 'unhandled error');
+        e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: {} };
+      }
+    }
+    if (e.retryAfter !== undefined) reply.header('Retry-After', e.retryAfter);
+    if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
+    return reply.status(e.status).send({
+      error: e.code,
+      message: e.message,
+      details: e.details,
+      ...(e.retryAfter !== undefined ? { retry_after: e.retryAfter } : {}),
+      request_id: req.id,
+    });
+  };
 }

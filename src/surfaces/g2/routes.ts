@@ -1,23 +1,172 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { requireScope } from '../../core/api-keys/api-key.service.ts';
+import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
-import type { Embedder } from '../../core/embeddings/embedder.port.ts';
+import { EmbeddingError, type Embedder } from '../../core/embeddings/embedder.port.ts';
+import { DomainError, isDomainError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
 import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
+import type { Memory, MemoryPatch } from '../../core/memories/memory.types.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
-import type { AuthDeps } from '../http-kit/auth.ts';
+import type { Scope } from '../../core/scope.ts';
+import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { createG2ErrorHandler } from './errors.ts';
+import { CLIENT_VECTOR_MODEL, storedVectorOf, toWire, wireVector } from './mappers.ts';
+import { parseCreate, parseUpdate, schemaProblems, type ContentLimit } from './requests.ts';
+import { CreateBody, ErrorWire, G2_VECTOR_DIMENSIONS, IdParams, Responses, UpdateBody } from './schemas.ts';
 
 export interface G2Deps extends AuthDeps {
   memories: MemoryService;
-  embeddings: EmbeddingService;
-  embedder: Pick<Embedder, 'modelId' | 'dimensions'>;
+  embeddings: Pick<EmbeddingService, 'countTokens'>;
+  /** `embed` only for GET of a memory stored under another model (its vector is recomputed, not stored). */
+  embedder: Pick<Embedder, 'modelId' | 'dimensions' | 'embed'>;
   limits: Pick<LimitsService, 'gateway' | 'memoryWrite'>;
   /** Reading a memory's stored vector for GET. */
   storage: { memories: Pick<MemoryRepository, 'vectorsOf'> };
+  /** The content size limit, checked before the write quota is counted. */
+  config: ContentLimit;
   clock: Clock;
 }
 
+const errors = { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 404: ErrorWire, 429: ErrorWire };
+const writeErrors = { ...errors, 409: ErrorWire, 413: ErrorWire, 415: ErrorWire, 503: ErrorWire };
+
+/** Runs `f`, turning a validation failure into problems on the list; undefined then. */
+function collect<T>(problems: FieldProblem[], f: () => T): T | undefined {
+  try {
+    return f();
+  } catch (e) {
+    if (isDomainError(e) && e.code === 'VALIDATION_FAILED') {
+      problems.push(...(e.details.fields ?? [{ field: 'body', message: e.message }]));
+      return undefined;
+    }
+    throw e;
+  }
+}
+
 /** G2 (legacy): `/api/v1/memory` (Bearer, optional X-Workspace-ID). Register with prefix `/api/v1/memory`. */
-export const g2Routes: FastifyPluginAsync<G2Deps> = async () => {
-  // Filled in by the G2 work.
+export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG2ErrorHandler(deps.clock));
+  // onRequest: the key is checked (and the gateway limit counted) before the body is even parsed.
+  r.addHook('onRequest', authGuard(deps, 'bearer'));
+  const tags = ['G2 legacy memory'];
+  const security = [{ bearer: [] }];
+
+  /** The caller, with the scope required, and its data scope (a bad X-Workspace-ID joins the other problems). */
+  function caller(req: FastifyRequest, scope: 'memories:read' | 'memories:write', problems: FieldProblem[]): { principal: Principal; scope: Scope | undefined } {
+    const principal = requirePrincipal(req);
+    requireScope(principal, scope);
+    return { principal, scope: collect(problems, () => scopeOf(req)) };
+  }
+
+  /** The stored vector at the API width: the current model's, else a supplied one, else recomputed from the text. */
+  async function embeddingOf(scope: Scope, m: Memory): Promise<number[]> {
+    const own = (await deps.storage.memories.vectorsOf(scope, [m.id], deps.embedder.modelId)).get(m.id)
+      ?? (await deps.storage.memories.vectorsOf(scope, [m.id], CLIENT_VECTOR_MODEL)).get(m.id);
+    if (own) return wireVector(own);
+    // Stored under a model no longer configured: show what the current model makes of it (nothing is written).
+    try {
+      const [vector] = await deps.embedder.embed([deps.memories.embeddingText(m.title, m.content)]);
+      if (!vector) throw new DomainError('EMBEDDING_FAILED', 'The embedder returned no vector');
+      return wireVector(vector);
+    } catch (err) {
+      if (err instanceof EmbeddingError) throw new DomainError('EMBEDDING_FAILED', `Embedding failed: ${err.message}`);
+      throw err;
+    }
+  }
+
+  r.post('/', {
+    schema: {
+      tags, security, summary: 'Store a memory',
+      description: 'Stores one memory; without `embedding` the server embeds the text. Counts against the hourly memory-write quota.',
+      body: CreateBody,
+      response: { 201: Responses.created, ...writeErrors },
+    },
+    attachValidation: true,
+  }, async (req, reply) => {
+    const problems = schemaProblems(req);
+    const { principal, scope } = caller(req, 'memories:write', problems);
+    const input = parseCreate(req.body, problems, deps.config);
+    await deps.limits.memoryWrite(principal);
+    const memory = await deps.memories.create(scope!, principal.userId, {
+      title: input.title,
+      content: input.text,
+      clientId: input.clientId,
+      vector: input.embedding ? storedVectorOf(input.embedding, deps.embedder) : undefined,
+      memoryType: input.memoryType,
+      tags: input.tags,
+      metadata: input.metadata,
+    });
+    return reply.status(201).send({
+      id: deps.memories.legacyIdOf(memory),
+      status: 'stored' as const,
+      embedding_generated: input.embedding === undefined,
+      vector_dimensions: G2_VECTOR_DIMENSIONS,
+      tokens_used: input.embedding === undefined ? deps.embeddings.countTokens(input.text) : 0,
+    });
+  });
+
+  r.get('/:id', {
+    schema: {
+      tags, security, summary: 'Get a memory (counts an access)',
+      description: 'By your id, mem_<uuid>, or the bare UUID. `embedding` is the stored vector at 1536 dimensions.',
+      params: IdParams,
+      response: { 200: Responses.memory, ...errors, 503: ErrorWire },
+    },
+  }, async (req) => {
+    const problems: FieldProblem[] = [];
+    const { scope } = caller(req, 'memories:read', problems);
+    if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
+    const found = await deps.memories.findByLegacyId(scope, req.params.id);
+    const memory = await deps.memories.get(scope, found.id);
+    return toWire(memory, deps.memories.legacyIdOf(memory), await embeddingOf(scope, memory));
+  });
+
+  r.put('/:id', {
+    schema: {
+      tags, security, summary: 'Update a memory\'s text and/or metadata',
+      description: 'A changed text re-derives the title and re-embeds the memory (replacing a supplied embedding); metadata '
+        + 'replaces type, tags and every other key. Counts against the hourly memory-write quota.',
+      params: IdParams,
+      body: UpdateBody,
+      response: { 200: Responses.updated, ...writeErrors },
+    },
+    attachValidation: true,
+  }, async (req) => {
+    const problems = schemaProblems(req);
+    const { principal, scope } = caller(req, 'memories:write', problems);
+    const input = parseUpdate(req.body, problems, deps.config);
+    const current = await deps.memories.findByLegacyId(scope!, req.params.id);
+    const textChanged = input.text !== undefined && input.text.text !== current.content;
+    const patch: MemoryPatch = {
+      ...(textChanged ? { title: input.text!.title, content: input.text!.text } : {}),
+      ...(input.metadata ?? {}),
+    };
+    await deps.limits.memoryWrite(principal);
+    // Text as it was and no metadata: nothing to write (updated_at stays).
+    const updated = Object.keys(patch).length > 0
+      ? await deps.memories.update(scope!, principal.userId, current.id, patch)
+      : current;
+    return { id: deps.memories.legacyIdOf(updated), status: 'updated' as const, embedding_regenerated: textChanged };
+  });
+
+  r.delete('/:id', {
+    schema: {
+      tags, security, summary: 'Delete a memory permanently',
+      description: 'Counts against the hourly memory-write quota.',
+      params: IdParams,
+      response: { 200: Responses.deleted, ...errors },
+    },
+  }, async (req) => {
+    const problems: FieldProblem[] = [];
+    const { principal, scope } = caller(req, 'memories:write', problems);
+    if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
+    const memory = await deps.memories.findByLegacyId(scope, req.params.id);
+    await deps.limits.memoryWrite(principal);
+    await deps.memories.delete(scope, memory.id);
+    return { success: true as const, deleted_id: deps.memories.legacyIdOf(memory) };
+  });
 };

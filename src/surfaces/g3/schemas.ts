@@ -36,11 +36,12 @@ export const Filters = Type.Object({
 });
 
 const Query = Type.String({ minLength: 1, maxLength: 10_000, description: '1-10000 characters, not blank' });
-const TopK = Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Most matches returned (1-100)' });
+// Fields with a default are optional on the wire (the validator fills the default in).
+const TopK = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Most matches returned (1-100)' }));
 const Namespace = Type.String({
   description: 'The workspace searched (same as the X-Workspace-ID header; default `default`). Giving both with different values is a 400.',
 });
-const IncludeMetadata = Type.Boolean({ default: true, description: 'false omits `metadata` from every match' });
+const IncludeMetadata = Type.Optional(Type.Boolean({ default: true, description: 'false omits `metadata` from every match' }));
 const IncludeEmbedding = Type.Boolean({ description: 'true adds `embedding`, the stored vector zero-padded to 1536 numbers (default false)' });
 const IncludeVector = Type.Boolean({
   deprecated: true,
@@ -54,24 +55,24 @@ export const SearchBody = Type.Object({
   includeMetadata: IncludeMetadata,
   includeEmbedding: Type.Optional(IncludeEmbedding),
   includeVector: Type.Optional(IncludeVector),
-  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score: similarity (1 + cosine) / 2' }),
+  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score: similarity (1 + cosine) / 2' })),
   namespace: Type.Optional(Namespace),
 });
 
 export const HybridBody = Type.Object({
   query: Query,
-  semanticWeight: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Weight of the semantic similarity (0-1)' }),
-  keywordWeight: Type.Number({ minimum: 0, maximum: 1, default: 0.3, description: 'Weight of the keyword (BM25) score (0-1); not both weights 0' }),
+  semanticWeight: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Weight of the semantic similarity (0-1)' })),
+  keywordWeight: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.3, description: 'Weight of the keyword (BM25) score (0-1); not both weights 0' })),
   topK: TopK,
-  rerank: Type.Boolean({
+  rerank: Type.Optional(Type.Boolean({
     default: true,
     description: 'true: order by weighted reciprocal-rank fusion; false: by the weighted sum of the scores',
-  }),
+  })),
   filters: Type.Optional(Filters),
   includeMetadata: IncludeMetadata,
   includeEmbedding: Type.Optional(IncludeEmbedding),
   includeVector: Type.Optional(IncludeVector),
-  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0, description: 'Lowest fused score (default 0: no floor)' }),
+  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0, description: 'Lowest fused score (default 0: no floor)' })),
   namespace: Type.Optional(Namespace),
 });
 
@@ -79,7 +80,7 @@ export const BatchItem = Type.Object({
   query: Query,
   topK: TopK,
   filters: Type.Optional(Filters),
-  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity' }),
+  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity' })),
 }, { description: 'One semantic search; a bad item gets an `error` in its result slot while the others run' });
 
 export const BatchBody = Type.Object({

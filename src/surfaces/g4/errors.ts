@@ -110,7 +110,9 @@ export function createG4ErrorHandler(clock: Clock) {
         e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
       }
     }
-    if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+    if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
+    // Framework errors (e.g. a bad URL) skip the server's onSend hook; the header must still match meta.request_id.
+    reply.header('X-Request-Id', req.id);
     return reply.status(e.status).send({
       success: false,
       error: { code: e.code, message: e.message, details: e.details },

@@ -30,8 +30,12 @@ export interface G4Deps extends AuthDeps {
   clock: Clock;
 }
 
-/** The deprecated model's removal date (HTTP date), sent as `Sunset`; it goes with version 2.0.0. */
-export const DEPRECATED_MODEL_SUNSET = 'Sun, 01 Nov 2027 00:00:00 GMT';
+/** Sent with answers of the deprecated model (mnemo-embed-768), removed in version 2.0.0 (same headers as G5). */
+export const DEPRECATION_HEADERS = {
+  Deprecation: 'true',
+  Sunset: new Date(Date.UTC(2027, 10, 1)).toUTCString(), // Mon, 01 Nov 2027 00:00:00 GMT
+  Link: '</docs>; rel="deprecation"',
+} as const;
 
 const errors = { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 413: ErrorWire, 415: ErrorWire, 429: ErrorWire, 503: ErrorWire };
 const searchErrors = { ...errors, 408: ErrorWire };
@@ -300,12 +304,10 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     throwIfAny(problems);
     const chosen = model as ApiModel;
 
-    await deps.limits.embeddings(principal);
     const result = await deps.embeddings.embed([b.text], chosen, 'text');
-    if (chosen.deprecated) {
-      reply.header('Deprecation', 'true');
-      reply.header('Sunset', DEPRECATED_MODEL_SUNSET);
-    }
+    // Counted once the request is valid (token length included) and answered, as on G5 (the same hourly bucket).
+    await deps.limits.embeddings(principal);
+    if (chosen.deprecated) reply.headers(DEPRECATION_HEADERS);
     const embedding = result.vectors[0] ?? [];
     return {
       success: true as const,

@@ -74,7 +74,7 @@ export function toBatchOp(raw: unknown): BatchOp {
       const f = memoryFields(data(), problems);
       if (f.content === undefined && !problems.some((p) => p.field === 'data.content')) problems.push({ field: 'data.content', message: 'is required' });
       if (problems.length) return invalid(type, problems);
-      return { type, input: { title: f.title ?? titleFromText(f.content!), content: f.content!, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId } };
+      return { type, input: { title: f.title ?? titleFromText(f.content!) ?? '', content: f.content!, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId } };
     }
     case 'update': {
       const memoryId = id();

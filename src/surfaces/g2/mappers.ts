@@ -1,0 +1,66 @@
+import { isoTimestamp } from '../../core/clock.ts';
+import type { Embedder } from '../../core/embeddings/embedder.port.ts';
+import { padVector, truncatePadded } from '../../core/embeddings/vectors.ts';
+import type { Memory, StoredVector } from '../../core/memories/memory.types.ts';
+import { G2_VECTOR_DIMENSIONS } from './schemas.ts';
+
+/** G2 wire <-> domain. */
+
+/** The model id a supplied embedding is stored under when it is not the configured model's (padded) vector. */
+export const CLIENT_VECTOR_MODEL = `client:${G2_VECTOR_DIMENSIONS}`;
+
+/** G2 metadata as the core keeps it: `type` is the memory type, `tags` the tags, every other key metadata. */
+export interface SplitMetadata {
+  memoryType: string | undefined;
+  tags: string[] | undefined;
+  rest: Record<string, unknown>;
+}
+
+export function splitMetadata(metadata: Record<string, unknown>): SplitMetadata {
+  const { type, tags, ...rest } = metadata;
+  return {
+    memoryType: typeof type === 'string' ? type : undefined,
+    tags: Array.isArray(tags) ? tags as string[] : undefined,
+    rest,
+  };
+}
+
+/**
+ * A supplied 1536-number embedding as stored: the configured model's vector when every number beyond the model's
+ * native width is 0 (then it is searchable), else the whole vector under {@link CLIENT_VECTOR_MODEL}.
+ */
+export function storedVectorOf(embedding: readonly number[], embedder: Pick<Embedder, 'modelId' | 'dimensions'>): StoredVector {
+  if (embedder.dimensions <= G2_VECTOR_DIMENSIONS) {
+    const native = truncatePadded(embedding, embedder.dimensions);
+    if (native) return { modelId: embedder.modelId, vector: native };
+  }
+  return { modelId: CLIENT_VECTOR_MODEL, vector: Float32Array.from(embedding) };
+}
+
+/**
+ * The shortest decimal that reads back as the same 32-bit float: a supplied 0.1 is stored as the float nearest
+ * 0.1 and is returned as 0.1, not 0.10000000149011612.
+ */
+export function shortestFloat32(x: number): number {
+  if (x === 0 || !Number.isFinite(x)) return x === 0 ? 0 : x;
+  for (let digits = 1; digits < 9; digits++) {
+    const candidate = Number(x.toPrecision(digits));
+    if (Math.fround(candidate) === x) return candidate;
+  }
+  return Number(x.toPrecision(9));
+}
+
+/** A stored vector on the wire: padded to 1536 (a wider one, from a wider model, is shown whole). */
+export function wireVector(v: Float32Array): number[] {
+  const padded = v.length <= G2_VECTOR_DIMENSIONS ? padVector(v, G2_VECTOR_DIMENSIONS) : Array.from(v);
+  return padded.map(shortestFloat32);
+}
+
+export const toWire = (m: Memory, legacyId: string, embedding: number[]) => ({
+  id: legacyId,
+  text: m.content,
+  metadata: { ...m.metadata, type: m.memoryType, tags: m.tags },
+  embedding,
+  created_at: isoTimestamp(m.createdAt),
+  updated_at: isoTimestamp(m.updatedAt),
+});
