@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { g1Routes } from '../surfaces/g1/routes.ts';
+import { g1Routes, g1StoreAliasRoutes } from '../surfaces/g1/routes.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
 import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
@@ -31,6 +31,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
   const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = [
     ['/api/v1/memories', createG1ErrorHandler(c.clock)],
+    ['/api/v1/store', createG1ErrorHandler(c.clock)],
     ['/api/v1/topics', createG1ErrorHandler(c.clock)],
     ['/api/v1/memory', createG2ErrorHandler(c.clock)],
     ['/api/v1/batch', createG6ErrorHandler(c.clock)],
@@ -83,6 +84,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
 
   await app.register(healthRoutes, { container: c });
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });
+  await app.register(g1StoreAliasRoutes, { prefix: '/api/v1/store', ...c });
   await app.register(topicRoutes, { prefix: '/api/v1/topics', ...c });
   await app.register(g2Routes, { prefix: '/api/v1/memory', ...c });
   await app.register(g6Routes, { prefix: '/api/v1/batch', ...c });

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -7,6 +8,7 @@ import type { MemoryService } from '../../core/memories/memory.service.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { markDeprecated } from '../http-kit/deprecation.ts';
 import { createG1ErrorHandler } from './errors.ts';
 import { splitList, toNewMemory, toPatch, toSearchItem, toWire, toWireWithAccess } from './mappers.ts';
 import { CreateBody, ErrorWire, IdParams, ListQuery, Responses, SearchBody, UpdateBody } from './schemas.ts';
@@ -20,6 +22,35 @@ export interface G1Deps extends AuthDeps {
 
 const errors = { 400: ErrorWire, 401: ErrorWire, 404: ErrorWire, 429: ErrorWire };
 
+/** G1 create, shared by `POST /api/v1/memories` and its deprecated alias `POST /api/v1/store`. */
+async function createMemory(deps: G1Deps, req: FastifyRequest<{ Body: Static<typeof CreateBody> }>) {
+  const principal = requirePrincipal(req);
+  requireScope(principal, 'memories:write');
+  const input = toNewMemory(req.body);
+  await deps.limits.memoryWrite(principal);
+  const memory = await deps.memories.create(scopeOf(req), principal.userId, input);
+  return { success: true as const, data: toWire(memory) };
+}
+
+/**
+ * `POST /api/v1/store`: the legacy name of G1 create, scheduled for removal in 2.0.0 (spec, Versioning). Same
+ * request, answer and errors; answers carry `Deprecation`, `Sunset` and a `Link` to the docs. Register with prefix
+ * `/api/v1/store`.
+ */
+export const g1StoreAliasRoutes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG1ErrorHandler(deps.clock));
+  r.addHook('onRequest', authGuard(deps, 'x-api-key'));
+  r.addHook('onSend', async (_req, reply) => { markDeprecated(reply); });
+  r.post('/', {
+    schema: {
+      tags: ['G1 memories'], security: [{ apiKey: [] }], deprecated: true,
+      summary: 'Deprecated alias of POST /api/v1/memories (removed in 2.0.0)',
+      body: CreateBody, response: { 201: Responses.memory, ...errors, 413: ErrorWire },
+    },
+  }, async (req, reply) => reply.status(201).send(await createMemory(deps, req)));
+};
+
 /** G1: `/api/v1/memories`, authenticated by `X-API-Key`. Register with prefix `/api/v1/memories`. */
 export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -31,14 +62,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
 
   r.post('/', {
     schema: { tags, security, summary: 'Create a memory', body: CreateBody, response: { 201: Responses.memory, ...errors, 413: ErrorWire } },
-  }, async (req, reply) => {
-    const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:write');
-    const input = toNewMemory(req.body);
-    await deps.limits.memoryWrite(principal);
-    const memory = await deps.memories.create(scopeOf(req), principal.userId, input);
-    return reply.status(201).send({ success: true, data: toWire(memory) });
-  });
+  }, async (req, reply) => reply.status(201).send(await createMemory(deps, req)));
 
   r.get('/', {
     schema: { tags, security, summary: 'List memories', querystring: ListQuery, response: { 200: Responses.list, ...errors } },

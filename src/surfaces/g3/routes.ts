@@ -1,8 +1,9 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { SearchContext, SearchService } from '../../core/search/search.service.ts';
+import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG3ErrorHandler } from './errors.ts';
 import { roundMs, toMatch } from './mappers.ts';
@@ -23,11 +24,6 @@ const rawOf = (req: FastifyRequest): RawRequest => ({
   body: req.body, workspaceHeader: req.headers['x-workspace-id'], validationError: req.validationError,
 });
 
-/** `includeVector` was used: tell the client it is deprecated. */
-function markDeprecated(reply: FastifyReply): void {
-  reply.header('Deprecation', 'true');
-  reply.header('Link', '</docs>; rel="deprecation"');
-}
 
 /**
  * G3: `/api/v1/search`, `/hybrid`, `/batch`, authenticated by `Authorization: Bearer`. Register with prefix
@@ -63,7 +59,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
       logFilters: p.logFilters,
     });
-    if (p.usedDeprecatedAlias) markDeprecated(reply);
+    if (p.usedDeprecatedAlias) markDeprecated(reply, { sunset: false });
     return {
       matches: out.hits.map((h) => toMatch(h, p.query, p)),
       total: out.total,
@@ -86,7 +82,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
       semanticWeight: p.semanticWeight, keywordWeight: p.keywordWeight, rerank: p.rerank, logFilters: p.logFilters,
     });
-    if (p.usedDeprecatedAlias) markDeprecated(reply);
+    if (p.usedDeprecatedAlias) markDeprecated(reply, { sunset: false });
     return {
       matches: out.hits.map((h) => toMatch(h, p.query, p)),
       semantic_results: out.semanticResults,

@@ -12,6 +12,7 @@ import type { Scope } from '../../core/scope.ts';
 import { checkFilter, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
 import type { SearchLogRepository } from '../../core/search/search-log.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
+import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
 import { createG4ErrorHandler } from './errors.ts';
@@ -30,12 +31,6 @@ export interface G4Deps extends AuthDeps {
   clock: Clock;
 }
 
-/** Sent with answers of the deprecated model (mnemo-embed-768), removed in version 2.0.0 (same headers as G5). */
-export const DEPRECATION_HEADERS = {
-  Deprecation: 'true',
-  Sunset: new Date(Date.UTC(2027, 10, 1)).toUTCString(), // Mon, 01 Nov 2027 00:00:00 GMT
-  Link: '</docs>; rel="deprecation"',
-} as const;
 
 const errors = { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 413: ErrorWire, 415: ErrorWire, 429: ErrorWire, 503: ErrorWire };
 const searchErrors = { ...errors, 408: ErrorWire };
@@ -307,7 +302,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const result = await deps.embeddings.embed([b.text], chosen, 'text');
     // Counted once the request is valid (token length included) and answered, as on G5 (the same hourly bucket).
     await deps.limits.embeddings(principal);
-    if (chosen.deprecated) reply.headers(DEPRECATION_HEADERS);
+    if (chosen.deprecated) markDeprecated(reply);
     const embedding = result.vectors[0] ?? [];
     return {
       success: true as const,

@@ -4,6 +4,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingResult, EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { isDomainError } from '../../core/errors.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
+import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, type AuthDeps } from '../http-kit/auth.ts';
 import { createG5ErrorHandler, invalidRequest, problemsFromFields } from './errors.ts';
 import { EmbeddingListWire, EmbeddingsBody, EmbeddingsHeaders, ErrorWire } from './schemas.ts';
@@ -15,12 +16,6 @@ export interface G5Deps extends AuthDeps {
   clock: Clock;
 }
 
-/** Headers of an answer made with a deprecated model (the 768-dimension one, removed in 2.0.0). */
-export const DEPRECATION_HEADERS = {
-  Deprecation: 'true',
-  Sunset: new Date(Date.UTC(2027, 10, 1)).toUTCString(),
-  Link: '</docs>; rel="deprecation"',
-} as const;
 
 const errors = { 400: ErrorWire, 401: ErrorWire, 404: ErrorWire, 413: ErrorWire, 415: ErrorWire, 429: ErrorWire, 500: ErrorWire, 503: ErrorWire };
 
@@ -76,7 +71,7 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
     // Counted once the request is known to be valid (token lengths included) and answerable.
     await deps.limits.embeddings(principal);
 
-    if (request.model.deprecated) reply.headers(DEPRECATION_HEADERS);
+    if (request.model.deprecated) markDeprecated(reply);
     return toEmbeddingList(result);
   });
 };
