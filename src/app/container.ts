@@ -49,6 +49,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   const search = createSearchService({
     memories: storage.memories,
     searchLog: storage.searchLog,
+    events: storage.events,
     embedder,
     clock,
     timeoutMs: config.searchTimeoutMs,

@@ -2,6 +2,8 @@ import type { ApiKeyRepository } from './api-keys/api-key.repository.ts';
 import type { MemoryRepository } from './memories/memory.repository.ts';
 import type { SearchLogRepository } from './search/search-log.ts';
 import type { TopicRepository } from './topics/topic.repository.ts';
+import type { EventRepository } from './events/event.repository.ts';
+import type { WebhookRepository } from './webhooks/webhook.repository.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
 export interface Storage {
@@ -11,6 +13,8 @@ export interface Storage {
   readonly apiKeys: ApiKeyRepository;
   readonly searchLog: SearchLogRepository;
   readonly topics: TopicRepository;
+  readonly events: EventRepository;
+  readonly webhooks: WebhookRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -9,6 +9,8 @@ import { AtomicStepFailed } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import type { Topic } from '../../src/core/topics/topic.types.ts';
+import type { EventScope, NewEvent } from '../../src/core/events/event.types.ts';
+import type { Webhook } from '../../src/core/webhooks/webhook.types.ts';
 import { randomUUID } from 'node:crypto';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 
@@ -369,6 +371,135 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           { kind: 'insert', memory: makeMemory(scopeA, { clientId: 'c1' }), vector: vec(0) },
         ])).rejects.toMatchObject({ index: 1, error: { code: 'CONFLICT' } });
         expect(await storage.memories.findById(scopeA, dup.id)).toBeNull();
+      });
+    });
+
+    describe('event log and webhook deliveries (outbox)', () => {
+      const hook = (scope: EventScope, over: Partial<Webhook> = {}): Webhook => ({
+        id: `webhook_${randomUUID()}`, kind: 'g9', scope, url: 'http://127.0.0.1:9/hook', events: ['memory.created'],
+        secret: 'whsec_test', description: null, status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 300_000 },
+        filters: {}, createdAt: new Date(Date.UTC(2026, 0, 1)), updatedAt: new Date(Date.UTC(2026, 0, 1)), lastDeliveryAt: null,
+        stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 }, ...over,
+      });
+      const created = (m: ReturnType<typeof makeMemory>): NewEvent[] => [{
+        id: `evt_${randomUUID()}`, type: 'memory.created', scope: m.scope, createdAt: m.createdAt,
+        data: { id: m.id, tags: m.tags, metadata: m.metadata, memory_type: m.memoryType },
+      }];
+      const readAll = (scope: Scope, afterSeq = 0, types?: string[]) =>
+        storage.events.readAfter({ tenantId: scope.tenantId, mode: scope.mode, workspace: scope.workspace, afterSeq, types, limit: 100 });
+
+      it('writes events with the change, in one transaction, in order, visible only in scope', async () => {
+        const heard: string[] = [];
+        const stop = storage.events.onAppended((events) => heard.push(...events.map((e) => e.type)));
+        const m1 = makeMemory(scopeA);
+        await storage.memories.insert(m1, vec(0), created);
+        await storage.memories.update(scopeA, m1.id, { title: 'x' }, new Date(), 'u', null, (m) => [{ id: `evt_${randomUUID()}`, type: 'memory.updated', scope: m.scope, createdAt: m.updatedAt, data: { id: m.id, title: m.title } }]);
+        await storage.memories.delete(scopeA, m1.id, (m) => [{ id: `evt_${randomUUID()}`, type: 'memory.deleted', scope: m.scope, createdAt: new Date(), data: { id: m.id } }]);
+        await storage.memories.insert(makeMemory(scopeB), vec(0), created);
+        await storage.events.append([{ id: `evt_${randomUUID()}`, type: 'system.health', scope: { tenantId: null, mode: null, workspace: null }, createdAt: new Date(), data: { status: 'ok' } }]);
+        stop();
+
+        const mine = await readAll(scopeA);
+        expect(mine.map((e) => e.type)).toEqual(['memory.created', 'memory.updated', 'memory.deleted', 'system.health']);
+        expect(mine.map((e) => e.seq)).toEqual([...mine.map((e) => e.seq)].sort((a, b) => a - b));
+        expect(mine[1]!.data).toMatchObject({ id: m1.id, title: 'x' });
+        expect((await readAll(scopeA, mine[1]!.seq)).map((e) => e.type)).toEqual(['memory.deleted', 'system.health']);
+        expect((await readAll(scopeA, 0, ['memory.deleted'])).map((e) => e.type)).toEqual(['memory.deleted']);
+        expect((await readAll({ ...scopeA, workspace: 'other' })).map((e) => e.type)).toEqual(['system.health']);
+        expect(heard).toEqual(['memory.created', 'memory.updated', 'memory.deleted', 'memory.created', 'system.health']);
+        expect(await storage.events.findById(mine[0]!.id)).toEqual(mine[0]);
+        expect(await storage.events.latestSeq()).toBeGreaterThanOrEqual(mine[3]!.seq);
+
+        // A write that fails writes no event.
+        const before = await storage.events.latestSeq();
+        await expect(storage.memories.insert(makeMemory(scopeA), { modelId: MODEL, vector: null as unknown as Float32Array }, created)).rejects.toThrow();
+        expect(await storage.events.latestSeq()).toBe(before);
+      });
+
+      it('fans events out to the webhooks that want them, and leases, retries and completes deliveries', async () => {
+        const eventScope = (s: Scope): EventScope => ({ ...s });
+        const wanted = hook(eventScope(scopeA), { filters: { tags: ['ops'] } });
+        const otherType = hook(eventScope(scopeA), { events: ['memory.deleted'] });
+        const disabled = hook(eventScope(scopeA), { status: 'disabled' });
+        const otherTenant = hook(eventScope(scopeB));
+        const otherWorkspace = hook({ ...eventScope(scopeA), workspace: 'w2' });
+        for (const w of [wanted, otherType, disabled, otherTenant, otherWorkspace]) await storage.webhooks.insert(w);
+
+        await storage.memories.insert(makeMemory(scopeA, { tags: ['ops'] }), vec(0), created);
+        await storage.memories.insert(makeMemory(scopeA, { tags: ['misc'] }), vec(0), created);
+        expect(await storage.webhooks.pendingCount()).toBe(1);
+
+        const t0 = new Date(Date.UTC(2030, 0, 1));
+        const [claim, ...rest] = await storage.webhooks.claimDue(t0, 10, 5, 30_000);
+        expect(rest).toEqual([]);
+        expect(claim).toMatchObject({ webhook: { id: wanted.id }, delivery: { attempts: 0 }, event: { type: 'memory.created' } });
+        // Leased: not claimable again until the lease expires (a crashed worker), then it is.
+        expect(await storage.webhooks.claimDue(t0, 10, 5, 30_000)).toEqual([]);
+        const again = await storage.webhooks.claimDue(new Date(t0.getTime() + 30_000), 10, 5, 30_000);
+        expect(again.map((c) => c.delivery.id)).toEqual([claim!.delivery.id]);
+
+        const t1 = new Date(t0.getTime() + 31_000);
+        await storage.webhooks.complete(claim!.delivery.id, { ok: false, at: t1, status: 500, error: 'HTTP 500', retryAt: new Date(t1.getTime() + 1000), failWebhook: false });
+        expect(await storage.webhooks.claimDue(t1, 10, 5, 30_000)).toEqual([]);
+        const retry = await storage.webhooks.claimDue(new Date(t1.getTime() + 1000), 10, 5, 30_000);
+        expect(retry[0]!.delivery.attempts).toBe(1);
+        await storage.webhooks.complete(retry[0]!.delivery.id, { ok: true, at: new Date(t1.getTime() + 1100), status: 204 });
+        expect(await storage.webhooks.pendingCount()).toBe(0);
+        const after = await storage.webhooks.findById(eventScope(scopeA), 'g9', wanted.id);
+        expect(after).toMatchObject({ stats: { totalAttempts: 2, successfulDeliveries: 1, failedDeliveries: 0 }, lastDeliveryAt: new Date(t1.getTime() + 1100) });
+      });
+
+      it('caps deliveries in flight per webhook, gives up, and can fail a webhook', async () => {
+        const w = hook({ ...scopeA }, { kind: 'g10', scope: { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null }, events: ['transfer.completed'] });
+        await storage.webhooks.insert(w);
+        const evt = () => ({ id: `evt_${randomUUID()}`, type: 'transfer.completed', scope: { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null }, createdAt: new Date(Date.UTC(2029, 0, 1)), data: {} });
+        await storage.events.append([evt(), evt(), evt(), evt(), evt(), evt(), evt()]);
+        const now = new Date(Date.UTC(2030, 0, 1));
+        const first = await storage.webhooks.claimDue(now, 10, 5, 60_000);
+        expect(first).toHaveLength(5);
+        expect(await storage.webhooks.claimDue(now, 10, 5, 60_000)).toEqual([]);
+        await storage.webhooks.complete(first[0]!.delivery.id, { ok: false, at: now, status: 410, error: 'gone', retryAt: null, failWebhook: true });
+        expect((await storage.webhooks.findById(w.scope, 'g10', w.id))!).toMatchObject({ status: 'failed', stats: { failedDeliveries: 1 } });
+        // A failed webhook gets nothing more claimed, and new events are not queued for it.
+        for (const c of first.slice(1)) await storage.webhooks.release(c.delivery.id, now);
+        expect(await storage.webhooks.claimDue(now, 10, 5, 60_000)).toEqual([]);
+        const pending = await storage.webhooks.pendingCount();
+        await storage.events.append([evt()]);
+        expect(await storage.webhooks.pendingCount()).toBe(pending);
+        // Back to active: the queued deliveries resume.
+        await storage.webhooks.update(w.scope, 'g10', w.id, { status: 'active' }, now);
+        expect((await storage.webhooks.claimDue(now, 10, 5, 60_000)).length).toBe(5);
+      });
+
+      it('keeps webhooks per scope and kind, lists, updates and deletes them', async () => {
+        const a = hook({ ...scopeA }, { events: ['memory.created', 'memory.deleted'] });
+        const b = hook({ ...scopeA }, { status: 'disabled' });
+        await storage.webhooks.insert(a);
+        await storage.webhooks.insert(b);
+        await storage.webhooks.insert(hook({ ...scopeB }));
+        expect((await storage.webhooks.list({ ...scopeA }, 'g9', { limit: 10, offset: 0 })).total).toBe(2);
+        expect((await storage.webhooks.list({ ...scopeA }, 'g9', { active: true, limit: 10, offset: 0 })).items.map((w) => w.id)).toEqual([a.id]);
+        expect((await storage.webhooks.list({ ...scopeA }, 'g9', { event: 'memory.deleted', limit: 10, offset: 0 })).items.map((w) => w.id)).toEqual([a.id]);
+        expect((await storage.webhooks.list({ ...scopeA }, 'g10', { limit: 10, offset: 0 })).total).toBe(0);
+        expect(await storage.webhooks.findById({ ...scopeB }, 'g9', a.id)).toBeNull();
+        expect(await storage.webhooks.findById({ ...scopeA }, 'g10', a.id)).toBeNull();
+        expect(await storage.webhooks.countCreatedSince({ ...scopeA }, 'g9', new Date(0))).toBe(2);
+        const updated = await storage.webhooks.update({ ...scopeA }, 'g9', a.id, { events: ['memory.updated'], filters: { tags: ['x'] } }, new Date(Date.UTC(2027, 0, 1)));
+        expect(updated).toMatchObject({ events: ['memory.updated'], filters: { tags: ['x'] } });
+        expect(await storage.webhooks.update({ ...scopeB }, 'g9', a.id, { status: 'disabled' }, new Date())).toBeNull();
+        expect(await storage.webhooks.delete({ ...scopeB }, 'g9', a.id)).toBe(false);
+        expect(await storage.webhooks.delete({ ...scopeA }, 'g9', a.id)).toBe(true);
+        expect(await storage.webhooks.findById({ ...scopeA }, 'g9', a.id)).toBeNull();
+      });
+
+      it('prunes old events, but never one a delivery still waits for', async () => {
+        const w = hook({ ...scopeA });
+        await storage.webhooks.insert(w);
+        const old = makeMemory(scopeA, { createdAt: new Date(Date.UTC(2020, 0, 1)) });
+        await storage.memories.insert(old, vec(0), created);
+        await storage.events.append([{ id: `evt_${randomUUID()}`, type: 'search.performed', scope: { ...scopeA }, createdAt: new Date(Date.UTC(2020, 0, 1)), data: {} }]);
+        expect(await storage.events.prune(new Date(Date.UTC(2021, 0, 1)))).toBe(1);
+        expect((await readAll(scopeA)).map((e) => e.type)).toEqual(['memory.created']);
       });
     });
 

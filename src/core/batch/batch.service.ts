@@ -6,6 +6,7 @@ import type { MemoryService } from '../memories/memory.service.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import type { Scope } from '../scope.ts';
 import type { SearchService } from '../search/search.service.ts';
+import { memoryDeleted } from '../events/memory-events.ts';
 import {
   BATCH_CONCURRENCY, type BatchFailureCode, type BatchOp, type BatchOptions, type BatchOutcome, type OpOutcome, type OpValue,
 } from './batch.types.ts';
@@ -43,7 +44,7 @@ export function createBatchService(deps: {
       case 'read': return { kind: 'read', memory: await memories.get(scope, op.id) };
       case 'update': return { kind: 'updated', memory: await memories.update(scope, principal.userId, op.id, op.patch) };
       case 'delete': {
-        const { id, deletedAt } = await memories.delete(scope, op.id);
+        const { id, deletedAt } = await memories.delete(scope, principal.userId, op.id, 'batch');
         return { kind: 'deleted', id, deletedAt };
       }
       case 'search': {
@@ -102,17 +103,21 @@ export function createBatchService(deps: {
         if (WRITES.has(op.type)) await limits.memoryWrite(principal);
         switch (op.type) {
           case 'create': {
-            const { memory, vector } = await memories.prepareCreate(scope, principal.userId, op.input);
-            steps.push({ kind: 'insert', memory, vector });
+            const { memory, vector, events } = await memories.prepareCreate(scope, principal.userId, op.input);
+            steps.push({ kind: 'insert', memory, vector, events });
             break;
           }
           case 'update': {
             const p = await memories.prepareUpdate(scope, principal.userId, op.id, op.patch);
-            steps.push({ kind: 'update', id: p.id, patch: p.patch, at: p.at, by: p.actorId, vector: p.vector });
+            steps.push({ kind: 'update', id: p.id, patch: p.patch, at: p.at, by: p.actorId, vector: p.vector, events: p.events });
             break;
           }
           case 'read': steps.push({ kind: 'read', id: await memories.resolveId(scope, op.id), at: clock.now() }); break;
-          case 'delete': steps.push({ kind: 'delete', id: await memories.resolveId(scope, op.id) }); break;
+          case 'delete': {
+            const at = clock.now();
+            steps.push({ kind: 'delete', id: await memories.resolveId(scope, op.id), events: (m) => [memoryDeleted(m, at, principal.userId, 'batch')] });
+            break;
+          }
           default:
             throw new DomainError('VALIDATION_FAILED', 'search operations cannot run in an atomic batch', { fields: [{ field: 'type', message: 'search is not allowed when atomic is true' }] });
         }

@@ -1,15 +1,23 @@
 import type { DomainError } from '../errors.ts';
+import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type {
   KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
 
 /** One step of an atomic group of writes (G6 `atomic: true`). */
-export type AtomicStep =
+export type AtomicStep = (
   | { kind: 'insert'; memory: Memory; vector: StoredVector }
   | { kind: 'update'; id: string; patch: MemoryPatch; at: Date; by: string; vector: StoredVector | null }
   | { kind: 'delete'; id: string }
-  | { kind: 'read'; id: string; at: Date };
+  | { kind: 'read'; id: string; at: Date }
+) & { events?: EventsFor | undefined };
+
+/**
+ * The events a write emits, built from the memory as the write leaves it (for a delete, as it was). They are
+ * appended in the same transaction as the write: both commit, or neither.
+ */
+export type EventsFor = (memory: Memory) => readonly NewEvent[];
 
 /** Thrown by applyAtomically when step `index` fails; nothing of the group was committed. */
 export class AtomicStepFailed extends Error {
@@ -25,7 +33,7 @@ export class AtomicStepFailed extends Error {
  */
 export interface MemoryRepository {
   /** Inserts; a client id already used in the scope is a DomainError CONFLICT and nothing is written. */
-  insert(memory: Memory, vector: StoredVector): Promise<void>;
+  insert(memory: Memory, vector: StoredVector, events?: EventsFor): Promise<void>;
   findById(scope: Scope, id: string): Promise<Memory | null>;
   findByClientId(scope: Scope, clientId: string): Promise<Memory | null>;
   /** Ids in scope starting with `prefix` (lowercase), at most `limit`. */
@@ -34,8 +42,8 @@ export interface MemoryRepository {
   recordAccess(scope: Scope, id: string, at: Date): Promise<Memory | null>;
   /** Applies the patch (and the new vector, when given); null when absent. */
   update(scope: Scope, id: string, patch: MemoryPatch, updatedAt: Date, updatedBy: string,
-    vector: StoredVector | null): Promise<Memory | null>;
-  delete(scope: Scope, id: string): Promise<boolean>;
+    vector: StoredVector | null, events?: EventsFor): Promise<Memory | null>;
+  delete(scope: Scope, id: string, events?: EventsFor): Promise<boolean>;
   /**
    * Runs the steps in order in one transaction: all commit or none. Returns, per step, the memory as it is after
    * it (for a delete, as it was). A missing id or a client-id conflict throws AtomicStepFailed.

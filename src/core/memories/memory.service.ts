@@ -4,7 +4,8 @@ import { DomainError, type FieldProblem } from '../errors.ts';
 import { isUuid, newUuid } from '../ids.ts';
 import type { Scope } from '../scope.ts';
 import type { TopicRepository } from '../topics/topic.repository.ts';
-import type { MemoryRepository } from './memory.repository.ts';
+import type { EventsFor, MemoryRepository } from './memory.repository.ts';
+import { embeddingGenerated, memoryCreated, memoryDeleted, memoryUpdated } from '../events/memory-events.ts';
 import {
   assertContentSize, checkContent, checkMemoryType, checkMetadata, checkTitle, checkTopicId, normalizeTags,
   throwIfProblems, type ContentLimits,
@@ -24,8 +25,20 @@ export interface MemoryServiceLimits extends ContentLimits {
 
 export type MemoryService = ReturnType<typeof createMemoryService>;
 
-export interface PreparedCreate { memory: Memory; vector: StoredVector }
-export interface PreparedUpdate { id: string; patch: MemoryPatch; vector: StoredVector | null; at: Date; actorId: string }
+export interface PreparedCreate {
+  memory: Memory;
+  vector: StoredVector;
+  /** The events the create emits, built from the memory as stored. */
+  events: EventsFor;
+}
+export interface PreparedUpdate {
+  id: string;
+  patch: MemoryPatch;
+  vector: StoredVector | null;
+  at: Date;
+  actorId: string;
+  events: EventsFor;
+}
 
 export function createMemoryService(deps: {
   memories: MemoryRepository;
@@ -144,7 +157,9 @@ export function createMemoryService(deps: {
       accessCount: 0,
       lastAccessed: null,
     };
-    return { memory, vector };
+    // memory.created always; embedding.generated when Mnemo computed the vector (not for a client-supplied one).
+    const events: EventsFor = (m) => (input.vector ? [memoryCreated(m)] : [memoryCreated(m), embeddingGenerated(m, vector, 'memory.created', now)]);
+    return { memory, vector, events };
   }
 
   /** Validation, id resolution, topic check and (when title or content change) the new embedding. */
@@ -159,7 +174,16 @@ export function createMemoryService(deps: {
       if (!current) throw notFound();
       vector = await embedOne(embeddingText(clean.title ?? current.title, clean.content ?? current.content));
     }
-    return { id, patch: clean, vector, at: clock.now(), actorId };
+    const changes = {
+      content: clean.content !== undefined || clean.title !== undefined,
+      metadata: clean.metadata !== undefined || clean.memoryType !== undefined || clean.topicId !== undefined,
+      tags: clean.tags !== undefined,
+    };
+    const at = clock.now();
+    const events: EventsFor = (m) => (vector
+      ? [memoryUpdated(m, changes), embeddingGenerated(m, vector, 'memory.updated', at)]
+      : [memoryUpdated(m, changes)]);
+    return { id, patch: clean, vector, at, actorId, events };
   }
 
   return {
@@ -173,8 +197,8 @@ export function createMemoryService(deps: {
     validateUpdate: (patch: MemoryPatch): void => { validatePatch(patch); },
 
     async create(scope: Scope, actorId: string, input: NewMemoryInput): Promise<Memory> {
-      const { memory, vector } = await prepareCreate(scope, actorId, input);
-      await memories.insert(memory, vector);
+      const { memory, vector, events } = await prepareCreate(scope, actorId, input);
+      await memories.insert(memory, vector, events);
       return memory;
     },
 
@@ -211,16 +235,18 @@ export function createMemoryService(deps: {
     async update(scope: Scope, actorId: string, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
       const p = await prepareUpdate(scope, actorId, idOrPrefix, patch);
       // updated_at moves forward even when two writes land in the same millisecond (the adapter sees to it).
-      const updated = await memories.update(scope, p.id, p.patch, p.at, p.actorId, p.vector);
+      const updated = await memories.update(scope, p.id, p.patch, p.at, p.actorId, p.vector, p.events);
       if (!updated) throw notFound();
       return updated;
     },
 
-    async delete(scope: Scope, idOrPrefix: string): Promise<{ id: string; deletedAt: Date }> {
+    /** Deletes permanently; `reason` goes into the memory.deleted event (`user_request`, or `batch` from G6). */
+    async delete(scope: Scope, actorId: string, idOrPrefix: string, reason = 'user_request'): Promise<{ id: string; deletedAt: Date }> {
       const id = await resolveId(scope, idOrPrefix);
-      const deleted = await memories.delete(scope, id);
+      const at = clock.now();
+      const deleted = await memories.delete(scope, id, (m) => [memoryDeleted(m, at, actorId, reason)]);
       if (!deleted) throw notFound();
-      return { id, deletedAt: clock.now() };
+      return { id, deletedAt: at };
     },
 
     list: (scope: Scope, query: ListQuery) => memories.list(scope, query),

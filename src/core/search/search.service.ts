@@ -6,7 +6,9 @@ import type { MemoryRepository } from '../memories/memory.repository.ts';
 import type { Memory, MemoryFilter } from '../memories/memory.types.ts';
 import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
-import type { SearchKind, SearchLogRepository } from './search-log.ts';
+import type { SearchKind, SearchLogEntry, SearchLogRepository } from './search-log.ts';
+import type { EventRepository } from '../events/event.repository.ts';
+import { searchPerformed } from '../events/memory-events.ts';
 
 /** Who searches and through which surface: scope for the data, the rest for the search log. */
 export interface SearchContext {
@@ -80,13 +82,15 @@ export type SearchService = ReturnType<typeof createSearchService>;
 export function createSearchService(deps: {
   memories: MemoryRepository;
   searchLog: SearchLogRepository;
+  /** Every search emits `search.performed`. */
+  events: Pick<EventRepository, 'append'>;
   embedder: Embedder;
   clock: Clock;
   /** A search taking longer answers TIMEOUT. */
   timeoutMs: number;
   maxEmbedChars: number;
 }) {
-  const { memories, searchLog, embedder, clock } = deps;
+  const { memories, searchLog, events, embedder, clock } = deps;
 
   async function embedQuery(query: string): Promise<{ vector: Float32Array; ms: number }> {
     if (query.trim().length === 0) {
@@ -114,14 +118,16 @@ export function createSearchService(deps: {
     try {
       const outcome = await Promise.race([work(), deadline]);
       const scores = outcome.hits.map((h) => h.score);
-      await searchLog.append({
+      const entry: SearchLogEntry = {
         scope: ctx.scope, userId: ctx.userId, surface: ctx.surface, kind, query,
         resultsCount: outcome.hits.length,
         executionMs: performance.now() - started,
         avgScore: scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null,
         filters: input.logFilters ?? {},
         at: clock.now(),
-      });
+      };
+      await searchLog.append(entry);
+      await events.append([searchPerformed(entry)]);
       return outcome;
     } finally {
       clearTimeout(timer);

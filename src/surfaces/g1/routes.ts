@@ -120,7 +120,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     const principal = requirePrincipal(req);
     requireScope(principal, 'memories:write');
     await deps.limits.memoryWrite(principal);
-    const { id, deletedAt } = await deps.memories.delete(scopeOf(req), req.params.id);
+    const { id, deletedAt } = await deps.memories.delete(scopeOf(req), principal.userId, req.params.id);
     return { success: true as const, message: 'Memory deleted', data: { id, deleted_at: isoTimestamp(deletedAt) } };
   });
 };

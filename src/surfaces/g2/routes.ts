@@ -166,7 +166,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
     const memory = await deps.memories.findByLegacyId(scope, req.params.id);
     await deps.limits.memoryWrite(principal);
-    await deps.memories.delete(scope, memory.id);
+    await deps.memories.delete(scope, principal.userId, memory.id);
     return { success: true as const, deleted_id: deps.memories.legacyIdOf(memory) };
   });
 };

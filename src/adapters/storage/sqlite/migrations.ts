@@ -142,4 +142,76 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memories_scope_topic ON memories (tenant_id, mode, workspace, topic_id);
     `,
   },
+  {
+    version: 4,
+    name: 'event log, webhooks and deliveries (transactional outbox)',
+    sql: `
+      -- The event log. A memory change and its events commit in one transaction; seq orders the log.
+      CREATE TABLE events (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        id         TEXT NOT NULL UNIQUE,
+        tenant_id  TEXT,
+        mode       TEXT,
+        workspace  TEXT,
+        type       TEXT NOT NULL,
+        data       TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX events_scope_seq ON events (tenant_id, mode, seq);
+      CREATE INDEX events_created ON events (created_at);
+
+      CREATE TABLE webhooks (
+        seq                   INTEGER PRIMARY KEY,
+        id                    TEXT NOT NULL UNIQUE,
+        kind                  TEXT NOT NULL CHECK (kind IN ('g9', 'g10')),
+        tenant_id             TEXT NOT NULL,
+        mode                  TEXT NOT NULL,
+        workspace             TEXT,
+        url                   TEXT NOT NULL,
+        events                TEXT NOT NULL,
+        secret                TEXT NOT NULL,
+        description           TEXT,
+        status                TEXT NOT NULL CHECK (status IN ('active', 'disabled', 'failed')),
+        retry_policy          TEXT NOT NULL,
+        filters               TEXT NOT NULL,
+        created_at            INTEGER NOT NULL,
+        updated_at            INTEGER NOT NULL,
+        last_delivery_at      INTEGER,
+        total_attempts        INTEGER NOT NULL DEFAULT 0,
+        successful_deliveries INTEGER NOT NULL DEFAULT 0,
+        failed_deliveries     INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX webhooks_scope ON webhooks (tenant_id, mode, kind, created_at);
+
+      -- One row per (event, webhook): written with the event, claimed with a lease, retried on the schedule.
+      CREATE TABLE webhook_deliveries (
+        seq             INTEGER PRIMARY KEY,
+        id              TEXT NOT NULL UNIQUE,
+        webhook_id      TEXT NOT NULL,
+        event_seq       INTEGER NOT NULL,
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        state           TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed')),
+        next_attempt_at INTEGER NOT NULL,
+        lease_until     INTEGER,
+        last_status     INTEGER,
+        last_error      TEXT,
+        created_at      INTEGER NOT NULL,
+        finished_at     INTEGER
+      );
+      CREATE INDEX deliveries_due ON webhook_deliveries (state, next_attempt_at);
+      CREATE INDEX deliveries_webhook ON webhook_deliveries (webhook_id, state);
+      CREATE INDEX deliveries_event ON webhook_deliveries (event_seq);
+
+      -- Producer requests already answered (POST /v1/events with Idempotency-Key).
+      CREATE TABLE idempotency_keys (
+        tenant_id    TEXT NOT NULL,
+        mode         TEXT NOT NULL,
+        key          TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        response     TEXT NOT NULL,
+        created_at   INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, mode, key)
+      );
+    `,
+  },
 ];

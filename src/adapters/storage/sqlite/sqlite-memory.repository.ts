@@ -1,4 +1,4 @@
-import { AtomicStepFailed, type AtomicStep, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
+import { AtomicStepFailed, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
 import {
   METADATA_KEY_PATTERN, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type SimilarityHit,
   type StoredVector,
@@ -9,6 +9,8 @@ import type { KeyMode, Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
+import type { SqliteOutbox } from './sqlite-outbox.ts';
+import type { StoredEvent } from '../../../core/events/event.types.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -103,7 +105,7 @@ function asConflict(err: unknown, memory: Memory): unknown {
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
 
-export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
+export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox): MemoryRepository {
   const vectors = new SqliteVectorCache(db);
 
   const insertMemory = db.prepare(`INSERT INTO memories
@@ -179,6 +181,7 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
   /** Steps in one transaction; afterwards, the in-memory vector index follows what was committed. */
   const atomicTx = db.transaction((scope: Scope, steps: readonly AtomicStep[]) => {
     const rows: Row[] = [];
+    const events: StoredEvent[] = [];
     const notFound = (i: number) => new AtomicStepFailed(i, new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' }));
     steps.forEach((step, i) => {
       switch (step.kind) {
@@ -211,13 +214,30 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
           break;
         }
       }
+      if (step.events) events.push(...outbox.appendInTx(step.events(toMemory(rows[i]!))));
     });
-    return rows;
+    return { rows, events };
+  });
+
+  /** A single write and its events in one transaction. */
+  const insertWithEvents = db.transaction((m: Memory, v: StoredVector, events?: EventsFor) => {
+    const seq = insertTx(m, v);
+    return { seq, stored: events ? outbox.appendInTx(events(m)) : [] };
+  });
+  const updateWithEvents = db.transaction((scope: Scope, id: string, patch: MemoryPatch, at: number, by: string,
+    v: StoredVector | null, events?: EventsFor) => {
+    const row = updateTx(scope, id, patch, at, by, v);
+    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [] } : null;
+  });
+  const deleteWithEvents = db.transaction((scope: Scope, id: string, events?: EventsFor) => {
+    const row = remove.get(...scopeParams(scope), id);
+    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [] } : null;
   });
 
   return {
     async applyAtomically(scope, steps) {
-      const rows = atomicTx(scope, steps);
+      const { rows, events } = atomicTx(scope, steps);
+      outbox.notify(events);
       steps.forEach((step, i) => {
         const row = rows[i]!;
         if (step.kind === 'delete') vectors.remove(scope, row.seq);
@@ -227,14 +247,15 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
       return rows.map(toMemory);
     },
 
-    async insert(memory, vector) {
-      let seq: number;
+    async insert(memory, vector, events) {
+      let written: { seq: number; stored: StoredEvent[] };
       try {
-        seq = insertTx(memory, vector);
+        written = insertWithEvents(memory, vector, events);
       } catch (err) {
         throw asConflict(err, memory);
       }
-      vectors.upsert(memory.scope, vector.modelId, seq, vector.vector);
+      vectors.upsert(memory.scope, vector.modelId, written.seq, vector.vector);
+      outbox.notify(written.stored);
     },
 
     async findById(scope, id) {
@@ -267,17 +288,19 @@ export function createSqliteMemoryRepository(db: SqliteDb): MemoryRepository {
       return row ? toMemory(row) : null;
     },
 
-    async update(scope, id, patch, at, by, vector) {
-      const row = updateTx(scope, id, patch, at.getTime(), by, vector);
-      if (!row) return null;
-      if (vector) vectors.upsert(scope, vector.modelId, row.seq, vector.vector);
-      return toMemory(row);
+    async update(scope, id, patch, at, by, vector, events) {
+      const written = updateWithEvents(scope, id, patch, at.getTime(), by, vector, events);
+      if (!written) return null;
+      if (vector) vectors.upsert(scope, vector.modelId, written.row.seq, vector.vector);
+      outbox.notify(written.stored);
+      return toMemory(written.row);
     },
 
-    async delete(scope, id) {
-      const row = remove.get(...scopeParams(scope), id);
-      if (!row) return false;
-      vectors.remove(scope, row.seq);
+    async delete(scope, id, events) {
+      const written = deleteWithEvents(scope, id, events);
+      if (!written) return false;
+      vectors.remove(scope, written.row.seq);
+      outbox.notify(written.stored);
       return true;
     },
 

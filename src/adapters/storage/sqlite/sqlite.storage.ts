@@ -3,19 +3,25 @@ import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
 import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
 import { createSqliteSearchLogRepository } from './sqlite-search-log.repository.ts';
 import { createSqliteTopicRepository } from './sqlite-topic.repository.ts';
+import { createSqliteEventRepository } from './sqlite-event.repository.ts';
+import { SqliteOutbox } from './sqlite-outbox.ts';
+import { createSqliteWebhookRepository } from './sqlite-webhook.repository.ts';
 import { openSqlite } from './sqlite.database.ts';
 
 /** The embedded store: one SQLite file (or `:memory:`), schema migrated on open. */
 export function createSqliteStorage(options: { file: string }): Storage {
   const db = openSqlite(options.file);
   const ping = db.prepare('SELECT 1').pluck();
+  const outbox = new SqliteOutbox(db);
   let closed = false;
   return {
     kind: 'sqlite',
-    memories: createSqliteMemoryRepository(db),
+    memories: createSqliteMemoryRepository(db, outbox),
     apiKeys: createSqliteApiKeyRepository(db),
     searchLog: createSqliteSearchLogRepository(db),
     topics: createSqliteTopicRepository(db),
+    events: createSqliteEventRepository(db, outbox),
+    webhooks: createSqliteWebhookRepository(db),
     async ping() {
       return !closed && ping.get() === 1;
     },

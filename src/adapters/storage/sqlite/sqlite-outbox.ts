@@ -1,0 +1,79 @@
+import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
+import { prefixedId } from '../../../core/ids.ts';
+import type { KeyMode } from '../../../core/scope.ts';
+import { webhookWants } from '../../../core/webhooks/webhook-filters.ts';
+import type { SqliteDb } from './sqlite.database.ts';
+import { toWebhook, type WebhookRow } from './sqlite-webhook.rows.ts';
+
+export interface EventRow {
+  seq: number; id: string; tenant_id: string | null; mode: string | null; workspace: string | null; type: string;
+  data: string; created_at: number;
+}
+
+export const toStoredEvent = (r: EventRow): StoredEvent => ({
+  seq: r.seq,
+  id: r.id,
+  type: r.type,
+  scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode | null, workspace: r.workspace },
+  data: JSON.parse(r.data) as Record<string, unknown>,
+  createdAt: new Date(r.created_at),
+});
+
+/**
+ * The outbox write, shared by every transaction that emits events: append the events and, for each, a pending
+ * delivery per webhook that wants it. Must run inside the caller's transaction. Listeners hear about the events
+ * only after that transaction commits (see `notifyAfterCommit`).
+ */
+export class SqliteOutbox {
+  private readonly listeners = new Set<(events: readonly StoredEvent[]) => void>();
+  private readonly insertEvent;
+  private readonly candidates;
+  private readonly systemCandidates;
+  private readonly insertDelivery;
+
+  constructor(private readonly db: SqliteDb) {
+    this.insertEvent = db.prepare<unknown[], EventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`);
+    this.candidates = db.prepare<[string, string], WebhookRow>(
+      "SELECT * FROM webhooks WHERE tenant_id = ? AND mode = ? AND status = 'active'");
+    this.systemCandidates = db.prepare<[], WebhookRow>("SELECT * FROM webhooks WHERE status = 'active'");
+    this.insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, state, next_attempt_at, created_at)
+      VALUES (?, ?, ?, 'pending', ?, ?)`);
+  }
+
+  /** Inside a transaction: append and fan out. */
+  appendInTx(events: readonly NewEvent[]): StoredEvent[] {
+    const stored: StoredEvent[] = [];
+    for (const e of events) {
+      const row = this.insertEvent.get(e.id, e.scope.tenantId, e.scope.mode, e.scope.workspace, e.type,
+        JSON.stringify(e.data), e.createdAt.getTime())!;
+      const event = toStoredEvent(row);
+      stored.push(event);
+      const webhooks = e.scope.tenantId === null || e.scope.mode === null
+        ? this.systemCandidates.all() : this.candidates.all(e.scope.tenantId, e.scope.mode);
+      for (const w of webhooks) {
+        if (webhookWants(toWebhook(w), event)) {
+          this.insertDelivery.run(prefixedId('dlv', 24), w.id, event.seq, e.createdAt.getTime(), e.createdAt.getTime());
+        }
+      }
+    }
+    return stored;
+  }
+
+  /** After the commit: wake streams and the delivery worker of this process. */
+  notify(events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(events);
+      } catch {
+        // A listener's failure must not fail the write that already committed.
+      }
+    }
+  }
+
+  onAppended(listener: (events: readonly StoredEvent[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,151 @@
+import type { EventScope } from '../../../core/events/event.types.ts';
+import type { WebhookRepository } from '../../../core/webhooks/webhook.repository.ts';
+import type { ClaimedDelivery, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
+import type { SqliteDb } from './sqlite.database.ts';
+import { toStoredEvent, type EventRow } from './sqlite-outbox.ts';
+import { toWebhook, type WebhookRow } from './sqlite-webhook.rows.ts';
+
+interface DeliveryRow {
+  seq: number; id: string; webhook_id: string; event_seq: number; attempts: number; state: string;
+  next_attempt_at: number; lease_until: number | null;
+}
+
+/** G9 webhooks belong to a workspace; G10 ones to a tenant and mode only. */
+function scopeWhere(scope: EventScope, kind: WebhookKind): { sql: string; params: unknown[] } {
+  return kind === 'g9'
+    ? { sql: 'kind = ? AND tenant_id = ? AND mode = ? AND workspace = ?', params: [kind, scope.tenantId, scope.mode, scope.workspace] }
+    : { sql: 'kind = ? AND tenant_id = ? AND mode = ?', params: [kind, scope.tenantId, scope.mode] };
+}
+
+export function createSqliteWebhookRepository(db: SqliteDb): WebhookRepository {
+  const insert = db.prepare(`INSERT INTO webhooks (id, kind, tenant_id, mode, workspace, url, events, secret, description,
+    status, retry_policy, filters, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const webhookById = db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE id = ?');
+  const eventBySeq = db.prepare<[number], EventRow>('SELECT * FROM events WHERE seq = ?');
+
+  const claimTx = db.transaction((now: number, limit: number, perWebhook: number, leaseMs: number): ClaimedDelivery[] => {
+    const due = db.prepare<[number, number, number], DeliveryRow>(`SELECT d.* FROM webhook_deliveries d
+      JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+        AND w.status = 'active'
+      ORDER BY d.next_attempt_at, d.event_seq LIMIT ?`).all(now, now, limit * 4);
+    const inFlight = new Map<string, number>();
+    const leased = db.prepare<[number], { webhook_id: string; n: number }>(`SELECT webhook_id, COUNT(*) AS n FROM webhook_deliveries
+      WHERE state = 'pending' AND lease_until > ? GROUP BY webhook_id`).all(now);
+    for (const r of leased) inFlight.set(r.webhook_id, r.n);
+    const lease = db.prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE id = ?');
+    const claimed: ClaimedDelivery[] = [];
+    for (const d of due) {
+      if (claimed.length >= limit) break;
+      const n = inFlight.get(d.webhook_id) ?? 0;
+      if (n >= perWebhook) continue;
+      const webhook = webhookById.get(d.webhook_id);
+      const event = eventBySeq.get(d.event_seq);
+      if (!webhook || !event) continue;
+      inFlight.set(d.webhook_id, n + 1);
+      lease.run(now + leaseMs, d.id);
+      claimed.push({
+        delivery: { id: d.id, webhookId: d.webhook_id, eventSeq: d.event_seq, attempts: d.attempts, nextAttemptAt: new Date(d.next_attempt_at) },
+        webhook: toWebhook(webhook),
+        event: toStoredEvent(event),
+      });
+    }
+    return claimed;
+  });
+
+  const completeTx = db.transaction((id: string, result: Parameters<WebhookRepository['complete']>[1]) => {
+    const d = db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?').get(id);
+    if (!d || d.state !== 'pending') return;
+    const at = result.at.getTime();
+    if (result.ok) {
+      db.prepare(`UPDATE webhook_deliveries SET state = 'succeeded', attempts = attempts + 1, lease_until = NULL,
+        last_status = ?, last_error = NULL, finished_at = ? WHERE id = ?`).run(result.status, at, id);
+      db.prepare(`UPDATE webhooks SET total_attempts = total_attempts + 1, successful_deliveries = successful_deliveries + 1,
+        last_delivery_at = ? WHERE id = ?`).run(at, d.webhook_id);
+      return;
+    }
+    if (result.retryAt) {
+      db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = ?,
+        last_status = ?, last_error = ? WHERE id = ?`).run(result.retryAt.getTime(), result.status, result.error, id);
+    } else {
+      db.prepare(`UPDATE webhook_deliveries SET state = 'failed', attempts = attempts + 1, lease_until = NULL,
+        last_status = ?, last_error = ?, finished_at = ? WHERE id = ?`).run(result.status, result.error, at, id);
+    }
+    db.prepare(`UPDATE webhooks SET total_attempts = total_attempts + 1, last_delivery_at = ?,
+      failed_deliveries = failed_deliveries + ? WHERE id = ?`).run(at, result.retryAt ? 0 : 1, d.webhook_id);
+    if (result.failWebhook) db.prepare("UPDATE webhooks SET status = 'failed', updated_at = ? WHERE id = ?").run(at, d.webhook_id);
+  });
+
+  return {
+    async insert(w) {
+      insert.run(w.id, w.kind, w.scope.tenantId, w.scope.mode, w.scope.workspace, w.url, JSON.stringify(w.events), w.secret,
+        w.description, w.status, JSON.stringify(w.retryPolicy), JSON.stringify(w.filters), w.createdAt.getTime(), w.updatedAt.getTime());
+    },
+
+    async findById(scope, kind, id) {
+      const where = scopeWhere(scope, kind);
+      const row = db.prepare<unknown[], WebhookRow>(`SELECT * FROM webhooks WHERE ${where.sql} AND id = ?`).get(...where.params, id);
+      return row ? toWebhook(row) : null;
+    },
+
+    async list(scope, kind, q) {
+      const where = scopeWhere(scope, kind);
+      let sql = `FROM webhooks WHERE ${where.sql}`;
+      const params = [...where.params];
+      if (q.active !== undefined) sql += q.active ? " AND status = 'active'" : " AND status <> 'active'";
+      if (q.event !== undefined) {
+        sql += ' AND EXISTS (SELECT 1 FROM json_each(webhooks.events) WHERE value = ?)';
+        params.push(q.event);
+      }
+      const total = (db.prepare(`SELECT COUNT(*) AS n ${sql}`).get(...params) as { n: number }).n;
+      const rows = db.prepare<unknown[], WebhookRow>(`SELECT * ${sql} ORDER BY created_at, seq LIMIT ? OFFSET ?`).all(...params, q.limit, q.offset);
+      return { items: rows.map(toWebhook), total };
+    },
+
+    async countCreatedSince(scope, kind, since) {
+      const where = scopeWhere(scope, kind);
+      return (db.prepare(`SELECT COUNT(*) AS n FROM webhooks WHERE ${where.sql} AND created_at >= ?`).get(...where.params, since.getTime()) as { n: number }).n;
+    },
+
+    async update(scope, kind, id, patch, at) {
+      const sets = ['updated_at = MAX(?, updated_at + 1)'];
+      const values: unknown[] = [at.getTime()];
+      const set = (column: string, value: unknown) => { sets.push(`${column} = ?`); values.push(value); };
+      if (patch.url !== undefined) set('url', patch.url);
+      if (patch.events !== undefined) set('events', JSON.stringify(patch.events));
+      if (patch.description !== undefined) set('description', patch.description);
+      if (patch.status !== undefined) set('status', patch.status);
+      if (patch.retryPolicy !== undefined) set('retry_policy', JSON.stringify(patch.retryPolicy));
+      if (patch.filters !== undefined) set('filters', JSON.stringify(patch.filters));
+      const where = scopeWhere(scope, kind);
+      const row = db.prepare<unknown[], WebhookRow>(`UPDATE webhooks SET ${sets.join(', ')} WHERE ${where.sql} AND id = ? RETURNING *`)
+        .get(...values, ...where.params, id);
+      return row ? toWebhook(row) : null;
+    },
+
+    async delete(scope, kind, id) {
+      const where = scopeWhere(scope, kind);
+      return db.transaction(() => {
+        const gone = db.prepare(`DELETE FROM webhooks WHERE ${where.sql} AND id = ?`).run(...where.params, id).changes > 0;
+        if (gone) db.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND state = 'pending'").run(id);
+        return gone;
+      })();
+    },
+
+    async claimDue(now, limit, perWebhook, leaseMs) {
+      return claimTx(now.getTime(), limit, perWebhook, leaseMs);
+    },
+
+    async complete(id, result) {
+      completeTx(id, result);
+    },
+
+    async release(id, retryAt) {
+      db.prepare("UPDATE webhook_deliveries SET lease_until = NULL, next_attempt_at = ? WHERE id = ? AND state = 'pending'").run(retryAt.getTime(), id);
+    },
+
+    async pendingCount() {
+      return (db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'pending'").get() as { n: number }).n;
+    },
+  };
+}

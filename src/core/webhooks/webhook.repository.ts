@@ -1,0 +1,34 @@
+import type { EventScope } from '../events/event.types.ts';
+import type { ClaimedDelivery, DeliveryResult, Webhook, WebhookKind, WebhookPatch } from './webhook.types.ts';
+
+export interface WebhookListQuery {
+  active?: boolean | undefined;
+  event?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** Storage port for webhooks and their deliveries. Scope and kind always both match, or it is not found. */
+export interface WebhookRepository {
+  insert(webhook: Webhook): Promise<void>;
+  findById(scope: EventScope, kind: WebhookKind, id: string): Promise<Webhook | null>;
+  list(scope: EventScope, kind: WebhookKind, query: WebhookListQuery): Promise<{ items: Webhook[]; total: number }>;
+  /** Webhooks created in the scope within the window, for the creation limit. */
+  countCreatedSince(scope: EventScope, kind: WebhookKind, since: Date): Promise<number>;
+  update(scope: EventScope, kind: WebhookKind, id: string, patch: WebhookPatch, at: Date): Promise<Webhook | null>;
+  /** Deletes the webhook and its pending deliveries. */
+  delete(scope: EventScope, kind: WebhookKind, id: string): Promise<boolean>;
+
+  /**
+   * Leases up to `limit` deliveries due at `now` of active webhooks, at most `perWebhook` in flight per webhook
+   * (counting ones already leased), oldest event first. A lease that expires (a crashed worker) makes the delivery
+   * due again: at-least-once.
+   */
+  claimDue(now: Date, limit: number, perWebhook: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /** Records an attempt's outcome: done, scheduled again, or given up (and maybe the webhook failed). */
+  complete(deliveryId: string, result: DeliveryResult): Promise<void>;
+  /** Puts a leased delivery back without counting an attempt (e.g. the webhook's event rate was exceeded). */
+  release(deliveryId: string, retryAt: Date): Promise<void>;
+  /** Deliveries not yet finished, for tests and the health of the queue. */
+  pendingCount(): Promise<number>;
+}

@@ -1,0 +1,72 @@
+import type { EventScope, StoredEvent } from '../events/event.types.ts';
+
+/**
+ * Webhooks of both generations live in one store: G9 (memory events, per workspace, `active` flag, retry policy,
+ * filters) and G10 (generic events, per tenant and mode, `status`, the fixed 7-attempt schedule).
+ */
+export type WebhookKind = 'g9' | 'g10';
+/** G10 status; G9's `active` maps to `active` / `disabled`. `failed` is set after the last failed attempt (G10). */
+export type WebhookStatus = 'active' | 'disabled' | 'failed';
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  backoffMultiplier: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_G9_RETRY: RetryPolicy = { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 300_000 };
+
+export interface DeliveryStats {
+  totalAttempts: number;
+  successfulDeliveries: number;
+  failedDeliveries: number;
+}
+
+export interface Webhook {
+  id: string;
+  kind: WebhookKind;
+  scope: EventScope;
+  url: string;
+  events: string[];
+  secret: string;
+  description: string | null;
+  status: WebhookStatus;
+  retryPolicy: RetryPolicy;
+  /** G9 filters on memory events: `tags` (any of), `memory_type`, other keys on metadata (see webhook-filters.ts). */
+  filters: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+  lastDeliveryAt: Date | null;
+  stats: DeliveryStats;
+}
+
+export interface WebhookPatch {
+  url?: string | undefined;
+  events?: string[] | undefined;
+  description?: string | null | undefined;
+  status?: WebhookStatus | undefined;
+  retryPolicy?: RetryPolicy | undefined;
+  filters?: Record<string, unknown> | undefined;
+}
+
+/** One (event, webhook) pair to deliver, with its attempts so far. */
+export interface Delivery {
+  id: string;
+  webhookId: string;
+  eventSeq: number;
+  /** Attempts made before this one. */
+  attempts: number;
+  nextAttemptAt: Date;
+}
+
+/** A delivery claimed by a worker (leased), with what it needs to send. */
+export interface ClaimedDelivery {
+  delivery: Delivery;
+  webhook: Webhook;
+  event: StoredEvent;
+}
+
+export type DeliveryResult =
+  | { ok: true; at: Date; status: number }
+  /** `retryAt` null: no attempt left. `failWebhook`: the webhook itself becomes `failed` (G10 after 7 attempts, or a 410). */
+  | { ok: false; at: Date; status: number | null; error: string; retryAt: Date | null; failWebhook: boolean };
