@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { g1Routes, g1StoreAliasRoutes } from '../surfaces/g1/routes.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
@@ -10,6 +11,12 @@ import { createG2ErrorHandler } from '../surfaces/g2/errors.ts';
 import { g2Routes } from '../surfaces/g2/routes.ts';
 import { createG6ErrorHandler } from '../surfaces/g6/errors.ts';
 import { g6Routes } from '../surfaces/g6/routes.ts';
+import { createG8ErrorHandler } from '../surfaces/g8/errors.ts';
+import { g8Routes } from '../surfaces/g8/routes.ts';
+import { createG9ErrorHandler } from '../surfaces/g9/errors.ts';
+import { g9Routes } from '../surfaces/g9/routes.ts';
+import { createG10ErrorHandler } from '../surfaces/g10/errors.ts';
+import { g10Routes } from '../surfaces/g10/routes.ts';
 import { createG3ErrorHandler } from '../surfaces/g3/errors.ts';
 import { g3Routes } from '../surfaces/g3/routes.ts';
 import { createG4ErrorHandler } from '../surfaces/g4/errors.ts';
@@ -35,6 +42,10 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     ['/api/v1/topics', createG1ErrorHandler(c.clock)],
     ['/api/v1/memory', createG2ErrorHandler(c.clock)],
     ['/api/v1/batch', createG6ErrorHandler(c.clock)],
+    ['/api/v1/stream', createG8ErrorHandler(c.clock)],
+    ['/api/v1/webhooks', createG9ErrorHandler(c.clock)],
+    ['/v1/webhooks', createG10ErrorHandler(c.clock)],
+    ['/v1/events', createG10ErrorHandler(c.clock)],
     ['/api/v1/search', createG3ErrorHandler(c.clock)],
     ['/v1/search', createG4ErrorHandler(c.clock)],
     ['/v1/embeddings', createG4ErrorHandler(c.clock)],
@@ -64,6 +75,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     reply.header('X-Request-Id', req.id);
   });
 
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await app.register(swagger, {
     openapi: {
       info: {
@@ -88,6 +100,9 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(topicRoutes, { prefix: '/api/v1/topics', ...c });
   await app.register(g2Routes, { prefix: '/api/v1/memory', ...c });
   await app.register(g6Routes, { prefix: '/api/v1/batch', ...c });
+  await app.register(g8Routes, { prefix: '/api/v1/stream', ...c });
+  await app.register(g9Routes, { prefix: '/api/v1/webhooks', ...c });
+  await app.register(g10Routes, { ...c });
   await app.register(g3Routes, { prefix: '/api/v1/search', ...c });
   await app.register(g4Routes, { ...c });
   await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...c });
