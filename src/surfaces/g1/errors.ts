@@ -1,8 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
-import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
-import { retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
-import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
+import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
+import type { RequestProblem } from '../http-kit/request-problems.ts';
 
 /**
  * The G1 error envelope: `{success: false, error: {code, message, details: [{field, message}], request_id,
@@ -46,26 +45,13 @@ function fromRequestProblem(p: RequestProblem): G1Error {
 }
 
 export function createG1ErrorHandler(clock: Clock) {
-  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    let e: G1Error;
-    if (isDomainError(error)) {
-      e = fromDomain(error);
-      const limit = error.details.limit;
-      if (limit) {
-        reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
-        setRateLimitHeaders(reply, limit);
-      }
-    } else {
-      const problem = classifyRequestError(error);
-      if (problem) e = fromRequestProblem(problem);
-      else {
-        req.log.error({ err: error }, 'unhandled error');
-        e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
-      }
-    }
-    return reply.status(e.status).send({
+  return createSurfaceErrorHandler<G1Error>({
+    fromDomain,
+    fromRequestProblem,
+    internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] },
+    send: (e, req, reply) => reply.status(e.status).send({
       success: false,
       error: { code: e.code, message: e.message, details: e.details, request_id: req.id, timestamp: isoTimestamp(clock.now()) },
-    });
-  };
+    }),
+  });
 }

@@ -1,8 +1,9 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
-import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
-import { readCredential, retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
-import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
+import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import { readCredential, retryAfterSeconds } from '../http-kit/auth.ts';
+import type { RequestProblem } from '../http-kit/request-problems.ts';
+import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
 import { MISSING_FIELD } from './requests.ts';
 
 /**
@@ -100,28 +101,19 @@ function fromRequestProblem(p: RequestProblem): G2Error {
 
 /** Renders every error under `/api/v1/memory`: route, hook, framework and unknown-path errors alike. */
 export function createG2ErrorHandler(_clock: Clock) {
-  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    let e: G2Error;
-    if (isDomainError(error)) {
-      e = fromDomain(error, req);
-      const limit = error.details.limit;
-      if (limit) setRateLimitHeaders(reply, limit);
-    } else {
-      const problem = classifyRequestError(error);
-      if (problem) e = fromRequestProblem(problem);
-      else {
-        req.log.error({ err: error }, 'unhandled error');
-        e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: {} };
-      }
-    }
-    if (e.retryAfter !== undefined) reply.header('Retry-After', e.retryAfter);
-    if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
-    return reply.status(e.status).send({
-      error: e.code,
-      message: e.message,
-      details: e.details,
-      ...(e.retryAfter !== undefined ? { retry_after: e.retryAfter } : {}),
-      request_id: req.id,
-    });
-  };
+  return createSurfaceErrorHandler<G2Error>({
+    fromDomain,
+    fromRequestProblem: (p) => fromRequestProblem(p),
+    internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: {} },
+    send: (e, req, reply) => {
+      if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
+      return reply.status(e.status).send({
+        error: e.code,
+        message: e.message,
+        details: e.details,
+        ...(e.retryAfter !== undefined ? { retry_after: e.retryAfter } : {}),
+        request_id: req.id,
+      });
+    },
+  });
 }

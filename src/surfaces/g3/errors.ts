@@ -1,8 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.ts';
-import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
-import { retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
-import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
+import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import type { RequestProblem } from '../http-kit/request-problems.ts';
+import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
 
 /**
  * The G3 error envelope: `{error: {code, message, details: [{field, message}], request_id}}` (no `success`, no
@@ -42,23 +41,10 @@ function fromRequestProblem(p: RequestProblem): G3Error {
 
 /** Renders every error under `/api/v1/search` (route, hook, framework and unknown-path errors alike). */
 export function createG3ErrorHandler(_clock: Clock) {
-  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    let e: G3Error;
-    if (isDomainError(error)) {
-      e = fromDomain(error);
-      const limit = error.details.limit;
-      if (limit) {
-        reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
-        setRateLimitHeaders(reply, limit);
-      }
-    } else {
-      const problem = classifyRequestError(error);
-      if (problem) e = fromRequestProblem(problem);
-      else {
-        req.log.error({ err: error }, 'unhandled error');
-        e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
-      }
-    }
-    return reply.status(e.status).send({ error: { code: e.code, message: e.message, details: e.details, request_id: req.id } });
-  };
+  return createSurfaceErrorHandler<G3Error>({
+    fromDomain: (e) => fromDomain(e),
+    fromRequestProblem: (p) => fromRequestProblem(p),
+    internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] },
+    send: (e, req, reply) => reply.status(e.status).send({ error: { code: e.code, message: e.message, details: e.details, request_id: req.id } }),
+  });
 }

@@ -1,8 +1,9 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
-import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
-import { readCredential, retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
-import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
+import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import { readCredential } from '../http-kit/auth.ts';
+import type { RequestProblem } from '../http-kit/request-problems.ts';
+import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
 
 /**
  * The G5 error envelope: `{success: false, error: {code, message, details, request_id, timestamp}}` where
@@ -137,29 +138,17 @@ const fromG5 = (e: G5RequestError): Rendered => ({ status: e.status, code: e.cod
 
 /** Renders every error under `/api/v1/embeddings`, framework errors and unknown paths included. */
 export function createG5ErrorHandler(clock: Clock) {
-  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    let e: Rendered;
-    if (error instanceof G5RequestError) {
-      e = fromG5(error);
-    } else if (isDomainError(error)) {
-      e = fromDomain(error, req);
-      const limit = error.details.limit;
-      if (limit) {
-        reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
-        setRateLimitHeaders(reply, limit);
-      }
-    } else {
-      const problem = classifyRequestError(error);
-      if (problem) e = fromRequestProblem(problem);
-      else {
-        req.log.error({ err: error }, 'unhandled error');
-        e = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: { reason: 'internal_error' } };
-      }
-    }
-    if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
-    return reply.status(e.status).send({
-      success: false,
-      error: { code: e.code, message: e.message, details: e.details, request_id: req.id, timestamp: isoTimestamp(clock.now()) },
-    });
-  };
+  return createSurfaceErrorHandler<Rendered>({
+    fromOwn: (error) => (error instanceof G5RequestError ? fromG5(error) : null),
+    fromDomain,
+    fromRequestProblem: (p) => fromRequestProblem(p),
+    internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: { reason: 'internal_error' } },
+    send: (e, req, reply) => {
+      if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
+      return reply.status(e.status).send({
+        success: false,
+        error: { code: e.code, message: e.message, details: e.details, request_id: req.id, timestamp: isoTimestamp(clock.now()) },
+      });
+    },
+  });
 }
