@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseAllowCidrs } from '../core/webhooks/address-policy.ts';
 
 /**
  * The whole configuration, parsed once at start from the environment. This is the only module that reads
@@ -26,6 +27,12 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** A search running longer answers a timeout error (G4: 408 SEARCH_TIMEOUT). */
   searchTimeoutMs: number;
+  /** `MNEMO_WEBHOOK_ALLOW_CIDRS`: non-public ranges webhooks may still reach (normalised CIDRs; empty = none). */
+  webhookAllowCidrs: string[];
+  /** `MNEMO_WEBHOOK_TIMEOUT_MS`: one delivery attempt (connect, TLS, answer) may take this long; spec: 5 s. */
+  webhookTimeoutMs: number;
+  /** `MNEMO_EVENT_RETENTION_HOURS`: events (stream resume, webhook history) are kept this long, then pruned. */
+  eventRetentionHours: number;
 }
 
 export class ConfigError extends Error {
@@ -42,7 +49,8 @@ export const CONFIG_VARIABLES = [
   'HOST', 'PORT', 'MNEMO_DATA_DIR', 'MNEMO_EMBEDDINGS', 'MNEMO_EMBEDDINGS_URL', 'MNEMO_EMBEDDINGS_MODEL',
   'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
   'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
-  'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL',
+  'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
+  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -75,6 +83,14 @@ function httpUrl(env: Env, name: string): string {
     throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
   }
   return raw;
+}
+
+function cidrList(env: Env, name: string): string[] {
+  try {
+    return parseAllowCidrs(env[name] ?? '');
+  } catch (err) {
+    throw new ConfigError(name, `must be a comma-separated list of CIDRs (${(err as Error).message})`);
+  }
 }
 
 const MIB = 1024 * 1024;
@@ -124,5 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
     enterpriseRequestsPerMinute: enterpriseRaw ? int(env, 'MNEMO_ENTERPRISE_RATE_LIMIT', 0, 1, 1_000_000_000) : null,
     shutdownTimeoutMs: int(env, 'MNEMO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     searchTimeoutMs: int(env, 'MNEMO_SEARCH_TIMEOUT_MS', 10_000, 1, 600_000),
+    webhookAllowCidrs: cidrList(env, 'MNEMO_WEBHOOK_ALLOW_CIDRS'),
+    webhookTimeoutMs: int(env, 'MNEMO_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
+    eventRetentionHours: int(env, 'MNEMO_EVENT_RETENTION_HOURS', 168, 1, 24 * 366),
   };
 }

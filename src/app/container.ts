@@ -12,6 +12,17 @@ import { createTopicService } from '../core/topics/topic.service.ts';
 import { createEmbeddingService } from '../core/embeddings/embedding.service.ts';
 import { createTiktokenCounter } from '../adapters/tokenizer/tiktoken.counter.ts';
 import type { Storage } from '../core/storage.port.ts';
+import { createWebhookService } from '../core/webhooks/webhook.service.ts';
+import { createEventPublisher } from '../core/webhooks/event-publisher.ts';
+import { createAnalyticsSummary } from '../core/analytics/summary.ts';
+import { createPeriodicEvents } from '../core/events/periodic-events.ts';
+import { createActivityTracker } from '../core/events/user-activity.ts';
+import { createConnectionRegistry } from '../core/streams/connection-registry.ts';
+import { createEventHub } from '../core/streams/event-hub.ts';
+import { DEFAULT_REALTIME_SETTINGS, type RealtimeSettings } from '../core/streams/settings.ts';
+import { createHttpWebhookSender } from '../adapters/webhooks/http.sender.ts';
+import { createDeliveryWorker } from '../core/webhooks/delivery-worker.ts';
+import type { WebhookSender } from '../core/webhooks/webhook-sender.port.ts';
 import type { Config } from './config.ts';
 import { createEmbedder } from './embedder.factory.ts';
 
@@ -21,6 +32,10 @@ export interface ContainerOverrides {
   storage?: Storage;
   embedder?: Embedder;
   limiter?: RateLimiter;
+  /** Where webhook deliveries go (tests may capture them instead of using HTTP). */
+  webhookSender?: WebhookSender;
+  /** Stream timing and limits (tests shrink the time unit and the caps). */
+  realtime?: Partial<RealtimeSettings>;
 }
 
 export type Container = ReturnType<typeof createContainer>;
@@ -58,6 +73,34 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
 
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
   const embeddings = createEmbeddingService({ embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars });
+  const webhooks = createWebhookService({ webhooks: storage.webhooks, limits, clock, allowCidrs: config.webhookAllowCidrs });
+  const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
+
+  // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
+  const realtime: RealtimeSettings = {
+    ...DEFAULT_REALTIME_SETTINGS, eventRetentionMs: config.eventRetentionHours * 3_600_000, ...overrides.realtime,
+  };
+  const eventHub = createEventHub({ events: storage.events, pollMs: realtime.pollMs });
+  const streams = createConnectionRegistry({ maxPerKey: realtime.maxConnectionsPerKey });
+  const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
+  const activity = createActivityTracker({ events: storage.events, clock, windowMs: realtime.activityWindowMs });
+  const periodic = createPeriodicEvents({
+    events: storage.events, usage: storage.usage, summary: analytics, ping: () => storage.ping(), clock,
+    sampleProcess: () => {
+      const cpu = process.cpuUsage();
+      return { cpuMicros: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() };
+    },
+    healthIntervalMs: realtime.healthIntervalMs, analyticsIntervalMs: realtime.analyticsIntervalMs,
+    retentionMs: realtime.eventRetentionMs, pruneIntervalMs: realtime.pruneIntervalMs,
+  });
+
+  // Webhook deliveries: started by start.ts (the server process only), stopped in close() before storage closes.
+  const webhookSender = overrides.webhookSender
+    ?? createHttpWebhookSender({ allowCidrs: config.webhookAllowCidrs, timeoutMs: config.webhookTimeoutMs });
+  const deliveries = createDeliveryWorker({
+    webhooks: storage.webhooks, events: storage.events, sender: webhookSender, limiter, clock,
+    options: { leaseMs: Math.max(30_000, 3 * config.webhookTimeoutMs), stopGraceMs: config.webhookTimeoutMs },
+  });
 
   let closed = false;
   return {
@@ -72,9 +115,21 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     embeddings,
     topics,
     batch,
+    deliveries,
+    webhooks,
+    producerEvents,
+    realtime,
+    eventHub,
+    streams,
+    analytics,
+    activity,
+    periodic,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await deliveries.stop();
+      periodic.stop();
+      eventHub.close();
       await embedder.close();
       await storage.close();
     },

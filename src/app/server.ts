@@ -24,6 +24,11 @@ import { g4Routes } from '../surfaces/g4/routes.ts';
 import { createG5ErrorHandler } from '../surfaces/g5/errors.ts';
 import { g5Routes } from '../surfaces/g5/routes.ts';
 import { plainErrorHandler, type ErrorHandler } from '../surfaces/http-kit/plain-errors.ts';
+import { g4StreamRoutes } from '../surfaces/g4/stream.routes.ts';
+import { createG7ErrorHandler } from '../surfaces/g7/errors.ts';
+import { g7AnalyticsStreamRoutes } from '../surfaces/g7/analytics-stream.routes.ts';
+import { requestObserver } from '../surfaces/http-kit/activity.ts';
+import { redactAccessToken } from '../surfaces/http-kit/ws.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
 import { VERSION } from './version.ts';
@@ -50,6 +55,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     ['/v1/search', createG4ErrorHandler(c.clock)],
     ['/v1/embeddings', createG4ErrorHandler(c.clock)],
     ['/api/v1/embeddings', createG5ErrorHandler(c.clock)],
+    ['/api/v1/analytics', createG7ErrorHandler(c.clock)],
   ];
   const errorHandlerFor = (url: string): ErrorHandler =>
     surfaceErrorHandlers.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`))?.[1]
@@ -58,7 +64,15 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   const app = Fastify({
     // Errors raised before routing (bad URL encoding) skip onSend: set the request id here too.
     frameworkErrors: (error, req, reply) => errorHandlerFor(req.url)(error, req, reply.header('X-Request-Id', req.id)),
-    logger: options.logLevel === false ? false : { level: options.logLevel },
+    logger: options.logLevel === false ? false : {
+      level: options.logLevel,
+      // WebSocket clients in browsers send their key as `?access_token=`: never log it.
+      serializers: {
+        req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+          method: req.method, url: redactAccessToken(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+        }),
+      },
+    },
     bodyLimit: c.config.bodyLimitBytes,
     // G2 client ids may be 128 characters, and a path parameter carries them.
     maxParamLength: 256,
@@ -74,6 +88,14 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
   });
+
+  // Shutdown tells every open stream first (G8: a CONNECTION_ERROR frame; WebSockets: close 1001), before the
+  // WebSocket plugin closes its sockets and the server waits for connections to end.
+  app.addHook('preClose', async () => {
+    await c.streams.shutdown();
+  });
+  // After each answer: user.activity for authenticated callers, and the error rate of system.health.
+  app.addHook('onResponse', requestObserver({ activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status) }));
 
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await app.register(swagger, {
@@ -105,6 +127,8 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(g10Routes, { ...c });
   await app.register(g3Routes, { prefix: '/api/v1/search', ...c });
   await app.register(g4Routes, { ...c });
+  await app.register(g4StreamRoutes, { ...c });
+  await app.register(g7AnalyticsStreamRoutes, { prefix: '/api/v1/analytics', ...c });
   await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...c });
 
   app.setNotFoundHandler((req, reply) => {

@@ -26,12 +26,18 @@ export async function startServer(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   process.stdout.write(`listening on ${url}\n`);
+  // system.health, analytics.update and event pruning run in the server process only (not in the CLI).
+  container.periodic.start((what, err) => app.log.warn({ err }, `${what} failed`));
+  // Webhook deliveries too; container.close() stops them (waiting for in-flight attempts) before closing storage.
+  container.deliveries.start({ logger: app.log });
   let stopping: Promise<void> | null = null;
   return {
     app,
     container,
     url,
     stop: () => (stopping ??= (async () => {
+      container.periodic.stop();
+      // app.close() first tells open streams (CONNECTION_ERROR frames, WebSocket close 1001), then waits for requests.
       await app.close();
       await container.close();
     })()),

@@ -4,6 +4,8 @@ import type { SearchLogRepository } from './search/search-log.ts';
 import type { TopicRepository } from './topics/topic.repository.ts';
 import type { EventRepository } from './events/event.repository.ts';
 import type { WebhookRepository } from './webhooks/webhook.repository.ts';
+import type { UsageRepository } from './analytics/usage.repository.ts';
+import type { IdempotencyRepository } from './events/idempotency.repository.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
 export interface Storage {
@@ -15,6 +17,10 @@ export interface Storage {
   readonly topics: TopicRepository;
   readonly events: EventRepository;
   readonly webhooks: WebhookRepository;
+  /** Usage figures for the analytics summary (G7 stream, analytics.update events). */
+  readonly usage: UsageRepository;
+  /** Answered producer requests (`Idempotency-Key` on `POST /v1/events`). */
+  readonly idempotency: IdempotencyRepository;
   /** Cheap liveness probe for /health. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

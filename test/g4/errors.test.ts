@@ -206,7 +206,7 @@ describe('G4 errors', () => {
 
     it('answers unknown paths and methods under /v1/search and /v1/embeddings with NOT_FOUND in the envelope', async () => {
       await setup();
-      for (const [method, url] of [['GET', '/v1/search/stream'], ['GET', '/v1/search/analytics'], ['POST', '/v1/search'],
+      for (const [method, url] of [['GET', '/v1/search/streams'], ['GET', '/v1/search/analytics'], ['POST', '/v1/search'],
         ['GET', '/v1/search/vector'], ['DELETE', '/v1/embeddings'], ['GET', '/v1/embeddings/models']] as const) {
         expectG4Error(await t.app.inject({ method, url, headers: api.headers }), 404, 'NOT_FOUND');
       }

@@ -503,6 +503,41 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('usage figures (analytics summary)', () => {
+      it('counts memories, memory operations and searches per tenant + mode in a window, and lists active scopes', async () => {
+        const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute));
+        const event = (type: string, scope: Scope | EventScope, minute: number): NewEvent => ({ id: `evt_${randomUUID()}`, type, scope: { ...scope }, createdAt: at(minute), data: {} });
+        await storage.memories.insert(makeMemory(scopeA), vec(0));
+        await storage.memories.insert(makeMemory({ ...scopeA, workspace: 'w2' }), vec(0));
+        await storage.memories.insert(makeMemory(scopeB), vec(0));
+        await storage.events.append([
+          event('memory.created', scopeA, 5), event('memory.created', { ...scopeA, workspace: 'w2' }, 6), event('memory.updated', scopeA, 7),
+          event('memory.deleted', scopeA, 10), event('memory.created', scopeA, 1), event('memory.created', { ...scopeA, mode: 'test' }, 5),
+          event('analytics.update', { tenantId: 'tenant-c', mode: 'live', workspace: null }, 6),
+          event('user.activity', { ...scopeA, tenantId: 'tenant-d' }, 6),
+          event('system.health', { tenantId: null, mode: null, workspace: null }, 6),
+        ]);
+        const search = (scope: Scope, minute: number, ms: number) => storage.searchLog.append({
+          scope, userId: 'u', surface: 'g4', kind: 'semantic', query: 'q', resultsCount: 1, executionMs: ms, avgScore: 0.8, filters: {}, at: at(minute),
+        });
+        await search(scopeA, 6, 10);
+        await search({ ...scopeA, workspace: 'w2' }, 8, 30);
+        await search(scopeA, 20, 1000);
+        await search(scopeB, 6, 500);
+
+        // The window is (start, end]: minute 10 is in, minute 2 is out.
+        expect(await storage.usage.counts(scopeA.tenantId, 'live', at(2), at(10))).toEqual({
+          totalMemories: 2, creates: 2, updates: 1, deletes: 1, searches: 2, avgSearchMs: 20,
+        });
+        expect(await storage.usage.counts('nobody', 'live', at(0), at(60))).toEqual({
+          totalMemories: 0, creates: 0, updates: 0, deletes: 0, searches: 0, avgSearchMs: null,
+        });
+        expect(await storage.usage.activeScopes(at(2), at(10))).toEqual([
+          { tenantId: scopeA.tenantId, mode: 'live' }, { tenantId: scopeA.tenantId, mode: 'test' },
+        ]);
+      });
+    });
+
     describe('api keys', () => {
       const record = (over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
         id: `key_${Math.random().toString(36).slice(2)}`, tenantId: 't1', userId: 'u1', tier: 'pro', mode: 'live',

@@ -18,6 +18,8 @@ export interface TierLimitPolicy {
   embeddings: Record<Tier, WindowLimit>;
   /** Batch requests (G6): the same for every tier. */
   batches: WindowLimit;
+  /** Webhook creations (G9 and G10 share one bucket per key): the same for every tier. */
+  webhookCreations: WindowLimit;
 }
 
 export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null } = {}): TierLimitPolicy {
@@ -33,6 +35,7 @@ export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null
       enterprise: { limit: null, windowMs: HOUR },
     },
     batches: { limit: 10, windowMs: MINUTE },
+    webhookCreations: { limit: 10, windowMs: HOUR },
     embeddings: {
       free: { limit: 1000, windowMs: HOUR },
       pro: { limit: 10_000, windowMs: HOUR },
@@ -67,6 +70,8 @@ export function createLimitsService(deps: { limiter: RateLimiter; policy: TierLi
       check('memory-writes', p, policy.memoryWrites[p.tier], 'QUOTA_EXCEEDED', 'Memory write'),
     /** Batch requests (G6): 10 a minute per key. */
     batch: (p: Principal) => check('batches', p, policy.batches, 'RATE_LIMITED', 'Batch request'),
+    /** Webhook creations (G9 `POST /api/v1/webhooks`, G10 `POST /v1/webhooks`): 10 an hour per key, one bucket. */
+    webhookCreate: (p: Principal) => check('webhook-creations', p, policy.webhookCreations, 'RATE_LIMITED', 'Webhook creation'),
     /** Embedding requests (G5, G4 /v1/embeddings): an hourly limit. */
     embeddings: (p: Principal) =>
       check('embeddings', p, policy.embeddings[p.tier], 'RATE_LIMITED', 'Embedding request'),

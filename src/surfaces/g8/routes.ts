@@ -1,8 +1,216 @@
-import type { FastifyPluginAsync } from 'fastify';
-// Placeholder: the real plugin declares its own deps interface (surfaces never import app/).
-type Container = Record<string, unknown>;
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import type { Principal } from '../../core/api-keys/api-key.types.ts';
+import { isoTimestamp, type Clock } from '../../core/clock.ts';
+import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
+import type { EventRepository } from '../../core/events/event.repository.ts';
+import type { ActivityTracker } from '../../core/events/user-activity.ts';
+import type { Scope } from '../../core/scope.ts';
+import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
+import type { EventHub, Tail } from '../../core/streams/event-hub.ts';
+import { eventPasses } from '../../core/streams/event-filter.ts';
+import { createRateWindow } from '../../core/streams/rate-window.ts';
+import type { RealtimeSettings } from '../../core/streams/settings.ts';
+import { authGuard, readCredential, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
+import { createG8ErrorHandler, G8HttpError } from './errors.ts';
+import { parseStreamParams } from './params.ts';
 
-/** G8 (placeholder until its work lands). */
-export const g8Routes: FastifyPluginAsync<Container> = async () => {
-  // Filled in by the G8 work.
+export interface G8Deps extends AuthDeps {
+  apiKeys: Pick<ApiKeyService, 'authenticate'>;
+  storage: { events: Pick<EventRepository, 'findById'> };
+  eventHub: Pick<EventHub, 'subscribe'>;
+  streams: ConnectionRegistry;
+  realtime: RealtimeSettings;
+  activity?: Pick<ActivityTracker, 'touch'> | undefined;
+  clock: Clock;
+}
+
+type StreamError = { code: string; message: string; retry_after: number };
+
+/** The `error` frames of the spec's table. */
+export const streamErrors = (s: Pick<RealtimeSettings, 'maxConnectionsPerKey' | 'maxEventsPerMinute'>) => ({
+  connection: { code: 'CONNECTION_ERROR', message: 'The server is shutting down; reconnect with Last-Event-ID', retry_after: 5000 },
+  auth: { code: 'AUTH_ERROR', message: 'Invalid API key: it has been revoked or has expired', retry_after: 0 },
+  tooManyConnections: {
+    code: 'RATE_LIMITED', message: `Too many connections: at most ${s.maxConnectionsPerKey} concurrent streams per API key`, retry_after: 60000,
+  },
+  tooManyEvents: {
+    code: 'RATE_LIMITED', retry_after: 60000,
+    message: `Too many events: at most ${s.maxEventsPerMinute} per minute on one connection; reconnect with Last-Event-ID after retry_after`,
+  },
+}) satisfies Record<string, StreamError>;
+
+const RETRY_MS = 5000;
+const MAX_EVENT_ID_LENGTH = 200;
+const HEARTBEAT_ID = /^heartbeat_\d+_(evt_[A-Za-z0-9]+)$/;
+
+const describe = (text: string) => Type.Optional(Type.Unknown({ description: text }));
+const StreamQuery = Type.Object({
+  events: describe('Event types, comma-separated and/or repeated (`events=a&events=b`): memory.created, memory.updated, '
+    + 'memory.deleted, search.performed, user.activity, system.health, analytics.update, embedding.generated. None: all of them'),
+  'filters[tags]': describe('Memory events whose tags include any of these (comma-separated)'),
+  'filters[memory_type]': describe('Memory events of this memory_type (comma-separated: any of them)'),
+  'filters[<key>]': describe('Any other key: memory events whose metadata[key] equals the value (compared as text)'),
+  heartbeat: describe('Seconds between heartbeat frames; default 30; values below 30 are raised to 30; at most 3600'),
+  last_event_id: describe('Resume after this event id, for clients that cannot send the Last-Event-ID header'),
+}, { additionalProperties: true });
+
+/** G8: `GET /api/v1/stream` — the Server-Sent Events stream of the caller's events (Bearer). */
+export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
+  app.setErrorHandler(createG8ErrorHandler(deps.clock));
+  const s = deps.realtime;
+  const unit = s.timeUnitMs;
+  const STREAM_ERRORS = streamErrors(s);
+
+  /** The resume point named by Last-Event-ID: an event of the caller's tenant + mode (or system-wide), or null. */
+  async function resumePoint(id: string, scope: Scope): Promise<{ seq: number; eventId: string } | null> {
+    if (id.length > MAX_EVENT_ID_LENGTH) return null;
+    const eventId = HEARTBEAT_ID.exec(id)?.[1] ?? id;
+    if (!eventId.startsWith('evt_')) return null;
+    const e = await deps.storage.events.findById(eventId);
+    if (!e) return null;
+    if (e.scope.tenantId !== null && (e.scope.tenantId !== scope.tenantId || e.scope.mode !== scope.mode)) return null;
+    return { seq: e.seq, eventId: e.id };
+  }
+
+  app.get('/', {
+    schema: {
+      tags: ['G8 event stream'],
+      security: [{ bearer: [] }],
+      summary: 'Server-Sent Events stream of memory, search, activity, health and analytics events',
+      description: 'Requires `Accept: text/event-stream` (else 406). Frames: `event: <type>`, `id: <event id>`, `data: <JSON payload>`; '
+        + '`heartbeat` frames at the heartbeat interval; `error` frames {code, message, retry_after} before the server closes the '
+        + 'stream. Send `Last-Event-ID` (or `last_event_id`) to resume. See docs/events.md.',
+      querystring: StreamQuery,
+      headers: Type.Object({
+        'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event (what EventSource sends on reconnect)' })),
+      }, { additionalProperties: true }),
+    },
+    onRequest: authGuard(deps, 'bearer'),
+    // A HEAD request would open a stream nobody reads.
+    exposeHeadRoute: false,
+  }, async (req, reply) => {
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:read');
+    if (!acceptsEventStream(req)) {
+      throw new G8HttpError(406, 'NOT_ACCEPTABLE', 'This endpoint answers text/event-stream only',
+        [{ field: 'Accept', message: 'must include text/event-stream' }]);
+    }
+    const problems: FieldProblem[] = [];
+    const params = parseStreamParams(req.url, s, problems);
+    let scope: Scope | undefined;
+    try {
+      scope = scopeOf(req);
+    } catch (e) {
+      if (isDomainError(e) && e.code === 'VALIDATION_FAILED') problems.push(...(e.details.fields ?? []));
+      else throw e;
+    }
+    if (problems.length > 0 || !scope) throw validationError(problems);
+
+    const header = req.headers['last-event-id'];
+    const lastEventId = (typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined) ?? params.lastEventId;
+    const resume = lastEventId === undefined ? null : await resumePoint(lastEventId, scope);
+
+    const connectionId = newConnectionId();
+    const sse = openSse(req, reply, { retryMs: RETRY_MS, headers: { 'X-Connection-Id': connectionId } });
+    void deps.activity?.touch({ scope, userId: principal.userId, keyId: principal.keyId, surface: 'g8' })
+      .catch((err: unknown) => req.log.warn({ err }, 'user.activity not recorded'));
+    runStream(req, sse, {
+      principal, scope, connectionId, params, credential: readCredential(req, 'bearer')!,
+      resume, resumeMissed: lastEventId !== undefined && resume === null,
+    });
+    return reply;
+  });
+
+  function runStream(req: FastifyRequest, sse: ReturnType<typeof openSse>, c: {
+    principal: Principal; scope: Scope; connectionId: string; credential: string;
+    params: ReturnType<typeof parseStreamParams>;
+    resume: { seq: number; eventId: string } | null; resumeMissed: boolean;
+  }): void {
+    const timers: NodeJS.Timeout[] = [];
+    let tail: Tail | null = null;
+    let ending = false;
+    /** The id of the last event the client has: what a heartbeat id carries, so resuming from it works too. */
+    let lastEventId: string | null = c.resume?.eventId ?? null;
+    let heartbeats = 0;
+    const limiter = createRateWindow({ max: s.maxEventsPerMinute, windowMs: 60 * unit });
+
+    const finish = (error?: StreamError): void => {
+      if (ending) return;
+      ending = true;
+      if (error) void sse.send({ event: 'error', data: error });
+      sse.end();
+    };
+    const slot = deps.streams.acquire({ id: c.connectionId, keyId: c.principal.keyId, kind: 'sse', shutdown: () => finish(STREAM_ERRORS.connection) });
+    sse.onClose(() => {
+      ending = true;
+      for (const t of timers) clearInterval(t);
+      tail?.stop();
+      if (slot.ok) slot.release();
+    });
+    if (!slot.ok) {
+      finish(deps.streams.closing ? STREAM_ERRORS.connection : STREAM_ERRORS.tooManyConnections);
+      return;
+    }
+
+    /** False (and the stream ends with AUTH_ERROR) when the key no longer authenticates. */
+    const keyStillValid = async (): Promise<boolean> => {
+      try {
+        await deps.apiKeys.authenticate(c.credential);
+        return true;
+      } catch (err) {
+        if (isDomainError(err) && err.code === 'UNAUTHENTICATED') {
+          finish(STREAM_ERRORS.auth);
+          return false;
+        }
+        return !ending; // the store is closing: the shutdown frame follows
+      }
+    };
+
+    const heartbeat = async (): Promise<void> => {
+      if (ending || !(await keyStillValid()) || ending) return;
+      heartbeats += 1;
+      await sse.send({
+        event: 'heartbeat',
+        id: lastEventId ? `heartbeat_${heartbeats}_${lastEventId}` : `heartbeat_${heartbeats}`,
+        data: { timestamp: isoTimestamp(deps.clock.now()), status: 'ok', connection_id: c.connectionId },
+      });
+    };
+
+    const start = async (): Promise<void> => {
+      if (c.resumeMissed) await sse.comment('last-event-id not found; resuming from now');
+      tail = await deps.eventHub.subscribe({
+        tenantId: c.scope.tenantId, mode: c.scope.mode, workspace: c.scope.workspace, types: c.params.types,
+        afterSeq: c.resume?.seq,
+        deliver: async (page) => {
+          if (ending || !(await keyStillValid())) return false;
+          for (const e of page) {
+            if (!eventPasses(c.params.filter, e)) continue;
+            if (!limiter.take()) {
+              finish(STREAM_ERRORS.tooManyEvents);
+              return false;
+            }
+            if (!(await sse.send({ event: e.type, id: e.id, data: e.data }))) return false;
+            lastEventId = e.id;
+          }
+          return !ending;
+        },
+        onError: (err) => {
+          if (!ending) req.log.error({ err }, 'event stream failed');
+          finish(STREAM_ERRORS.connection);
+        },
+      });
+      if (ending) tail.stop();
+    };
+
+    timers.push(setInterval(() => void heartbeat(), c.params.heartbeatSeconds * unit));
+    timers.push(setInterval(() => void keyStillValid(), s.keyCheckSeconds * unit));
+    for (const t of timers) t.unref();
+    start().catch((err: unknown) => {
+      if (!ending) req.log.error({ err }, 'event stream could not start');
+      finish(STREAM_ERRORS.connection);
+    });
+  }
 };

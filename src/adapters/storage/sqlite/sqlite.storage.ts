@@ -6,6 +6,8 @@ import { createSqliteTopicRepository } from './sqlite-topic.repository.ts';
 import { createSqliteEventRepository } from './sqlite-event.repository.ts';
 import { SqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteWebhookRepository } from './sqlite-webhook.repository.ts';
+import { createSqliteUsageRepository } from './sqlite-usage.repository.ts';
+import { createSqliteIdempotencyRepository } from './sqlite-idempotency.repository.ts';
 import { openSqlite } from './sqlite.database.ts';
 
 /** The embedded store: one SQLite file (or `:memory:`), schema migrated on open. */
@@ -22,6 +24,8 @@ export function createSqliteStorage(options: { file: string }): Storage {
     topics: createSqliteTopicRepository(db),
     events: createSqliteEventRepository(db, outbox),
     webhooks: createSqliteWebhookRepository(db),
+    usage: createSqliteUsageRepository(db),
+    idempotency: createSqliteIdempotencyRepository(db, outbox),
     async ping() {
       return !closed && ping.get() === 1;
     },

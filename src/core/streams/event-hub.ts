@@ -1,0 +1,198 @@
+import type { EventRepository } from '../events/event.repository.ts';
+import type { StoredEvent } from '../events/event.types.ts';
+import type { KeyMode } from '../scope.ts';
+
+/** Which part of the log a subscriber follows (the same visibility rules as EventRepository.readAfter). */
+export interface TailScope {
+  tenantId: string;
+  mode: KeyMode;
+  workspace: string;
+  /** Event types wanted; never empty. */
+  types: readonly string[];
+}
+
+export interface TailOptions extends TailScope {
+  /**
+   * Where to start: events with a greater seq are delivered (resume after a known event). Undefined: from now (the
+   * log's latest seq when the subscription starts).
+   */
+  afterSeq?: number | undefined;
+  /**
+   * Receives events in log order, at most one page at a time, never concurrently. Returning false stops the
+   * subscription (e.g. the connection closed or hit a limit).
+   */
+  deliver(events: readonly StoredEvent[]): Promise<boolean | void> | boolean | void;
+  /** A read or delivery failed; the subscription has stopped. */
+  onError?(error: unknown): void;
+}
+
+export interface Tail {
+  /** The seq of the last event handed to `deliver` (or skipped over by the scope query). */
+  readonly cursor: number;
+  stop(): void;
+}
+
+export type EventHub = ReturnType<typeof createEventHub>;
+
+const PAGE = 100;
+
+/** Whether an event of this batch could concern the subscriber (its scope and types), to skip useless reads. */
+function mayConcern(s: TailScope, e: StoredEvent): boolean {
+  if (!s.types.includes(e.type)) return false;
+  if (e.scope.tenantId === null) return true;
+  if (e.scope.tenantId !== s.tenantId || e.scope.mode !== s.mode) return false;
+  return e.scope.workspace === null || e.scope.workspace === s.workspace;
+}
+
+/**
+ * The event fan-in: every subscriber tails the event log from its own cursor with `readAfter`, so a stream sees
+ * exactly the log (nothing missed, nothing twice, in order) however events arrive. Subscribers are woken
+ * - by `onAppended` after each commit of this process (only those the new events may concern), and
+ * - by a poll of `latestSeq` every `pollMs`, which catches writes of other processes on the same database (the CLI,
+ *   another node); a gap in the seqs this process heard about wakes everyone at once too.
+ */
+export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter' | 'latestSeq' | 'onAppended'>; pollMs: number }) {
+  const { events } = deps;
+  const subscribers = new Set<Subscriber>();
+  /** The highest seq this hub knows of. */
+  let known = 0;
+  let unlisten: (() => void) | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let polling = false;
+  let closed = false;
+
+  class Subscriber implements Tail {
+    cursor = 0;
+    private ready = false;
+    private running = false;
+    private dirty = false;
+    private stopped = false;
+    constructor(readonly options: TailOptions) {}
+
+    start(from: number): void {
+      this.cursor = from;
+      this.ready = true;
+      this.wake();
+    }
+
+    wake(): void {
+      if (this.stopped) return;
+      if (!this.ready || this.running) {
+        this.dirty = true;
+        return;
+      }
+      void this.pump();
+    }
+
+    private async pump(): Promise<void> {
+      this.running = true;
+      try {
+        do {
+          this.dirty = false;
+          for (;;) {
+            const o = this.options;
+            const page = await events.readAfter({
+              tenantId: o.tenantId, mode: o.mode, workspace: o.workspace, types: o.types, afterSeq: this.cursor, limit: PAGE,
+            });
+            if (page.length === 0 || this.stopped) break;
+            const goOn = await o.deliver(page);
+            this.cursor = page[page.length - 1]!.seq;
+            if (goOn === false) {
+              this.stop();
+              return;
+            }
+            if (this.stopped || page.length < PAGE) break;
+          }
+        } while (this.dirty && !this.stopped);
+      } catch (err) {
+        this.stop();
+        this.options.onError?.(err);
+      } finally {
+        this.running = false;
+      }
+    }
+
+    stop(): void {
+      if (this.stopped) return;
+      this.stopped = true;
+      subscribers.delete(this);
+      if (subscribers.size === 0) idle();
+    }
+  }
+
+  function heard(batch: readonly StoredEvent[]): void {
+    if (batch.length === 0) return;
+    const first = batch[0]!.seq;
+    const last = batch[batch.length - 1]!.seq;
+    // Seqs we never heard of were written by another process: everyone may need them.
+    const gap = known > 0 && first > known + 1;
+    known = Math.max(known, last);
+    for (const s of subscribers) {
+      if (gap || batch.some((e) => mayConcern(s.options, e))) s.wake();
+    }
+  }
+
+  async function poll(): Promise<void> {
+    if (polling || closed) return;
+    polling = true;
+    try {
+      const latest = await events.latestSeq();
+      if (latest > known) {
+        known = latest;
+        for (const s of subscribers) s.wake();
+      }
+    } catch {
+      // The store is closing or briefly unavailable: the next poll tries again.
+    } finally {
+      polling = false;
+    }
+  }
+
+  function active(): void {
+    if (unlisten === null) unlisten = events.onAppended(heard);
+    if (timer === null) {
+      timer = setInterval(() => void poll(), deps.pollMs);
+      timer.unref();
+    }
+  }
+
+  function idle(): void {
+    unlisten?.();
+    unlisten = null;
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+  }
+
+  return {
+    /**
+     * Starts tailing. The subscriber is registered before its starting point is read, so an event committed while
+     * it starts is either before the start (from now) or delivered — never lost between the two.
+     */
+    async subscribe(options: TailOptions): Promise<Tail> {
+      if (closed) throw new Error('event hub is closed');
+      if (options.types.length === 0) throw new Error('a tail needs at least one event type');
+      const s = new Subscriber(options);
+      subscribers.add(s);
+      active();
+      try {
+        const latest = await events.latestSeq();
+        known = Math.max(known, latest);
+        s.start(options.afterSeq ?? latest);
+      } catch (err) {
+        s.stop();
+        throw err;
+      }
+      return s;
+    },
+
+    get size(): number {
+      return subscribers.size;
+    },
+
+    close(): void {
+      closed = true;
+      for (const s of [...subscribers]) s.stop();
+      idle();
+    },
+  };
+}

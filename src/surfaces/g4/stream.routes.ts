@@ -1,0 +1,165 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { Embedder } from '../../core/embeddings/embedder.port.ts';
+import { DEFAULT_G4_MODEL_DIMENSIONS, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
+import type { EventRepository } from '../../core/events/event.repository.ts';
+import type { ActivityTracker } from '../../core/events/user-activity.ts';
+import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
+import type { MemoryFilter } from '../../core/memories/memory.types.ts';
+import type { Scope } from '../../core/scope.ts';
+import { checkFilter, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
+import type { SearchService } from '../../core/search/search.service.ts';
+import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
+import type { EventHub } from '../../core/streams/event-hub.ts';
+import type { RealtimeSettings } from '../../core/streams/settings.ts';
+import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
+import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
+import { createG4ErrorHandler, G4HttpError } from './errors.ts';
+import { runLiveSearch } from './live-search.ts';
+import { roundMs, splitList, toSemanticItem } from './mappers.ts';
+import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
+
+export interface G4StreamDeps extends AuthDeps {
+  apiKeys: Pick<ApiKeyService, 'authenticate'>;
+  search: Pick<SearchService, 'semantic' | 'embedQuery'>;
+  embeddings: Pick<EmbeddingService, 'resolveModel'>;
+  embedder: Pick<Embedder, 'modelId'>;
+  storage: {
+    memories: Pick<MemoryRepository, 'vectorsOf' | 'findById'>;
+    events: Pick<EventRepository, 'latestSeq'>;
+  };
+  eventHub: Pick<EventHub, 'subscribe'>;
+  streams: ConnectionRegistry;
+  realtime: RealtimeSettings;
+  activity?: Pick<ActivityTracker, 'touch'> | undefined;
+  clock: Clock;
+}
+
+const StreamQuery = Type.Omit(SearchQuery, ['offset']);
+
+function schemaProblems(req: FastifyRequest): FieldProblem[] {
+  const err = req.validationError;
+  return err ? fieldProblemsFromValidation(err.validation) : [];
+}
+
+function dateBound(value: unknown, field: string, problems: FieldProblem[]): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const d = parseTimestamp(value);
+  if (!d) problems.push({ field, message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
+  return d ?? undefined;
+}
+
+/**
+ * G4's real-time routes: `GET /v1/search/stream` (a search answered as Server-Sent Events) and WebSocket
+ * `/v1/search/live` (standing searches: new and updated memories that match). Registered without a prefix.
+ */
+export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG4ErrorHandler(deps.clock));
+  const tags = ['G4 search and discovery'];
+  const security = [{ bearer: [] }];
+
+  const searchModelName = (fallback: string): string => {
+    try {
+      return deps.embeddings.resolveModel(undefined, DEFAULT_G4_MODEL_DIMENSIONS).name;
+    } catch {
+      return fallback;
+    }
+  };
+
+  r.get('/v1/search/stream', {
+    schema: {
+      tags, security, summary: 'Semantic search answered as Server-Sent Events',
+      description: 'Requires `Accept: text/event-stream` (else 406). The same parameters as GET /v1/search (no offset, no GET body). '
+        + 'Frames: one `event: result` per result (data: the search result item plus `rank`, best first), then `event: done` '
+        + '{query, total, returned, query_time_ms, embedding_model}; the server then closes the stream. Errors before the first '
+        + 'frame are JSON in the G4 envelope.',
+      querystring: StreamQuery,
+      response: { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 406: ErrorWire, 408: ErrorWire, 429: ErrorWire, 503: ErrorWire },
+    },
+    attachValidation: true,
+    onRequest: authGuard(deps, 'bearer'),
+    exposeHeadRoute: false,
+  }, async (req, reply) => {
+    const started = performance.now();
+    const principal = requirePrincipal(req);
+    requireScope(principal, 'memories:read');
+    if (!acceptsEventStream(req)) {
+      throw new G4HttpError(406, 'NOT_ACCEPTABLE', 'This endpoint answers text/event-stream only',
+        [{ field: 'Accept', message: 'must include text/event-stream' }]);
+    }
+    const q = req.query;
+    const problems = schemaProblems(req);
+    if (typeof q.q === 'string' && !problems.some((p) => p.field === 'q') && q.q.trim() === '') problems.push({ field: 'q', message: 'must not be blank' });
+    const tagList = splitList(typeof q.tags === 'string' ? q.tags : undefined);
+    if (tagList && tagList.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', message: `at most ${MAX_FILTER_TAGS} tags` });
+    const filter: MemoryFilter = {
+      tagsAny: tagList,
+      createdFrom: dateBound(q.created_after, 'created_after', problems),
+      createdTo: dateBound(q.created_before, 'created_before', problems),
+    };
+    checkFilter(filter, problems, { from: 'created_after', to: 'created_before' });
+    if (typeof q.metadata_filter === 'string') {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(q.metadata_filter);
+        filter.metadata = parseMetadataFilter(raw, problems, 'metadata_filter');
+      } catch {
+        problems.push({ field: 'metadata_filter', message: 'must be a URL-encoded JSON object' });
+      }
+    }
+    let scope: Scope | undefined;
+    try {
+      scope = scopeOf(req);
+    } catch (e) {
+      if (isDomainError(e) && e.code === 'VALIDATION_FAILED') problems.push(...(e.details.fields ?? []));
+      else throw e;
+    }
+    if (problems.length > 0 || !scope) {
+      const seen = new Set<string>();
+      throw validationError(problems.filter((p) => (seen.has(p.field) ? false : (seen.add(p.field), true))));
+    }
+
+    const limit = q.limit ?? DEFAULTS.limit;
+    const threshold = q.similarity_threshold ?? DEFAULTS.threshold;
+    const outcome = await deps.search.semantic(
+      { scope, userId: principal.userId, surface: 'g4' },
+      {
+        query: q.q, limit, threshold, filter,
+        logFilters: { tags: tagList, created_after: q.created_after, created_before: q.created_before, metadata_filter: filter.metadata, limit, stream: true },
+      },
+    );
+    const options = { query: q.q, includeContent: q.include_content === true, highlight: q.highlight !== false };
+    const sse = openSse(req, reply);
+    let rank = 0;
+    for (const hit of outcome.hits) {
+      rank += 1;
+      if (!(await sse.send({ event: 'result', data: { ...toSemanticItem(hit, options), rank } }))) return reply;
+    }
+    await sse.send({
+      event: 'done',
+      data: {
+        query: q.q, total: outcome.total, returned: outcome.hits.length,
+        query_time_ms: roundMs(performance.now() - started), embedding_model: searchModelName(outcome.embeddingModel),
+      },
+    });
+    sse.end();
+    return reply;
+  });
+
+  r.route({
+    method: 'GET',
+    url: '/v1/search/live',
+    schema: { tags, security, summary: 'WebSocket: live search (see docs/api.md)', hide: true },
+    handler: async () => {
+      throw new G4HttpError(426, 'UPGRADE_REQUIRED', '/v1/search/live is a WebSocket endpoint; open it with a WebSocket client',
+        [{ field: 'Upgrade', message: 'must be websocket' }]);
+    },
+    wsHandler: (socket, req) => runLiveSearch(socket, req, deps),
+  });
+};

@@ -1,0 +1,49 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ActivityTracker } from '../../core/events/user-activity.ts';
+import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
+
+/** Path prefixes of the API generations, longest first where they nest. */
+const SURFACES: [prefix: string, label: string][] = [
+  ['/api/v1/memories', 'g1'], ['/api/v1/store', 'g1'], ['/api/v1/topics', 'g1'],
+  ['/api/v1/memory', 'g2'],
+  ['/api/v1/search', 'g3'],
+  ['/v1/search', 'g4'], ['/v1/embeddings', 'g4'], ['/v1/analytics', 'g4'],
+  ['/api/v1/embeddings', 'g5'],
+  ['/api/v1/batch', 'g6'],
+  ['/api/v1/analytics', 'g7'],
+  ['/api/v1/stream', 'g8'],
+  ['/api/v1/webhooks', 'g9'],
+  ['/v1/webhooks', 'g10'], ['/v1/events', 'g10'],
+  ['/v1/security', 'g11'],
+];
+
+/** The API generation a URL belongs to (`g1` … `g11`), or undefined. */
+export function surfaceOfUrl(url: string): string | undefined {
+  const path = url.split('?')[0]!;
+  return SURFACES.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`))?.[1];
+}
+
+/**
+ * An `onResponse` hook for the root: every answered request counts for the health event's error rate, and every
+ * authenticated one (the surface's auth guard left `req.principal`) may emit `user.activity`. Runs after the answer
+ * is sent, so it adds nothing to response times; failures are logged, never surfaced.
+ */
+export function requestObserver(deps: {
+  activity: Pick<ActivityTracker, 'touch'>;
+  recordResponse?: ((status: number) => void) | undefined;
+}) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    deps.recordResponse?.(reply.statusCode);
+    const p = req.principal;
+    if (!p) return;
+    const header = req.headers['x-workspace-id'];
+    const workspace = typeof header === 'string' && WORKSPACE_PATTERN.test(header) ? header : DEFAULT_WORKSPACE;
+    try {
+      await deps.activity.touch({
+        scope: { tenantId: p.tenantId, mode: p.mode, workspace }, userId: p.userId, keyId: p.keyId, surface: surfaceOfUrl(req.url),
+      });
+    } catch (err) {
+      req.log.warn({ err }, 'user.activity not recorded');
+    }
+  };
+}

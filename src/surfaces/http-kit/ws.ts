@@ -1,0 +1,46 @@
+import type { FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import { readCredential } from './auth.ts';
+
+/** WebSocket close codes used by the real-time surfaces (RFC 6455 §7.4.1). */
+export const WS_CLOSE = {
+  normal: 1000,
+  /** The server is shutting down. */
+  goingAway: 1001,
+  /** Authentication failed, the key was revoked or expired, or lacks the scope. */
+  policy: 1008,
+  /** Too many connections for the key: try again later. */
+  tryAgainLater: 1013,
+} as const;
+
+/**
+ * The key of a WebSocket upgrade: `Authorization: Bearer <key>`, or — for browsers, which cannot set headers on a
+ * WebSocket — the `access_token` query parameter. The header wins when both are given.
+ */
+export function readWsCredential(req: FastifyRequest): string | undefined {
+  const fromHeader = readCredential(req, 'bearer');
+  if (fromHeader) return fromHeader;
+  const q = req.query as Record<string, unknown> | undefined;
+  const token = q?.access_token;
+  return typeof token === 'string' && token.length > 0 ? token : undefined;
+}
+
+/** Sends a JSON message when the socket is open; false otherwise. */
+export function sendJson(socket: WebSocket, message: unknown): boolean {
+  if (socket.readyState !== socket.OPEN) return false;
+  socket.send(JSON.stringify(message));
+  return true;
+}
+
+/** Closes with a code and a reason (trimmed to the protocol's 123 bytes). */
+export function closeWith(socket: WebSocket, code: number, reason: string): void {
+  if (socket.readyState === socket.CLOSED || socket.readyState === socket.CLOSING) return;
+  let r = reason;
+  while (Buffer.byteLength(r) > 123) r = r.slice(0, -1);
+  socket.close(code, r);
+}
+
+/** The URL with any `access_token` value masked, for logs (browsers put the key there for WebSockets). */
+export function redactAccessToken(url: string): string {
+  return url.replace(/([?&]access_token=)[^&#]*/gi, '$1[redacted]');
+}

@@ -1,0 +1,122 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const run = promisify(execFile);
+
+/**
+ * The outbox under crashes: the server is killed with SIGKILL several times while memories are being created,
+ * restarted on the same data, and every memory.created event of a request that was acknowledged (201) must reach
+ * the receiver at least once, duplicates carrying the same event id.
+ */
+describe('durable webhook delivery across SIGKILL', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mnemo-crash-'));
+  let receiver: Server;
+  const received = new Map<string, { memoryId: string; attempts: number[] }>();
+  let requestsSeen = 0;
+  afterAll(async () => {
+    await new Promise<void>((r) => receiver?.close(() => r()));
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const env = {
+    ...process.env, MNEMO_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', MNEMO_EMBEDDINGS: 'hashing',
+    MNEMO_LOG_LEVEL: 'warn', MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+  };
+
+  /** The server process itself (not npm), so SIGKILL hits it and nothing else gets a chance to clean up. */
+  function start(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let out = '';
+    return new Promise((resolve, reject) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /^listening on (http:\/\/\S+)$/m.exec(out);
+        if (m) resolve({ child, url: m[1]!, exited });
+      });
+      child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+      void exited.then(() => reject(new Error(`server exited before listening:\n${out}`)));
+    });
+  }
+
+  it('delivers every acknowledged memory.created at least once', async () => {
+    // A receiver that fails the first attempt of every fourth event, so retries happen across crashes too.
+    const failedOnce = new Set<string>();
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => { body += c.toString(); });
+      req.on('end', () => {
+        requestsSeen++;
+        const event = JSON.parse(body) as { id: string; type: string; attempt: number; data: { id: string } };
+        if (requestsSeen % 4 === 0 && !failedOnce.has(event.id)) {
+          failedOnce.add(event.id);
+          res.writeHead(500).end();
+          return;
+        }
+        const seen = received.get(event.id) ?? { memoryId: event.data.id, attempts: [] };
+        expect(seen.memoryId).toBe(event.data.id);
+        seen.attempts.push(event.attempt);
+        received.set(event.id, seen);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+    const { stdout } = await run(process.execPath, ['bin/mnemo.js', 'keys', 'create', '--tier', 'enterprise', '--json'], { cwd: root, env });
+    const key = (JSON.parse(stdout) as { key: string }).key;
+    const headers = { authorization: `Bearer ${key}`, 'x-api-key': key, 'content-type': 'application/json' };
+
+    let server = await start();
+    const hook = await fetch(`${server.url}/api/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: hookUrl, events: ['memory.created'] }) });
+    expect(hook.status).toBe(201);
+
+    const acknowledged = new Set<string>();
+    let n = 0;
+    for (let round = 0; round < 4; round++) {
+      // Writes in flight while the process is killed part-way through the round.
+      const writes: Promise<void>[] = [];
+      const killAfter = 15 + round * 5;
+      for (let i = 0; i < 40; i++) {
+        const title = `crash round ${round} note ${n++}`;
+        writes.push(fetch(`${server.url}/api/v1/memories`, { method: 'POST', headers, body: JSON.stringify({ title, content: title }) })
+          .then(async (res) => {
+            if (res.status === 201) acknowledged.add(((await res.json()) as { data: { id: string } }).data.id);
+          })
+          .catch(() => undefined));
+        if (i === killAfter) server.child.kill('SIGKILL');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await Promise.all(writes);
+      await server.exited;
+      server = await start();
+    }
+    // Some writes of every round were acknowledged before the kill, some were cut off by it.
+    expect(acknowledged.size).toBeGreaterThanOrEqual(30);
+    expect(acknowledged.size).toBeLessThan(n);
+
+    // After the last restart the worker drains what every crash left behind.
+    const deadline = Date.now() + 60_000;
+    const deliveredIds = () => new Set([...received.values()].map((r) => r.memoryId));
+    while (Date.now() < deadline && [...acknowledged].some((id) => !deliveredIds().has(id))) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    server.child.kill('SIGTERM');
+    await server.exited;
+
+    const missing = [...acknowledged].filter((id) => !deliveredIds().has(id));
+    expect(missing).toEqual([]);
+    expect(failedOnce.size).toBeGreaterThan(0);
+    // One event id per memory: a duplicate is the same event again, never a new one.
+    const eventsPerMemory = new Map<string, number>();
+    for (const r of received.values()) eventsPerMemory.set(r.memoryId, (eventsPerMemory.get(r.memoryId) ?? 0) + 1);
+    expect([...eventsPerMemory.values()].every((count) => count === 1)).toBe(true);
+  }, 180_000);
+});

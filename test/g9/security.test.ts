@@ -1,0 +1,85 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { g9 } from './client.ts';
+
+/** An error body without the parts that differ per request. */
+const stable = (body: Json) => ({ ...body, error: { ...body.error, request_id: undefined, message: String(body.error.message).replace(/webhook_\w+/, '<id>') } });
+const valid = { url: 'https://hooks.example.com/x', events: ['memory.created'] };
+
+describe('G9 webhooks: security', () => {
+  let t: TestApp;
+  beforeEach(async () => { t = await createTestApp(); });
+  afterEach(() => t.close());
+
+  it('takes the key only as Authorization: Bearer', async () => {
+    const key = await t.key();
+    const viaHeader = await t.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: { 'x-api-key': key } });
+    expect(viaHeader.statusCode).toBe(401);
+    expect(json(viaHeader).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/Bearer/) });
+    for (const res of [
+      await g9(t.app, undefined).list(),
+      await g9(t.app, 'mnemo_live_not-a-real-key').create(valid),
+      await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: { authorization: `Basic ${key}` }, payload: valid }),
+    ]) {
+      expect(res.statusCode).toBe(401);
+      expect(json(res)).toMatchObject({ success: false, error: { code: 'UNAUTHORIZED', details: [] } });
+    }
+    expect((await g9(t.app, key).list()).statusCode).toBe(200);
+  });
+
+  it("never lists, reads, updates or deletes another tenant's or mode's webhooks: 404 like a missing id", async () => {
+    const alice = g9(t.app, await t.key({ tenant: 'alice' }));
+    const mine = json(await alice.create(valid)).data;
+    for (const other of [g9(t.app, await t.key({ tenant: 'mallory' })), g9(t.app, await t.key({ tenant: 'alice', mode: 'test' }))]) {
+      expect(json(await other.list()).data.pagination.total).toBe(0);
+      for (const [op, run] of [
+        ['get', (id: string) => other.get(id)],
+        ['update', (id: string) => other.update(id, { url: 'https://evil.example.com/', active: true })],
+        ['delete', (id: string) => other.delete(id)],
+      ] as const) {
+        const theirs = await run(mine.id);
+        const missing = await run('webhook_000000000000000000000000');
+        expect(theirs.statusCode, op).toBe(404);
+        expect(stable(json(theirs)), op).toEqual(stable(json(missing)));
+      }
+    }
+    expect(json(await alice.get(mine.id)).data).toMatchObject({ url: valid.url, active: true });
+  });
+
+  it('keeps webhooks per workspace (X-Workspace-ID) and queues only that workspace\'s memory events', async () => {
+    const key = await t.key();
+    const ws1 = g9(t.app, key, { 'x-workspace-id': 'ws-1' });
+    const id = json(await ws1.create(valid)).data.id;
+    const fallback = g9(t.app, key);
+    expect(json(await fallback.list()).data.pagination.total).toBe(0);
+    expect((await fallback.get(id)).statusCode).toBe(404);
+    expect((await g9(t.app, key, { 'x-workspace-id': 'ws-2' }).delete(id)).statusCode).toBe(404);
+    expect(json(await ws1.list()).data.webhooks.map((w: Json) => w.id)).toEqual([id]);
+
+    await g1(t.app, key, { 'x-workspace-id': 'ws-2' }).create({ title: 'elsewhere', content: 'x' });
+    await g1(t.app, key).create({ title: 'default', content: 'x' });
+    expect(await t.container.storage.webhooks.pendingCount()).toBe(0);
+    await g1(t.app, key, { 'x-workspace-id': 'ws-1' }).create({ title: 'here', content: 'x' });
+    expect(await t.container.storage.webhooks.pendingCount()).toBe(1);
+  });
+
+  it("never queues another tenant's memory events", async () => {
+    await g9(t.app, await t.key({ tenant: 'alice' })).create(valid);
+    await g1(t.app, await t.key({ tenant: 'mallory' })).create({ title: 'm', content: 'x' });
+    await g1(t.app, await t.key({ tenant: 'alice', mode: 'test' })).create({ title: 'm', content: 'x' });
+    expect(await t.container.storage.webhooks.pendingCount()).toBe(0);
+  });
+
+  it('shows the secret only in the create answer', async () => {
+    const api = g9(t.app, await t.key());
+    const created = json(await api.create(valid)).data;
+    const texts = [
+      (await api.list()).body, (await api.get(created.id)).body,
+      (await api.update(created.id, { events: ['memory.updated'] })).body,
+    ];
+    for (const text of texts) {
+      expect(text).not.toContain(created.secret);
+      expect(text).not.toContain('"secret"');
+    }
+  });
+});

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import type { NewEvent, StoredEvent } from '../../src/core/events/event.types.ts';
+import { newEventId } from '../../src/core/events/memory-events.ts';
+import type { Storage } from '../../src/core/storage.port.ts';
+import { createEventHub, type EventHub } from '../../src/core/streams/event-hub.ts';
+import { sleep } from './support.ts';
+
+const scope = { tenantId: 'acme', mode: 'live' as const, workspace: 'default' };
+const evt = (n: number, over: Partial<NewEvent> = {}): NewEvent => ({
+  id: newEventId(), type: 'memory.created', scope: { ...scope }, createdAt: new Date(), data: { n }, ...over,
+});
+
+async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(5);
+  }
+}
+
+describe('event hub (the log tail behind every stream)', () => {
+  let dir: string;
+  let storage: Storage;
+  let hub: EventHub;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mnemo-hub-'));
+    storage = createSqliteStorage({ file: join(dir, 'm.db') });
+    hub = createEventHub({ events: storage.events, pollMs: 20 });
+  });
+  afterEach(async () => {
+    hub.close();
+    await storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const collect = async (options: { afterSeq?: number; types?: string[]; workspace?: string } = {}) => {
+    const got: StoredEvent[] = [];
+    const tail = await hub.subscribe({
+      ...scope, workspace: options.workspace ?? scope.workspace, types: options.types ?? ['memory.created', 'system.health'], afterSeq: options.afterSeq,
+      deliver: (page) => { got.push(...page); },
+    });
+    return { got, tail };
+  };
+
+  it('delivers what is appended after it starts, in order, page after page, within its scope and types', async () => {
+    await storage.events.append([evt(-1)]);
+    const { got } = await collect();
+    const many = Array.from({ length: 250 }, (_, i) => evt(i));
+    await storage.events.append(many);
+    await storage.events.append([evt(0, { scope: { ...scope, tenantId: 'globex' } }), evt(0, { type: 'memory.deleted' }), evt(0, { scope: { ...scope, workspace: 'w2' } })]);
+    await storage.events.append([evt(999, { type: 'system.health', scope: { tenantId: null, mode: null, workspace: null } })]);
+    await until(() => got.length === 251);
+    expect(got.map((e) => e.data.n)).toEqual([...Array.from({ length: 250 }, (_, i) => i), 999]);
+    await sleep(50);
+    expect(got).toHaveLength(251);
+  });
+
+  it('replays from a seq, then goes on live without a gap or a duplicate', async () => {
+    const before = await storage.events.append([evt(1), evt(2), evt(3)]);
+    const { got } = await collect({ afterSeq: before[0]!.seq });
+    const writing = (async () => { for (let i = 4; i <= 40; i++) await storage.events.append([evt(i)]); })();
+    await writing;
+    await until(() => got.length === 39);
+    expect(got.map((e) => e.data.n)).toEqual(Array.from({ length: 39 }, (_, i) => i + 2));
+  });
+
+  it('sees events written by another process on the same database (poll)', async () => {
+    const { got } = await collect();
+    const other = createSqliteStorage({ file: join(dir, 'm.db') });
+    try {
+      await other.events.append([evt(7)]);
+      await until(() => got.length === 1, 2000);
+      expect(got[0]!.data.n).toBe(7);
+      // Interleaved writes of both processes still arrive in log order.
+      await other.events.append([evt(8)]);
+      await storage.events.append([evt(9)]);
+      await until(() => got.length === 3, 2000);
+      expect(got.map((e) => e.data.n)).toEqual([7, 8, 9]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('stops delivering when stopped or when deliver answers false', async () => {
+    const { got, tail } = await collect();
+    await storage.events.append([evt(1)]);
+    await until(() => got.length === 1);
+    tail.stop();
+    await storage.events.append([evt(2)]);
+    const pages: number[] = [];
+    await hub.subscribe({ ...scope, types: ['memory.created'], afterSeq: 0, deliver: (page) => { pages.push(page.length); return false; } });
+    await sleep(60);
+    expect(got).toHaveLength(1);
+    expect(pages).toEqual([2]);
+    expect(hub.size).toBe(0);
+  });
+});

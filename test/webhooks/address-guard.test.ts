@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { checkAddress, checkWebhookUrl, parseAllowCidrs, vetDestination } from '../../src/adapters/webhooks/address-guard.ts';
+
+const hostOf = (url: string) => new URL(url).hostname;
+/** The delivery-time check for a URL, with a resolver that must not be asked about IP literals. */
+const vet = (url: string, allow: string[] = [], answers?: string[]) =>
+  vetDestination(hostOf(url), allow, async () => {
+    if (!answers) throw new Error('resolver called for an IP literal');
+    return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  });
+
+describe('webhook address guard', () => {
+  const refused = [
+    'http://127.0.0.1/', 'http://127.1/', 'http://0x7f.1/', 'http://2130706433/', 'http://0177.0.0.1/', 'http://127.255.255.254:8080/x',
+    'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/', 'http://[::ffff:10.0.0.1]/',
+    'http://10.1.2.3/', 'http://172.16.0.1/', 'http://172.31.255.255/', 'http://192.168.1.1/',
+    'http://169.254.169.254/latest/meta-data/', 'http://100.64.0.1/', 'http://224.0.0.1/', 'http://0.0.0.0/', 'http://0/',
+    'http://255.255.255.255/', 'http://192.0.2.1/', 'http://198.51.100.7/', 'http://203.0.113.9/', 'http://198.18.0.1/', 'http://240.0.0.1/',
+    'http://[fc00::1]/', 'http://[fd12:3456::1]/', 'http://[fe80::1]/', 'http://[ff02::1]/', 'http://[::]/', 'http://[2001:db8::1]/',
+    'http://[64:ff9b::a00:1]/', 'http://[2002:7f00:1::]/',
+  ];
+
+  it.each(refused)('refuses %s at creation and at delivery', async (url) => {
+    expect(checkWebhookUrl(url, [])).toMatch(/address/);
+    const vetted = await vet(url);
+    expect(vetted.ok).toBe(false);
+  });
+
+  it('normalises odd IPv4 spellings through the URL parser to the loopback address they mean', () => {
+    for (const url of ['http://127.1/', 'http://0x7f.1/', 'http://2130706433/', 'http://0177.0.0.1/', 'http://0x7f000001/']) {
+      expect(hostOf(url)).toBe('127.0.0.1');
+      expect(checkWebhookUrl(url, [])).toMatch(/^127\.0\.0\.1 is a loopback address/);
+    }
+    expect(checkAddress('::ffff:127.0.0.1', [])).toMatch(/^127\.0\.0\.1 is a loopback address/);
+  });
+
+  it('refuses names that resolve to a forbidden address, and localhost without asking DNS', async () => {
+    expect(await vet('http://localhost:3000/', [], [])).toMatchObject({ ok: false, reason: expect.stringMatching(/localhost resolves to 127\.0\.0\.1/) });
+    expect(await vetDestination('localhost', [])).toMatchObject({ ok: false });
+    expect(await vet('http://db.internal/', [], ['10.0.0.5'])).toMatchObject({ ok: false, reason: expect.stringMatching(/private/) });
+    expect(await vet('http://metadata.example/', [], ['169.254.169.254'])).toMatchObject({ ok: false, reason: expect.stringMatching(/linkLocal/) });
+    expect(await vet('http://mixed.example/', [], ['93.184.215.14', '::1'])).toMatchObject({ ok: false });
+    expect(await vet('http://none.example/', [], [])).toMatchObject({ ok: false, reason: expect.stringMatching(/no address/) });
+    expect(checkWebhookUrl('http://localhost:3000/', [])).toMatch(/loopback/);
+    expect(checkWebhookUrl('http://api.localhost/', [])).toMatch(/loopback/);
+  });
+
+  it('allows what the allow CIDRs cover, IPv4-mapped addresses included', async () => {
+    const allow = parseAllowCidrs('127.0.0.0/8, 10.1.0.0/16,fd00::/8');
+    expect(allow).toEqual(['127.0.0.0/8', '10.1.0.0/16', 'fd00::/8']);
+    for (const url of ['http://127.0.0.1:9/', 'http://127.1/', 'http://[::ffff:127.0.0.1]/', 'http://10.1.2.3/', 'http://[fd00::5]/', 'http://localhost/']) {
+      expect(checkWebhookUrl(url, allow)).toBeNull();
+    }
+    expect(await vet('http://127.0.0.1:9/', allow)).toEqual({ ok: true, address: '127.0.0.1', family: 4 });
+    expect(await vet('http://[fd00::5]/', allow)).toEqual({ ok: true, address: 'fd00::5', family: 6 });
+    expect(await vet('http://hooks.corp/', allow, ['10.1.9.9'])).toEqual({ ok: true, address: '10.1.9.9', family: 4 });
+    // Outside the allowed ranges: still refused.
+    expect(checkWebhookUrl('http://10.2.0.1/', allow)).toMatch(/private/);
+    expect(checkWebhookUrl('http://[::1]/', allow)).toMatch(/loopback/);
+  });
+
+  it('allows public addresses (checked only, never contacted) and host names until delivery', async () => {
+    for (const url of ['https://93.184.215.14/hook', 'http://8.8.8.8/', 'https://[2606:4700:4700::1111]/', 'https://hooks.example.com/x']) {
+      expect(checkWebhookUrl(url, [])).toBeNull();
+    }
+    expect(await vet('https://93.184.215.14/hook')).toEqual({ ok: true, address: '93.184.215.14', family: 4 });
+    expect(await vet('https://hooks.example.com/', [], ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'])).toMatchObject({ ok: true, address: '93.184.215.14' });
+  });
+
+  it('refuses URLs that are not http(s) or not URLs', () => {
+    for (const url of ['ftp://example.com/', 'file:///etc/passwd', 'gopher://example.com/', 'javascript:alert(1)', 'ws://example.com/']) {
+      expect(checkWebhookUrl(url, [])).toBe('must use http or https');
+    }
+    expect(checkWebhookUrl('not a url', [])).toBe('is not a valid URL');
+  });
+
+  it('validates allow-list entries', () => {
+    expect(parseAllowCidrs('')).toEqual([]);
+    expect(parseAllowCidrs(['192.168.0.7', '::1'])).toEqual(['192.168.0.7/32', '::1/128']);
+    for (const bad of ['127.0.0.0/33', 'localhost', '127.1/8', '10.0.0.0/x', 'fe80::/129']) {
+      expect(() => parseAllowCidrs(bad)).toThrow(bad);
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDeliveryWorker } from '../../src/core/webhooks/delivery-worker.ts';
+import { createRig, g10Hook, startReceiver, transferEvent, waitFor, type Receiver, type Rig } from './support.ts';
+
+describe('delivery worker lifecycle', () => {
+  let rig: Rig;
+  let receiver: Receiver;
+  afterEach(async () => {
+    await rig.close();
+    await receiver.close();
+  });
+
+  it('start() delivers new events as they commit, and retries when the clock says so', async () => {
+    receiver = await startReceiver();
+    rig = createRig({ worker: { pollMs: 20 } });
+    await rig.storage.webhooks.insert(g10Hook(receiver.url));
+    const logs: string[] = [];
+    rig.worker.start({ logger: { debug: (_o, m) => logs.push(m), info: (_o, m) => logs.push(m), warn: (_o, m) => logs.push(m) } });
+
+    await rig.storage.events.append([transferEvent(rig.clock)]);
+    await waitFor(() => receiver.received.length === 1);
+
+    let calls = 0;
+    receiver.respondWith((_q, res) => { res.statusCode = ++calls === 1 ? 500 : 200; res.end(); });
+    await rig.storage.events.append([transferEvent(rig.clock)]);
+    await waitFor(() => receiver.received.length === 2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(receiver.received).toHaveLength(2);
+    // The timer is only a wake-up: nothing is due until the (manual) clock reaches the retry time.
+    rig.clock.advance(60_000);
+    await waitFor(() => receiver.received.length === 3);
+    await waitFor(async () => (await rig.storage.webhooks.pendingCount()) === 0);
+    expect(logs).toContain('webhook delivered');
+    expect(logs).toContain('webhook delivery failed; will retry');
+  });
+
+  it('stop() waits for in-flight attempts; a stuck one is abandoned to its lease and redelivered later (at-least-once)', async () => {
+    let hang = true;
+    receiver = await startReceiver((_q, res) => { if (!hang) res.end(); });
+    rig = createRig({ worker: { stopGraceMs: 100, leaseMs: 30_000 }, sender: { timeoutMs: 10_000 } });
+    const hook = g10Hook(receiver.url);
+    await rig.storage.webhooks.insert(hook);
+    rig.worker.start();
+    const [event] = await rig.storage.events.append([transferEvent(rig.clock)]);
+    await waitFor(() => receiver.received.length === 1);
+
+    const started = Date.now();
+    await rig.worker.stop();
+    expect(Date.now() - started).toBeLessThan(2000);
+    // Not counted as an attempt: the claim simply expires.
+    expect(rig.deliveryRows()).toMatchObject([{ state: 'pending', attempts: 0 }]);
+
+    // Another worker (a restarted process) picks it up once the lease has expired.
+    hang = false;
+    const next = createDeliveryWorker({ webhooks: rig.storage.webhooks, events: rig.storage.events, sender: rig.sender, limiter: rig.limiter, clock: rig.clock });
+    expect(await next.tick()).toBe(0);
+    rig.clock.advance(30_000);
+    expect(await next.tick()).toBe(1);
+    expect(receiver.received.map((r) => (JSON.parse(r.body) as { id: string }).id)).toEqual([event!.id, event!.id]);
+    expect(rig.deliveryRows()).toMatchObject([{ state: 'succeeded', attempts: 1 }]);
+  });
+
+  it('stop() before start() and twice is harmless', async () => {
+    receiver = await startReceiver();
+    rig = createRig();
+    await rig.worker.stop();
+    rig.worker.start();
+    await rig.worker.stop();
+    await rig.worker.stop();
+  });
+});
