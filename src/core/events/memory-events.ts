@@ -36,7 +36,7 @@ export interface MemoryChanges { content: boolean; metadata: boolean; tags: bool
 export function memoryUpdated(m: Memory, changes: MemoryChanges): NewEvent {
   return {
     id: newEventId(), type: 'memory.updated', scope: scopeOf(m), createdAt: m.updatedAt,
-    data: { ...memoryFields(m), updated_at: isoTimestamp(m.updatedAt), updated_by: m.updatedBy, changes },
+    data: { ...memoryFields(m), created_at: isoTimestamp(m.createdAt), updated_at: isoTimestamp(m.updatedAt), updated_by: m.updatedBy, changes },
   };
 }
 
