@@ -28,6 +28,27 @@ describe('webhook delivery wiring (config -> container -> worker)', () => {
     expect(verifyMemoryEventSignature({ payload: r.body, signature: r.headers['x-service-signature'], secret: hook.secret })).toBe(true);
   });
 
+  it('G1 and G2 creates each trigger memory.created and embedding.generated to a webhook registered over G9', async () => {
+    receiver = await startReceiver();
+    t = await createTestApp({ env: { MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } });
+    const key = await t.key({ tenant: 'acme' });
+    const bearer = { authorization: `Bearer ${key}` };
+    const registered = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer, payload: { url: `${receiver.url}/events`, events: ['memory.created', 'embedding.generated'] } });
+    expect(registered.statusCode).toBe(201);
+    const secret = json(registered).data.secret as string;
+    t.container.deliveries.start();
+
+    const viaG1 = json(await g1(t.app, key).create({ title: 'From G1', content: 'first surface' })).data.id as string;
+    const viaG2 = (json(await t.app.inject({ method: 'POST', url: '/api/v1/memory', headers: bearer, payload: { text: 'From G2' } })).id as string).replace(/^mem_/, '');
+    await waitFor(() => receiver!.received.length === 4);
+    const bodies = receiver.received.map((r) => {
+      expect(verifyMemoryEventSignature({ payload: r.body, signature: r.headers['x-service-signature'], secret })).toBe(true);
+      return JSON.parse(r.body) as { type: string; data: { id?: string; memory_id?: string } };
+    });
+    const seen = bodies.map((b) => `${b.type}:${b.data.id ?? b.data.memory_id}`).sort();
+    expect(seen).toEqual([`embedding.generated:${viaG1}`, `embedding.generated:${viaG2}`, `memory.created:${viaG1}`, `memory.created:${viaG2}`].sort());
+  });
+
   it('refuses loopback receivers when the allow list is empty (the default)', async () => {
     receiver = await startReceiver();
     t = await createTestApp();
