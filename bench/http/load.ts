@@ -8,8 +8,14 @@ export interface LoadOptions {
   baseUrl: string;
   apiKey: string;
   path: string;
-  /** Called before every request; returns the JSON body to send. */
+  /** Called before every request; returns the JSON body to send (POST). */
   nextBody: () => string;
+  /** GET instead of POST (then `nextPath`, if given, varies the query string). Default POST. */
+  method?: 'GET' | 'POST';
+  /** Called before every request for the path to use (e.g. a GET with a different query each time). */
+  nextPath?: () => string;
+  /** Added to the JSON + X-API-Key headers (e.g. `authorization: Bearer …` for the Bearer surfaces). */
+  headers?: Record<string, string>;
   connections: number;
   durationSeconds: number;
   /** An unrecorded run first, so that JIT, caches and the vector index are warm. */
@@ -39,11 +45,13 @@ function runOnce(options: LoadOptions, durationSeconds: number, record: boolean)
       connections: options.connections,
       duration: durationSeconds,
       timeout: 30,
-      headers: jsonHeaders(options.apiKey),
+      headers: { ...jsonHeaders(options.apiKey), ...options.headers },
       requests: [{
-        method: 'POST',
+        method: options.method ?? 'POST',
         path: options.path,
-        setupRequest: (request) => ({ ...request, body: options.nextBody() }),
+        setupRequest: (request) => (options.method === 'GET'
+          ? { ...request, path: options.nextPath ? options.nextPath() : options.path }
+          : { ...request, body: options.nextBody(), ...(options.nextPath ? { path: options.nextPath() } : {}) }),
       }],
     }, (error, result) => {
       bar.stop();

@@ -1,0 +1,71 @@
+import { searchQueries } from '../lib/corpus.ts';
+import { log } from '../lib/progress.ts';
+import { createEnterpriseKey, startServer, type EmbedderKind } from '../lib/server.ts';
+import { fmt } from '../lib/stats.ts';
+import { assertClean, measure, type LoadResult } from '../http/load.ts';
+import { seedCorpus } from '../http/seed.ts';
+
+/**
+ * Search latency of every search surface over HTTP, side by side on one corpus in one workspace: G1 semantic, G3
+ * hybrid, G4 semantic (GET) and G4 vector search, each under the same autocannon load.
+ */
+export interface SearchSuiteOptions {
+  embedders: EmbedderKind[];
+  size: number;
+  connections: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  seedConcurrency: number;
+}
+
+export interface SearchRow { embedder: EmbedderKind; surface: string; result: LoadResult }
+
+export async function runSearchSuite(o: SearchSuiteOptions): Promise<{ rows: SearchRow[]; seedPerSecond: Record<string, number> }> {
+  const rows: SearchRow[] = [];
+  const seedPerSecond: Record<string, number> = {};
+  for (const embedder of o.embedders) {
+    const server = await startServer(embedder);
+    try {
+      const key = await createEnterpriseKey(server, embedder);
+      const seeded = await seedCorpus(server.url, key, o.size, { concurrency: o.seedConcurrency, seed: 42, label: `seed ${embedder} ${o.size}` });
+      seedPerSecond[embedder] = seeded.perSecond;
+      const queries = searchQueries(7, 200);
+      const bearer = { authorization: `Bearer ${key}` };
+      // Query vectors for G4 vector search come from the service's own 1536-dimension embeddings endpoint.
+      const vectors: string[] = [];
+      for (const q of queries.slice(0, 50)) {
+        const res = await fetch(`${server.url}/v1/embeddings`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ text: q }) });
+        if (res.status !== 200) throw new Error(`POST /v1/embeddings answered ${res.status}`);
+        const embedding = ((await res.json()) as { data: { embedding: number[] } }).data.embedding;
+        vectors.push(JSON.stringify({ vector: embedding, limit: 10, similarity_threshold: 0 }));
+      }
+      let i = 0;
+      const nextQuery = () => queries[i++ % queries.length]!;
+      const cases: { surface: string; run: () => Promise<LoadResult> }[] = [
+        { surface: 'G1 POST /api/v1/memories/search', run: () => measure({ ...common(), path: '/api/v1/memories/search', nextBody: () => JSON.stringify({ query: nextQuery(), limit: 10, threshold: 0 }) }) },
+        { surface: 'G3 POST /api/v1/search/hybrid', run: () => measure({ ...common(), path: '/api/v1/search/hybrid', headers: bearer, nextBody: () => JSON.stringify({ query: nextQuery(), topK: 10 }) }) },
+        { surface: 'G4 GET /v1/search', run: () => measure({ ...common(), method: 'GET', path: '/v1/search', headers: bearer, nextBody: () => '', nextPath: () => `/v1/search?q=${encodeURIComponent(nextQuery())}&limit=10&similarity_threshold=0` }) },
+        { surface: 'G4 POST /v1/search/vector', run: () => measure({ ...common(), path: '/v1/search/vector', headers: bearer, nextBody: () => vectors[i++ % vectors.length]! }) },
+      ];
+      function common() {
+        return { label: `${embedder}`, baseUrl: server.url, apiKey: key, connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds: o.warmupSeconds };
+      }
+      for (const c of cases) {
+        log(`${embedder}: ${c.surface}`);
+        const result = await c.run();
+        assertClean(c.surface, result);
+        rows.push({ embedder, surface: c.surface, result });
+      }
+      await server.stop();
+    } finally {
+      await server.dispose();
+    }
+  }
+  return { rows, seedPerSecond };
+}
+
+export function searchTable(rows: SearchRow[]): string {
+  const lines = ['| embedder | surface | req/s | p50 ms | p99 ms | non-2xx |', '| --- | --- | ---: | ---: | ---: | ---: |'];
+  for (const r of rows) lines.push(`| ${r.embedder} | ${r.surface} | ${fmt(r.result.perSecond, 0)} | ${fmt(r.result.p50Ms)} | ${fmt(r.result.p99Ms)} | ${r.result.non2xx} |`);
+  return lines.join('\n');
+}
