@@ -1,60 +1,10 @@
-import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.ts';
-import type { DomainError, FieldProblem } from '../../core/errors.ts';
-import { readCredential } from '../http-kit/auth.ts';
-import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
-import type { RequestProblem } from '../http-kit/request-problems.ts';
+import { createWebhookSurfaceErrorHandler } from '../http-kit/webhook-errors.ts';
 
 /**
- * The G10 error envelope (the spec shows none), G9's shape: `{success: false, error: {code, message, details:
- * [{field, message}], request_id}}`. VALIDATION_ERROR 400, UNAUTHORIZED 401, PERMISSION_DENIED 403,
- * WEBHOOK_NOT_FOUND 404, NOT_FOUND 404 (unknown path), CONFLICT 409 (an Idempotency-Key reused with a different
- * body), PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, RATE_LIMITED 429 (with Retry-After).
+ * G10's errors: the webhook envelope shared with G9 (http-kit/webhook-errors.ts), keyed by `X-API-Key`; CONFLICT 409
+ * is an Idempotency-Key reused with a different body.
  */
-interface G10Error { status: number; code: string; message: string; details: FieldProblem[] }
-
-const INTERNAL: G10Error = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
-
-function fromDomain(e: DomainError, req: FastifyRequest): G10Error {
-  const details = e.details.fields ?? [];
-  switch (e.code) {
-    case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details };
-    case 'UNAUTHENTICATED': {
-      const wrongHeader = readCredential(req, 'x-api-key') === undefined && readCredential(req, 'bearer') !== undefined;
-      const message = wrongHeader ? 'This API takes the key as X-API-Key: <key>; Authorization: Bearer is not accepted here' : e.message;
-      return { status: 401, code: 'UNAUTHORIZED', message, details };
-    }
-    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
-    case 'NOT_FOUND':
-      return e.details.resource === 'webhook'
-        ? { status: 404, code: 'WEBHOOK_NOT_FOUND', message: e.message, details }
-        : { status: 404, code: 'NOT_FOUND', message: e.message, details };
-    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message, details };
-    case 'RATE_LIMITED':
-    case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
-    case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
-    default: return INTERNAL;
-  }
-}
-
-function fromRequestProblem(p: RequestProblem): G10Error {
-  switch (p.kind) {
-    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: p.fields };
-    case 'malformed_json': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: [{ field: 'body', message: p.message }] };
-    case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: [{ field: 'Content-Type', message: 'must be application/json' }] };
-    case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: [] };
-    case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: [] };
-  }
-}
-
 export function createG10ErrorHandler(_clock: Clock) {
-  return createSurfaceErrorHandler<G10Error>({
-    fromDomain,
-    fromRequestProblem,
-    internal: INTERNAL,
-    send: (e, req, reply) => reply.status(e.status).send({
-      success: false,
-      error: { code: e.code, message: e.message, details: e.details, request_id: req.id },
-    }),
-  });
+  return createWebhookSurfaceErrorHandler('x-api-key');
 }

@@ -1,0 +1,64 @@
+import type { FastifyRequest } from 'fastify';
+import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import { readCredential, type CredentialStyle } from './auth.ts';
+import { createSurfaceErrorHandler } from './error-handler.ts';
+import type { RequestProblem } from './request-problems.ts';
+
+/**
+ * The error envelope G9 and G10 share (the spec shows none for either): `{success: false, error: {code, message,
+ * details: [{field, message}], request_id}}`. VALIDATION_ERROR 400, UNAUTHORIZED 401, PERMISSION_DENIED 403,
+ * WEBHOOK_NOT_FOUND 404, NOT_FOUND 404 (unknown path), CONFLICT 409, PAYLOAD_TOO_LARGE 413,
+ * UNSUPPORTED_MEDIA_TYPE 415, RATE_LIMITED 429 (with Retry-After). The two differ only in their credential header.
+ */
+interface WebhookError { status: number; code: string; message: string; details: FieldProblem[] }
+
+const INTERNAL: WebhookError = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
+
+const WRONG_HEADER: Record<CredentialStyle, { other: CredentialStyle; message: string }> = {
+  bearer: { other: 'x-api-key', message: 'This API takes the key as Authorization: Bearer <key>; X-API-Key is not accepted here' },
+  'x-api-key': { other: 'bearer', message: 'This API takes the key as X-API-Key: <key>; Authorization: Bearer is not accepted here' },
+};
+
+function fromDomain(e: DomainError, req: FastifyRequest, style: CredentialStyle): WebhookError {
+  const details = e.details.fields ?? [];
+  switch (e.code) {
+    case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details };
+    case 'UNAUTHENTICATED': {
+      // Say which header this surface wants when the caller sent the other one.
+      const wrong = readCredential(req, style) === undefined && readCredential(req, WRONG_HEADER[style].other) !== undefined;
+      return { status: 401, code: 'UNAUTHORIZED', message: wrong ? WRONG_HEADER[style].message : e.message, details };
+    }
+    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
+    case 'NOT_FOUND':
+      return e.details.resource === 'webhook'
+        ? { status: 404, code: 'WEBHOOK_NOT_FOUND', message: e.message, details }
+        : { status: 404, code: 'NOT_FOUND', message: e.message, details };
+    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message, details };
+    case 'RATE_LIMITED':
+    case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
+    case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
+    default: return INTERNAL;
+  }
+}
+
+function fromRequestProblem(p: RequestProblem): WebhookError {
+  switch (p.kind) {
+    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: p.fields };
+    case 'malformed_json': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: [{ field: 'body', message: p.message }] };
+    case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: [{ field: 'Content-Type', message: 'must be application/json' }] };
+    case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: [] };
+    case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: [] };
+  }
+}
+
+export function createWebhookSurfaceErrorHandler(style: CredentialStyle) {
+  return createSurfaceErrorHandler<WebhookError>({
+    fromDomain: (e, req) => fromDomain(e, req, style),
+    fromRequestProblem: (p) => fromRequestProblem(p),
+    internal: INTERNAL,
+    send: (e, req, reply) => reply.status(e.status).send({
+      success: false,
+      error: { code: e.code, message: e.message, details: e.details, request_id: req.id },
+    }),
+  });
+}
