@@ -10,7 +10,7 @@ import { prefixedId } from '../../core/ids.ts';
 import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN, type Scope } from '../../core/scope.ts';
 import { newConnectionId } from '../../core/streams/connection-registry.ts';
 import type { Tail } from '../../core/streams/event-hub.ts';
-import { closeWith, readWsCredential, sendJson, WS_CLOSE } from '../http-kit/ws.ts';
+import { closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
 import { contentPreview, roundScore } from './mappers.ts';
 import { MAX_FILTER_TAGS, MAX_QUERY_CHARS } from './schemas.ts';
 import type { G4StreamDeps } from './stream.routes.ts';
@@ -141,19 +141,7 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     return;
   }
 
-  const keyStillValid = async (): Promise<boolean> => {
-    try {
-      await deps.apiKeys.authenticate(credential);
-      return true;
-    } catch (err) {
-      if (isDomainError(err) && err.code === 'UNAUTHENTICATED') {
-        sendJson(socket, { type: 'error', code: 'AUTH_ERROR', message: err.message });
-        closeWith(socket, WS_CLOSE.policy, 'API key is no longer valid');
-        return false;
-      }
-      return !closed;
-    }
-  };
+  const keyStillValid = wsKeyCheck(deps.apiKeys, credential, socket, () => closed);
   timers.push(setInterval(() => void keyStillValid(), deps.realtime.keyCheckSeconds * unit));
   timers[0]!.unref();
 

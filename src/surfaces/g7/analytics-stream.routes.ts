@@ -10,7 +10,7 @@ import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
-import { closeWith, readWsCredential, sendJson, WS_CLOSE } from '../http-kit/ws.ts';
+import { closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
 import { createG7ErrorHandler, G7HttpError } from './errors.ts';
 
 export interface G7StreamDeps {
@@ -110,19 +110,7 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
     }
 
     /** A revoked or expired key closes the stream (1008): checked every few seconds and before every message. */
-    const keyStillValid = async (): Promise<boolean> => {
-      try {
-        await deps.apiKeys.authenticate(credential);
-        return true;
-      } catch (err) {
-        if (isDomainError(err) && err.code === 'UNAUTHENTICATED') {
-          sendJson(socket, { type: 'error', code: 'AUTH_ERROR', message: err.message });
-          closeWith(socket, WS_CLOSE.policy, 'API key is no longer valid');
-          return false;
-        }
-        return !closed;
-      }
-    };
+    const keyStillValid = wsKeyCheck(deps.apiKeys, credential, socket, () => closed);
 
     let busy = false;
     let sequence = 0;

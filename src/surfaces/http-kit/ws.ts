@@ -1,5 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
+import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import { isDomainError } from '../../core/errors.ts';
 import { readCredential } from './auth.ts';
 
 /** WebSocket close codes used by the real-time surfaces (RFC 6455 §7.4.1). */
@@ -43,4 +45,27 @@ export function closeWith(socket: WebSocket, code: number, reason: string): void
 /** The URL with any `access_token` value masked, for logs (browsers put the key there for WebSockets). */
 export function redactAccessToken(url: string): string {
   return url.replace(/([?&]access_token=)[^&#]*/gi, '$1[redacted]');
+}
+
+/**
+ * A check that the socket's key is still valid (revocation, expiry, during a long-lived socket). On failure it
+ * tells the client (`{type: "error", code: "AUTH_ERROR"}`) and closes with 1008; other failures (storage down)
+ * keep the socket while it is open.
+ */
+export function wsKeyCheck(
+  apiKeys: Pick<ApiKeyService, 'authenticate'>, credential: string | undefined, socket: WebSocket, isClosed: () => boolean,
+): () => Promise<boolean> {
+  return async () => {
+    try {
+      await apiKeys.authenticate(credential);
+      return true;
+    } catch (err) {
+      if (isDomainError(err) && err.code === 'UNAUTHENTICATED') {
+        sendJson(socket, { type: 'error', code: 'AUTH_ERROR', message: err.message });
+        closeWith(socket, WS_CLOSE.policy, 'API key is no longer valid');
+        return false;
+      }
+      return !isClosed();
+    }
+  };
 }
