@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { httpTables, runHttpSuite } from './http/suite.ts';
 import { updateSections, type Section } from './lib/benchmarks-file.ts';
-import { describeMachine, machineLine } from './lib/machine.ts';
+import { describeMachine, loadAverage, machineLine } from './lib/machine.ts';
 import { log } from './lib/progress.ts';
 import { REPO_ROOT } from './lib/server.ts';
 import { buildProgram, type BenchOptions } from './options.ts';
@@ -18,10 +18,11 @@ const SEARCH_LIMIT = 10;
 async function run(o: BenchOptions, argv: string[]): Promise<void> {
   const machine = describeMachine();
   const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
-  const meta = (startedAt: Date, seconds: number) => [
+  const meta = (startedAt: Date, seconds: number, loadAtStart: number) => [
     `- Command: \`${command}\``,
     `- Date: ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (suite took ${Math.round(seconds)} s)`,
     `- Machine: ${machineLine(machine)}`,
+    `- 1-minute load average: ${loadAtStart.toFixed(1)} when the suite started, ${loadAverage().toFixed(1)} when it ended`,
   ].join('\n');
   const sections: Section[] = [];
   const emit = (section: Section) => {
@@ -32,6 +33,7 @@ async function run(o: BenchOptions, argv: string[]): Promise<void> {
   log(`mnemo bench: ${command}\n${machineLine(machine)}`);
   if (o.only.includes('http')) {
     const started = new Date();
+    const load = loadAverage();
     const httpOptions = {
       embedders: o.embedders, sizes: o.sizes, connections: o.connections, durationSeconds: o.duration,
       warmupSeconds: o.warmup, seedConcurrency: o.seedConcurrency, searchLimit: SEARCH_LIMIT, searchThreshold: o.threshold,
@@ -40,17 +42,18 @@ async function run(o: BenchOptions, argv: string[]): Promise<void> {
     emit({
       id: 'http',
       title: 'HTTP: G1 over loopback (autocannon)',
-      body: `${meta(started, (Date.now() - started.getTime()) / 1000)}\n\n${httpTables(cases, httpOptions)}`,
+      body: `${meta(started, (Date.now() - started.getTime()) / 1000, load)}\n\n${httpTables(cases, httpOptions)}`,
     });
   }
   if (o.only.includes('scan')) {
     const started = new Date();
+    const load = loadAverage();
     const scanOptions = { sizes: o.scanSizes, dims: o.dims, queries: o.queries, warmupQueries: SCAN_WARMUP_QUERIES, k: SCAN_TOP_K };
     const cases = runScanSuite(scanOptions);
     emit({
       id: 'scan',
       title: 'Scan: exact vector search in process (VectorMatrix vs a plain loop)',
-      body: `${meta(started, (Date.now() - started.getTime()) / 1000)}\n\n${scanTable(cases, scanOptions)}`,
+      body: `${meta(started, (Date.now() - started.getTime()) / 1000, load)}\n\n${scanTable(cases, scanOptions)}`,
     });
   }
   if (o.write) {

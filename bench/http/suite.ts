@@ -1,4 +1,5 @@
 import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
+import { loadAverage } from '../lib/machine.ts';
 import { table } from '../lib/markdown.ts';
 import { log } from '../lib/progress.ts';
 import { createEnterpriseKey, startServer, type EmbedderKind } from '../lib/server.ts';
@@ -28,6 +29,8 @@ export interface HttpCase {
   create: LoadResult;
   rssMiB: number | undefined;
   shutdownMs: number;
+  /** 1-minute load average after the search and after the create measurement. */
+  load: [number, number];
 }
 
 const SEED_CORPUS = 0x5eed;
@@ -68,6 +71,7 @@ async function runCase(embedder: EmbedderKind, size: number, o: HttpSuiteOptions
       connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds: o.warmupSeconds,
     });
     assertClean(`${name} search`, search);
+    const loadAfterSearch = loadAverage();
 
     const nextMemory = memoryGenerator(SEED_CREATE);
     const pool = Array.from({ length: CREATE_POOL }, () => JSON.stringify(nextMemory()));
@@ -78,11 +82,14 @@ async function runCase(embedder: EmbedderKind, size: number, o: HttpSuiteOptions
       connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds: o.warmupSeconds,
     });
     assertClean(`${name} create`, create);
+    const loadAfterCreate = loadAverage();
 
     const rssMiB = await server.rssMiB();
     const { shutdownMs } = await server.stop();
     log(`server stopped with code 0 in ${shutdownMs.toFixed(0)} ms after SIGTERM`);
-    return { embedder, size, startupMs: server.startupMs, seed, search, create, rssMiB, shutdownMs };
+    return {
+      embedder, size, startupMs: server.startupMs, seed, search, create, rssMiB, shutdownMs, load: [loadAfterSearch, loadAfterCreate],
+    };
   } finally {
     await server.dispose();
   }
@@ -111,12 +118,13 @@ export function httpTables(cases: readonly HttpCase[], o: HttpSuiteOptions): str
   }
   const main = table(['embedder', 'corpus', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows, 'lllrrrr');
   const server = table(
-    ['embedder', 'corpus', 'startup s', 'seed s', 'search requests', 'create requests', 'server RSS at end MiB', 'SIGTERM to exit ms'],
+    ['embedder', 'corpus', 'startup s', 'seed s', 'search requests', 'create requests', 'server RSS at end MiB', 'SIGTERM to exit ms', 'load avg (search / create)'],
     cases.map((c) => [
       c.embedder, compactCount(c.size), fmt(c.startupMs / 1000, 1), fmt(c.seed.seconds, 1), String(c.search.requests),
       String(c.create.requests), c.rssMiB === undefined ? 'n/a' : fmt(c.rssMiB, 0), fmt(c.shutdownMs, 0),
+      `${c.load[0].toFixed(1)} / ${c.load[1].toFixed(1)}`,
     ]),
-    'llrrrrrr',
+    'llrrrrrrr',
   );
   return [
     `Load: autocannon, ${o.connections} connections, ${o.durationSeconds} s measured after ${o.warmupSeconds} s of unrecorded warm-up, ` +
@@ -127,7 +135,9 @@ export function httpTables(cases: readonly HttpCase[], o: HttpSuiteOptions): str
     '',
     main,
     '',
-    'Per server:',
+    'Per server. The load average is the 1-minute figure read right after each measurement; the server, its embedding ' +
+      'worker and the load generator account for about 2-3 of it, so values well above 3 mean other processes were ' +
+      'competing for the CPUs during that measurement:',
     '',
     server,
   ].join('\n');

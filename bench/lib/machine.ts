@@ -1,4 +1,4 @@
-import { availableParallelism, cpus, release, totalmem, type } from 'node:os';
+import { availableParallelism, cpus, loadavg, release, totalmem, type } from 'node:os';
 
 export interface Machine {
   nproc: number;
@@ -20,3 +20,6 @@ export function describeMachine(): Machine {
 
 export const machineLine = (m: Machine): string =>
   `${m.nproc} CPUs (nproc) · ${m.cpu} · ${m.memoryGiB} GiB RAM · ${m.os} · Node ${m.node}`;
+
+/** The 1-minute load average (0 where the OS has none). On 2 CPUs, anything well above our own 2-3 busy threads is other work. */
+export const loadAverage = (): number => loadavg()[0] ?? 0;

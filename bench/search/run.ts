@@ -9,20 +9,21 @@ import { runSearchSuite, searchTable } from './suite.ts';
 const program = new Command('bench:search')
   .description('search latency over HTTP on loopback for every search surface, side by side on one corpus')
   .option('--embedders <list>', 'hashing,local', 'hashing,local')
-  .option('--size <n>', 'memories in the one workspace', '10000')
+  .option('--sizes <list>', 'memories in the one workspace, per embedder in the same order (one value: all)', '10000,1000')
   .option('--duration <s>', 'measured seconds per surface', '10')
   .option('--connections <n>', 'autocannon connections', '10')
   .option('--quick', 'a smoke run: 1000 memories, 3 s per surface')
   .option('--write', 'update the "Search surfaces" section of BENCHMARKS.md')
   .parse();
 
-const opts = program.opts<{ embedders: string; size: string; duration: string; connections: string; quick?: boolean; write?: boolean }>();
-const size = opts.quick ? 1000 : Number(opts.size);
+const opts = program.opts<{ embedders: string; sizes: string; duration: string; connections: string; quick?: boolean; write?: boolean }>();
+const embedders = opts.embedders.split(',').map((e) => e.trim()) as EmbedderKind[];
+const sizes = opts.sizes.split(',').map(Number);
+const runs = embedders.map((embedder, i) => ({ embedder, size: opts.quick ? 1000 : (sizes[i] ?? sizes[0]!) }));
 const duration = opts.quick ? 3 : Number(opts.duration);
 const started = Date.now();
 const { rows, seedPerSecond } = await runSearchSuite({
-  embedders: opts.embedders.split(',').map((e) => e.trim()) as EmbedderKind[],
-  size, connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : 2, seedConcurrency: 16,
+  runs, connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : 2, seedConcurrency: 16,
 });
 const command = `npm run bench:search -- ${process.argv.slice(2).join(' ')}`.trim();
 const body = [
@@ -30,7 +31,7 @@ const body = [
   `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (suite took ${Math.round((Date.now() - started) / 1000)} s)`,
   `- Machine: ${machineLine(describeMachine())}`,
   '',
-  `${size.toLocaleString('en')} memories in one workspace, seeded through G1 (seed rate: ${Object.entries(seedPerSecond).map(([e, r]) => `${e} ${fmt(r, 0)}/s`).join(', ')}). ` +
+  `${runs.map((r) => `${r.embedder}: ${r.size.toLocaleString('en')}`).join(', ')} memories in one workspace, seeded through G1 (seed rate: ${Object.entries(seedPerSecond).map(([e, r]) => `${e} ${fmt(r, 0)}/s`).join(', ')}). ` +
   `Each surface: autocannon, ${opts.connections} connections, ${duration} s measured after a warm-up, limit/topK 10, threshold 0 (every memory scored). ` +
   'Queries cycle through 200 generated questions; vector search uses 50 query vectors taken from POST /v1/embeddings (1536 numbers).',
   '',

@@ -10,24 +10,24 @@ import { seedCorpus } from '../http/seed.ts';
  * hybrid, G4 semantic (GET) and G4 vector search, each under the same autocannon load.
  */
 export interface SearchSuiteOptions {
-  embedders: EmbedderKind[];
-  size: number;
+  /** Each embedder with its corpus size (the local model embeds ~14 memories/s here, so it gets a smaller one). */
+  runs: { embedder: EmbedderKind; size: number }[];
   connections: number;
   durationSeconds: number;
   warmupSeconds: number;
   seedConcurrency: number;
 }
 
-export interface SearchRow { embedder: EmbedderKind; surface: string; result: LoadResult }
+export interface SearchRow { embedder: EmbedderKind; size: number; surface: string; result: LoadResult }
 
 export async function runSearchSuite(o: SearchSuiteOptions): Promise<{ rows: SearchRow[]; seedPerSecond: Record<string, number> }> {
   const rows: SearchRow[] = [];
   const seedPerSecond: Record<string, number> = {};
-  for (const embedder of o.embedders) {
+  for (const { embedder, size } of o.runs) {
     const server = await startServer(embedder);
     try {
       const key = await createEnterpriseKey(server, embedder);
-      const seeded = await seedCorpus(server.url, key, o.size, { concurrency: o.seedConcurrency, seed: 42, label: `seed ${embedder} ${o.size}` });
+      const seeded = await seedCorpus(server.url, key, size, { concurrency: o.seedConcurrency, seed: 42, label: `seed ${embedder} ${size}` });
       seedPerSecond[embedder] = seeded.perSecond;
       const queries = searchQueries(7, 200);
       const bearer = { authorization: `Bearer ${key}` };
@@ -54,7 +54,7 @@ export async function runSearchSuite(o: SearchSuiteOptions): Promise<{ rows: Sea
         log(`${embedder}: ${c.surface}`);
         const result = await c.run();
         assertClean(c.surface, result);
-        rows.push({ embedder, surface: c.surface, result });
+        rows.push({ embedder, size, surface: c.surface, result });
       }
       await server.stop();
     } finally {
@@ -65,7 +65,7 @@ export async function runSearchSuite(o: SearchSuiteOptions): Promise<{ rows: Sea
 }
 
 export function searchTable(rows: SearchRow[]): string {
-  const lines = ['| embedder | surface | req/s | p50 ms | p99 ms | non-2xx |', '| --- | --- | ---: | ---: | ---: | ---: |'];
-  for (const r of rows) lines.push(`| ${r.embedder} | ${r.surface} | ${fmt(r.result.perSecond, 0)} | ${fmt(r.result.p50Ms)} | ${fmt(r.result.p99Ms)} | ${r.result.non2xx} |`);
+  const lines = ['| embedder | memories | surface | req/s | p50 ms | p99 ms | non-2xx |', '| --- | ---: | --- | ---: | ---: | ---: | ---: |'];
+  for (const r of rows) lines.push(`| ${r.embedder} | ${r.size.toLocaleString('en')} | ${r.surface} | ${fmt(r.result.perSecond, 0)} | ${fmt(r.result.p50Ms)} | ${fmt(r.result.p99Ms)} | ${r.result.non2xx} |`);
   return lines.join('\n');
 }
