@@ -75,7 +75,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     },
     bodyLimit: c.config.bodyLimitBytes,
     // G2 client ids may be 128 characters, and a path parameter carries them.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     genReqId: requestIdFor,
     // Shutdown: stop accepting, let in-flight requests finish, close idle keep-alive sockets.
     forceCloseConnections: 'idle',
