@@ -2,6 +2,19 @@ import { isoTimestamp } from '../../core/clock.ts';
 import type { Suggestion } from '../../core/memories/memory.types.ts';
 import { highlight } from '../../core/search/highlights.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
+import { DEFAULT_G4_MODEL_DIMENSIONS, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+
+/**
+ * The API name of the 1536-dimension model (the configured embedder's vectors zero-padded), shown as a search's
+ * `embedding_model`; the embedder's own id when no 1536 model can be served.
+ */
+export function searchModelName(embeddings: Pick<EmbeddingService, 'resolveModel'>, fallback: string): string {
+  try {
+    return embeddings.resolveModel(undefined, DEFAULT_G4_MODEL_DIMENSIONS).name;
+  } catch {
+    return fallback;
+  }
+}
 
 /** G4 domain -> wire. */
 

@@ -17,7 +17,7 @@ import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit
 import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
 import { createG4ErrorHandler } from './errors.ts';
 import { getBodyOf, readGetBody } from './get-body.ts';
-import { roundMs, scoreSuggestions, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
+import { roundMs, scoreSuggestions, searchModelName, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
 import {
   DEFAULTS, EmbeddingBody, ErrorWire, MAX_FILTER_TAGS, Responses, SearchQuery, SuggestionsQuery, VECTOR_DIMENSIONS, VectorBody,
 } from './schemas.ts';
@@ -119,14 +119,6 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
   const tags = ['G4 search and discovery'];
   const security = [{ bearer: [] }];
 
-  /** The API name of the 1536-dimension model, which is the configured embedder's vectors zero-padded. */
-  const searchModelName = (fallback: string): string => {
-    try {
-      return deps.embeddings.resolveModel(undefined, DEFAULT_G4_MODEL_DIMENSIONS).name;
-    } catch {
-      return fallback;
-    }
-  };
 
   r.get('/v1/search', {
     schema: {
@@ -182,7 +174,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
         pagination: { total: outcome.total, limit, offset, has_more: offset + results.length < outcome.total },
         search_metadata: {
           query_time_ms: roundMs(performance.now() - started),
-          embedding_model: searchModelName(outcome.embeddingModel),
+          embedding_model: searchModelName(deps.embeddings, outcome.embeddingModel),
           similarity_threshold: threshold,
         },
       },

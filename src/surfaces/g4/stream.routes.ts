@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Embedder } from '../../core/embeddings/embedder.port.ts';
-import { DEFAULT_G4_MODEL_DIMENSIONS, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
 import type { EventRepository } from '../../core/events/event.repository.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
@@ -21,7 +21,7 @@ import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
 import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
 import { createG4ErrorHandler, G4HttpError } from './errors.ts';
 import { runLiveSearch } from './live-search.ts';
-import { roundMs, splitList, toSemanticItem } from './mappers.ts';
+import { roundMs, searchModelName, splitList, toSemanticItem } from './mappers.ts';
 import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
 
 export interface G4StreamDeps extends AuthDeps {
@@ -64,13 +64,6 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
   const tags = ['G4 search and discovery'];
   const security = [{ bearer: [] }];
 
-  const searchModelName = (fallback: string): string => {
-    try {
-      return deps.embeddings.resolveModel(undefined, DEFAULT_G4_MODEL_DIMENSIONS).name;
-    } catch {
-      return fallback;
-    }
-  };
 
   r.get('/v1/search/stream', {
     schema: {
@@ -145,7 +138,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
       event: 'done',
       data: {
         query: q.q, total: outcome.total, returned: outcome.hits.length,
-        query_time_ms: roundMs(performance.now() - started), embedding_model: searchModelName(outcome.embeddingModel),
+        query_time_ms: roundMs(performance.now() - started), embedding_model: searchModelName(deps.embeddings, outcome.embeddingModel),
       },
     });
     sse.end();
