@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { WebhookErrorWire } from '../http-kit/webhook-errors.ts';
 import { GENERIC_EVENT_TYPES } from '../../core/events/event.types.ts';
 
 /** G10 wire schemas (`/v1/webhooks`, `/v1/events`). Shapes and bounds here; rules (URL, event names) in the core. */
@@ -80,15 +81,7 @@ export const EventWire = Type.Object({
 
 const ok = <T extends object>(data: T) => Type.Object({ success: Type.Literal(true), data });
 
-export const ErrorWire = Type.Object({
-  success: Type.Literal(false),
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    details: Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
-    request_id: Type.String(),
-  }),
-});
+export const ErrorWire = WebhookErrorWire;
 
 export const Responses = {
   created: ok(CreatedWebhookWire),

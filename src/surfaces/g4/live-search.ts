@@ -1,7 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
-import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import { cosine, similarityFromCosine } from '../../core/embeddings/vectors.ts';
 import { isDomainError } from '../../core/errors.ts';
@@ -10,7 +8,7 @@ import { prefixedId } from '../../core/ids.ts';
 import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN, type Scope } from '../../core/scope.ts';
 import { newConnectionId } from '../../core/streams/connection-registry.ts';
 import type { Tail } from '../../core/streams/event-hub.ts';
-import { closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
+import { authenticateSocket, closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
 import { contentPreview, roundScore } from './mappers.ts';
 import { MAX_FILTER_TAGS, MAX_QUERY_CHARS } from './schemas.ts';
 import type { G4StreamDeps } from './stream.routes.ts';
@@ -90,18 +88,8 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     closed = true;
     release?.();
   });
-  let principal: Principal;
-  try {
-    principal = await deps.apiKeys.authenticate(credential);
-    requireScope(principal, 'memories:read');
-    await deps.limits.gateway(principal);
-  } catch (err) {
-    if (!isDomainError(err)) throw err;
-    const limited = err.code === 'RATE_LIMITED' || err.code === 'QUOTA_EXCEEDED';
-    sendJson(socket, { type: 'error', code: limited ? 'RATE_LIMITED' : err.code === 'PERMISSION_DENIED' ? 'PERMISSION_DENIED' : 'UNAUTHORIZED', message: err.message });
-    closeWith(socket, limited ? WS_CLOSE.tryAgainLater : WS_CLOSE.policy, err.message);
-    return;
-  }
+  const principal = await authenticateSocket(deps, credential, socket, 'memories:read');
+  if (!principal) return;
   const q = req.query as Record<string, unknown>;
   const header = req.headers['x-workspace-id'];
   const workspace = typeof header === 'string' && header !== '' ? header

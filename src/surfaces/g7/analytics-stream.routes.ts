@@ -1,16 +1,14 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
-import type { Principal } from '../../core/api-keys/api-key.types.ts';
+import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { AnalyticsSummaryService } from '../../core/analytics/summary.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
-import { isDomainError } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
-import { closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
+import { authenticateSocket, closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
 import { createG7ErrorHandler, G7HttpError } from './errors.ts';
 
 export interface G7StreamDeps {
@@ -62,18 +60,8 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
     socket.on('message', () => undefined);
 
     const credential = readWsCredential(req);
-    let principal: Principal;
-    try {
-      principal = await deps.apiKeys.authenticate(credential);
-      requireScope(principal, 'memories:read');
-      await deps.limits.gateway(principal);
-    } catch (err) {
-      if (!isDomainError(err)) throw err;
-      const limited = err.code === 'RATE_LIMITED' || err.code === 'QUOTA_EXCEEDED';
-      sendJson(socket, { type: 'error', code: limited ? 'RATE_LIMITED' : err.code === 'PERMISSION_DENIED' ? 'PERMISSION_DENIED' : 'UNAUTHORIZED', message: err.message });
-      closeWith(socket, limited ? WS_CLOSE.tryAgainLater : WS_CLOSE.policy, err.message);
-      return;
-    }
+    const principal = await authenticateSocket(deps, credential, socket, 'memories:read');
+    if (!principal) return;
     const interval = parseInterval((req.query as Record<string, unknown>).interval);
     if (interval === null) {
       sendJson(socket, { type: 'error', code: 'VALIDATION_ERROR', message: `interval must be a number of seconds from 1 to ${ANALYTICS_MAX_INTERVAL_S}` });

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { WebhookErrorWire } from '../http-kit/webhook-errors.ts';
 import { MEMORY_EVENT_TYPES } from '../../core/events/event.types.ts';
 
 /** G9 wire schemas (`/api/v1/webhooks`). Shapes and bounds here; rules (URL, event names, filters) in the core. */
@@ -87,15 +88,7 @@ export const ListItemWire = Type.Object(ListItemFields);
 
 const ok = <T extends object>(data: T) => Type.Object({ success: Type.Literal(true), data });
 
-export const ErrorWire = Type.Object({
-  success: Type.Literal(false),
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    details: Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
-    request_id: Type.String(),
-  }),
-});
+export const ErrorWire = WebhookErrorWire;
 
 export const Responses = {
   created: ok(CreatedWebhookWire),

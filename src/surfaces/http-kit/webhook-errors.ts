@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { DomainError, FieldProblem } from '../../core/errors.ts';
 import { readCredential, type CredentialStyle } from './auth.ts';
 import { createSurfaceErrorHandler } from './error-handler.ts';
@@ -11,6 +12,17 @@ import type { RequestProblem } from './request-problems.ts';
  * UNSUPPORTED_MEDIA_TYPE 415, RATE_LIMITED 429 (with Retry-After). The two differ only in their credential header.
  */
 interface WebhookError { status: number; code: string; message: string; details: FieldProblem[] }
+
+/** The envelope as a response schema, for OpenAPI. */
+export const WebhookErrorWire = Type.Object({
+  success: Type.Literal(false),
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
+    request_id: Type.String(),
+  }),
+});
 
 const INTERNAL: WebhookError = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
 

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import type { Principal, Scope as ApiScope } from '../../core/api-keys/api-key.types.ts';
+import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { isDomainError } from '../../core/errors.ts';
 import { readCredential } from './auth.ts';
 
@@ -68,4 +70,27 @@ export function wsKeyCheck(
       return !isClosed();
     }
   };
+}
+
+/**
+ * Authenticates a WebSocket at connect: a valid key with the scope, within the gateway limit. On failure it tells
+ * the client (`{type: "error", code}`) and closes (1013 when rate limited, else 1008); returns null then.
+ */
+export async function authenticateSocket(
+  deps: { apiKeys: Pick<ApiKeyService, 'authenticate'>; limits: Pick<LimitsService, 'gateway'> },
+  credential: string | undefined, socket: WebSocket, scope: ApiScope,
+): Promise<Principal | null> {
+  try {
+    const principal = await deps.apiKeys.authenticate(credential);
+    requireScope(principal, scope);
+    await deps.limits.gateway(principal);
+    return principal;
+  } catch (err) {
+    if (!isDomainError(err)) throw err;
+    const limited = err.code === 'RATE_LIMITED' || err.code === 'QUOTA_EXCEEDED';
+    const code = limited ? 'RATE_LIMITED' : err.code === 'PERMISSION_DENIED' ? 'PERMISSION_DENIED' : 'UNAUTHORIZED';
+    sendJson(socket, { type: 'error', code, message: err.message });
+    closeWith(socket, limited ? WS_CLOSE.tryAgainLater : WS_CLOSE.policy, err.message);
+    return null;
+  }
 }
