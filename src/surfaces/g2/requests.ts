@@ -3,7 +3,7 @@ import { validationError, type FieldProblem } from '../../core/errors.ts';
 import { assertContentSize, checkMemoryType, checkMetadata, normalizeTags } from '../../core/memories/memory.rules.ts';
 import { CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type Metadata } from '../../core/memories/memory.types.ts';
 import { parseTimestamp } from '../../core/search/filters.ts';
-import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
+import { schemaProblems as kitSchemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
 import { titleFromText } from '../../core/memories/title.ts';
 import { splitMetadata } from './mappers.ts';
 import { G2_VECTOR_DIMENSIONS } from './schemas.ts';
@@ -45,9 +45,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** Problems found by the route schema, with G2's wording where AJV's is obscure. */
 export function schemaProblems(req: FastifyRequest): FieldProblem[] {
-  const err = req.validationError;
-  if (!err) return [];
-  return fieldProblemsFromValidation(err.validation).map((p) =>
+  return kitSchemaProblems(req).map((p) =>
     p.field === 'id' && p.message.startsWith('must match pattern') ? { field: 'id', message: ID_MESSAGE } : p);
 }
 
@@ -125,16 +123,10 @@ function checkEmbedding(raw: unknown, problems: FieldProblem[]): number[] | unde
   return problems.length === before ? raw as number[] : undefined;
 }
 
-/** One problem per field, in the order found; throws when there is any. */
-function throwIfAny(problems: readonly FieldProblem[]): void {
-  if (problems.length === 0) return;
-  const seen = new Set<string>();
-  throw validationError(problems.filter((p) => (seen.has(p.field) ? false : (seen.add(p.field), true))));
-}
 
 function requireObject(body: unknown, problems: readonly FieldProblem[]): asserts body is Record<string, unknown> {
   if (isObject(body)) return;
-  throwIfAny(problems);
+  throwIfAnyProblem(problems);
   throw validationError([{ field: 'body', message: 'must be a JSON object' }]);
 }
 
@@ -150,7 +142,7 @@ export function parseCreate(body: unknown, problems: FieldProblem[], limit: Cont
     ? { memoryType: DEFAULT_MEMORY_TYPE, tags: [], metadata: {} }
     : checkMetadataInput(body.metadata, problems);
   const embedding = body.embedding === undefined ? undefined : checkEmbedding(body.embedding, problems);
-  throwIfAny(problems);
+  throwIfAnyProblem(problems);
   if (!text || !metadata) throw validationError([{ field: 'body', message: 'is invalid' }]); // unreachable: a problem was recorded
   assertContentSize(text.text, limit);
   return { ...text, ...metadata, clientId: clientId as string | undefined, embedding };
@@ -167,7 +159,7 @@ export function parseUpdate(body: unknown, problems: FieldProblem[], limit: Cont
   }
   const text = checkText(body.text, problems, false);
   const metadata = body.metadata === undefined ? undefined : checkMetadataInput(body.metadata, problems);
-  throwIfAny(problems);
+  throwIfAnyProblem(problems);
   if (text) assertContentSize(text.text, limit);
   return { text, metadata };
 }

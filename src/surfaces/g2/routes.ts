@@ -5,12 +5,13 @@ import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { EmbeddingError, type Embedder } from '../../core/embeddings/embedder.port.ts';
-import { DomainError, isDomainError, type FieldProblem } from '../../core/errors.ts';
+import { DomainError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
 import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
 import type { Memory, MemoryPatch } from '../../core/memories/memory.types.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import type { Scope } from '../../core/scope.ts';
+import { collectProblems } from '../http-kit/field-problems.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG2ErrorHandler } from './errors.ts';
 import { CLIENT_VECTOR_MODEL, storedVectorOf, toWire, wireVector } from './mappers.ts';
@@ -33,18 +34,6 @@ export interface G2Deps extends AuthDeps {
 const errors = { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 404: ErrorWire, 429: ErrorWire };
 const writeErrors = { ...errors, 409: ErrorWire, 413: ErrorWire, 415: ErrorWire, 503: ErrorWire };
 
-/** Runs `f`, turning a validation failure into problems on the list; undefined then. */
-function collect<T>(problems: FieldProblem[], f: () => T): T | undefined {
-  try {
-    return f();
-  } catch (e) {
-    if (isDomainError(e) && e.code === 'VALIDATION_FAILED') {
-      problems.push(...(e.details.fields ?? [{ field: 'body', message: e.message }]));
-      return undefined;
-    }
-    throw e;
-  }
-}
 
 /** G2 (legacy): `/api/v1/memory` (Bearer, optional X-Workspace-ID). Register with prefix `/api/v1/memory`. */
 export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
@@ -59,7 +48,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
   function caller(req: FastifyRequest, scope: 'memories:read' | 'memories:write', problems: FieldProblem[]): { principal: Principal; scope: Scope | undefined } {
     const principal = requirePrincipal(req);
     requireScope(principal, scope);
-    return { principal, scope: collect(problems, () => scopeOf(req)) };
+    return { principal, scope: collectProblems(problems, () => scopeOf(req)) };
   }
 
   /** The stored vector at the API width: the current model's, else a supplied one, else recomputed from the text. */

@@ -1,6 +1,8 @@
 import { isoTimestamp } from '../../core/clock.ts';
 import type { Suggestion } from '../../core/memories/memory.types.ts';
 import { highlight } from '../../core/search/highlights.ts';
+import { parseTimestamp } from '../../core/search/filters.ts';
+import type { FieldProblem } from '../../core/errors.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
 import { DEFAULT_G4_MODEL_DIMENSIONS, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 
@@ -98,3 +100,11 @@ export const splitList = (s: string | undefined): string[] | undefined => {
   const parts = [...new Set(s.split(',').map((p) => p.trim()).filter(Boolean))];
   return parts.length > 0 ? parts : undefined;
 };
+
+/** An ISO 8601 bound from the query string; a problem on `field` when it is not one. */
+export function dateBound(value: unknown, field: string, problems: FieldProblem[]): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const d = parseTimestamp(value);
+  if (!d) problems.push({ field, message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
+  return d ?? undefined;
+}

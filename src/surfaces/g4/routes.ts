@@ -4,20 +4,20 @@ import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import { DEFAULT_G4_MODEL_DIMENSIONS, type ApiModel, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
-import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
+import type { FieldProblem } from '../../core/errors.ts';
 import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
 import type { MemoryFilter, Suggestion } from '../../core/memories/memory.types.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import type { Scope } from '../../core/scope.ts';
-import { checkFilter, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
+import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
 import type { SearchLogRepository } from '../../core/search/search-log.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
-import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
 import { createG4ErrorHandler } from './errors.ts';
 import { getBodyOf, readGetBody } from './get-body.ts';
-import { roundMs, scoreSuggestions, searchModelName, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
+import { dateBound, roundMs, scoreSuggestions, searchModelName, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
+import { collectProblems, schemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
 import {
   DEFAULTS, EmbeddingBody, ErrorWire, MAX_FILTER_TAGS, Responses, SearchQuery, SuggestionsQuery, VECTOR_DIMENSIONS, VectorBody,
 } from './schemas.ts';
@@ -35,33 +35,10 @@ export interface G4Deps extends AuthDeps {
 const errors = { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 413: ErrorWire, 415: ErrorWire, 429: ErrorWire, 503: ErrorWire };
 const searchErrors = { ...errors, 408: ErrorWire };
 
-/** Problems found by the route schema (the routes use attachValidation so they can add their own). */
-function schemaProblems(req: FastifyRequest): FieldProblem[] {
-  const err = req.validationError;
-  return err ? fieldProblemsFromValidation(err.validation) : [];
-}
 
-/** Runs `f`, turning a validation failure into problems on the list; undefined then. */
-function collect<T>(problems: FieldProblem[], f: () => T): T | undefined {
-  try {
-    return f();
-  } catch (e) {
-    if (isDomainError(e) && e.code === 'VALIDATION_FAILED') {
-      problems.push(...(e.details.fields ?? [{ field: 'body', message: e.message }]));
-      return undefined;
-    }
-    throw e;
-  }
-}
 
 const has = (problems: readonly FieldProblem[], field: string) => problems.some((p) => p.field === field);
 
-/** One problem per field (the schema's first); throws when there is any. */
-function throwIfAny(problems: readonly FieldProblem[]): void {
-  if (problems.length === 0) return;
-  const seen = new Set<string>();
-  throw validationError(problems.filter((p) => (seen.has(p.field) ? false : (seen.add(p.field), true))));
-}
 
 function checkText(value: unknown, field: string, problems: FieldProblem[]): void {
   if (typeof value === 'string' && !has(problems, field) && value.trim() === '') problems.push({ field, message: 'must not be blank' });
@@ -71,12 +48,6 @@ function checkTags(tags: string[] | undefined, problems: FieldProblem[]): void {
   if (tags && tags.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', message: `at most ${MAX_FILTER_TAGS} tags` });
 }
 
-function dateBound(value: unknown, field: string, problems: FieldProblem[]): Date | undefined {
-  if (typeof value !== 'string') return undefined;
-  const d = parseTimestamp(value);
-  if (!d) problems.push({ field, message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
-  return d ?? undefined;
-}
 
 /** `metadata_filter` from the GET body or the query string (not both). */
 function getMetadataFilter(req: FastifyRequest, fromQuery: unknown, problems: FieldProblem[]): unknown {
@@ -147,8 +118,8 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     checkFilter(filter, problems, { from: 'created_after', to: 'created_before' });
     const rawFilter = getMetadataFilter(req, q.metadata_filter, problems);
     filter.metadata = parseMetadataFilter(rawFilter, problems, 'metadata_filter');
-    const scope = collect(problems, () => scopeOf(req));
-    throwIfAny(problems);
+    const scope = collectProblems(problems, () => scopeOf(req));
+    throwIfAnyProblem(problems);
 
     const limit = q.limit ?? DEFAULTS.limit;
     const offset = q.offset ?? DEFAULTS.offset;
@@ -209,8 +180,8 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
       }
     }
     const metadata = b && typeof b.metadata_filter === 'object' ? parseMetadataFilter(b.metadata_filter, problems, 'metadata_filter') : undefined;
-    const scope = collect(problems, () => scopeOf(req));
-    throwIfAny(problems);
+    const scope = collectProblems(problems, () => scopeOf(req));
+    throwIfAnyProblem(problems);
 
     const tagList = b.tags && b.tags.length > 0 ? [...new Set(b.tags)] : undefined;
     const limit = b.limit ?? DEFAULTS.limit;
@@ -252,8 +223,8 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const q = req.query;
     const problems = schemaProblems(req);
     checkText(q.q, 'q', problems);
-    const scope = collect(problems, () => scopeOf(req));
-    throwIfAny(problems);
+    const scope = collectProblems(problems, () => scopeOf(req));
+    throwIfAnyProblem(problems);
 
     const text = q.q.trim();
     const limit = q.limit ?? DEFAULTS.suggestionLimit;
@@ -286,9 +257,9 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     let model: ApiModel | undefined;
     const requested: unknown = b?.model;
     if (requested === undefined || typeof requested === 'string') {
-      model = collect(problems, () => deps.embeddings.resolveModel(requested as string | undefined, DEFAULT_G4_MODEL_DIMENSIONS));
+      model = collectProblems(problems, () => deps.embeddings.resolveModel(requested as string | undefined, DEFAULT_G4_MODEL_DIMENSIONS));
     }
-    throwIfAny(problems);
+    throwIfAnyProblem(problems);
     const chosen = model as ApiModel;
 
     const result = await deps.embeddings.embed([b.text], chosen, 'text');

@@ -1,27 +1,27 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Embedder } from '../../core/embeddings/embedder.port.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
-import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
+import { isDomainError, validationError } from '../../core/errors.ts';
 import type { EventRepository } from '../../core/events/event.repository.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import type { Scope } from '../../core/scope.ts';
-import { checkFilter, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
+import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { EventHub } from '../../core/streams/event-hub.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
-import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
 import { createG4ErrorHandler, G4HttpError } from './errors.ts';
 import { runLiveSearch } from './live-search.ts';
-import { roundMs, searchModelName, splitList, toSemanticItem } from './mappers.ts';
+import { dateBound, roundMs, searchModelName, splitList, toSemanticItem } from './mappers.ts';
+import { schemaProblems } from '../http-kit/field-problems.ts';
 import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
 
 export interface G4StreamDeps extends AuthDeps {
@@ -42,17 +42,7 @@ export interface G4StreamDeps extends AuthDeps {
 
 const StreamQuery = Type.Omit(SearchQuery, ['offset']);
 
-function schemaProblems(req: FastifyRequest): FieldProblem[] {
-  const err = req.validationError;
-  return err ? fieldProblemsFromValidation(err.validation) : [];
-}
 
-function dateBound(value: unknown, field: string, problems: FieldProblem[]): Date | undefined {
-  if (typeof value !== 'string') return undefined;
-  const d = parseTimestamp(value);
-  if (!d) problems.push({ field, message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
-  return d ?? undefined;
-}
 
 /**
  * G4's real-time routes: `GET /v1/search/stream` (a search answered as Server-Sent Events) and WebSocket
