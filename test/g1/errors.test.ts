@@ -1,7 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embedder.ts';
+import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { makeMemory } from '../support/fixtures.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
@@ -207,18 +205,16 @@ describe('G1 errors', () => {
   });
 
   describe('embedding failures', () => {
-    let server: Server;
-    let url: string;
+    // The remote model, on loopback, failing every request.
+    let provider: EmbeddingsServer;
     beforeAll(async () => {
-      server = createServer((_req, res) => { res.statusCode = 500; res.end('{"error":{"message":"model down"}}'); });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      provider = await startEmbeddingsServer(8);
+      provider.failNext(Number.MAX_SAFE_INTEGER);
     });
-    afterAll(() => new Promise<void>((r) => server.close(() => r())));
+    afterAll(() => provider.close());
 
     it('answers 503 and writes nothing when the embeddings provider fails', async () => {
-      const embedder = createOpenAiEmbedder({ url, model: 'm', dimensions: 8, maxRetries: 0 });
-      t = await createTestApp({ overrides: { embedder } });
+      t = await createTestApp({ overrides: { embedder: provider.embedder } });
       const api = g1(t.app, await t.key());
       expectG1Error(await api.create({ title: 't', content: 'c' }), 503, 'SERVICE_UNAVAILABLE');
       expect(json(await api.list()).pagination.total).toBe(0);

@@ -1,7 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embedder.ts';
+import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
 import { DIMS, G2_URL, clientVector, expectG2Error, g2, invalidFields, paddedHashVector } from './client.ts';
@@ -276,18 +274,16 @@ describe('G2 errors', () => {
   });
 
   describe('embedding failures', () => {
-    let server: Server;
-    let url: string;
+    // The remote model, on loopback, failing every request.
+    let provider: EmbeddingsServer;
     beforeAll(async () => {
-      server = createServer((_req, res) => { res.statusCode = 500; res.end('{"error":{"message":"model down"}}'); });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      provider = await startEmbeddingsServer(8);
+      provider.failNext(Number.MAX_SAFE_INTEGER);
     });
-    afterAll(() => new Promise<void>((r) => server.close(() => r())));
+    afterAll(() => provider.close());
 
     it('answers 503 and writes nothing when the model fails; a supplied embedding needs no model', async () => {
-      const embedder = createOpenAiEmbedder({ url, model: 'm', dimensions: 8, maxRetries: 0 });
-      t = await createTestApp({ overrides: { embedder } });
+      t = await createTestApp({ overrides: { embedder: provider.embedder } });
       key = await t.key();
       api = g2(t.app, key);
       expectG2Error(await api.create({ text: 'needs the model' }), 503, 'SERVICE_UNAVAILABLE');
