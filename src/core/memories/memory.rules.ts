@@ -1,5 +1,6 @@
 import { DomainError, validationError, type FieldProblem } from '../errors.ts';
 import { isUuid } from '../ids.ts';
+import { checkJsonDepth } from '../json-limits.ts';
 import {
   MAX_METADATA_BYTES, MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH, MEMORY_TYPE_PATTERN, type Metadata,
 } from './memory.types.ts';
@@ -48,7 +49,9 @@ export function normalizeTags(tags: readonly string[], problems: FieldProblem[],
   return out;
 }
 
+/** Depth first: measuring the size of deeply nested JSON would overflow the stack. */
 export function checkMetadata(metadata: Metadata, problems: FieldProblem[], field = 'metadata'): void {
+  if (checkJsonDepth(metadata, problems, field)) return;
   if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > MAX_METADATA_BYTES) {
     problems.push({ field, message: `must serialize to at most ${MAX_METADATA_BYTES} bytes of JSON` });
   }

@@ -6,11 +6,13 @@ import type { EventRepository } from '../events/event.repository.ts';
 import { GENERIC_EVENT_TYPES, type NewEvent } from '../events/event.types.ts';
 import type { IdempotencyRepository } from '../events/idempotency.repository.ts';
 import { newEventId } from '../events/memory-events.ts';
+import { checkJsonDepth } from '../json-limits.ts';
 
 /**
- * Producers publish G10 events (`POST /v1/events`). Mnemo relays `data` as given (any JSON object up to 64 KiB):
- * it checks the type, not the payload's shape. The event belongs to the caller's tenant and mode (no workspace) and
- * is queued, in the same transaction, for each of their active G10 webhooks that subscribe to its type.
+ * Producers publish G10 events (`POST /v1/events`). Mnemo relays `data` as given (any JSON object up to 64 KiB and
+ * MAX_JSON_DEPTH levels deep): it checks the type, not the payload's shape. The event belongs to the caller's tenant
+ * and mode (no workspace) and is queued, in the same transaction, for each of their active G10 webhooks that
+ * subscribe to its type.
  *
  * With an `Idempotency-Key` the first answer is kept for 24 hours (per tenant and mode): a repeat with the same
  * request gets that answer again and publishes nothing; a repeat with a different request is a CONFLICT.
@@ -83,6 +85,8 @@ export function createEventPublisher(deps: EventPublisherDeps) {
     if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
       problems.push({ field: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters' });
     }
+    // Before anything serializes it (size, request digest): deeply nested JSON would overflow the stack.
+    checkJsonDepth(input.data, problems, 'data');
     if (problems.length > 0) throw validationError(problems);
     const size = Buffer.byteLength(JSON.stringify(input.data), 'utf8');
     if (size > MAX_EVENT_DATA_BYTES) {

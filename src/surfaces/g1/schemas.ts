@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 /** Wire schemas of G1 (`/api/v1/memories`). Field rules beyond shape live in the core. */
 
 const Tags = Type.Array(Type.String(), { description: 'Tags; trimmed, duplicates dropped, at most 100 of 100 characters' });
-const Metadata = Type.Object({}, { additionalProperties: true, description: 'Free-form object; values may be nested (at most 64 KiB as JSON)' });
+const Metadata = Type.Object({}, { additionalProperties: true, description: 'Free-form object; values may be nested (at most 16 levels, 64 KiB as JSON)' });
 const MemoryType = Type.String({
   description: 'context, project, knowledge, reference, personal, workflow, or any other lowercase identifier of at most 64 characters',
 });

@@ -62,7 +62,7 @@ export const PublishBody = Type.Object({
   type: Type.String({ description: `One of: ${GENERIC_EVENT_TYPES.join(', ')}` }),
   data: Type.Object({}, {
     additionalProperties: true,
-    description: 'Any JSON object up to 64 KiB, relayed to receivers as given (e.g. for transfer events: id, reference, amount and fee as integers in minor units, currency, status, source_wallet_id, destination {type, account_number, bank_code, account_name}, completed_at)',
+    description: 'Any JSON object up to 64 KiB and 16 levels deep, relayed to receivers as given (e.g. for transfer events: id, reference, amount and fee as integers in minor units, currency, status, source_wallet_id, destination {type, account_number, bank_code, account_name}, completed_at)',
   }),
 });
 

@@ -31,7 +31,7 @@ const MetadataIn = Type.Object({
 }, {
   additionalProperties: true,
   description: 'type and tags are the memory\'s type and tags; every other key (source, timestamp, anything else) is stored '
-    + 'as the memory\'s metadata (at most 64 KiB as JSON)',
+    + 'as the memory\'s metadata (at most 16 levels and 64 KiB as JSON)',
 });
 
 export const CreateBody = Type.Object({
