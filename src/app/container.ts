@@ -12,6 +12,7 @@ import { createTopicService } from '../core/topics/topic.service.ts';
 import { createEmbeddingService } from '../core/embeddings/embedding.service.ts';
 import { createTiktokenCounter } from '../adapters/tokenizer/tiktoken.counter.ts';
 import type { Storage } from '../core/storage.port.ts';
+import { createWarningRelay } from '../core/warning-log.ts';
 import { createWebhookService } from '../core/webhooks/webhook.service.ts';
 import { createEventPublisher } from '../core/webhooks/event-publisher.ts';
 import { createAnalyticsSummary } from '../core/analytics/summary.ts';
@@ -43,7 +44,9 @@ export type Container = ReturnType<typeof createContainer>;
 /** Wires adapters into services: the composition root's one place for it. */
 export function createContainer(config: Config, overrides: ContainerOverrides = {}) {
   const clock = overrides.clock ?? systemClock;
-  const storage = overrides.storage ?? createSqliteStorage({ file: config.databaseFile });
+  // Adapters' warnings go to the server's logger once buildServer attaches it.
+  const warnings = createWarningRelay();
+  const storage = overrides.storage ?? createSqliteStorage({ file: config.databaseFile, log: warnings });
   const embedder = overrides.embedder ?? createEmbedder(config.embeddings);
   const limiter = overrides.limiter ?? createMemoryRateLimiter(clock);
 
@@ -106,6 +109,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   return {
     config,
     clock,
+    warnings,
     storage,
     embedder,
     apiKeys,

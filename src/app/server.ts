@@ -81,6 +81,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });
+  c.warnings.attach(app.log);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted: anything else is a 415 in the surface's envelope, never parsed as text.
   app.removeContentTypeParser('text/plain');

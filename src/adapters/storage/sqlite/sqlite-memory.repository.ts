@@ -11,6 +11,7 @@ import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
 import type { SqliteOutbox } from './sqlite-outbox.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
+import type { WarningLog } from '../../../core/warning-log.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -39,8 +40,11 @@ const toMemory = (r: Row): Memory => ({
 const SCOPE_WHERE = 'm.tenant_id = ? AND m.mode = ? AND m.workspace = ?';
 const scopeParams = (s: Scope): [string, string, string] => [s.tenantId, s.mode, s.workspace];
 
-/** SQL for the shared filters; `m` is the memories alias. */
-function filterSql(filter: MemoryFilter): { sql: string; params: unknown[] } {
+/**
+ * SQL for the shared filters; `m` is the memories alias. `guarded`: rows whose metadata SQLite cannot read match no
+ * metadata condition (and are noted) instead of failing the statement — slower, so used only after such a failure.
+ */
+function filterSql(filter: MemoryFilter, guarded = false): { sql: string; params: unknown[] } {
   const parts: string[] = [];
   const params: unknown[] = [];
   const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
@@ -69,20 +73,34 @@ function filterSql(filter: MemoryFilter): { sql: string; params: unknown[] } {
     parts.push('m.created_at <= ?');
     params.push(filter.createdTo.getTime());
   }
+  const metadataParts: string[] = [];
   for (const [key, wanted] of Object.entries(filter.metadata ?? {})) {
     // The key becomes a JSON path: only safe identifiers are accepted (the core validates; this is the last guard).
     if (!METADATA_KEY_PATTERN.test(key)) throw new RangeError(`invalid metadata key ${key}`);
     const values = (Array.isArray(wanted) ? wanted : [wanted]).map((v) => (typeof v === 'boolean' ? Number(v) : v));
     if (values.length === 0) {
-      parts.push('0');
+      metadataParts.push('0');
       continue;
     }
     // json_each over a scalar yields that scalar; over an array, its elements: a stored array matches any element.
-    parts.push(`EXISTS (SELECT 1 FROM json_each(m.metadata, ?) j WHERE j.value IN (${marks(values.length)}))`);
+    metadataParts.push(`EXISTS (SELECT 1 FROM json_each(m.metadata, ?) j WHERE j.value IN (${marks(values.length)}))`);
     params.push(`$${key.split('.').map((k) => `."${k}"`).join('')}`, ...values);
   }
+  if (metadataParts.length > 0 && guarded) {
+    // CASE, unlike AND, guarantees that json_valid is evaluated first.
+    parts.push(`CASE WHEN json_valid(m.metadata) THEN (${metadataParts.join(' AND ')}) ELSE ${UNREADABLE_METADATA}(m.id) END`);
+  } else parts.push(...metadataParts);
   return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
 }
+
+/** A SQL function that notes a row whose metadata SQLite cannot read, and answers 0 (no match). */
+const UNREADABLE_METADATA = 'mnemo_unreadable_metadata';
+
+/**
+ * What SQLite's JSON functions throw for metadata nested deeper than 1000 levels (which Mnemo stored before it
+ * limited depth): one such row would fail every metadata-filtered query of its workspace.
+ */
+const isUnreadableJson = (err: unknown): boolean => err instanceof Error && /malformed JSON/.test(err.message);
 
 const hasFilter = (f: MemoryFilter): boolean => Boolean(
   f.topicId !== undefined || f.types?.length || f.tagsAny?.length || f.tagsAll?.length || f.createdFrom || f.createdTo
@@ -103,10 +121,46 @@ function asConflict(err: unknown, memory: Memory): unknown {
   });
 }
 
+/** How many reported ids are remembered (to log each once) before the memory starts over. */
+const MAX_REPORTED_IDS = 10_000;
+
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
 
-export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox): MemoryRepository {
+export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog): MemoryRepository {
   const vectors = new SqliteVectorCache(db);
+
+  // Filled while a filtered statement runs (better-sqlite3 is synchronous), reported right after it.
+  const unreadable = new Set<string>();
+  const reported = new Set<string>();
+  db.function(UNREADABLE_METADATA, { deterministic: false }, (id: unknown) => {
+    unreadable.add(String(id));
+    return 0;
+  });
+  /**
+   * Runs a query built on `filter`'s SQL. Should a stored row's metadata be unreadable, runs it again guarded: that
+   * row is skipped, and logged (each memory once per process).
+   */
+  function filtered<T>(scope: Scope, filter: MemoryFilter, run: (f: { sql: string; params: unknown[] }) => T): T {
+    try {
+      return run(filterSql(filter));
+    } catch (err) {
+      if (!isUnreadableJson(err)) throw err;
+    }
+    unreadable.clear();
+    try {
+      return run(filterSql(filter, true));
+    } finally {
+      const fresh = [...unreadable].filter((id) => !reported.has(id));
+      unreadable.clear();
+      if (fresh.length > 0) {
+        if (reported.size > MAX_REPORTED_IDS) reported.clear();
+        for (const id of fresh) reported.add(id);
+        log?.warn({ tenant: scope.tenantId, mode: scope.mode, workspace: scope.workspace, memory_ids: fresh },
+          'metadata filter skipped memories whose stored metadata SQLite cannot read (e.g. nested deeper than 1000 levels); '
+          + 'update or delete them');
+      }
+    }
+  }
 
   const insertMemory = db.prepare(`INSERT INTO memories
     (id, client_id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
@@ -305,24 +359,24 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox)
     },
 
     async list(scope, query: ListQuery) {
-      const f = filterSql(query.filter);
-      const where = `FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`;
-      const params = [...scopeParams(scope), ...f.params];
-      const total = (db.prepare(`SELECT COUNT(*) AS n ${where}`).get(...params) as { n: number }).n;
       const order = `${SORT_COLUMNS[query.sortBy]} ${query.sortOrder === 'asc' ? 'ASC' : 'DESC'}, m.seq ${
         query.sortOrder === 'asc' ? 'ASC' : 'DESC'}`;
-      const rows = db.prepare<unknown[], Row>(`SELECT m.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
-        .all(...params, query.limit, query.offset);
-      return { items: rows.map(toMemory), total };
+      return filtered(scope, query.filter, (f) => {
+        const where = `FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`;
+        const params = [...scopeParams(scope), ...f.params];
+        const total = (db.prepare(`SELECT COUNT(*) AS n ${where}`).get(...params) as { n: number }).n;
+        const rows = db.prepare<unknown[], Row>(`SELECT m.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
+          .all(...params, query.limit, query.offset);
+        return { items: rows.map(toMemory), total };
+      });
     },
 
     async searchSimilar(scope, query) {
       const matrix = vectors.get(scope, query.modelId, query.vector.length);
       let allowed: Set<number> | null = null;
       if (hasFilter(query.filter)) {
-        const f = filterSql(query.filter);
-        allowed = new Set(db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`).pluck()
-          .all(...scopeParams(scope), ...f.params) as number[]);
+        allowed = new Set(filtered(scope, query.filter, (f) => db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
+          .pluck().all(...scopeParams(scope), ...f.params) as number[]));
       }
       // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
       const { hits, total } = matrix.search(query.vector, query.limit,
@@ -348,16 +402,17 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox)
     async searchKeyword(scope, query) {
       const match = query.terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
       if (!match) return { hits: [], total: 0 };
-      const f = filterSql(query.filter);
-      const from = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-        WHERE memories_fts MATCH ? AND ${SCOPE_WHERE}${f.sql}`;
-      const params = [match, ...scopeParams(scope), ...f.params];
-      const rows = db.prepare<unknown[], Row & { score: number }>(
-        `SELECT m.*, -bm25(memories_fts, ${BM25_WEIGHTS}) AS score ${from} ORDER BY score DESC, m.seq LIMIT ?`,
-      ).all(...params, query.limit);
-      const total = rows.length < query.limit ? rows.length
-        : (db.prepare(`SELECT COUNT(*) AS n ${from}`).get(...params) as { n: number }).n;
-      return { hits: rows.map((r) => ({ memory: toMemory(r), bm25: r.score })), total };
+      return filtered(scope, query.filter, (f) => {
+        const from = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+          WHERE memories_fts MATCH ? AND ${SCOPE_WHERE}${f.sql}`;
+        const params = [match, ...scopeParams(scope), ...f.params];
+        const rows = db.prepare<unknown[], Row & { score: number }>(
+          `SELECT m.*, -bm25(memories_fts, ${BM25_WEIGHTS}) AS score ${from} ORDER BY score DESC, m.seq LIMIT ?`,
+        ).all(...params, query.limit);
+        const total = rows.length < query.limit ? rows.length
+          : (db.prepare(`SELECT COUNT(*) AS n ${from}`).get(...params) as { n: number }).n;
+        return { hits: rows.map((r) => ({ memory: toMemory(r), bm25: r.score })), total };
+      });
     },
 
     async vectorsOf(scope, ids, modelId) {

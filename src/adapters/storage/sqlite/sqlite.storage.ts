@@ -9,16 +9,20 @@ import { createSqliteWebhookRepository } from './sqlite-webhook.repository.ts';
 import { createSqliteUsageRepository } from './sqlite-usage.repository.ts';
 import { createSqliteIdempotencyRepository } from './sqlite-idempotency.repository.ts';
 import { openSqlite } from './sqlite.database.ts';
+import type { WarningLog } from '../../../core/warning-log.ts';
 
-/** The embedded store: one SQLite file (or `:memory:`), schema migrated on open. */
-export function createSqliteStorage(options: { file: string }): Storage {
+/**
+ * The embedded store: one SQLite file (or `:memory:`), schema migrated on open. `log` receives what an operator
+ * should fix (rows a search had to skip).
+ */
+export function createSqliteStorage(options: { file: string; log?: WarningLog }): Storage {
   const db = openSqlite(options.file);
   const ping = db.prepare('SELECT 1').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
   return {
     kind: 'sqlite',
-    memories: createSqliteMemoryRepository(db, outbox),
+    memories: createSqliteMemoryRepository(db, outbox, options.log),
     apiKeys: createSqliteApiKeyRepository(db),
     searchLog: createSqliteSearchLogRepository(db),
     topics: createSqliteTopicRepository(db),
