@@ -1,4 +1,5 @@
 import type { FieldProblem } from '../errors.ts';
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenKeySegment } from '../json-limits.ts';
 import { METADATA_KEY_PATTERN, type MemoryFilter, type MetadataFilterValue } from '../memories/memory.types.ts';
 
 export const MAX_FILTER_VALUES = 100;
@@ -6,7 +7,7 @@ export const MAX_METADATA_FILTER_KEYS = 20;
 
 /**
  * Checks a metadata filter from a request (any JSON) and returns it typed, adding a problem per bad key.
- * Values: a string, number or boolean (equality), or an array of them (any of).
+ * Values: a string, number or boolean (equality), or an array of them (any of). Keys naming `__proto__` are refused.
  */
 export function parseMetadataFilter(raw: unknown, problems: FieldProblem[], field: string): Record<string, MetadataFilterValue> | undefined {
   if (raw === undefined || raw === null) return undefined;
@@ -14,13 +15,18 @@ export function parseMetadataFilter(raw: unknown, problems: FieldProblem[], fiel
     problems.push({ field, message: 'must be an object of key: value or key: [values]' });
     return undefined;
   }
-  const out: Record<string, MetadataFilterValue> = {};
+  // No prototype: every key is a plain property (in `{}`, assigning `__proto__` would replace the prototype).
+  const out = Object.create(null) as Record<string, MetadataFilterValue>;
   const entries = Object.entries(raw as Record<string, unknown>);
   if (entries.length > MAX_METADATA_FILTER_KEYS) problems.push({ field, message: `at most ${MAX_METADATA_FILTER_KEYS} keys` });
   for (const [key, value] of entries) {
     const where = `${field}.${key}`;
     if (!METADATA_KEY_PATTERN.test(key)) {
       problems.push({ field: where, message: 'keys are letters, digits, _ and -, with dots for nested keys' });
+      continue;
+    }
+    if (hasForbiddenKeySegment(key)) {
+      problems.push({ field: where, message: FORBIDDEN_KEY_MESSAGE });
       continue;
     }
     const scalar = (v: unknown): v is string | number | boolean =>

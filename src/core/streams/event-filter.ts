@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../events/event.types.ts';
 import type { FieldProblem } from '../errors.ts';
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenKeySegment } from '../json-limits.ts';
 import { METADATA_KEY_PATTERN } from '../memories/memory.types.ts';
 
 /**
@@ -9,7 +10,7 @@ import { METADATA_KEY_PATTERN } from '../memories/memory.types.ts';
  * - `memory_type` (alias `type`): `data.memory_type` equals one of the comma-separated values;
  * - any other key: `data.metadata[key]` (dotted keys reach into nested objects) equals the value, compared as text
  *   (a stored array matches when one of its elements does; commas are part of the value here).
- * An event whose data lacks the field does not pass.
+ * An event whose data lacks the field does not pass. A key naming `__proto__` is refused.
  */
 export interface StreamFilter {
   tags?: string[] | undefined;
@@ -41,6 +42,7 @@ export function parseStreamFilter(pairs: readonly [string, string][], problems: 
     }
     if (key === 'tags') filter.tags = union(filter.tags, list(value));
     else if (key === 'memory_type' || key === 'type') filter.memoryTypes = union(filter.memoryTypes, list(value));
+    else if (hasForbiddenKeySegment(key)) problems.push({ field, message: FORBIDDEN_KEY_MESSAGE });
     else if (METADATA_KEY_PATTERN.test(key)) metadata.set(key, union(metadata.get(key), [value]));
     else problems.push({ field, message: 'is not a valid filter key: letters, digits, _ and -, dotted for nested metadata keys' });
   }

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.ts';
 import { DomainError, validationError, type FieldProblem } from '../errors.ts';
 import { GENERIC_EVENT_TYPES, MEMORY_EVENT_TYPES, type EventScope } from '../events/event.types.ts';
 import { prefixedId } from '../ids.ts';
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenKeySegment } from '../json-limits.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import type { WebhookRepository } from './webhook.repository.ts';
 import { DEFAULT_G9_RETRY, type RetryPolicy, type Webhook, type WebhookKind, type WebhookPatch, type WebhookStatus } from './webhook.types.ts';
@@ -143,6 +144,10 @@ export function checkFilters(raw: Record<string, unknown>, problems: FieldProble
     const stringsOnly = key === 'tags' || key === 'memory_type' || key === 'type';
     if (!FILTER_KEY_PATTERN.test(key)) {
       problems.push({ field, message: 'keys are 1-64 letters, digits, _ and - (top-level metadata keys)' });
+      continue;
+    }
+    if (hasForbiddenKeySegment(key)) {
+      problems.push({ field, message: FORBIDDEN_KEY_MESSAGE });
       continue;
     }
     const ok = (v: unknown) => (stringsOnly ? typeof v === 'string' && v.length > 0 : isScalar(v));

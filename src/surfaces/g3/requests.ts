@@ -167,7 +167,8 @@ export function parseFilters(raw: unknown, field: string, problems: FieldProblem
     problems.push({ field, message: 'must be an object' });
     return filter;
   }
-  const metadata: Loose = {};
+  // No prototype: a `__proto__` key stays a key (and is refused by parseMetadataFilter) instead of replacing it.
+  const metadata = Object.create(null) as Loose;
   for (const [key, value] of Object.entries(raw)) {
     const where = `${field}.${key}`;
     if (key === 'type') parseType(value, where, filter, problems);

@@ -43,6 +43,9 @@ function parseSubscribe(msg: Record<string, unknown>): { query: string; threshol
   const filters = msg.filters;
   if (filters !== undefined && filters !== null) {
     if (typeof filters !== 'object' || Array.isArray(filters)) return bad('INVALID_FILTER', 'filters must be an object such as {"tags": ["a"]}');
+    // Any other key (`__proto__` included) would be ignored, and the subscription would match more than asked.
+    const other = Object.keys(filters).find((k) => k !== 'tags');
+    if (other !== undefined) return bad('INVALID_FILTER', `filters may hold only tags, not ${JSON.stringify(other.slice(0, 64))}`);
     const raw = (filters as Record<string, unknown>).tags;
     const list = typeof raw === 'string' ? raw.split(',') : raw;
     if (list !== undefined && list !== null) {
