@@ -37,11 +37,14 @@ function tail(limit = 4000) {
 
 /**
  * Starts the real server the way `npm start` does (node + tsx loader + src/app/main.ts) on a free loopback port with
- * a fresh data directory, and resolves once it prints `listening on http://HOST:PORT`.
+ * a fresh data directory, and resolves once it prints `listening on http://HOST:PORT`. `env` adds settings (e.g.
+ * MNEMO_SQLITE_SYNCHRONOUS); `parentDir` is where the data directory goes (the file system matters for fsync).
  */
-export async function startServer(embedder: EmbedderKind, options: { startTimeoutMs?: number } = {}): Promise<ServerHandle> {
-  const dataDir = await mkdtemp(join(tmpdir(), `mnemo-bench-${embedder}-`));
-  const env = serverEnv(dataDir, embedder);
+export async function startServer(
+  embedder: EmbedderKind, options: { startTimeoutMs?: number; env?: Record<string, string>; parentDir?: string } = {},
+): Promise<ServerHandle> {
+  const dataDir = await mkdtemp(join(options.parentDir ?? tmpdir(), `mnemo-bench-${embedder}-`));
+  const env = { ...serverEnv(dataDir, embedder), ...options.env };
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
     cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,9 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createSqliteStorage } from '../adapters/storage/sqlite/sqlite.storage.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createStorage } from './storage.factory.ts';
 import { main as serve } from './start.ts';
 import { VERSION } from './version.ts';
 
@@ -23,7 +23,7 @@ function configOrExit(): Config {
 
 /** Key management needs only the store: no model is loaded, and it works while a server runs on the same data. */
 async function withKeys<T>(fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> {
-  const storage = createSqliteStorage({ file: configOrExit().databaseFile });
+  const storage = createStorage(configOrExit());
   try {
     return await fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock }));
   } finally {

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { SQLITE_SYNCHRONOUS, type SqliteSynchronous } from '../adapters/storage/sqlite/sqlite.database.ts';
 import { parseAllowCidrs } from '../core/webhooks/address-policy.ts';
 
 /**
@@ -14,6 +15,8 @@ export interface Config {
   dataDir: string;
   /** The SQLite file inside dataDir. */
   databaseFile: string;
+  /** `MNEMO_SQLITE_SYNCHRONOUS`: `full` (an acknowledged write survives power loss) or `normal` (faster; may not). */
+  sqliteSynchronous: SqliteSynchronous;
   embeddings:
     | { kind: 'local' }
     | { kind: 'hashing'; dimensions: number }
@@ -50,7 +53,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
   'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
   'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
-  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS',
+  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -132,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databaseFile: resolve(dataDir, 'mnemo.db'),
+    sqliteSynchronous: oneOf(env, 'MNEMO_SQLITE_SYNCHRONOUS', SQLITE_SYNCHRONOUS, 'full'),
     embeddings,
     maxContentBytes,
     bodyLimitBytes,

@@ -1,5 +1,4 @@
 import { createMemoryRateLimiter } from '../adapters/rate-limit/memory.rate-limiter.ts';
-import { createSqliteStorage } from '../adapters/storage/sqlite/sqlite.storage.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
@@ -26,6 +25,7 @@ import { createDeliveryWorker } from '../core/webhooks/delivery-worker.ts';
 import type { WebhookSender } from '../core/webhooks/webhook-sender.port.ts';
 import type { Config } from './config.ts';
 import { createEmbedder } from './embedder.factory.ts';
+import { createStorage } from './storage.factory.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -46,7 +46,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   const clock = overrides.clock ?? systemClock;
   // Adapters' warnings go to the server's logger once buildServer attaches it.
   const warnings = createWarningRelay();
-  const storage = overrides.storage ?? createSqliteStorage({ file: config.databaseFile, log: warnings });
+  const storage = overrides.storage ?? createStorage(config, warnings);
   const embedder = overrides.embedder ?? createEmbedder(config.embeddings);
   const limiter = overrides.limiter ?? createMemoryRateLimiter(clock);
 

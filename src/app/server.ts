@@ -28,7 +28,7 @@ import { g4StreamRoutes } from '../surfaces/g4/stream.routes.ts';
 import { createG7ErrorHandler } from '../surfaces/g7/errors.ts';
 import { g7AnalyticsStreamRoutes } from '../surfaces/g7/analytics-stream.routes.ts';
 import { requestObserver } from '../surfaces/http-kit/activity.ts';
-import { redactAccessToken } from '../surfaces/http-kit/ws.ts';
+import { redactUrlCredentials } from '../surfaces/http-kit/log-redaction.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
 import { VERSION } from './version.ts';
@@ -66,10 +66,11 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     frameworkErrors: (error, req, reply) => errorHandlerFor(req.url)(error, req, reply.header('X-Request-Id', req.id)),
     logger: options.logLevel === false ? false : {
       level: options.logLevel,
-      // WebSocket clients in browsers send their key as `?access_token=`: never log it.
+      // Only these request fields are logged (no headers, so no Authorization / X-API-Key / Cookie), and the URL
+      // without credentials: WebSocket clients in browsers send their key as `?access_token=`.
       serializers: {
         req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
-          method: req.method, url: redactAccessToken(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+          method: req.method, url: redactUrlCredentials(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
         }),
       },
     },

@@ -84,14 +84,22 @@ describe('durable webhook delivery across SIGKILL', () => {
       // Writes in flight while the process is killed part-way through the round.
       const writes: Promise<void>[] = [];
       const killAfter = 15 + round * 5;
+      let acknowledgedThisRound = 0;
       for (let i = 0; i < 40; i++) {
         const title = `crash round ${round} note ${n++}`;
         writes.push(fetch(`${server.url}/api/v1/memories`, { method: 'POST', headers, body: JSON.stringify({ title, content: title }) })
           .then(async (res) => {
-            if (res.status === 201) acknowledged.add(((await res.json()) as { data: { id: string } }).data.id);
+            if (res.status === 201) {
+              acknowledged.add(((await res.json()) as { data: { id: string } }).data.id);
+              acknowledgedThisRound++;
+            }
           })
           .catch(() => undefined));
-        if (i === killAfter) server.child.kill('SIGKILL');
+        if (i === killAfter) {
+          // However slow the machine (each commit waits for its fsync), some writes of the round are acknowledged first.
+          for (const until = Date.now() + 10_000; acknowledgedThisRound < 8 && Date.now() < until;) await new Promise((r) => setTimeout(r, 5));
+          server.child.kill('SIGKILL');
+        }
         await new Promise((r) => setTimeout(r, 5));
       }
       await Promise.all(writes);

@@ -38,6 +38,16 @@ describe('G10 webhooks and events: errors', () => {
     expect(json(await api.get(id)).data).toMatchObject({ url: valid.url, status: 'active', events: valid.events });
   });
 
+  it('refuses IPv6 spellings that carry a loopback or private IPv4 address, at creation and on PATCH', async () => {
+    const id = json(await api.create(valid)).data.id;
+    for (const url of ['http://[::127.0.0.1]/x', 'http://[64:ff9b::a00:1]/x', 'http://[2002:c0a8:101::1]/x', 'http://[2001:0:808:808::80ff:fffe]/x']) {
+      const created = json(await api.create({ ...valid, url }));
+      expect(created.error.details, url).toEqual([{ field: 'url', message: expect.stringMatching(/carries .* (loopback|private) address/) }]);
+      expect(json(await api.update(id, { url })).error.details, url).toEqual([{ field: 'url', message: expect.stringMatching(/carries/) }]);
+    }
+    expect(json(await api.list()).data.webhooks).toMatchObject([{ id, url: valid.url }]);
+  });
+
   it('answers WEBHOOK_NOT_FOUND for unknown ids and NOT_FOUND for unknown paths', async () => {
     for (const res of [await api.get('whk_nope'), await api.update('whk_nope', { status: 'disabled' }), await api.delete('whk_nope')]) {
       expect(res.statusCode).toBe(404);

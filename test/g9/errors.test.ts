@@ -30,6 +30,10 @@ describe('G9 webhooks: errors', () => {
       ['http://10.1.2.3/hook', /private/],
       ['http://169.254.169.254/latest/meta-data', /linkLocal|link-local/],
       ['http://localhost:3000/hook', /loopback/],
+      ['http://[::127.0.0.1]/hook', /IPv4-compatible\) carries 127\.0\.0\.1 is a loopback/],
+      ['http://[64:ff9b::169.254.169.254]/hook', /NAT64\) carries 169\.254\.169\.254 is a linkLocal/],
+      ['http://[2002:7f00:1::]/hook', /6to4\) carries 127\.0\.0\.1 is a loopback/],
+      ['http://[2001:0:808:808::f5ff:fffe]/hook', /Teredo\) carries 10\.0\.0\.1 is a private/],
     ] as const) {
       const res = await api.create({ ...valid, url });
       expect(res.statusCode, url).toBe(400);
@@ -77,6 +81,7 @@ describe('G9 webhooks: errors', () => {
     expect(fields(json(await api.update(id, { events: ['nope'] })))).toEqual(['events[0]']);
     expect(fields(json(await api.update(id, { retry_policy: { max_attempts: 11 } })))).toEqual(['retry_policy.max_attempts']);
     expect(fields(json(await api.update(id, { url: 'http://127.0.0.1/' })))).toEqual(['url']);
+    expect(json(await api.update(id, { url: 'http://[::127.0.0.1]/' })).error.details).toEqual([{ field: 'url', message: expect.stringMatching(/carries 127\.0\.0\.1 is a loopback/) }]);
     expect(json(await api.get(id)).data.url).toBe(valid.url);
   });
 

@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { createStorage } from '../../src/app/storage.factory.ts';
 import { axisVector, makeMemory, scopeA } from '../support/fixtures.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
@@ -14,6 +17,24 @@ let n = 0;
 describeStorageContract('sqlite', async () => createSqliteStorage({ file: join(dir, `contract-${n++}.db`) }));
 
 describe('sqlite specifics', () => {
+  it('syncs every commit by default (synchronous=FULL in WAL mode), NORMAL only when configured', async () => {
+    const file = join(dir, 'durable.db');
+    const byDefault = openSqlite(file);
+    expect(byDefault.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(byDefault.pragma('synchronous', { simple: true })).toBe(2);
+    byDefault.close();
+    const fast = openSqlite(file, { synchronous: 'normal' });
+    expect(fast.pragma('synchronous', { simple: true })).toBe(1);
+    fast.close();
+    // The same setting reaches the store the server and the CLI open from the configuration.
+    for (const [value, expected] of [[undefined, 'full'], ['full', 'full'], ['normal', 'normal']] as const) {
+      const env = { MNEMO_DATA_DIR: join(dir, 'configured'), ...(value ? { MNEMO_SQLITE_SYNCHRONOUS: value } : {}) };
+      const storage = createStorage(loadConfig(env));
+      expect(storage.synchronous, value).toBe(expected);
+      await storage.close();
+    }
+  });
+
   it('reopens a file with its data and schema intact', async () => {
     const file = join(dir, 'reopen.db');
     const first = createSqliteStorage({ file });

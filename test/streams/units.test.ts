@@ -5,7 +5,7 @@ import { eventPasses, parseStreamFilter } from '../../src/core/streams/event-fil
 import { createRateWindow } from '../../src/core/streams/rate-window.ts';
 import { parseStreamParams } from '../../src/surfaces/g8/params.ts';
 import { DEFAULT_REALTIME_SETTINGS } from '../../src/core/streams/settings.ts';
-import { redactAccessToken } from '../../src/surfaces/http-kit/ws.ts';
+import { redactUrlCredentials } from '../../src/surfaces/http-kit/log-redaction.ts';
 import { surfaceOfUrl } from '../../src/surfaces/http-kit/activity.ts';
 
 describe('connection registry', () => {
@@ -79,7 +79,14 @@ describe('small helpers', () => {
   });
 
   it('redacts access tokens from logged URLs and names surfaces', () => {
-    expect(redactAccessToken('/v1/search/live?x=1&access_token=mnemo_live_abc&y=2')).toBe('/v1/search/live?x=1&access_token=[redacted]&y=2');
+    expect(redactUrlCredentials('/v1/search/live?x=1&access_token=mnemo_live_abc&y=2')).toBe('/v1/search/live?x=1&access_token=[redacted]&y=2');
+    // Judged by the decoded name (as the query parser reads it), in any case and punctuation.
+    for (const name of ['access%5Ftoken', '%61ccess_token', 'ACCESS_TOKEN', 'Access-Token', 'access+token', 'api_key', 'apikey', 'X-API-Key', 'token', 'key']) {
+      expect(redactUrlCredentials(`/p?q=a%3Db&${name}=%73ecret%20value&n=2`), name).toBe(`/p?q=a%3Db&${name}=[redacted]&n=2`);
+    }
+    expect(redactUrlCredentials('/p?keys=1&tokens=2&access_token')).toBe('/p?keys=1&tokens=2&access_token');
+    // Key-shaped text anywhere (a key pasted into a path or another parameter).
+    expect(redactUrlCredentials(`/api/v1/memories/mnemo_test_${'a1'.repeat(18)}?q=mnemo_live_${'Z9'.repeat(18)}`)).toBe('/api/v1/memories/[redacted]?q=[redacted]');
     expect(surfaceOfUrl('/api/v1/memories/abc?x=1')).toBe('g1');
     expect(surfaceOfUrl('/api/v1/memory/abc')).toBe('g2');
     expect(surfaceOfUrl('/v1/search/live')).toBe('g4');

@@ -23,7 +23,9 @@ export interface TestApp {
  */
 export async function createTestApp(options: { env?: Record<string, string>; overrides?: ContainerOverrides } = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-test-'));
-  const config = loadConfig({ MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', ...options.env });
+  // No test simulates power loss, and fsync at every commit (the default, `full`) makes the suite much slower; the
+  // default itself is tested in test/storage and by the end-to-end tests, which run `npm start` as it ships.
+  const config = loadConfig({ MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', MNEMO_SQLITE_SYNCHRONOUS: 'normal', ...options.env });
   const container = createContainer(config, { embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides });
   const app = await buildServer(container, { logLevel: false });
   await app.ready();

@@ -9,6 +9,14 @@ describe('configuration', () => {
     expect(c.bodyLimitBytes).toBeGreaterThanOrEqual(c.maxContentBytes);
   });
 
+  it('makes acknowledged writes durable unless told to trade that for speed', () => {
+    expect(loadConfig({}).sqliteSynchronous).toBe('full');
+    expect(loadConfig({ MNEMO_SQLITE_SYNCHRONOUS: ' ' }).sqliteSynchronous).toBe('full');
+    expect(loadConfig({ MNEMO_SQLITE_SYNCHRONOUS: 'NORMAL' }).sqliteSynchronous).toBe('normal');
+    expect(loadConfig({ MNEMO_SQLITE_SYNCHRONOUS: 'full' }).sqliteSynchronous).toBe('full');
+    expect(() => loadConfig({ MNEMO_SQLITE_SYNCHRONOUS: 'off' })).toThrow(/MNEMO_SQLITE_SYNCHRONOUS must be one of full, normal \(got "off"\)/);
+  });
+
   it.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -21,6 +29,8 @@ describe('configuration', () => {
     [{ MNEMO_LOG_LEVEL: 'loud' }, 'MNEMO_LOG_LEVEL'],
     [{ MNEMO_DATABASE_URL: 'postgres://localhost/x' }, 'MNEMO_DATABASE_URL'],
     [{ MNEMO_REDIS_URL: 'redis://localhost' }, 'MNEMO_REDIS_URL'],
+    [{ MNEMO_SQLITE_SYNCHRONOUS: 'off' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
+    [{ MNEMO_SQLITE_SYNCHRONOUS: 'fast' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
   ])('stops on %o naming %s', (env, variable) => {
     let error: unknown;
     try { loadConfig(env); } catch (e) { error = e; }

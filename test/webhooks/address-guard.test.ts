@@ -34,6 +34,76 @@ describe('webhook address guard', () => {
     expect(checkAddress('::ffff:127.0.0.1', [])).toMatch(/^127\.0\.0\.1 is a loopback address/);
   });
 
+  /** IPv6 forms that carry an IPv4 address, each judged by the IPv4 it carries (Teredo: server and inverted client). */
+  const carriers = {
+    'IPv4-compatible (::/96)': {
+      refused: [
+        ['http://[::127.0.0.1]/', /127\.0\.0\.1 is a loopback/], ['http://[::7f00:1]/', /loopback/], ['http://[0:0:0:0:0:0:127.0.0.1]/', /loopback/],
+        ['http://[::10.0.0.1]:8080/x', /private/], ['http://[::169.254.169.254]/', /linkLocal/], ['http://[::0.0.0.2]/', /unspecified/],
+      ],
+      public: ['http://[::8.8.8.8]/'],
+    },
+    'NAT64 (64:ff9b::/96)': {
+      refused: [
+        ['http://[64:ff9b::127.0.0.1]/', /loopback/], ['http://[64:ff9b::7f00:1]/', /loopback/], ['http://[64:ff9b::a9fe:a9fe]/', /linkLocal/],
+        ['http://[64:ff9b::a00:1]/', /private/], ['http://[64:FF9B:0:0:0:0:192.168.0.1]/', /private/],
+      ],
+      public: ['http://[64:ff9b::8.8.8.8]/', 'http://[64:ff9b::5db8:d70e]/'],
+    },
+    'local-use NAT64 (64:ff9b:1::/48, no fixed IPv4 position)': {
+      refused: [['http://[64:ff9b:1::a00:1]/', /rfc6052/], ['http://[64:ff9b:1::808:808]/', /rfc6052/]],
+      public: [],
+    },
+    '6to4 (2002::/16)': {
+      refused: [
+        ['http://[2002:7f00:1::]/', /loopback/], ['http://[2002:7f00:0001::1]/', /loopback/], ['http://[2002:a9fe:a9fe::1]/', /linkLocal/],
+        ['http://[2002:c0a8:101:1::1]/', /private/], ['http://[2002:6440:1::]/', /carrierGradeNat/],
+      ],
+      public: ['http://[2002:808:808::1]/'],
+    },
+    'Teredo (2001:0::/32)': {
+      refused: [
+        // Server 127.0.0.1, client 8.8.8.8 (stored inverted: f7f7:f7f7).
+        ['http://[2001:0:7f00:1::f7f7:f7f7]/', /loopback/],
+        // Server 8.8.8.8, client 127.0.0.1 (80ff:fffe) or 10.0.0.1 (f5ff:fffe).
+        ['http://[2001:0:808:808::80ff:fffe]/', /127\.0\.0\.1 is a loopback/], ['http://[2001:0:808:808:8000:ffff:f5ff:fffe]/', /10\.0\.0\.1 is a private/],
+      ],
+      public: ['http://[2001:0:808:808::f7f7:f7f7]/'],
+    },
+    'IPv4-translated (::ffff:0:0/96, refused as a range)': {
+      refused: [['http://[::ffff:0:7f00:1]/', /rfc6145/], ['http://[::ffff:0:8.8.8.8]/', /rfc6145/]],
+      public: [],
+    },
+  } as const;
+
+  describe.each(Object.entries(carriers))('%s', (_form, { refused: carrying, public: publicOnes }) => {
+    it.each(carrying.map(([url, why]) => [url, why] as const))('refuses %s at creation and at delivery, naming what it carries', async (url, why) => {
+      expect(checkWebhookUrl(url, [])).toMatch(why);
+      expect(await vet(url)).toMatchObject({ ok: false, reason: expect.stringMatching(why) });
+      // The same address as a DNS answer for a host name.
+      expect(await vet('http://hooks.example.com/', [], [hostOf(url).slice(1, -1)])).toMatchObject({ ok: false, reason: expect.stringMatching(why) });
+    });
+
+    if (publicOnes.length > 0) {
+      it.each([...publicOnes])('allows %s, which carries a public IPv4 address', async (url) => {
+        expect(checkWebhookUrl(url, [])).toBeNull();
+        expect(await vet(url)).toMatchObject({ ok: true, family: 6 });
+      });
+    }
+  });
+
+  it('lets the allow list admit a carried IPv4 address, or the IPv6 address itself', async () => {
+    const loopback = parseAllowCidrs('127.0.0.0/8');
+    for (const url of ['http://[::127.0.0.1]/', 'http://[64:ff9b::7f00:1]/', 'http://[2002:7f00:1::]/', 'http://[2001:0:7f00:1::f7f7:f7f7]/']) {
+      expect(checkWebhookUrl(url, loopback), url).toBeNull();
+    }
+    expect(await vet('http://[::127.0.0.1]:9/', loopback)).toEqual({ ok: true, address: '::7f00:1', family: 6 });
+    // Teredo: both addresses must pass; allowing one of them is not enough.
+    expect(checkWebhookUrl('http://[2001:0:7f00:1::f5ff:fffe]/', loopback)).toMatch(/10\.0\.0\.1 is a private/);
+    expect(checkWebhookUrl('http://[64:ff9b:1::a00:1]/', parseAllowCidrs('64:ff9b:1::/48'))).toBeNull();
+    expect(checkWebhookUrl('http://[::10.0.0.1]/', parseAllowCidrs('::a00:0/120'))).toBeNull();
+  });
+
   it('refuses names that resolve to a forbidden address, and localhost without asking DNS', async () => {
     expect(await vet('http://localhost:3000/', [], [])).toMatchObject({ ok: false, reason: expect.stringMatching(/localhost resolves to 127\.0\.0\.1/) });
     expect(await vetDestination('localhost', [])).toMatchObject({ ok: false });

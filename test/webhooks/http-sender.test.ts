@@ -72,6 +72,12 @@ describe('HTTP sender', () => {
     expect(await send(receiver.url, { allowCidrs: [] })).toMatchObject({ status: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address/) });
     expect(await send(receiver.url.replace('127.0.0.1', 'localhost'), { allowCidrs: [] })).toMatchObject({ status: null, error: expect.stringMatching(/refused: localhost resolves to 127\.0\.0\.1/) });
     expect(await send('ftp://127.0.0.1/x')).toMatchObject({ status: null, error: expect.stringMatching(/http or https/) });
+    // IPv6 forms carrying the loopback address: refused by the guard, not merely unreachable.
+    for (const host of ['[::127.0.0.1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::1]']) {
+      expect(await send(receiver.url.replace('127.0.0.1', host), { allowCidrs: [] }), host).toMatchObject({ status: null, error: expect.stringMatching(/^refused: .* carries 127\.0\.0\.1 is a loopback address/) });
+    }
+    const resolve = async () => [{ address: '::7f00:1', family: 6 }];
+    expect(await send('http://sneaky.example.test/', { resolve, allowCidrs: [] })).toMatchObject({ status: null, error: expect.stringMatching(/sneaky\.example\.test resolves to ::7f00:1 \(IPv4-compatible\) carries 127\.0\.0\.1/) });
     expect(receiver.received).toHaveLength(0);
   });
 

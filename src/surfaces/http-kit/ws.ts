@@ -44,11 +44,6 @@ export function closeWith(socket: WebSocket, code: number, reason: string): void
   socket.close(code, r);
 }
 
-/** The URL with any `access_token` value masked, for logs (browsers put the key there for WebSockets). */
-export function redactAccessToken(url: string): string {
-  return url.replace(/([?&]access_token=)[^&#]*/gi, '$1[redacted]');
-}
-
 /**
  * A check that the socket's key is still valid (revocation, expiry, during a long-lived socket). On failure it
  * tells the client (`{type: "error", code: "AUTH_ERROR"}`) and closes with 1008; other failures (storage down)

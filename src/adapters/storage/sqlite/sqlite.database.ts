@@ -6,18 +6,41 @@ import { MIGRATIONS } from './migrations.ts';
 export type SqliteDb = Database.Database;
 
 /**
+ * When SQLite makes a commit durable (PRAGMA synchronous, in WAL mode). `full`: the WAL is fsynced at every commit,
+ * so a write that was acknowledged survives power loss. `normal`: fsync only at checkpoints; faster, still safe
+ * against a process crash, and the file stays consistent, but the last commits before a power loss or kernel panic
+ * may be lost. `off` is not offered: it risks a corrupt file, not just lost writes.
+ */
+export const SQLITE_SYNCHRONOUS = ['full', 'normal'] as const;
+export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS)[number];
+
+/** PRAGMA synchronous reads back as a number. */
+const SYNCHRONOUS_LEVEL: Record<SqliteSynchronous, number> = { normal: 1, full: 2 };
+
+export interface SqliteOptions {
+  /** Default `full`: an acknowledged write is durable. */
+  synchronous?: SqliteSynchronous;
+}
+
+/**
  * Opens (creating if needed) a SQLite file in WAL mode and brings its schema up to date. WAL lets the CLI
  * (`mnemo keys create`) write while a server reads and writes the same file.
  */
-export function openSqlite(file: string): SqliteDb {
+export function openSqlite(file: string, options: SqliteOptions = {}): SqliteDb {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.synchronous ?? 'full']}`);
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db);
   return db;
+}
+
+/** The synchronous setting the connection reports (what SQLite actually does, not what was asked). */
+export function synchronousOf(db: SqliteDb): SqliteSynchronous | 'off' | 'extra' {
+  const level = db.pragma('synchronous', { simple: true }) as number;
+  return (['off', 'normal', 'full', 'extra'] as const)[level] ?? 'off';
 }
 
 function migrate(db: SqliteDb): void {

@@ -8,15 +8,20 @@ import { SqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteWebhookRepository } from './sqlite-webhook.repository.ts';
 import { createSqliteUsageRepository } from './sqlite-usage.repository.ts';
 import { createSqliteIdempotencyRepository } from './sqlite-idempotency.repository.ts';
-import { openSqlite } from './sqlite.database.ts';
+import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
+
+export interface SqliteStorage extends Storage {
+  /** PRAGMA synchronous as the connection reports it (see SqliteOptions). */
+  readonly synchronous: SqliteSynchronous | 'off' | 'extra';
+}
 
 /**
  * The embedded store: one SQLite file (or `:memory:`), schema migrated on open. `log` receives what an operator
  * should fix (rows a search had to skip).
  */
-export function createSqliteStorage(options: { file: string; log?: WarningLog }): Storage {
-  const db = openSqlite(options.file);
+export function createSqliteStorage(options: { file: string; log?: WarningLog } & SqliteOptions): SqliteStorage {
+  const db = openSqlite(options.file, options);
   const ping = db.prepare('SELECT 1').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
@@ -30,6 +35,9 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog })
     webhooks: createSqliteWebhookRepository(db),
     usage: createSqliteUsageRepository(db),
     idempotency: createSqliteIdempotencyRepository(db, outbox),
+    get synchronous() {
+      return synchronousOf(db);
+    },
     async ping() {
       return !closed && ping.get() === 1;
     },
