@@ -20,6 +20,9 @@ export interface Config {
     | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
   maxContentBytes: number;
   bodyLimitBytes: number;
+  /** `MNEMO_BODY_DRAIN_BYTES`: an answer given before the body was read (e.g. 413) waits for the client to finish
+   * sending up to this many more bytes, so that it can read the answer; 0: answer and close at once. */
+  bodyDrainBytes: number;
   maxEmbedChars: number;
   logLevel: LogLevel;
   /** Enterprise tier's gateway limit per minute; null = unlimited (the spec's "custom"). */
@@ -50,7 +53,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
   'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
   'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
-  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS',
+  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_BODY_DRAIN_BYTES',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -135,6 +138,7 @@ export function loadConfig(env: Env = process.env): Config {
     embeddings,
     maxContentBytes,
     bodyLimitBytes,
+    bodyDrainBytes: int(env, 'MNEMO_BODY_DRAIN_BYTES', 64 * MIB, 0, 1024 * MIB),
     maxEmbedChars: int(env, 'MNEMO_MAX_EMBED_CHARS', 4000, 16, 1_000_000),
     logLevel: oneOf(env, 'MNEMO_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     enterpriseRequestsPerMinute: enterpriseRaw ? int(env, 'MNEMO_ENTERPRISE_RATE_LIMIT', 0, 1, 1_000_000_000) : null,

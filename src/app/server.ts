@@ -28,10 +28,14 @@ import { g4StreamRoutes } from '../surfaces/g4/stream.routes.ts';
 import { createG7ErrorHandler } from '../surfaces/g7/errors.ts';
 import { g7AnalyticsStreamRoutes } from '../surfaces/g7/analytics-stream.routes.ts';
 import { requestObserver } from '../surfaces/http-kit/activity.ts';
+import { drainUnreadBody } from '../surfaces/http-kit/body-drain.ts';
 import { redactAccessToken } from '../surfaces/http-kit/ws.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
 import { VERSION } from './version.ts';
+
+/** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
+const BODY_DRAIN_TIMEOUT_MS = 10_000;
 
 export interface ServerOptions {
   /** false silences request logs (tests); otherwise pino JSON lines at this level. */
@@ -88,6 +92,8 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
   });
+  // An answer given before the body was read (413, 401, 415) waits, within bounds, until the client has sent it all.
+  app.addHook('onSend', drainUnreadBody({ maxBytes: c.config.bodyDrainBytes, timeoutMs: BODY_DRAIN_TIMEOUT_MS }));
 
   // Shutdown tells every open stream first (G8: a CONNECTION_ERROR frame; WebSockets: close 1001), before the
   // WebSocket plugin closes its sockets and the server waits for connections to end.
