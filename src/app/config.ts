@@ -36,6 +36,10 @@ export interface Config {
   webhookTimeoutMs: number;
   /** `MNEMO_EVENT_RETENTION_HOURS`: events (stream resume, webhook history) are kept this long, then pruned. */
   eventRetentionHours: number;
+  /** `MNEMO_MAX_STREAMS_PER_TENANT`: concurrent stream connections (SSE, WebSockets) of one tenant, all keys. */
+  maxStreamsPerTenant: number;
+  /** `MNEMO_MAX_STREAMS`: concurrent stream connections of this process. */
+  maxStreams: number;
 }
 
 export class ConfigError extends Error {
@@ -54,6 +58,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
   'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_BODY_DRAIN_BYTES',
+  'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -147,5 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowCidrs: cidrList(env, 'MNEMO_WEBHOOK_ALLOW_CIDRS'),
     webhookTimeoutMs: int(env, 'MNEMO_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
     eventRetentionHours: int(env, 'MNEMO_EVENT_RETENTION_HOURS', 168, 1, 24 * 366),
+    maxStreamsPerTenant: int(env, 'MNEMO_MAX_STREAMS_PER_TENANT', 50, 1, 1_000_000),
+    maxStreams: int(env, 'MNEMO_MAX_STREAMS', 1000, 1, 1_000_000),
   };
 }

@@ -78,10 +78,16 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
-    ...DEFAULT_REALTIME_SETTINGS, eventRetentionMs: config.eventRetentionHours * 3_600_000, ...overrides.realtime,
+    ...DEFAULT_REALTIME_SETTINGS,
+    eventRetentionMs: config.eventRetentionHours * 3_600_000,
+    maxConnectionsPerTenant: config.maxStreamsPerTenant,
+    maxConnections: config.maxStreams,
+    ...overrides.realtime,
   };
   const eventHub = createEventHub({ events: storage.events, pollMs: realtime.pollMs });
-  const streams = createConnectionRegistry({ maxPerKey: realtime.maxConnectionsPerKey });
+  const streams = createConnectionRegistry({
+    maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: realtime.maxConnectionsPerTenant, maxTotal: realtime.maxConnections,
+  });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
   const activity = createActivityTracker({ events: storage.events, clock, windowMs: realtime.activityWindowMs });
   const periodic = createPeriodicEvents({
