@@ -28,8 +28,14 @@ export interface Config {
   /** Enterprise tier's gateway limit per minute; null = unlimited (the spec's "custom"). */
   enterpriseRequestsPerMinute: number | null;
   shutdownTimeoutMs: number;
-  /** A search running longer answers a timeout error (G4: 408 SEARCH_TIMEOUT). */
+  /** A search running longer answers a timeout error (G4: 408 SEARCH_TIMEOUT), counted from the request's arrival. */
   searchTimeoutMs: number;
+  /** `MNEMO_MAX_CONCURRENT_SEARCHES`: searches running at once; more wait in line. */
+  maxConcurrentSearches: number;
+  /** `MNEMO_MAX_QUEUED_SEARCHES`: searches waiting for a slot; past it a search is 503 at once. */
+  maxQueuedSearches: number;
+  /** `MNEMO_MAX_EVENT_LOOP_DELAY_MS`: past this mean event-loop delay every request but health is 503; 0: off. */
+  maxEventLoopDelayMs: number;
   /** `MNEMO_WEBHOOK_ALLOW_CIDRS`: non-public ranges webhooks may still reach (normalised CIDRs; empty = none). */
   webhookAllowCidrs: string[];
   /** `MNEMO_WEBHOOK_TIMEOUT_MS`: one delivery attempt (connect, TLS, answer) may take this long; spec: 5 s. */
@@ -59,6 +65,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_BODY_DRAIN_BYTES',
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
+  'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -149,6 +156,9 @@ export function loadConfig(env: Env = process.env): Config {
     enterpriseRequestsPerMinute: enterpriseRaw ? int(env, 'MNEMO_ENTERPRISE_RATE_LIMIT', 0, 1, 1_000_000_000) : null,
     shutdownTimeoutMs: int(env, 'MNEMO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     searchTimeoutMs: int(env, 'MNEMO_SEARCH_TIMEOUT_MS', 10_000, 1, 600_000),
+    maxConcurrentSearches: int(env, 'MNEMO_MAX_CONCURRENT_SEARCHES', 16, 1, 10_000),
+    maxQueuedSearches: int(env, 'MNEMO_MAX_QUEUED_SEARCHES', 64, 0, 100_000),
+    maxEventLoopDelayMs: int(env, 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 600_000),
     webhookAllowCidrs: cidrList(env, 'MNEMO_WEBHOOK_ALLOW_CIDRS'),
     webhookTimeoutMs: int(env, 'MNEMO_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
     eventRetentionHours: int(env, 'MNEMO_EVENT_RETENTION_HOURS', 168, 1, 24 * 366),

@@ -7,6 +7,7 @@ import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
+import { createSearchAdmission } from '../core/search/search-admission.ts';
 import { createBatchService } from '../core/batch/batch.service.ts';
 import { createTopicService } from '../core/topics/topic.service.ts';
 import { createEmbeddingService } from '../core/embeddings/embedding.service.ts';
@@ -40,6 +41,9 @@ export interface ContainerOverrides {
 
 export type Container = ReturnType<typeof createContainer>;
 
+/** A search refused because too many are waiting is told to try again after this long (Retry-After). */
+const SEARCH_RETRY_AFTER_MS = 1000;
+
 /** Wires adapters into services: the composition root's one place for it. */
 export function createContainer(config: Config, overrides: ContainerOverrides = {}) {
   const clock = overrides.clock ?? systemClock;
@@ -61,6 +65,9 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   });
 
   const topics = createTopicService({ topics: storage.topics, memories: storage.memories, clock });
+  const searchAdmission = createSearchAdmission({
+    maxActive: config.maxConcurrentSearches, maxQueued: config.maxQueuedSearches, retryAfterMs: SEARCH_RETRY_AFTER_MS,
+  });
   const search = createSearchService({
     memories: storage.memories,
     searchLog: storage.searchLog,
@@ -69,6 +76,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     clock,
     timeoutMs: config.searchTimeoutMs,
     maxEmbedChars: config.maxEmbedChars,
+    admission: searchAdmission,
   });
 
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
@@ -118,6 +126,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     limits,
     memories,
     search,
+    searchAdmission,
     embeddings,
     topics,
     batch,
