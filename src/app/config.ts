@@ -23,19 +23,32 @@ export interface Config {
     | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
   maxContentBytes: number;
   bodyLimitBytes: number;
+  /** `MNEMO_BODY_DRAIN_BYTES`: an answer given before the body was read (e.g. 413) waits for the client to finish
+   * sending up to this many more bytes, so that it can read the answer; 0: answer and close at once. */
+  bodyDrainBytes: number;
   maxEmbedChars: number;
   logLevel: LogLevel;
   /** Enterprise tier's gateway limit per minute; null = unlimited (the spec's "custom"). */
   enterpriseRequestsPerMinute: number | null;
   shutdownTimeoutMs: number;
-  /** A search running longer answers a timeout error (G4: 408 SEARCH_TIMEOUT). */
+  /** A search running longer answers a timeout error (G4: 408 SEARCH_TIMEOUT), counted from the request's arrival. */
   searchTimeoutMs: number;
+  /** `MNEMO_MAX_CONCURRENT_SEARCHES`: searches running at once; more wait in line. */
+  maxConcurrentSearches: number;
+  /** `MNEMO_MAX_QUEUED_SEARCHES`: searches waiting for a slot; past it a search is 503 at once. */
+  maxQueuedSearches: number;
+  /** `MNEMO_MAX_EVENT_LOOP_DELAY_MS`: past this mean event-loop delay every request but health is 503; 0: off. */
+  maxEventLoopDelayMs: number;
   /** `MNEMO_WEBHOOK_ALLOW_CIDRS`: non-public ranges webhooks may still reach (normalised CIDRs; empty = none). */
   webhookAllowCidrs: string[];
   /** `MNEMO_WEBHOOK_TIMEOUT_MS`: one delivery attempt (connect, TLS, answer) may take this long; spec: 5 s. */
   webhookTimeoutMs: number;
   /** `MNEMO_EVENT_RETENTION_HOURS`: events (stream resume, webhook history) are kept this long, then pruned. */
   eventRetentionHours: number;
+  /** `MNEMO_MAX_STREAMS_PER_TENANT`: concurrent stream connections (SSE, WebSockets) of one tenant, all keys. */
+  maxStreamsPerTenant: number;
+  /** `MNEMO_MAX_STREAMS`: concurrent stream connections of this process. */
+  maxStreams: number;
 }
 
 export class ConfigError extends Error {
@@ -53,7 +66,9 @@ export const CONFIG_VARIABLES = [
   'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
   'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
   'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
-  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS',
+  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
+  'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
+  'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -139,13 +154,19 @@ export function loadConfig(env: Env = process.env): Config {
     embeddings,
     maxContentBytes,
     bodyLimitBytes,
+    bodyDrainBytes: int(env, 'MNEMO_BODY_DRAIN_BYTES', 64 * MIB, 0, 1024 * MIB),
     maxEmbedChars: int(env, 'MNEMO_MAX_EMBED_CHARS', 4000, 16, 1_000_000),
     logLevel: oneOf(env, 'MNEMO_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     enterpriseRequestsPerMinute: enterpriseRaw ? int(env, 'MNEMO_ENTERPRISE_RATE_LIMIT', 0, 1, 1_000_000_000) : null,
     shutdownTimeoutMs: int(env, 'MNEMO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     searchTimeoutMs: int(env, 'MNEMO_SEARCH_TIMEOUT_MS', 10_000, 1, 600_000),
+    maxConcurrentSearches: int(env, 'MNEMO_MAX_CONCURRENT_SEARCHES', 16, 1, 10_000),
+    maxQueuedSearches: int(env, 'MNEMO_MAX_QUEUED_SEARCHES', 64, 0, 100_000),
+    maxEventLoopDelayMs: int(env, 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 600_000),
     webhookAllowCidrs: cidrList(env, 'MNEMO_WEBHOOK_ALLOW_CIDRS'),
     webhookTimeoutMs: int(env, 'MNEMO_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
     eventRetentionHours: int(env, 'MNEMO_EVENT_RETENTION_HOURS', 168, 1, 24 * 366),
+    maxStreamsPerTenant: int(env, 'MNEMO_MAX_STREAMS_PER_TENANT', 50, 1, 1_000_000),
+    maxStreams: int(env, 'MNEMO_MAX_STREAMS', 1000, 1, 1_000_000),
   };
 }

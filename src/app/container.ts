@@ -6,6 +6,7 @@ import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
+import { createSearchAdmission } from '../core/search/search-admission.ts';
 import { createBatchService } from '../core/batch/batch.service.ts';
 import { createTopicService } from '../core/topics/topic.service.ts';
 import { createEmbeddingService } from '../core/embeddings/embedding.service.ts';
@@ -41,6 +42,9 @@ export interface ContainerOverrides {
 
 export type Container = ReturnType<typeof createContainer>;
 
+/** A search refused because too many are waiting is told to try again after this long (Retry-After). */
+const SEARCH_RETRY_AFTER_MS = 1000;
+
 /** Wires adapters into services: the composition root's one place for it. */
 export function createContainer(config: Config, overrides: ContainerOverrides = {}) {
   const clock = overrides.clock ?? systemClock;
@@ -64,6 +68,9 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   });
 
   const topics = createTopicService({ topics: storage.topics, memories: storage.memories, clock });
+  const searchAdmission = createSearchAdmission({
+    maxActive: config.maxConcurrentSearches, maxQueued: config.maxQueuedSearches, retryAfterMs: SEARCH_RETRY_AFTER_MS,
+  });
   const search = createSearchService({
     memories: storage.memories,
     searchLog: storage.searchLog,
@@ -72,6 +79,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     clock,
     timeoutMs: config.searchTimeoutMs,
     maxEmbedChars: config.maxEmbedChars,
+    admission: searchAdmission,
   });
 
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
@@ -81,10 +89,16 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
-    ...DEFAULT_REALTIME_SETTINGS, eventRetentionMs: config.eventRetentionHours * 3_600_000, ...overrides.realtime,
+    ...DEFAULT_REALTIME_SETTINGS,
+    eventRetentionMs: config.eventRetentionHours * 3_600_000,
+    maxConnectionsPerTenant: config.maxStreamsPerTenant,
+    maxConnections: config.maxStreams,
+    ...overrides.realtime,
   };
   const eventHub = createEventHub({ events: storage.events, pollMs: realtime.pollMs });
-  const streams = createConnectionRegistry({ maxPerKey: realtime.maxConnectionsPerKey });
+  const streams = createConnectionRegistry({
+    maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: realtime.maxConnectionsPerTenant, maxTotal: realtime.maxConnections,
+  });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
   const activity = createActivityTracker({ events: storage.events, clock, windowMs: realtime.activityWindowMs });
   const periodic = createPeriodicEvents({
@@ -116,6 +130,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     limits,
     memories,
     search,
+    searchAdmission,
     embeddings,
     topics,
     batch,

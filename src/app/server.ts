@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import underPressure from '@fastify/under-pressure';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { g1Routes, g1StoreAliasRoutes } from '../surfaces/g1/routes.ts';
@@ -29,13 +30,26 @@ import { createG7ErrorHandler } from '../surfaces/g7/errors.ts';
 import { g7AnalyticsStreamRoutes } from '../surfaces/g7/analytics-stream.routes.ts';
 import { requestObserver } from '../surfaces/http-kit/activity.ts';
 import { redactUrlCredentials } from '../surfaces/http-kit/log-redaction.ts';
+import { drainUnreadBody } from '../surfaces/http-kit/body-drain.ts';
+import { recordArrival } from '../surfaces/http-kit/arrival.ts';
+import { DomainError } from '../core/errors.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
 import { VERSION } from './version.ts';
 
+/** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
+const BODY_DRAIN_TIMEOUT_MS = 10_000;
+
+/** Event-loop pressure is answered with this Retry-After: at least the next measurement. */
+const PRESSURE_RETRY_AFTER_MS = 2000;
+/** Paths that answer even under pressure: health must say the process is alive. */
+const HEALTH_PATHS = new Set(['/health', '/api/v1/health']);
+
 export interface ServerOptions {
   /** false silences request logs (tests); otherwise pino JSON lines at this level. */
   logLevel: string | false;
+  /** How often the event-loop delay is measured for load shedding (ms); default 1000. */
+  pressureSampleMs?: number | undefined;
 }
 
 /** The HTTP server: every surface, docs and health, over one container. */
@@ -83,6 +97,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     return503OnClosing: true,
   });
   c.warnings.attach(app.log);
+  recordArrival(app);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted: anything else is a 415 in the surface's envelope, never parsed as text.
   app.removeContentTypeParser('text/plain');
@@ -90,6 +105,8 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
   });
+  // An answer given before the body was read (413, 401, 415) waits, within bounds, until the client has sent it all.
+  app.addHook('onSend', drainUnreadBody({ maxBytes: c.config.bodyDrainBytes, timeoutMs: BODY_DRAIN_TIMEOUT_MS }));
 
   // Shutdown tells every open stream first (G8: a CONNECTION_ERROR frame; WebSockets: close 1001), before the
   // WebSocket plugin closes its sockets and the server waits for connections to end.
@@ -99,6 +116,18 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   // After each answer: user.activity for authenticated callers, and the error rate of system.health.
   app.addHook('onResponse', requestObserver({ activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status) }));
 
+  // Load shedding: while the event loop lags past the limit, every request but health is refused at once with a
+  // 503 in its surface's envelope (the error handlers render OVERLOADED) rather than queuing behind the backlog.
+  if (c.config.maxEventLoopDelayMs > 0) {
+    await app.register(underPressure, {
+      maxEventLoopDelay: c.config.maxEventLoopDelayMs,
+      sampleInterval: options.pressureSampleMs,
+      pressureHandler: async (req) => {
+        if (HEALTH_PATHS.has(req.routeOptions.url ?? '')) return;
+        throw new DomainError('OVERLOADED', 'The server is overloaded; try again shortly', { retryAfterMs: PRESSURE_RETRY_AFTER_MS });
+      },
+    });
+  }
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await app.register(swagger, {
     openapi: {

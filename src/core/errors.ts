@@ -13,7 +13,9 @@ export type DomainErrorCode =
   | 'QUOTA_EXCEEDED'
   | 'EMBEDDING_FAILED'
   | 'TIMEOUT'
-  | 'CONFLICT';
+  | 'CONFLICT'
+  /** The server is too busy to take this on now (details.retryAfterMs says when to try again). */
+  | 'OVERLOADED';
 
 export interface FieldProblem {
   field: string;
@@ -24,6 +26,8 @@ export interface DomainErrorDetails {
   fields?: FieldProblem[];
   /** For RATE_LIMITED / QUOTA_EXCEEDED. */
   limit?: { limit: number; remaining: number; resetAt: Date; retryAfterMs: number; bucket: string };
+  /** For OVERLOADED. */
+  retryAfterMs?: number;
   /** Anything else a surface may render. */
   [key: string]: unknown;
 }

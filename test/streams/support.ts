@@ -1,6 +1,7 @@
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { WebSocket } from 'ws';
 import type { ContainerOverrides } from '../../src/app/container.ts';
+import type { ServerOptions } from '../../src/app/server.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
 
 /** A test app listening on 127.0.0.1 (a real socket, as streams need). */
@@ -9,8 +10,10 @@ export interface LiveApp extends TestApp {
   wsUrl: string;
 }
 
-export async function startLiveApp(overrides: ContainerOverrides = {}, env: Record<string, string> = {}): Promise<LiveApp> {
-  const t = await createTestApp({ overrides, env });
+export async function startLiveApp(
+  overrides: ContainerOverrides = {}, env: Record<string, string> = {}, server: Omit<ServerOptions, 'logLevel'> = {},
+): Promise<LiveApp> {
+  const t = await createTestApp({ overrides, env, server });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const address = t.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

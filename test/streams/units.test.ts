@@ -9,22 +9,43 @@ import { redactUrlCredentials } from '../../src/surfaces/http-kit/log-redaction.
 import { surfaceOfUrl } from '../../src/surfaces/http-kit/activity.ts';
 
 describe('connection registry', () => {
+  const conn = (shut: string[], id: string, keyId: string, tenantId = 't1') =>
+    ({ id, keyId, tenantId, kind: 'sse', shutdown: () => { shut.push(id); } });
+
   it('holds at most maxPerKey per key, frees on release, and shuts everything down', async () => {
-    const r = createConnectionRegistry({ maxPerKey: 2 });
+    const r = createConnectionRegistry({ maxPerKey: 2, maxPerTenant: 100, maxTotal: 100 });
     const shut: string[] = [];
-    const conn = (id: string, keyId: string) => ({ id, keyId, kind: 'sse', shutdown: () => { shut.push(id); } });
-    const a = r.acquire(conn('a', 'k1'));
-    const b = r.acquire(conn('b', 'k1'));
-    expect(r.acquire(conn('c', 'k1'))).toEqual({ ok: false, open: 2 });
-    expect(r.acquire(conn('d', 'k2')).ok).toBe(true);
+    const a = r.acquire(conn(shut, 'a', 'k1'));
+    const b = r.acquire(conn(shut, 'b', 'k1'));
+    expect(r.acquire(conn(shut, 'c', 'k1'))).toEqual({ ok: false, cap: 'key', open: 2 });
+    expect(r.acquire(conn(shut, 'd', 'k2')).ok).toBe(true);
     if (!a.ok || !b.ok) throw new Error('expected slots');
     a.release();
     a.release();
     expect(r.count('k1')).toBe(1);
-    expect(r.acquire(conn('e', 'k1')).ok).toBe(true);
+    expect(r.acquire(conn(shut, 'e', 'k1')).ok).toBe(true);
     await r.shutdown();
     expect(shut.sort()).toEqual(['b', 'd', 'e']);
-    expect(r.acquire(conn('f', 'k3')).ok).toBe(false);
+    expect(r.acquire(conn(shut, 'f', 'k3'))).toMatchObject({ ok: false, cap: 'closing' });
+  });
+
+  it('caps a tenant across its keys, and the process across tenants; releases free both', () => {
+    const r = createConnectionRegistry({ maxPerKey: 2, maxPerTenant: 3, maxTotal: 4 });
+    const shut: string[] = [];
+    const t1 = [r.acquire(conn(shut, 'a', 'k1')), r.acquire(conn(shut, 'b', 'k1')), r.acquire(conn(shut, 'c', 'k2'))];
+    expect(t1.every((s) => s.ok)).toBe(true);
+    expect(r.acquire(conn(shut, 'd', 'k3'))).toEqual({ ok: false, cap: 'tenant', open: 3 });
+    expect(r.countTenant('t1')).toBe(3);
+    // Another tenant gets the last slot of the process, then the process is full for everyone.
+    expect(r.acquire(conn(shut, 'e', 'k4', 't2')).ok).toBe(true);
+    expect(r.acquire(conn(shut, 'f', 'k5', 't3'))).toEqual({ ok: false, cap: 'process', open: 4 });
+    const first = t1[0]!;
+    if (!first.ok) throw new Error('expected a slot');
+    first.release();
+    first.release();
+    expect([r.size, r.countTenant('t1')]).toEqual([3, 2]);
+    expect(r.acquire(conn(shut, 'g', 'k5', 't3')).ok).toBe(true);
+    expect(r.acquire(conn(shut, 'h', 'k3'))).toMatchObject({ ok: false, cap: 'process' });
   });
 });
 

@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createContainer, type Container, type ContainerOverrides } from '../../src/app/container.ts';
-import { buildServer } from '../../src/app/server.ts';
+import { buildServer, type ServerOptions } from '../../src/app/server.ts';
 import type { Scope, Tier } from '../../src/core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../src/core/scope.ts';
 
@@ -21,13 +21,18 @@ export interface TestApp {
  * The real server (Fastify, SQLite file, services) driven through app.inject(); the hashing embedder
  * stands in for the model unless a test passes another.
  */
-export async function createTestApp(options: { env?: Record<string, string>; overrides?: ContainerOverrides } = {}): Promise<TestApp> {
+export async function createTestApp(
+  options: { env?: Record<string, string>; overrides?: ContainerOverrides; server?: Omit<ServerOptions, 'logLevel'> } = {},
+): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-test-'));
   // No test simulates power loss, and fsync at every commit (the default, `full`) makes the suite much slower; the
   // default itself is tested in test/storage and by the end-to-end tests, which run `npm start` as it ships.
-  const config = loadConfig({ MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', MNEMO_SQLITE_SYNCHRONOUS: 'normal', ...options.env });
+  // Load shedding on event-loop delay is off unless a test turns it on: a busy test machine would trip it anywhere.
+  const config = loadConfig({
+    MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', MNEMO_SQLITE_SYNCHRONOUS: 'normal', MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0', ...options.env,
+  });
   const container = createContainer(config, { embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides });
-  const app = await buildServer(container, { logLevel: false });
+  const app = await buildServer(container, { logLevel: false, ...options.server });
   await app.ready();
   return {
     app,

@@ -6,6 +6,7 @@ import type { MemoryRepository } from '../memories/memory.repository.ts';
 import type { Memory, MemoryFilter } from '../memories/memory.types.ts';
 import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
+import type { SearchAdmission } from './search-admission.ts';
 import type { SearchKind, SearchLogEntry, SearchLogRepository } from './search-log.ts';
 import type { EventRepository } from '../events/event.repository.ts';
 import { searchPerformed } from '../events/memory-events.ts';
@@ -15,6 +16,11 @@ export interface SearchContext {
   scope: Scope;
   userId: string;
   surface: string;
+  /**
+   * When the caller's request arrived (`performance.now()` time): the deadline counts from there, so time spent
+   * waiting (for a search slot, behind other work) counts too. Default: when the search is called.
+   */
+  arrivedAt?: number | undefined;
 }
 
 export interface ScoredHit {
@@ -86,9 +92,11 @@ export function createSearchService(deps: {
   events: Pick<EventRepository, 'append'>;
   embedder: Embedder;
   clock: Clock;
-  /** A search taking longer answers TIMEOUT. */
+  /** A search taking longer answers TIMEOUT, counted from the request's arrival. */
   timeoutMs: number;
   maxEmbedChars: number;
+  /** Bounds concurrent searches (every search waits for a slot); none: unbounded. */
+  admission?: SearchAdmission | undefined;
 }) {
   const { memories, searchLog, events, embedder, clock } = deps;
 
@@ -107,16 +115,26 @@ export function createSearchService(deps: {
     }
   }
 
-  /** Runs one search under the deadline and logs it. */
+  /**
+   * Runs one search under the deadline and logs it: it waits for a slot (OVERLOADED when the line is full), and the
+   * deadline — counted from the request's arrival — covers the wait as well as the search.
+   */
   async function run<T extends SearchOutcome>(ctx: SearchContext, kind: SearchKind, query: string, input: Common,
     work: () => Promise<T>): Promise<T> {
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
+    const timedOut = () => new DomainError('TIMEOUT', `Search took longer than ${deps.timeoutMs} ms`);
+    const left = (ctx.arrivedAt ?? started) + deps.timeoutMs - started;
+    if (left <= 0) throw timedOut();
+    const expiry = new AbortController();
+    const timer = setTimeout(() => expiry.abort(timedOut()), left);
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DomainError('TIMEOUT', `Search took longer than ${deps.timeoutMs} ms`)), deps.timeoutMs);
+      expiry.signal.addEventListener('abort', () => reject(expiry.signal.reason as Error), { once: true });
     });
+    deadline.catch(() => undefined); // also raced below; this only keeps an expiry while waiting from going unhandled
     try {
-      const outcome = await Promise.race([work(), deadline]);
+      const release = deps.admission ? await deps.admission.enter(expiry.signal) : () => undefined;
+      // The slot is held until the work really ends, even past the deadline: that bounds what actually runs.
+      const outcome = await Promise.race([work().finally(release), deadline]);
       const scores = outcome.hits.map((h) => h.score);
       const entry: SearchLogEntry = {
         scope: ctx.scope, userId: ctx.userId, surface: ctx.surface, kind, query,

@@ -11,6 +11,10 @@ export interface RealtimeSettings {
   timeUnitMs: number;
   /** Concurrent long-lived stream connections per API key (G8 SSE, G4 live search, G7 analytics stream). */
   maxConnectionsPerKey: number;
+  /** Concurrent stream connections per tenant, all its keys together (`MNEMO_MAX_STREAMS_PER_TENANT`). */
+  maxConnectionsPerTenant: number;
+  /** Concurrent stream connections of this process, every tenant (`MNEMO_MAX_STREAMS`). */
+  maxConnections: number;
   /** Events sent on one G8 connection per 60 time units; past it the connection gets RATE_LIMITED and closes. */
   maxEventsPerMinute: number;
   /** An open stream re-checks its key (revoked, expired) every this many time units, and before sending events. */
@@ -33,6 +37,8 @@ export interface RealtimeSettings {
 export const DEFAULT_REALTIME_SETTINGS: RealtimeSettings = {
   timeUnitMs: 1000,
   maxConnectionsPerKey: 5,
+  maxConnectionsPerTenant: 50,
+  maxConnections: 1000,
   maxEventsPerMinute: 1000,
   keyCheckSeconds: 5,
   heartbeatDefaultSeconds: 30,

@@ -31,6 +31,7 @@ function fromDomain(e: DomainError): G1Error {
     case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; nothing was written', details };
     case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
     case 'TIMEOUT': return { status: 408, code: 'SEARCH_TIMEOUT', message: e.message, details };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
   }
 }
 

@@ -89,7 +89,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     const tagList = Array.isArray(b.tags) ? b.tags : splitList(b.tags);
     const filter = { types: b.type ? [b.type] : undefined, tagsAny: tagList && tagList.length > 0 ? tagList : undefined };
     const { hits, total } = await deps.search.semantic(
-      { scope: scopeOf(req), userId: principal.userId, surface: 'g1' },
+      { scope: scopeOf(req), userId: principal.userId, surface: 'g1', arrivedAt: req.arrivedAt },
       { query: b.query, limit: b.limit, threshold: b.threshold, filter, logFilters: { type: b.type, tags: tagList } },
     );
     return { success: true as const, data: { results: hits.map(toSearchItem), total, query: b.query, threshold: b.threshold } };

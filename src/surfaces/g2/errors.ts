@@ -84,6 +84,7 @@ function fromDomain(e: DomainError, req: FastifyRequest): G2Error {
     case 'EMBEDDING_FAILED':
     case 'TIMEOUT':
       return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; nothing was written. Try again later', details: {} };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details: {} };
   }
 }
 

@@ -23,6 +23,7 @@ export function fromDomain(e: DomainError): G3Error {
     case 'RATE_LIMITED':
     case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
     case 'TIMEOUT': return { status: 408, code: 'SEARCH_TIMEOUT', message: e.message, details };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
     case 'EMBEDDING_FAILED':
       return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; try again later', details };
   }

@@ -41,7 +41,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
   /** The principal (with `memories:read`) and the search context for a workspace. */
   const contextOf = (req: FastifyRequest, workspace: string): SearchContext => {
     const principal = requirePrincipal(req);
-    return { scope: scopeOf(req, workspace), userId: principal.userId, surface: 'g3' };
+    return { scope: scopeOf(req, workspace), userId: principal.userId, surface: 'g3', arrivedAt: req.arrivedAt };
   };
   const authorize = (req: FastifyRequest): void => requireScope(requirePrincipal(req), 'memories:read');
 

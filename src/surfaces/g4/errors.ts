@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
-import { retryAfterSeconds, setRateLimitHeaders } from '../http-kit/auth.ts';
+import { setRetryHeaders } from '../http-kit/error-handler.ts';
 import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
 
 /**
@@ -73,6 +73,7 @@ function fromDomain(e: DomainError): G4Error {
     case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMIT_EXCEEDED', message: e.message, details };
     case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable', details };
     case 'TIMEOUT': return { status: 408, code: 'SEARCH_TIMEOUT', message: e.message, details };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
   }
 }
 
@@ -94,11 +95,7 @@ export function createG4ErrorHandler(clock: Clock) {
       e = { status: error.status, code: error.code, message: error.message, details: error.details };
     } else if (isDomainError(error)) {
       e = fromDomain(error);
-      const limit = error.details.limit;
-      if (limit) {
-        reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
-        setRateLimitHeaders(reply, limit);
-      }
+      setRetryHeaders(reply, error);
     } else {
       const problem = classifyRequestError(error);
       if (problem) e = fromRequestProblem(problem);

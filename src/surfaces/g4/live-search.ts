@@ -8,7 +8,8 @@ import { prefixedId } from '../../core/ids.ts';
 import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN, type Scope } from '../../core/scope.ts';
 import { newConnectionId } from '../../core/streams/connection-registry.ts';
 import type { Tail } from '../../core/streams/event-hub.ts';
-import { authenticateSocket, closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
+import { authenticateSocket, closeWith, readWsCredential, refuseSocket, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
+import { streamRefusal } from '../http-kit/stream-refusal.ts';
 import { contentPreview, roundScore } from './mappers.ts';
 import { MAX_FILTER_TAGS, MAX_QUERY_CHARS } from './schemas.ts';
 import type { G4StreamDeps } from './stream.routes.ts';
@@ -106,14 +107,11 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
 
   const connectionId = newConnectionId();
   const slot = deps.streams.acquire({
-    id: connectionId, keyId: principal.keyId, kind: 'search-live',
+    id: connectionId, keyId: principal.keyId, tenantId: principal.tenantId, kind: 'search-live',
     shutdown: () => closeWith(socket, WS_CLOSE.goingAway, 'server shutting down'),
   });
   if (!slot.ok) {
-    const message = deps.streams.closing ? 'The server is shutting down'
-      : `Too many connections: at most ${deps.realtime.maxConnectionsPerKey} concurrent streams per API key`;
-    sendJson(socket, { type: 'error', code: deps.streams.closing ? 'CONNECTION_ERROR' : 'RATE_LIMITED', message, retry_after: deps.streams.closing ? 5000 : 60000 });
-    closeWith(socket, deps.streams.closing ? WS_CLOSE.goingAway : WS_CLOSE.tryAgainLater, message);
+    refuseSocket(socket, streamRefusal(slot.cap, deps.realtime));
     return;
   }
   void deps.activity?.touch({ scope, userId: principal.userId, keyId: principal.keyId, surface: 'g4' })

@@ -125,7 +125,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const offset = q.offset ?? DEFAULTS.offset;
     const threshold = q.similarity_threshold ?? DEFAULTS.threshold;
     const outcome = await deps.search.semantic(
-      { scope: scope as Scope, userId: principal.userId, surface: 'g4' },
+      { scope: scope as Scope, userId: principal.userId, surface: 'g4', arrivedAt: req.arrivedAt },
       {
         query: q.q, limit: limit + offset, threshold, filter,
         logFilters: {
@@ -188,7 +188,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const offset = b.offset ?? DEFAULTS.offset;
     const threshold = b.similarity_threshold ?? DEFAULTS.threshold;
     const outcome = await deps.search.byVector(
-      { scope: scope as Scope, userId: principal.userId, surface: 'g4' },
+      { scope: scope as Scope, userId: principal.userId, surface: 'g4', arrivedAt: req.arrivedAt },
       {
         vector: b.vector, limit: limit + offset, threshold,
         filter: { tagsAny: tagList, metadata },

@@ -111,7 +111,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
     const limit = q.limit ?? DEFAULTS.limit;
     const threshold = q.similarity_threshold ?? DEFAULTS.threshold;
     const outcome = await deps.search.semantic(
-      { scope, userId: principal.userId, surface: 'g4' },
+      { scope, userId: principal.userId, surface: 'g4', arrivedAt: req.arrivedAt },
       {
         query: q.q, limit, threshold, filter,
         logFilters: { tags: tagList, created_after: q.created_after, created_before: q.created_before, metadata_filter: filter.metadata, limit, stream: true },

@@ -108,6 +108,7 @@ function fromDomain(e: DomainError, req: FastifyRequest): Rendered {
     case 'EMBEDDING_FAILED':
     case 'TIMEOUT':
       return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; try again later', details: { reason: 'embedding_unavailable' } };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details: { reason: 'overloaded' } };
     // Not produced by the embeddings route; rendered sensibly all the same.
     case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: e.message, details: { reason: 'not_found' } };
     case 'AMBIGUOUS_ID':

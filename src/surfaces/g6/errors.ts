@@ -26,6 +26,7 @@ function fromDomain(e: DomainError): G6Error {
     case 'QUOTA_EXCEEDED':
       return { status: 429, code: 'RATE_LIMITED', message: e.message, details: limit ? { limit: limit.limit, remaining: limit.remaining, reset_at: limit.resetAt.toISOString() } : {} };
     case 'VALIDATION_FAILED': return { status: 400, code: 'INVALID_BATCH_REQUEST', message: e.message, details: { fields } };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details: { reason: 'overloaded' } };
     default: return { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: {} };
   }
 }

@@ -117,7 +117,7 @@ const memoryWire = (m: Memory) => ({
 /** Domain codes as G6 shows them inside an operation's error. */
 const WIRE_CODES: Record<string, string> = {
   VALIDATION_FAILED: 'VALIDATION_ERROR', NOT_FOUND: 'MEMORY_NOT_FOUND', TIMEOUT: 'SEARCH_TIMEOUT',
-  UNAUTHENTICATED: 'UNAUTHORIZED', EMBEDDING_FAILED: 'EMBEDDING_FAILED',
+  UNAUTHENTICATED: 'UNAUTHORIZED', EMBEDDING_FAILED: 'EMBEDDING_FAILED', OVERLOADED: 'SERVICE_UNAVAILABLE',
 };
 
 export function toResultEntry(o: OpOutcome) {

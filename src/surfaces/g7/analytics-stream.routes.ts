@@ -8,7 +8,8 @@ import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
-import { authenticateSocket, closeWith, readWsCredential, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
+import { authenticateSocket, closeWith, readWsCredential, refuseSocket, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
+import { streamRefusal } from '../http-kit/stream-refusal.ts';
 import { createG7ErrorHandler, G7HttpError } from './errors.ts';
 
 export interface G7StreamDeps {
@@ -70,15 +71,11 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
     }
 
     const slot = deps.streams.acquire({
-      id: newConnectionId(), keyId: principal.keyId, kind: 'analytics',
+      id: newConnectionId(), keyId: principal.keyId, tenantId: principal.tenantId, kind: 'analytics',
       shutdown: () => closeWith(socket, WS_CLOSE.goingAway, 'server shutting down'),
     });
     if (!slot.ok) {
-      const closing = deps.streams.closing;
-      const message = closing ? 'The server is shutting down'
-        : `Too many connections: at most ${deps.realtime.maxConnectionsPerKey} concurrent streams per API key`;
-      sendJson(socket, { type: 'error', code: closing ? 'CONNECTION_ERROR' : 'RATE_LIMITED', message, retry_after: closing ? 5000 : 60000 });
-      closeWith(socket, closing ? WS_CLOSE.goingAway : WS_CLOSE.tryAgainLater, message);
+      refuseSocket(socket, streamRefusal(slot.cap, deps.realtime));
       return;
     }
     const header = req.headers['x-workspace-id'];

@@ -28,6 +28,7 @@ function fromDomain(e: DomainError): G7Error {
     case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details: {} };
     case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: e.message, details: {} };
     case 'TIMEOUT': return { status: 504, code: 'TIMEOUT', message: e.message, details: {} };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details: {} };
     default: return { status: 400, code: 'BAD_REQUEST', message: e.message, details: {} };
   }
 }

@@ -31,6 +31,7 @@ function fromDomain(e: DomainError): G8Error {
     case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
     case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
     case 'TIMEOUT': return { status: 504, code: 'TIMEOUT', message: e.message, details };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
   }
 }
 

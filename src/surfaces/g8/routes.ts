@@ -14,6 +14,7 @@ import { createRateWindow } from '../../core/streams/rate-window.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authGuard, readCredential, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
+import { streamRefusal } from '../http-kit/stream-refusal.ts';
 import { createG8ErrorHandler, G8HttpError } from './errors.ts';
 import { parseStreamParams } from './params.ts';
 
@@ -29,13 +30,10 @@ export interface G8Deps extends AuthDeps {
 
 type StreamError = { code: string; message: string; retry_after: number };
 
-/** The `error` frames of the spec's table. */
-export const streamErrors = (s: Pick<RealtimeSettings, 'maxConnectionsPerKey' | 'maxEventsPerMinute'>) => ({
+/** The `error` frames of the spec's table; "too many connections" comes from http-kit's streamRefusal. */
+export const streamErrors = (s: Pick<RealtimeSettings, 'maxEventsPerMinute'>) => ({
   connection: { code: 'CONNECTION_ERROR', message: 'The server is shutting down; reconnect with Last-Event-ID', retry_after: 5000 },
   auth: { code: 'AUTH_ERROR', message: 'Invalid API key: it has been revoked or has expired', retry_after: 0 },
-  tooManyConnections: {
-    code: 'RATE_LIMITED', message: `Too many connections: at most ${s.maxConnectionsPerKey} concurrent streams per API key`, retry_after: 60000,
-  },
   tooManyEvents: {
     code: 'RATE_LIMITED', retry_after: 60000,
     message: `Too many events: at most ${s.maxEventsPerMinute} per minute on one connection; reconnect with Last-Event-ID after retry_after`,
@@ -143,7 +141,9 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
       if (error) void sse.send({ event: 'error', data: error });
       sse.end();
     };
-    const slot = deps.streams.acquire({ id: c.connectionId, keyId: c.principal.keyId, kind: 'sse', shutdown: () => finish(STREAM_ERRORS.connection) });
+    const slot = deps.streams.acquire({
+      id: c.connectionId, keyId: c.principal.keyId, tenantId: c.principal.tenantId, kind: 'sse', shutdown: () => finish(STREAM_ERRORS.connection),
+    });
     sse.onClose(() => {
       ending = true;
       for (const t of timers) clearInterval(t);
@@ -151,7 +151,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
       if (slot.ok) slot.release();
     });
     if (!slot.ok) {
-      finish(deps.streams.closing ? STREAM_ERRORS.connection : STREAM_ERRORS.tooManyConnections);
+      finish(slot.cap === 'closing' ? STREAM_ERRORS.connection : streamRefusal(slot.cap, s));
       return;
     }
 

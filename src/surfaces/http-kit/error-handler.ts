@@ -17,16 +17,22 @@ export interface SurfaceErrors<E> {
   send: (e: E, req: FastifyRequest, reply: FastifyReply) => FastifyReply;
 }
 
+/** Retry-After (and X-RateLimit-*) for a domain error that says when to try again: a limit hit, or an overload. */
+export function setRetryHeaders(reply: FastifyReply, error: DomainError): void {
+  const limit = error.details.limit;
+  if (limit) {
+    reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
+    setRateLimitHeaders(reply, limit);
+  }
+  if (error.code === 'OVERLOADED') reply.header('Retry-After', retryAfterSeconds(error.details.retryAfterMs ?? 1000));
+}
+
 export function createSurfaceErrorHandler<E extends object>(surface: SurfaceErrors<E>) {
   return (error: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply => {
     let e: E | null = surface.fromOwn?.(error, req) ?? null;
     if (e === null && isDomainError(error)) {
       e = surface.fromDomain(error, req);
-      const limit = error.details.limit;
-      if (limit) {
-        reply.header('Retry-After', retryAfterSeconds(limit.retryAfterMs));
-        setRateLimitHeaders(reply, limit);
-      }
+      setRetryHeaders(reply, error);
     }
     if (e === null) {
       const problem = classifyRequestError(error);

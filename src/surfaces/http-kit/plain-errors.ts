@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDomainError } from '../../core/errors.ts';
+import { setRetryHeaders } from './error-handler.ts';
 import { classifyRequestError } from './request-problems.ts';
 
 export type ErrorHandler = (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => FastifyReply | Promise<FastifyReply>;
@@ -7,6 +9,13 @@ const STATUS = { validation: 400, malformed_json: 400, unsupported_media_type: 4
 
 /** Errors outside every surface (unknown paths, docs, health): a plain JSON error, never HTML and never a 500 for bad input. */
 export const plainErrorHandler: ErrorHandler = (error, req, reply) => {
+  if (isDomainError(error) && error.code === 'OVERLOADED') {
+    setRetryHeaders(reply, error);
+    return reply.status(503).send({
+      success: false,
+      error: { code: 'SERVICE_UNAVAILABLE', message: error.message, details: [], request_id: req.id, timestamp: new Date().toISOString() },
+    });
+  }
   const problem = classifyRequestError(error);
   if (!problem) req.log.error({ err: error }, 'unhandled error');
   return reply.status(problem ? STATUS[problem.kind] : 500).send({

@@ -49,6 +49,7 @@ function fromDomain(e: DomainError, req: FastifyRequest, style: CredentialStyle)
     case 'RATE_LIMITED':
     case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
     case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
+    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
     default: return INTERNAL;
   }
 }

@@ -5,6 +5,7 @@ import type { Principal, Scope as ApiScope } from '../../core/api-keys/api-key.t
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { isDomainError } from '../../core/errors.ts';
 import { readCredential } from './auth.ts';
+import type { StreamRefusal } from './stream-refusal.ts';
 
 /** WebSocket close codes used by the real-time surfaces (RFC 6455 §7.4.1). */
 export const WS_CLOSE = {
@@ -42,6 +43,12 @@ export function closeWith(socket: WebSocket, code: number, reason: string): void
   let r = reason;
   while (Buffer.byteLength(r) > 123) r = r.slice(0, -1);
   socket.close(code, r);
+}
+
+/** Refuses a stream: the error message, then close 1001 (shutting down) or 1013 (a connection cap: try again later). */
+export function refuseSocket(socket: WebSocket, refusal: StreamRefusal): void {
+  sendJson(socket, { type: 'error', ...refusal });
+  closeWith(socket, refusal.code === 'CONNECTION_ERROR' ? WS_CLOSE.goingAway : WS_CLOSE.tryAgainLater, refusal.message);
 }
 
 /**
