@@ -30,6 +30,11 @@ export interface FuzzOptions {
   /** Only routes whose name contains this text. */
   only?: string;
   onCase?: (route: string) => void;
+  /**
+   * Called after a hang. Without it the run goes on (in process nothing else can be done); with it, the route's
+   * remaining cases are skipped and the caller may replace the server (the target's fields) before the next route.
+   */
+  onHang?: () => Promise<void>;
 }
 
 export interface Failure {
@@ -47,6 +52,8 @@ export interface RouteReport {
   ms: number;
   statuses: Record<string, number>;
   failures: Failure[];
+  /** Cases not sent because the route hung before them. */
+  skipped: number;
 }
 
 /** Each route gets its own seed, derived from the run's, so filtering routes never changes a route's cases. */
@@ -102,6 +109,7 @@ async function runCases(route: string, cases: FuzzCase[], run: Runner, o: FuzzOp
   const started = performance.now();
   const statuses: Record<string, number> = {};
   const failures: Failure[] = [];
+  let skipped = 0;
   for (const [index, c] of cases.entries()) {
     let problems: string[];
     let answer = '';
@@ -117,8 +125,14 @@ async function runCases(route: string, cases: FuzzCase[], run: Runner, o: FuzzOp
     }
     if (problems.length > 0) failures.push({ route, seed: o.seed, index, problems, request: describeCase(c, label), answer });
     o.onCase?.(route);
+    if (o.onHang && problems.some((p) => p.startsWith('hang'))) {
+      skipped = cases.length - index - 1;
+      for (let i = 0; i < skipped; i++) o.onCase?.(route);
+      await o.onHang();
+      break;
+    }
   }
-  return { route, cases: cases.length, ms: performance.now() - started, statuses, failures };
+  return { route, cases: cases.length - skipped, ms: performance.now() - started, statuses, failures, skipped };
 }
 
 const sample = (arb: fc.Arbitrary<FuzzCase>, seed: number, n: number) => fc.sample(arb, { seed, numRuns: n });
@@ -126,13 +140,12 @@ const sample = (arb: fc.Arbitrary<FuzzCase>, seed: number, n: number) => fc.samp
 /** Every HTTP operation of the document: `o.cases` requests each, one after another. */
 export async function fuzzHttpRoutes(target: Target, o: FuzzOptions): Promise<RouteReport[]> {
   const sizes = o.sizes ?? (() => FULL_SIZES);
-  const ctx = contextFor(target, sizes);
-  const label = keyLabeller(target.keys);
   const reports: RouteReport[] = [];
   for (const op of routesOf(target, o.only).http) {
     const route = routeName(op);
-    const cases = sample(casesFor(op, ctx), routeSeed(o.seed, route), o.cases);
-    reports.push(await runCases(route, cases, (c) => target.send(c.request, o.timeBoundMs * 3), o, label));
+    // Keys and ids are read per route: after a hang the caller may have replaced the server.
+    const cases = sample(casesFor(op, contextFor(target, sizes)), routeSeed(o.seed, route), o.cases);
+    reports.push(await runCases(route, cases, (c) => target.send(c.request, o.timeBoundMs * 3), o, keyLabeller(target.keys)));
   }
   return reports;
 }
@@ -140,19 +153,17 @@ export async function fuzzHttpRoutes(target: Target, o: FuzzOptions): Promise<Ro
 /** The SSE routes of the document and the WebSocket routes it hides, over real connections. */
 export async function fuzzStreamRoutes(target: Target, o: FuzzOptions): Promise<RouteReport[]> {
   const sizes = o.sizes ?? (() => FULL_SIZES);
-  const ctx = contextFor(target, sizes);
-  const label = keyLabeller(target.keys);
   const routes = routesOf(target, o.only);
   const reports: RouteReport[] = [];
   for (const op of routes.sse) {
     const route = routeName(op);
-    const cases = sample(casesFor(op, ctx), routeSeed(o.seed, route), o.cases);
-    reports.push(await runCases(route, cases, (c) => fuzzSseCase(target.baseUrl, c, o.timeBoundMs), o, label));
+    const cases = sample(casesFor(op, contextFor(target, sizes)), routeSeed(o.seed, route), o.cases);
+    reports.push(await runCases(route, cases, (c) => fuzzSseCase(target.baseUrl, c, o.timeBoundMs), o, keyLabeller(target.keys)));
   }
   for (const route of routes.ws) {
     const op = WS_ROUTES[route]!(target.keys);
-    const cases = sample(casesFor(op, ctx), routeSeed(o.seed, route), o.cases);
-    reports.push(await runCases(route, cases, (c) => fuzzWsCase(target.baseUrl, c, o.timeBoundMs), o, label));
+    const cases = sample(casesFor(op, contextFor(target, sizes)), routeSeed(o.seed, route), o.cases);
+    reports.push(await runCases(route, cases, (c) => fuzzWsCase(target.baseUrl, c, o.timeBoundMs), o, keyLabeller(target.keys)));
   }
   return reports;
 }
@@ -161,7 +172,7 @@ export async function fuzzStreamRoutes(target: Target, o: FuzzOptions): Promise<
 export function formatFailures(reports: RouteReport[], limitPerRoute = 5): string {
   const lines: string[] = [];
   for (const r of reports.filter((x) => x.failures.length > 0)) {
-    lines.push(`${r.route}: ${r.failures.length} of ${r.cases} cases failed`);
+    lines.push(`${r.route}: ${r.failures.length} of ${r.cases} cases failed${r.skipped > 0 ? ` (then ${r.skipped} skipped after a hang)` : ''}`);
     for (const f of r.failures.slice(0, limitPerRoute)) {
       lines.push(`  case #${f.index} (seed ${f.seed}): ${f.problems.join('; ')}`, `  ${f.request.replaceAll('\n', '\n  ')}`);
       if (f.answer) lines.push(`  answer: ${f.answer.replaceAll('\n', '\\n')}`);

@@ -29,40 +29,64 @@ async function startTarget() {
     child.once('exit', (code) => reject(new Error(`fuzz target exited with ${code} before listening`)));
   });
   const { url, keys } = JSON.parse(line) as { url: string; keys: FuzzKeys };
-  return { url, keys, stop: () => new Promise<void>((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); }) };
+  return {
+    url, keys,
+    // A server stuck in a busy loop cannot run its SIGTERM handler: kill it.
+    stop: (force = false) => new Promise<void>((r) => {
+      if (child.exitCode !== null) return r();
+      child.once('exit', () => r());
+      child.kill(force ? 'SIGKILL' : 'SIGTERM');
+    }),
+  };
+}
+
+/** A fresh server with its fixtures, and the control tenant's data as it starts. */
+async function prepare() {
+  const server = await startTarget();
+  const send = httpTransport(server.url);
+  const openapi = await (await fetch(`${server.url}/openapi.json`)).json() as unknown;
+  const ids = await seedFixtures(send, server.keys);
+  const target: Target = { send, baseUrl: server.url, keys: server.keys, ids, openapi };
+  return { server, target, before: await controlSnapshot(send, server.keys, ids) };
 }
 
 async function run(o: Options): Promise<number> {
-  const server = await startTarget();
+  let current = await prepare();
+  const { target } = current;
+  let restarts = 0;
+  // After a hang the server may stay busy for minutes: replace it (the control check then covers the new one).
+  const onHang = async () => {
+    await current.server.stop(true);
+    current = await prepare();
+    Object.assign(target, current.target);
+    restarts++;
+  };
   try {
-    const send = httpTransport(server.url);
-    const openapi = await (await fetch(`${server.url}/openapi.json`)).json() as unknown;
-    const ids = await seedFixtures(send, server.keys);
-    const target: Target = { send, baseUrl: server.url, keys: server.keys, ids, openapi };
-    const before = await controlSnapshot(send, server.keys, ids);
     const routes = routesOf(target, o.route);
     const total = (routes.http.length + routes.sse.length + routes.ws.length) * o.cases;
     log(`mnemo fuzz: seed ${o.seed}, ${o.cases} cases per route, ${total} in all${o.route ? ` (routes matching "${o.route}")` : ''}`);
     const bar = phase('fuzz', total, 'cases');
     const sizes = (route: string) => (o.boundTokens && TOKEN_COUNTING_ROUTES.has(route) ? { ...FULL_SIZES, longString: 512 } : FULL_SIZES);
-    const common = { cases: o.cases, seed: o.seed, timeBoundMs: o.timeBound, sizes, only: o.route, onCase: () => bar.increment() };
+    const common = { cases: o.cases, seed: o.seed, timeBoundMs: o.timeBound, sizes, only: o.route, onCase: () => bar.increment(), onHang };
     const reports: RouteReport[] = [...await fuzzHttpRoutes(target, common), ...await fuzzStreamRoutes(target, common)];
     bar.stop();
 
-    const after = await controlSnapshot(send, server.keys, ids);
-    const controlChanged = JSON.stringify(after) !== JSON.stringify(before);
+    const after = await controlSnapshot(target.send, target.keys, target.ids);
+    const controlChanged = JSON.stringify(after) !== JSON.stringify(current.before);
     process.stdout.write('| route | cases | time (s) | answers | failures |\n|---|---|---|---|---|\n');
     for (const r of reports) {
       const statuses = Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
-      process.stdout.write(`| ${r.route} | ${r.cases} | ${(r.ms / 1000).toFixed(1)} | ${statuses} | ${r.failures.length} |\n`);
+      const skipped = r.skipped > 0 ? ` (+${r.skipped} skipped after a hang)` : '';
+      process.stdout.write(`| ${r.route} | ${r.cases}${skipped} | ${(r.ms / 1000).toFixed(1)} | ${statuses} | ${r.failures.length} |\n`);
     }
+    if (restarts > 0) process.stdout.write(`\nThe server hung and was replaced ${restarts} time(s).\n`);
     const failed = reports.filter((r) => r.failures.length > 0);
     if (failed.length > 0) process.stdout.write(`\n${formatFailures(reports, o.failures)}\n`);
     process.stdout.write(`\ncontrol tenant's data: ${controlChanged ? 'CHANGED' : 'unchanged'}\n`);
     process.stdout.write(`seed ${o.seed}: ${failed.length === 0 && !controlChanged ? 'no failure' : `${failed.reduce((n, r) => n + r.failures.length, 0)} failing cases`}\n`);
     return failed.length === 0 && !controlChanged ? 0 : 1;
   } finally {
-    await server.stop();
+    await current.server.stop();
   }
 }
 

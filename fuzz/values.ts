@@ -54,6 +54,8 @@ export function hostileJson(sizes: Sizes): fc.Arbitrary<RawJson> {
   const sized = fc.constantFrom(
     () => raw(quote('a'.repeat(sizes.longString)), `"a"×${sizes.longString}`),
     () => raw(quote(base62(sizes.longString)), `base62×${sizes.longString}`),
+    // Just under the common 10 000-character limits, so that it gets past them.
+    () => raw(quote('b'.repeat(Math.min(9_000, sizes.longString))), `"b"×${Math.min(9_000, sizes.longString)}`),
     () => raw(quote('\u00e9'.repeat(sizes.longString / 2)), `"é"×${sizes.longString / 2}`),
     () => raw(quote('💩'.repeat(sizes.longString / 4)), `"💩"×${sizes.longString / 4}`),
     () => raw(`${'['.repeat(sizes.depth)}${']'.repeat(sizes.depth)}`, `[…] nested ${sizes.depth} deep`),
