@@ -1,0 +1,108 @@
+/**
+ * `npm run fuzz`: the schema-driven fuzz of every route (the test suite runs the same engine with 200 cases per
+ * route and bounded sizes). The server runs in a child process; `--help` lists the options.
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
+import { log, phase } from '../bench/lib/progress.ts';
+import { formatFailures, fuzzHttpRoutes, fuzzStreamRoutes, routesOf, TOKEN_COUNTING_ROUTES, type RouteReport, type Target } from './engine.ts';
+import { controlSnapshot, seedFixtures, type FuzzKeys } from './fixtures.ts';
+import { httpTransport } from './transport.ts';
+import { FULL_SIZES } from './values.ts';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+interface Options { cases: number; seed: number; route?: string; timeBound: number; boundTokens: boolean; failures: number }
+
+const whole = (min: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`use a whole number >= ${min}`);
+  return n;
+};
+
+async function startTarget() {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'fuzz/target.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`fuzz target exited with ${code} before listening`)));
+  });
+  const { url, keys } = JSON.parse(line) as { url: string; keys: FuzzKeys };
+  return {
+    url, keys,
+    // A server stuck in a busy loop cannot run its SIGTERM handler: kill it.
+    stop: (force = false) => new Promise<void>((r) => {
+      if (child.exitCode !== null) return r();
+      child.once('exit', () => r());
+      child.kill(force ? 'SIGKILL' : 'SIGTERM');
+    }),
+  };
+}
+
+/** A fresh server with its fixtures, and the control tenant's data as it starts. */
+async function prepare() {
+  const server = await startTarget();
+  const send = httpTransport(server.url);
+  const openapi = await (await fetch(`${server.url}/openapi.json`)).json() as unknown;
+  const ids = await seedFixtures(send, server.keys);
+  const target: Target = { send, baseUrl: server.url, keys: server.keys, ids, openapi };
+  return { server, target, before: await controlSnapshot(send, server.keys, ids) };
+}
+
+async function run(o: Options): Promise<number> {
+  let current = await prepare();
+  const { target } = current;
+  let restarts = 0;
+  // After a hang the server may stay busy for minutes: replace it (the control check then covers the new one).
+  const onHang = async () => {
+    await current.server.stop(true);
+    current = await prepare();
+    Object.assign(target, current.target);
+    restarts++;
+  };
+  try {
+    const routes = routesOf(target, o.route);
+    const total = (routes.http.length + routes.sse.length + routes.ws.length) * o.cases;
+    log(`mnemo fuzz: seed ${o.seed}, ${o.cases} cases per route, ${total} in all${o.route ? ` (routes matching "${o.route}")` : ''}`);
+    const bar = phase('fuzz', total, 'cases');
+    const sizes = (route: string) => (o.boundTokens && TOKEN_COUNTING_ROUTES.has(route) ? { ...FULL_SIZES, longString: 512 } : FULL_SIZES);
+    const common = { cases: o.cases, seed: o.seed, timeBoundMs: o.timeBound, sizes, only: o.route, onCase: () => bar.increment(), onHang };
+    const reports: RouteReport[] = [...await fuzzHttpRoutes(target, common), ...await fuzzStreamRoutes(target, common)];
+    bar.stop();
+
+    const after = await controlSnapshot(target.send, target.keys, target.ids);
+    const controlChanged = JSON.stringify(after) !== JSON.stringify(current.before);
+    process.stdout.write('| route | cases | time (s) | answers | failures |\n|---|---|---|---|---|\n');
+    for (const r of reports) {
+      const statuses = Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
+      const skipped = r.skipped > 0 ? ` (+${r.skipped} skipped after a hang)` : '';
+      process.stdout.write(`| ${r.route} | ${r.cases}${skipped} | ${(r.ms / 1000).toFixed(1)} | ${statuses} | ${r.failures.length} |\n`);
+    }
+    if (restarts > 0) process.stdout.write(`\nThe server hung and was replaced ${restarts} time(s).\n`);
+    const failed = reports.filter((r) => r.failures.length > 0);
+    if (failed.length > 0) process.stdout.write(`\n${formatFailures(reports, o.failures)}\n`);
+    process.stdout.write(`\ncontrol tenant's data: ${controlChanged ? 'CHANGED' : 'unchanged'}\n`);
+    process.stdout.write(`seed ${o.seed}: ${failed.length === 0 && !controlChanged ? 'no failure' : `${failed.reduce((n, r) => n + r.failures.length, 0)} failing cases`}\n`);
+    return failed.length === 0 && !controlChanged ? 0 : 1;
+  } finally {
+    await current.server.stop();
+  }
+}
+
+const program = new Command('npm run fuzz --')
+  .description('Fuzz every route of /openapi.json, the SSE and the WebSocket routes with hostile requests; report 5xx, hangs, leaked stack traces or SQL, and changes to a control tenant.')
+  .option('--cases <n>', 'cases per route', whole(1), 200)
+  .option('--seed <s>', 'seed; case #i of a route is the same for a seed whatever --cases (above i) and --route', whole(0), Date.now() % 1_000_000_000)
+  .option('--route <text>', 'only routes whose name ("POST /api/v1/memories/", "WS /v1/search/live") contains this text')
+  .option('--time-bound <ms>', 'an answer slower than this is a hang', whole(1), 10_000)
+  .option('--bound-tokens', 'keep long strings at 512 characters on the token-counting routes (as npm test does)', false)
+  .option('--failures <n>', 'failing cases shown per route', whole(1), 5)
+  .action(async (o: Options) => { process.exitCode = await run(o); });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  log(`fuzz FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+}
