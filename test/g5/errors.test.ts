@@ -253,21 +253,23 @@ describe('G5 errors', () => {
       expect((await free.embed({ input: 'x' })).statusCode).toBe(200);
     });
 
-    it('counts only valid, answered requests against the hourly limit (once each)', async () => {
+    it('counts a request against the hourly limit (once) when its tokens are counted, even if it is then too long', async () => {
       const limiter = countingLimiter(systemClock);
       await setup({ overrides: { limiter } });
       const free = g5(t.app, await t.key({ tier: 'free' }));
       await free.embed({});
       await free.embed({ input: '' });
       await free.embed({ input: 'x', model: 'nope' });
-      await free.embed({ input: 'hello '.repeat(9000) });
       await free.raw('{', 'application/json');
       await free.raw('x', 'text/plain');
-      expect(limiter.hits.get('gateway')).toBe(6);
+      expect(limiter.hits.get('gateway')).toBe(5);
       expect(limiter.hits.get('embeddings') ?? 0).toBe(0);
+      // Refused only after its tokens were counted: work done for the caller, so it counts.
+      expectG5Error(await free.embed({ input: 'hello '.repeat(9000) }), 400, 'INVALID_REQUEST');
+      expect(limiter.hits.get('embeddings')).toBe(1);
       await free.embed({ input: ['a', 'b', 'c'] });
       await free.embed({ input: 'd' });
-      expect(limiter.hits.get('embeddings')).toBe(2);
+      expect(limiter.hits.get('embeddings')).toBe(3);
       expect(limiter.hits.get('gateway')).toBe(8);
     });
 

@@ -60,18 +60,25 @@ export function createEmbeddingService(deps: { embedder: Embedder; tokens: Token
     models: () => models,
     resolveModel,
 
-    /** Embeds texts for the API: one padded vector per text, in order, with token counts. */
+    /**
+     * Embeds texts for the API: one padded vector per text, in order, with token counts. The cheap checks (count,
+     * blank texts) come first; only then are tokens counted, which costs time in proportion to the texts.
+     */
     async embed(texts: readonly string[], model: ApiModel, field = 'input'): Promise<EmbeddingResult> {
+      const where = (i: number) => (texts.length === 1 && field === 'text' ? field : `${field}[${i}]`);
       const problems: FieldProblem[] = [];
       if (texts.length === 0) problems.push({ field, message: 'must not be empty' });
       if (texts.length > MAX_INPUTS) problems.push({ field, message: `at most ${MAX_INPUTS} texts per request` });
-      const counts = texts.map((text, i) => {
-        const where = texts.length === 1 && field === 'text' ? field : `${field}[${i}]`;
-        if (isBlank(text)) problems.push({ field: where, message: 'must not be empty' });
-        const n = tokens.count(text);
-        if (n > MAX_INPUT_TOKENS) problems.push({ field: where, message: `is ${n} tokens; at most ${MAX_INPUT_TOKENS}` });
-        return n;
+      texts.forEach((text, i) => {
+        if (isBlank(text)) problems.push({ field: where(i), message: 'must not be empty' });
       });
+      if (problems.length > 0) throw new DomainError('VALIDATION_FAILED', 'Invalid embedding input', { fields: problems });
+      const counts: number[] = [];
+      for (const [i, text] of texts.entries()) {
+        const n = await tokens.count(text);
+        if (n > MAX_INPUT_TOKENS) problems.push({ field: where(i), message: `is ${n} tokens; at most ${MAX_INPUT_TOKENS}` });
+        counts.push(n);
+      }
       if (problems.length > 0) throw new DomainError('VALIDATION_FAILED', 'Invalid embedding input', { fields: problems });
       let vectors: Float32Array[];
       try {

@@ -94,7 +94,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
       status: 'stored' as const,
       embedding_generated: input.embedding === undefined,
       vector_dimensions: G2_VECTOR_DIMENSIONS,
-      tokens_used: input.embedding === undefined ? deps.embeddings.countTokens(input.text) : 0,
+      tokens_used: input.embedding === undefined ? await deps.embeddings.countTokens(input.text) : 0,
     });
   });
 

@@ -262,9 +262,10 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     throwIfAnyProblem(problems);
     const chosen = model as ApiModel;
 
-    const result = await deps.embeddings.embed([b.text], chosen, 'text');
-    // Counted once the request is valid (token length included) and answered, as on G5 (the same hourly bucket).
+    // Counted as on G5 (the same hourly bucket): once every check that costs nothing passed, before tokens are
+    // counted and the text embedded, work done for the caller whatever its outcome.
     await deps.limits.embeddings(principal);
+    const result = await deps.embeddings.embed([b.text], chosen, 'text');
     if (chosen.deprecated) markDeprecated(reply);
     const embedding = result.vectors[0] ?? [];
     return {

@@ -45,7 +45,8 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
       security: [{ bearer: [] }],
       summary: 'Create embeddings',
       description: 'One embedding per input text, in input order (`index` = position). Usage counts tokens with '
-        + 'cl100k_base. Counts once per request against the hourly embeddings limit (free 1000, pro 10000).',
+        + 'cl100k_base. Counts once per request against the hourly embeddings limit (free 1000, pro 10000) once the '
+        + 'request passes the checks that need no tokenizing.',
       headers: EmbeddingsHeaders,
       body: EmbeddingsBody,
       response: { 200: EmbeddingListWire, ...errors },
@@ -58,6 +59,10 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
     if (req.validationError) throw req.validationError;
     req.log.debug({ clientVersion: request.clientVersion, model: request.model.name, inputs: request.texts.length }, 'g5 embeddings request');
 
+    // Counted once the request passed every check that costs nothing: counting tokens (in proportion to the
+    // texts) and embedding are work done for the caller, whatever their outcome (400 input_too_long, 503).
+    await deps.limits.embeddings(principal);
+
     let result: EmbeddingResult;
     try {
       result = await deps.embeddings.embed(request.texts, request.model, 'input');
@@ -68,9 +73,6 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
       }
       throw err;
     }
-    // Counted once the request is known to be valid (token lengths included) and answerable.
-    await deps.limits.embeddings(principal);
-
     if (request.model.deprecated) markDeprecated(reply);
     return toEmbeddingList(result);
   });
