@@ -35,7 +35,7 @@ describe('credentials: every surface takes X-API-Key and Authorization: Bearer',
   const authorized = (status: number) => status !== 401 && status !== 403;
 
   it('authenticates with either header on every surface', async () => {
-    for (const headers of [{ 'x-api-key': key }, { authorization: `Bearer ${key}` }]) {
+    for (const headers of [{ 'x-api-key': key }, { authorization: `Bearer ${key}` }] as Record<string, string>[]) {
       for (const [surface, pending] of requests(headers)) {
         const res = await pending;
         expect(authorized(res.statusCode), `${surface} ${JSON.stringify(Object.keys(headers))}: ${res.body}`).toBe(true);
@@ -54,7 +54,7 @@ describe('credentials: every surface takes X-API-Key and Authorization: Bearer',
   });
 
   it('answers a request without a usable key with a 401 that names both headers, on every surface', async () => {
-    for (const headers of [{}, { authorization: `Basic ${key}` }, { 'x-api-key': '' }]) {
+    for (const headers of [{}, { authorization: `Basic ${key}` }, { 'x-api-key': '' }] as Record<string, string>[]) {
       for (const [surface, pending] of requests(headers)) {
         const res = await pending;
         expect(res.statusCode, surface).toBe(401);
