@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { g1Routes, g1StoreAliasRoutes } from '../surfaces/g1/routes.ts';
+import { registerJsonBodyParser } from '../surfaces/http-kit/json-body.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
 import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
@@ -84,6 +85,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted: anything else is a 415 in the surface's envelope, never parsed as text.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   app.decorateRequest('principal', null);
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
