@@ -1,5 +1,3 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { g1Routes, g1StoreAliasRoutes } from '../surfaces/g1/routes.ts';
@@ -32,7 +30,7 @@ import { requestObserver } from '../surfaces/http-kit/activity.ts';
 import { redactAccessToken } from '../surfaces/http-kit/ws.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
-import { VERSION } from './version.ts';
+import { registerOpenApi } from './openapi.ts';
 
 export interface ServerOptions {
   /** false silences request logs (tests); otherwise pino JSON lines at this level. */
@@ -100,23 +98,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.addHook('onResponse', requestObserver({ activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status) }));
 
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Mnemo',
-        version: VERSION,
-        description: 'Memory, search and secrets service for AI applications and tools. See docs/api.md for the choices made where the specification is silent.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          bearer: { type: 'http', scheme: 'bearer' },
-        },
-      },
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerOpenApi(app);
 
   await app.register(healthRoutes, { container: c });
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });
