@@ -1,29 +1,44 @@
+import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { loadConfig } from './config.ts';
 import { createStorage } from './storage.factory.ts';
 import { main as serve } from './start.ts';
 import { VERSION } from './version.ts';
 
 /** `mnemo`: the operator's command line. Every command has --help. */
 
-function configOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`mnemo: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
+/** Where the CLI reads its configuration and writes its output: the process's, or a test's. */
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  out(text: string): void;
+  err(text: string): void;
 }
 
-/** Key management needs only the store: no model is loaded, and it works while a server runs on the same data. */
-async function withKeys<T>(fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> {
-  const storage = createStorage(configOrExit());
+export const processIo: CliIo = {
+  env: process.env,
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/** A failure the CLI reports as `mnemo: <message>` with exit code 1 (bad configuration, missing database). */
+export class CliError extends Error {}
+
+/**
+ * Key management needs only the store: no model is loaded, and it works while a server runs on the same data.
+ * It says on stderr which database it used, because a CLI and a server on different MNEMO_DATA_DIRs is the usual
+ * reason for a key that "does not work". Commands that only look at existing keys refuse to create an empty database.
+ */
+async function withKeys<T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> {
+  const config = loadConfig(io.env);
+  const { databaseFile } = config;
+  if (access === 'existing' && !existsSync(databaseFile)) {
+    throw new CliError(`no database at ${databaseFile}: point MNEMO_DATA_DIR at the server's data directory`);
+  }
+  io.err(`mnemo: database ${databaseFile}\n`);
+  const storage = createStorage(config);
   try {
     return await fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock }));
   } finally {
@@ -52,12 +67,16 @@ const keyJson = (r: ApiKeyRecord) => ({
   prefix: r.displayPrefix, created_at: r.createdAt.toISOString(), revoked_at: r.revokedAt?.toISOString() ?? null,
 });
 
-export function buildCli(): Command {
+export function buildCli(io: CliIo = processIo): Command {
   const program = new Command('mnemo')
     .description('Mnemo: memory, search and secrets service for AI applications and tools')
     .version(VERSION)
+    // Set before the subcommands are added: they inherit both. Commander throws instead of exiting; cli-main.ts exits.
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
     .showHelpAfterError()
-    .addHelpText('after', '\nConfiguration comes from the environment (MNEMO_DATA_DIR, HOST, PORT, ...); see README.md.');
+    .addHelpText('after', '\nConfiguration comes from the environment (MNEMO_DATA_DIR, HOST, PORT, ...); see README.md.\n'
+      + 'Key commands must see the same MNEMO_DATA_DIR as the server; they print the database they use on stderr.');
 
   program.command('serve')
     .description('start the HTTP server (same as npm start)')
@@ -74,14 +93,14 @@ export function buildCli(): Command {
     .option('--scopes <list>', `comma-separated scopes (default: all: ${ALL_SCOPES.join(',')})`, parseScopes)
     .option('--json', 'print one JSON object {id, key, tenant, user, tier, mode, scopes}')
     .action(async (opts: { tenant: string; user: string; tier: (typeof TIERS)[number]; mode: 'live' | 'test'; scopes?: Scope[]; json?: boolean }) => {
-      const { record, key } = await withKeys((svc) => svc.create({
+      const { record, key } = await withKeys(io, 'create', (svc) => svc.create({
         tenantId: opts.tenant, userId: opts.user, tier: opts.tier, mode: opts.mode, scopes: opts.scopes,
       }));
       const out = { id: record.id, key, tenant: record.tenantId, user: record.userId, tier: record.tier, mode: record.mode, scopes: record.scopes };
-      if (opts.json) process.stdout.write(`${JSON.stringify(out)}\n`);
+      if (opts.json) io.out(`${JSON.stringify(out)}\n`);
       else {
-        process.stdout.write(`Created ${out.id} (tenant ${out.tenant}, user ${out.user}, tier ${out.tier}, ${out.mode})\n`);
-        process.stdout.write(`scopes: ${out.scopes.join(', ')}\n\n  ${key}\n\nStore it now: it is not shown again.\n`);
+        io.out(`Created ${out.id} (tenant ${out.tenant}, user ${out.user}, tier ${out.tier}, ${out.mode})\n`);
+        io.out(`scopes: ${out.scopes.join(', ')}\n\n  ${key}\n\nStore it now: it is not shown again.\n`);
       }
     });
 
@@ -90,10 +109,10 @@ export function buildCli(): Command {
     .option('--tenant <name>', 'only this tenant', parseName)
     .option('--json', 'print a JSON array')
     .action(async (opts: { tenant?: string; json?: boolean }) => {
-      const list = (await withKeys((svc) => svc.list(opts.tenant))).map(keyJson);
-      if (opts.json) process.stdout.write(`${JSON.stringify(list)}\n`);
+      const list = (await withKeys(io, 'existing', (svc) => svc.list(opts.tenant))).map(keyJson);
+      if (opts.json) io.out(`${JSON.stringify(list)}\n`);
       else for (const k of list) {
-        process.stdout.write(`${k.id}  ${k.prefix}…  ${k.tenant}/${k.user}  ${k.tier} ${k.mode}${k.revoked_at ? '  revoked' : ''}\n`);
+        io.out(`${k.id}  ${k.prefix}…  ${k.tenant}/${k.user}  ${k.tier} ${k.mode}${k.revoked_at ? '  revoked' : ''}\n`);
       }
     });
 
@@ -101,14 +120,10 @@ export function buildCli(): Command {
     .description('revoke an API key by id; it stops working at once')
     .argument('<id>', 'key id (key_…)')
     .action(async (id: string) => {
-      const ok = await withKeys((svc) => svc.revoke(id));
-      if (!ok) {
-        process.stderr.write(`mnemo: no active key ${id}\n`);
-        process.exitCode = 1;
-      } else process.stdout.write(`revoked ${id}\n`);
+      const ok = await withKeys(io, 'existing', (svc) => svc.revoke(id));
+      if (!ok) throw new CliError(`no active key ${id}`);
+      io.out(`revoked ${id}\n`);
     });
 
   return program;
 }
-
-await buildCli().parseAsync(process.argv);

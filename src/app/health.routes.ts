@@ -17,6 +17,6 @@ export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async 
       embeddings: { model: c.embedder.modelId, dimensions: c.embedder.dimensions },
     };
   };
-  app.get('/health', { schema: { tags: ['health'], summary: 'Liveness and readiness' } }, handler);
-  app.get('/api/v1/health', { schema: { tags: ['health'], summary: 'Liveness and readiness' } }, handler);
+  app.get('/health', { schema: { tags: ['health'], summary: 'Liveness and readiness', security: [] } }, handler);
+  app.get('/api/v1/health', { schema: { tags: ['health'], summary: 'Liveness and readiness', security: [] } }, handler);
 };

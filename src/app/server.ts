@@ -1,9 +1,8 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import underPressure from '@fastify/under-pressure';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { g1Routes, g1StoreAliasRoutes } from '../surfaces/g1/routes.ts';
+import { registerJsonBodyParser } from '../surfaces/http-kit/json-body.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
 import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
@@ -35,7 +34,7 @@ import { recordArrival } from '../surfaces/http-kit/arrival.ts';
 import { DomainError } from '../core/errors.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
-import { VERSION } from './version.ts';
+import { registerOpenApi } from './openapi.ts';
 
 /** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
 const BODY_DRAIN_TIMEOUT_MS = 10_000;
@@ -101,6 +100,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted: anything else is a 415 in the surface's envelope, never parsed as text.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   app.decorateRequest('principal', null);
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
@@ -129,23 +129,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     });
   }
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Mnemo',
-        version: VERSION,
-        description: 'Memory, search and secrets service for AI applications and tools. See docs/api.md for the choices made where the specification is silent.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          bearer: { type: 'http', scheme: 'bearer' },
-        },
-      },
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerOpenApi(app);
 
   await app.register(healthRoutes, { container: c });
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });

@@ -22,5 +22,5 @@ export class ManualClock implements Clock {
   }
 }
 
-/** ISO 8601 UTC with milliseconds and `Z` (DESIGN.md). */
+/** ISO 8601 UTC with milliseconds and `Z` (docs/api.md, "Common to every surface"). */
 export const isoTimestamp = (d: Date): string => d.toISOString();

@@ -10,18 +10,14 @@ describe('G10 webhooks and events: security', () => {
   beforeEach(async () => { t = await createTestApp(); });
   afterEach(() => t.close());
 
-  it('takes the key only as X-API-Key', async () => {
-    const key = await t.key();
+  it('refuses a request without a usable key, naming both accepted headers', async () => {
     for (const [method, url, payload] of [['GET', '/v1/webhooks', undefined], ['POST', '/v1/webhooks', valid], ['POST', '/v1/events', { type: 'kyc.verified', data: {} }]] as const) {
-      const bearer = await t.app.inject({ method, url, headers: { authorization: `Bearer ${key}` }, ...(payload ? { payload } : {}) });
-      expect(bearer.statusCode, url).toBe(401);
-      expect(json(bearer).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/X-API-Key/), details: [] });
       const none = await t.app.inject({ method, url, ...(payload ? { payload } : {}) });
-      expect(none.statusCode).toBe(401);
+      expect(none.statusCode, url).toBe(401);
+      expect(json(none).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/X-API-Key.*Authorization: Bearer/), details: [] });
       const bad = await t.app.inject({ method, url, headers: { 'x-api-key': 'mnemo_live_forged' }, ...(payload ? { payload } : {}) });
       expect(bad.statusCode).toBe(401);
     }
-    expect((await g10(t.app, key).list()).statusCode).toBe(200);
   });
 
   it("never lists, reads, changes or deletes another tenant's or mode's webhooks: 404 like a missing id", async () => {

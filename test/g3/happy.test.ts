@@ -74,7 +74,7 @@ describe('G3 happy paths', () => {
       const first = body.matches.find((m: Json) => m.id === deploy);
       expect(Object.keys(first).sort()).toEqual(['highlights', 'id', 'metadata', 'score', 'text']);
       expect(first.text).toBe('Run the deploy pipeline and watch the deploy dashboard');
-      expect(first.metadata).toEqual({ team: 'ops' });
+      expect(first.metadata).toEqual({ team: 'ops', type: 'context', tags: [] });
       expect(first.highlights.join(' ')).toContain('<mark>deploy</mark>');
       expect(first.highlights.join(' ')).toContain('<mark>pipeline</mark>');
       for (const k of ['query_embedding_time', 'search_time']) {

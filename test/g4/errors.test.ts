@@ -215,7 +215,7 @@ describe('G4 errors', () => {
   });
 
   describe('authentication and scopes', () => {
-    it('answers 401 UNAUTHORIZED for a missing, malformed, unknown or revoked key, and for X-API-Key', async () => {
+    it('answers 401 UNAUTHORIZED for a missing, malformed, unknown or revoked key', async () => {
       await setup();
       const calls = (c: G4Client) => [c.search({ q: 'x' }), c.vector({ vector: unit() }), c.suggestions({ q: 'x' }), c.embed({ text: 'x' })];
       const { key: revoked, record } = await t.container.apiKeys.create({ tenantId: 'x', userId: 'u', tier: 'free', mode: 'live' });
@@ -223,7 +223,7 @@ describe('G4 errors', () => {
       const typo = key.slice(0, 20) + (key[20] === 'a' ? 'b' : 'a') + key.slice(21);
       const clients = [
         g4(t.app, undefined), g4(t.app, 'mnemo_live_'), g4(t.app, typo), g4(t.app, revoked),
-        g4(t.app, undefined, { 'x-api-key': key }), g4(t.app, undefined, { authorization: key }),
+        g4(t.app, undefined, { authorization: key }),
         g4(t.app, undefined, { authorization: `Basic ${key}` }),
       ];
       for (const c of clients) {

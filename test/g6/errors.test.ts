@@ -139,7 +139,7 @@ describe('G6 batch: failures, retries, timeouts and atomicity', () => {
     expect(expectG6Error(await post('{"operations": [', { authorization: `Bearer ${key}`, 'content-type': 'application/json' }), 400, 'INVALID_BATCH_REQUEST')).toMatchObject({ reason: 'invalid_json' });
     expectG6Error(await post('operations', { authorization: `Bearer ${key}`, 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect(expectG6Error(await post('{}', { 'content-type': 'application/json' }), 401, 'UNAUTHORIZED')).toMatchObject({ reason: 'invalid_api_key' });
-    expectG6Error(await post('{}', { 'x-api-key': key, 'content-type': 'application/json' }), 401, 'UNAUTHORIZED');
+    expectG6Error(await post('{}', { authorization: `Basic ${key}`, 'content-type': 'application/json' }), 401, 'UNAUTHORIZED');
     const reader = await t.key({ scopes: ['memories:read'] });
     expectG6Error(await batchClient(t.app, reader)({ operations: [{ type: 'create', data: { content: 'x' } }] }), 403, 'PERMISSION_DENIED');
   });

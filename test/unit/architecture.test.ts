@@ -16,7 +16,7 @@ function importsOf(file: string): string[] {
   return [...text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]!);
 }
 
-/** DESIGN.md "Shape of the code": core -> nothing outside core; surfaces never import each other. */
+/** docs/architecture.md "Layers": core -> nothing outside core; surfaces never import each other. */
 describe('architecture', () => {
   const INFRA = /^(fastify|@fastify\/|better-sqlite3$|pg$|ioredis$|ws$|pino$|typebox$|ajv)/;
 

@@ -12,7 +12,7 @@ function rng(seed: number) {
 const randomVector = (dims: number, next: () => number) => Float32Array.from({ length: dims }, next);
 
 describe('vector arithmetic', () => {
-  it('maps cosine to the 0..1 score and distance of DESIGN.md', () => {
+  it('maps cosine to the 0..1 score and distance of docs/architecture.md', () => {
     expect(similarityFromCosine(1)).toBe(1);
     expect(similarityFromCosine(-1)).toBe(0);
     expect(similarityFromCosine(0.4)).toBeCloseTo(0.7);

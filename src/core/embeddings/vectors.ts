@@ -27,7 +27,7 @@ export function normalized(v: ArrayLike<number>): Float32Array {
   return out;
 }
 
-/** DESIGN.md: `similarity_score = (1 + cosine) / 2`, so the spec's default threshold 0.7 means cosine >= 0.4. */
+/** docs/architecture.md, "Scores": `similarity_score = (1 + cosine) / 2`, so the spec's default threshold 0.7 means cosine >= 0.4. */
 export const similarityFromCosine = (cos: number): number => clamp01((1 + cos) / 2);
 export const cosineFromSimilarity = (similarity: number): number => similarity * 2 - 1;
 /** `vector_distance = 1 - cosine`. */

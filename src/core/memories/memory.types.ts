@@ -97,7 +97,7 @@ export interface SimilarityQuery {
   vector: Float32Array;
   modelId: string;
   limit: number;
-  /** Lowest similarity score (0..1, DESIGN.md scale) a hit may have. */
+  /** Lowest similarity score (0..1, the scale of docs/architecture.md "Scores") a hit may have. */
   minSimilarity: number;
   filter: MemoryFilter;
   /** Return each hit's stored vector too. */

@@ -1,7 +1,6 @@
-import type { FastifyRequest } from 'fastify';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import type { DomainError, FieldProblem } from '../../core/errors.ts';
-import { readCredential, retryAfterSeconds } from '../http-kit/auth.ts';
+import { retryAfterSeconds } from '../http-kit/auth.ts';
 import type { RequestProblem } from '../http-kit/request-problems.ts';
 import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
 import { MISSING_FIELD } from './requests.ts';
@@ -45,17 +44,10 @@ export function invalidRequest(fields: readonly FieldProblem[], fallback = 'Inva
   return { status: 400, code: 'INVALID_REQUEST', message, details: { missing_fields: missing, invalid_fields: invalid } };
 }
 
-function fromDomain(e: DomainError, req: FastifyRequest): G2Error {
+function fromDomain(e: DomainError): G2Error {
   switch (e.code) {
     case 'VALIDATION_FAILED': return invalidRequest(e.details.fields ?? [], e.message);
-    case 'UNAUTHENTICATED': {
-      const bearer = readCredential(req, 'bearer') !== undefined;
-      const apiKeyHeader = typeof req.headers['x-api-key'] === 'string';
-      const message = bearer ? e.message
-        : apiKeyHeader ? 'This API takes the key as Authorization: Bearer <key>; X-API-Key is not accepted here'
-          : 'API key is missing: send it as Authorization: Bearer <key>';
-      return { status: 401, code: 'UNAUTHORIZED', message, details: {} };
-    }
+    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details: {} };
     case 'PERMISSION_DENIED':
       return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details: { required_scope: e.details.requiredScope } };
     // Never echoes the id: another tenant's memory answers exactly like a missing one.

@@ -3,6 +3,7 @@ import type { Embedder } from '../../core/embeddings/embedder.port.ts';
 import { padVector, truncatePadded } from '../../core/embeddings/vectors.ts';
 import type { Memory, StoredVector } from '../../core/memories/memory.types.ts';
 import { G2_VECTOR_DIMENSIONS } from './schemas.ts';
+import { metadataWithTypeAndTags } from '../../core/memories/metadata-view.ts';
 
 /** G2 wire <-> domain. */
 
@@ -59,7 +60,7 @@ export function wireVector(v: Float32Array): number[] {
 export const toWire = (m: Memory, legacyId: string, embedding: number[]) => ({
   id: legacyId,
   text: m.content,
-  metadata: { ...m.metadata, type: m.memoryType, tags: m.tags },
+  metadata: metadataWithTypeAndTags(m),
   embedding,
   created_at: isoTimestamp(m.createdAt),
   updated_at: isoTimestamp(m.updatedAt),

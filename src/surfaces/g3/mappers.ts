@@ -2,6 +2,7 @@ import { padVector } from '../../core/embeddings/vectors.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
 import { highlight } from '../../core/search/highlights.ts';
 import { EMBEDDING_WIDTH } from './schemas.ts';
+import { metadataWithTypeAndTags } from '../../core/memories/metadata-view.ts';
 
 /** G3 domain -> wire. */
 
@@ -32,7 +33,7 @@ export const roundMs = (ms: number): number => Math.round(ms * 100) / 100;
 export function toMatch(hit: ScoredHit, query: string, options: MatchOptions): MatchWire {
   const m = hit.memory;
   const match: MatchWire = { id: m.id, score: roundScore(hit.score), text: m.content, highlights: highlight(m.content, query) };
-  if (options.includeMetadata) match.metadata = m.metadata;
+  if (options.includeMetadata) match.metadata = metadataWithTypeAndTags(m);
   if (options.includeEmbedding && hit.vector && hit.vector.length <= EMBEDDING_WIDTH) {
     match.embedding = padVector(hit.vector, EMBEDDING_WIDTH);
   }

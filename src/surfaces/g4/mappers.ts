@@ -5,6 +5,7 @@ import { parseTimestamp } from '../../core/search/filters.ts';
 import type { FieldProblem } from '../../core/errors.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
 import { DEFAULT_G4_MODEL_DIMENSIONS, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+import { metadataWithTypeAndTags } from '../../core/memories/metadata-view.ts';
 
 /**
  * The API name of the 1536-dimension model (the configured embedder's vectors zero-padded), shown as a search's
@@ -58,7 +59,7 @@ export const toSemanticItem = (h: ScoredHit, o: SemanticItemOptions) => ({
   ...(o.includeContent ? { content: h.memory.content } : {}),
   similarity_score: roundScore(h.similarity ?? h.score),
   tags: h.memory.tags,
-  metadata: h.memory.metadata,
+  metadata: metadataWithTypeAndTags(h.memory),
   highlights: o.highlight ? highlightsOf(h, o.query) : [],
   created_at: isoTimestamp(h.memory.createdAt),
   updated_at: isoTimestamp(h.memory.updatedAt),
@@ -71,7 +72,7 @@ export const toVectorItem = (h: ScoredHit) => ({
   similarity_score: roundScore(h.similarity ?? h.score),
   vector_distance: roundScore(Math.max(0, 1 - (h.cosine ?? 0))),
   tags: h.memory.tags,
-  metadata: h.memory.metadata,
+  metadata: metadataWithTypeAndTags(h.memory),
   created_at: isoTimestamp(h.memory.createdAt),
 });
 

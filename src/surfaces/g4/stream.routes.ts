@@ -22,6 +22,7 @@ import { createG4ErrorHandler, G4HttpError } from './errors.ts';
 import { runLiveSearch } from './live-search.ts';
 import { dateBound, roundMs, searchModelName, splitList, toSemanticItem } from './mappers.ts';
 import { schemaProblems } from '../http-kit/field-problems.ts';
+import { SSE_RESPONSE, WEBSOCKET_ACCESS_TOKEN, WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
 
 export interface G4StreamDeps extends AuthDeps {
@@ -63,7 +64,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
         + '{query, total, returned, query_time_ms, embedding_model}; the server then closes the stream. Errors before the first '
         + 'frame are JSON in the G4 envelope.',
       querystring: StreamQuery,
-      response: { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 406: ErrorWire, 408: ErrorWire, 429: ErrorWire, 503: ErrorWire },
+      response: { 200: SSE_RESPONSE, 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 406: ErrorWire, 408: ErrorWire, 429: ErrorWire, 503: ErrorWire },
     },
     attachValidation: true,
     onRequest: authGuard(deps, 'bearer'),
@@ -138,7 +139,19 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
   r.route({
     method: 'GET',
     url: '/v1/search/live',
-    schema: { tags, security, summary: 'WebSocket: live search (see docs/api.md)', hide: true },
+    schema: {
+      tags, security,
+      summary: 'WebSocket: live search',
+      description: 'Open with a WebSocket client (`Authorization: Bearer`, `X-API-Key` or `?access_token=`). Send '
+        + '`{type: "subscribe", query, filters: {tags}?, threshold?}` to follow memories created or updated later that match; '
+        + 'the server pushes `{type: "new_result", subscription_id, change, memory, similarity_score}`. Also `unsubscribe` and '
+        + '`ping`. A plain HTTP GET answers 426. See docs/api.md, "G4 real-time".',
+      querystring: Type.Object({
+        access_token: WEBSOCKET_ACCESS_TOKEN,
+        workspace: Type.Optional(Type.String({ description: 'The workspace, for clients that cannot send X-Workspace-ID' })),
+      }),
+      response: { 101: WEBSOCKET_UPGRADE_RESPONSE, 426: ErrorWire },
+    },
     handler: async () => {
       throw new G4HttpError(426, 'UPGRADE_REQUIRED', '/v1/search/live is a WebSocket endpoint; open it with a WebSocket client',
         [{ field: 'Upgrade', message: 'must be websocket' }]);

@@ -88,8 +88,7 @@ function fromDomain(e: DomainError, req: FastifyRequest): Rendered {
     case 'UNAUTHENTICATED': {
       const presented = readCredential(req, 'bearer') !== undefined;
       return {
-        status: 401, code: 'UNAUTHORIZED',
-        message: presented ? e.message : 'API key is missing: send it as Authorization: Bearer <key>',
+        status: 401, code: 'UNAUTHORIZED', message: e.message,
         details: { field: 'Authorization', reason: presented ? 'invalid_api_key' : 'missing_api_key' },
       };
     }

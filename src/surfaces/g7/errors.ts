@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import type { DomainError } from '../../core/errors.ts';
 import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
@@ -8,6 +9,13 @@ import type { RequestProblem } from '../http-kit/request-problems.ts';
  * (G7 answers carry `metadata` where other surfaces have `meta`). `details` is an object, as in the spec's
  * `details {field, valid_values}` and `details.reason`.
  */
+/** The envelope as a response schema, for OpenAPI. */
+export const G7ErrorWire = Type.Object({
+  success: Type.Literal(false),
+  error: Type.Object({ code: Type.String(), message: Type.String(), details: Type.Object({}, { additionalProperties: true }) }),
+  metadata: Type.Object({ generated_at: Type.String(), request_id: Type.String() }),
+});
+
 interface G7Error { status: number; code: string; message: string; details: Record<string, unknown> }
 
 /** A refusal raised by G7 code itself. */

@@ -15,6 +15,8 @@ import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authGuard, readCredential, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
 import { streamRefusal } from '../http-kit/stream-refusal.ts';
+import { SSE_RESPONSE } from '../http-kit/stream-docs.ts';
+import { WebhookErrorWire as G8ErrorWire } from '../http-kit/webhook-errors.ts';
 import { createG8ErrorHandler, G8HttpError } from './errors.ts';
 import { parseStreamParams } from './params.ts';
 
@@ -85,6 +87,10 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
       headers: Type.Object({
         'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event (what EventSource sends on reconnect)' })),
       }, { additionalProperties: true }),
+      response: {
+        200: SSE_RESPONSE,
+        400: G8ErrorWire, 401: G8ErrorWire, 403: G8ErrorWire, 406: G8ErrorWire, 429: G8ErrorWire,
+      },
     },
     onRequest: authGuard(deps, 'bearer'),
     // A HEAD request would open a stream nobody reads.

@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { createWebhookSurfaceErrorHandler } from '../http-kit/webhook-errors.ts';
 
-/** G9's errors: the webhook envelope shared with G10 (http-kit/webhook-errors.ts), keyed by `Authorization: Bearer`. */
+/** G9's errors: the webhook envelope shared with G10 (http-kit/webhook-errors.ts). */
 export function createG9ErrorHandler(_clock: Clock) {
-  return createWebhookSurfaceErrorHandler('bearer');
+  return createWebhookSurfaceErrorHandler();
 }

@@ -13,18 +13,29 @@ declare module 'fastify' {
   }
 }
 
-/** How a surface expects its credential: G1 and G10 use `X-API-Key`, the others `Authorization: Bearer`. */
+/** The header a surface's spec names for its key: G1 and G10 `X-API-Key`, the others `Authorization: Bearer`. */
 export type CredentialStyle = 'x-api-key' | 'bearer';
 
-export function readCredential(req: FastifyRequest, style: CredentialStyle): string | undefined {
-  if (style === 'x-api-key') {
-    const v = req.headers['x-api-key'];
-    return typeof v === 'string' && v.length > 0 ? v.trim() : undefined;
-  }
+/** What a 401 for a request without a usable key says, on every surface. */
+export const MISSING_CREDENTIAL_MESSAGE = 'API key is missing: send it as X-API-Key: <key> or Authorization: Bearer <key>';
+
+function apiKeyHeader(req: FastifyRequest): string | undefined {
+  const v = req.headers['x-api-key'];
+  return typeof v === 'string' && v.trim().length > 0 ? v.trim() : undefined;
+}
+
+function bearerHeader(req: FastifyRequest): string | undefined {
   const auth = req.headers.authorization;
   if (typeof auth !== 'string') return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-  return m?.[1];
+  return /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
+}
+
+/**
+ * The key a request presents. Every surface accepts both `X-API-Key` and `Authorization: Bearer` (the spec names one
+ * per surface; clients of this family send either); when both are sent, the header of the surface's spec wins.
+ */
+export function readCredential(req: FastifyRequest, preferred: CredentialStyle): string | undefined {
+  return preferred === 'x-api-key' ? apiKeyHeader(req) ?? bearerHeader(req) : bearerHeader(req) ?? apiKeyHeader(req);
 }
 
 export interface AuthDeps {
@@ -38,7 +49,9 @@ export interface AuthDeps {
  */
 export function authGuard(deps: AuthDeps, style: CredentialStyle) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const principal = await deps.apiKeys.authenticate(readCredential(req, style));
+    const credential = readCredential(req, style);
+    if (credential === undefined) throw new DomainError('UNAUTHENTICATED', MISSING_CREDENTIAL_MESSAGE);
+    const principal = await deps.apiKeys.authenticate(credential);
     req.principal = principal;
     const decision = await deps.limits.gateway(principal);
     if (decision) setRateLimitHeaders(reply, decision);
@@ -55,7 +68,7 @@ export function setRateLimitHeaders(reply: FastifyReply, d: Pick<RateDecision, '
 export const retryAfterSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 export function requirePrincipal(req: FastifyRequest): Principal {
-  if (!req.principal) throw new DomainError('UNAUTHENTICATED', 'API key is missing');
+  if (!req.principal) throw new DomainError('UNAUTHENTICATED', MISSING_CREDENTIAL_MESSAGE);
   return req.principal;
 }
 

@@ -1,7 +1,5 @@
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainError, FieldProblem } from '../../core/errors.ts';
-import { readCredential, type CredentialStyle } from './auth.ts';
 import { createSurfaceErrorHandler } from './error-handler.ts';
 import type { RequestProblem } from './request-problems.ts';
 
@@ -26,20 +24,11 @@ export const WebhookErrorWire = Type.Object({
 
 const INTERNAL: WebhookError = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
 
-const WRONG_HEADER: Record<CredentialStyle, { other: CredentialStyle; message: string }> = {
-  bearer: { other: 'x-api-key', message: 'This API takes the key as Authorization: Bearer <key>; X-API-Key is not accepted here' },
-  'x-api-key': { other: 'bearer', message: 'This API takes the key as X-API-Key: <key>; Authorization: Bearer is not accepted here' },
-};
-
-function fromDomain(e: DomainError, req: FastifyRequest, style: CredentialStyle): WebhookError {
+function fromDomain(e: DomainError): WebhookError {
   const details = e.details.fields ?? [];
   switch (e.code) {
     case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details };
-    case 'UNAUTHENTICATED': {
-      // Say which header this surface wants when the caller sent the other one.
-      const wrong = readCredential(req, style) === undefined && readCredential(req, WRONG_HEADER[style].other) !== undefined;
-      return { status: 401, code: 'UNAUTHORIZED', message: wrong ? WRONG_HEADER[style].message : e.message, details };
-    }
+    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details };
     case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
     case 'NOT_FOUND':
       return e.details.resource === 'webhook'
@@ -64,9 +53,9 @@ function fromRequestProblem(p: RequestProblem): WebhookError {
   }
 }
 
-export function createWebhookSurfaceErrorHandler(style: CredentialStyle) {
+export function createWebhookSurfaceErrorHandler() {
   return createSurfaceErrorHandler<WebhookError>({
-    fromDomain: (e, req) => fromDomain(e, req, style),
+    fromDomain: (e) => fromDomain(e),
     fromRequestProblem: (p) => fromRequestProblem(p),
     internal: INTERNAL,
     send: (e, req, reply) => reply.status(e.status).send({

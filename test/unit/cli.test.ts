@@ -1,0 +1,78 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommanderError } from 'commander';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildCli, CliError, type CliIo } from '../../src/app/cli.ts';
+
+const dirs: string[] = [];
+const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-cli-')); dirs.push(d); return d; };
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+/** Runs `mnemo ...args` in this process, with its own environment and captured output. */
+async function mnemo(env: Record<string, string>, ...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = { env, out: (s) => { stdout += s; }, err: (s) => { stderr += s; } };
+  let error: unknown;
+  try {
+    await buildCli(io).parseAsync(args, { from: 'user' });
+  } catch (err) {
+    error = err;
+  }
+  return { stdout, stderr, error };
+}
+
+describe('mnemo command line (in process)', () => {
+  it('prints help for every command', async () => {
+    for (const args of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '--help'], ['keys', 'revoke', '--help'], ['serve', '--help']]) {
+      const { stdout, error } = await mnemo({}, ...args);
+      expect(stdout, args.join(' ')).toContain('Usage: mnemo');
+      expect(error).toBeInstanceOf(CommanderError);
+      expect((error as CommanderError).exitCode).toBe(0);
+    }
+  });
+
+  it('creates a key as one JSON line and says on stderr which database it used', async () => {
+    const dataDir = tempDir();
+    const { stdout, stderr, error } = await mnemo({ MNEMO_DATA_DIR: dataDir }, 'keys', 'create', '--tenant', 'cli', '--tier', 'pro', '--json');
+    expect(error).toBeUndefined();
+    const created = JSON.parse(stdout) as Record<string, unknown>;
+    expect(created).toMatchObject({ tenant: 'cli', user: 'admin', tier: 'pro', mode: 'live' });
+    expect(stderr).toBe(`mnemo: database ${join(dataDir, 'mnemo.db')}\n`);
+
+    const listed = await mnemo({ MNEMO_DATA_DIR: dataDir }, 'keys', 'list', '--json');
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((k) => k.id)).toEqual([created.id]);
+    expect(listed.stderr).toContain(join(dataDir, 'mnemo.db'));
+
+    const revoked = await mnemo({ MNEMO_DATA_DIR: dataDir }, 'keys', 'revoke', created.id as string);
+    expect(revoked.stdout).toBe(`revoked ${created.id as string}\n`);
+    const again = await mnemo({ MNEMO_DATA_DIR: dataDir }, 'keys', 'revoke', created.id as string);
+    expect(again.error).toBeInstanceOf(CliError);
+  });
+
+  it('refuses to list or revoke keys of a database that does not exist, and creates none', async () => {
+    const missing = join(tempDir(), 'not-the-server-dir');
+    for (const args of [['keys', 'list'], ['keys', 'revoke', 'key_x']]) {
+      const { error, stdout } = await mnemo({ MNEMO_DATA_DIR: missing }, ...args);
+      expect(error).toBeInstanceOf(CliError);
+      expect((error as Error).message).toContain(join(missing, 'mnemo.db'));
+      expect((error as Error).message).toContain('MNEMO_DATA_DIR');
+      expect(stdout).toBe('');
+    }
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it('rejects unknown tiers and scopes, and accepts test mode with chosen scopes', async () => {
+    const env = { MNEMO_DATA_DIR: tempDir() };
+    const tier = await mnemo(env, 'keys', 'create', '--tier', 'platinum', '--json');
+    expect(tier.error).toBeInstanceOf(CommanderError);
+    expect(tier.stderr).toContain('platinum');
+    const scopes = await mnemo(env, 'keys', 'create', '--scopes', 'memories:read,root', '--json');
+    expect(scopes.stderr).toContain('root');
+    const test = await mnemo(env, 'keys', 'create', '--scopes', 'memories:read', '--mode', 'test', '--json');
+    const key = JSON.parse(test.stdout) as Record<string, unknown>;
+    expect(key).toMatchObject({ tier: 'free', mode: 'test', scopes: ['memories:read'], tenant: 'default' });
+    expect(key.key).toMatch(/^mnemo_test_/);
+  });
+});
