@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
@@ -54,6 +55,47 @@ describe('sqlite specifics', () => {
     expect((await server.memories.searchSimilar(scopeA, query)).total).toBe(0);
     await cli.memories.insert(makeMemory(scopeA), { modelId: 'm', vector: axisVector(4, 2) });
     expect((await server.memories.searchSimilar(scopeA, query)).total).toBe(1);
+    await server.close();
+    await cli.close();
+  });
+
+  it('scores keywords as SQLite\'s own bm25() does when the file holds a single scope', async () => {
+    const file = join(dir, 'bm25.db');
+    const server = createSqliteStorage({ file });
+    const cli = createSqliteStorage({ file });
+    const vector = { modelId: 'm', vector: axisVector(4, 0) };
+    const rows = [
+      makeMemory(scopeA, { title: 'Deploy guide', content: 'How we deploy services: a quick deploy, then checks', tags: ['deploy', 'ops'] }),
+      makeMemory(scopeA, { title: 'Notes', content: 'Lunch, then a quick deploy, then pasta and more lunch' }),
+      makeMemory(scopeA, { title: 'Pasta', content: `Pasta with tomatoes. ${'Stir and wait. '.repeat(30)}`, tags: ['food'] }),
+      makeMemory(scopeA, { title: 'Résumé', content: 'Quick notes on my résumé, deployed to the site' }),
+      makeMemory(scopeA, { title: 'Travel', content: 'Train to Lyon on Friday' }),
+    ];
+    for (const m of rows) await server.memories.insert(m, vector);
+    // "quick deploy" is a phrase (two tokens in a row), "deploying" and "resume" meet the stemmer and the diacritics.
+    const terms = ['deploying', 'quick deploy', 'pasta', 'resume', 'tomato'];
+    const sqlite = new Database(file, { readonly: true });
+    const reference = () => sqlite.prepare<[string], { id: string; score: number }>(
+      `SELECT m.id, -bm25(memories_fts, 2.0, 1.0, 1.5) AS score FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+       WHERE memories_fts MATCH ? ORDER BY score DESC, m.seq`,
+    ).all(terms.map((t) => `"${t}"`).join(' OR '));
+    const expectSameAsSqlite = async () => {
+      const expected = reference();
+      const { hits, total } = await server.memories.searchKeyword(scopeA, { terms, limit: 10, filter: {} });
+      expect(hits.map((h) => h.memory.id)).toEqual(expected.map((r) => r.id));
+      expect(total).toBe(expected.length);
+      hits.forEach((h, i) => expect(h.bm25).toBeCloseTo(expected[i]!.score, 12));
+    };
+
+    await expectSameAsSqlite();
+    expect(reference().length).toBe(4);
+    // Kept in step with this process's writes, and with another process's.
+    await server.memories.update(scopeA, rows[4]!.id, { content: 'Train to Lyon, then a quick deploy of pasta' }, new Date(), 'u', null);
+    await server.memories.delete(scopeA, rows[0]!.id);
+    await expectSameAsSqlite();
+    await cli.memories.insert(makeMemory(scopeA, { title: 'Quick deploy', content: `quick deploy ${'and more '.repeat(40)}` }), vector);
+    await expectSameAsSqlite();
+    sqlite.close();
     await server.close();
     await cli.close();
   });

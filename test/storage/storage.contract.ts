@@ -209,6 +209,42 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await search(['deploy'])).hits.map((h) => h.memory.id).sort()).toEqual([mention.id, other.id].sort());
       });
 
+      it('scores keywords from the scope alone: writes in another tenant, mode or workspace move no score', async () => {
+        const mine = [
+          makeMemory(scopeA, { title: 'Deploy guide', content: 'How we deploy services to production', tags: ['ops'] }),
+          makeMemory(scopeA, { title: 'Notes', content: 'Lunch, then a quick deploy, then pasta and more lunch' }),
+          makeMemory(scopeA, { title: 'Cooking', content: 'Pasta with tomatoes and basil, twenty minutes' }),
+          makeMemory(scopeA, { title: 'Travel', content: 'Train to Lyon on Friday' }),
+          makeMemory(scopeA, { title: 'Books', content: 'Finish the novel before the club meets' }),
+        ];
+        for (const m of mine) await storage.memories.insert(m, vec(0));
+        const scores = async () => (await storage.memories.searchKeyword(scopeA, { terms: ['deploy', 'pasta', 'tomato'], limit: 10, filter: {} }))
+          .hits.map((h) => ({ id: h.memory.id, score: h.bm25 }));
+        const before = await scores();
+        expect(before).toHaveLength(3);
+
+        // Many memories holding the query words (which would change their document frequencies) and long ones
+        // without them (which would change the average length), in each neighbouring scope; then edits and deletes.
+        const elsewhere: Scope[] = [scopeB, { ...scopeA, mode: 'test' }, { ...scopeA, workspace: 'other' }];
+        for (const scope of elsewhere) {
+          const theirs = Array.from({ length: 20 }, (_, i) => makeMemory(scope, {
+            title: i % 2 ? 'deploy pasta' : 'Tomato report',
+            content: `${'deploy tomato pasta '.repeat(i % 4)}${'unrelated filler words '.repeat(i * 3)}`,
+            tags: i % 3 ? ['deploy'] : [],
+          }));
+          for (const m of theirs) await storage.memories.insert(m, vec(0));
+          expect(await scores(), JSON.stringify(scope)).toEqual(before);
+          await storage.memories.update(scope, theirs[0]!.id, { content: 'pasta '.repeat(50) }, new Date(), 'u', null);
+          await storage.memories.delete(scope, theirs[1]!.id);
+          expect(await scores(), JSON.stringify(scope)).toEqual(before);
+        }
+
+        // The same kind of write inside the scope does move them: the statistics are the scope's own, and live.
+        await storage.memories.insert(makeMemory(scopeA, { title: 'More pasta', content: 'deploy pasta '.repeat(10) }), vec(0));
+        const after = await scores();
+        expect(after.find((h) => h.id === mine[2]!.id)!.score).not.toBe(before.find((h) => h.id === mine[2]!.id)!.score);
+      });
+
       it('applies tag, date and metadata filters to list, keyword and similarity search alike', async () => {
         const day = (d: number) => new Date(Date.UTC(2026, 2, d));
         const rows = [

@@ -121,7 +121,10 @@ export interface KeywordQuery {
 
 export interface KeywordHit {
   memory: Memory;
-  /** BM25 relevance, higher is better; comparable only within one query. */
+  /**
+   * BM25 relevance, higher is better; comparable only within one query. Its corpus statistics are the scope's own:
+   * nothing written in another tenant, mode or workspace may change it.
+   */
   bm25: number;
 }
 

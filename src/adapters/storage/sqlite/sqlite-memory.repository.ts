@@ -8,6 +8,8 @@ import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
+import { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
+import { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
 import type { SqliteOutbox } from './sqlite-outbox.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
@@ -110,9 +112,6 @@ const hasFilter = (f: MemoryFilter): boolean => Boolean(
 /** `%`, `_` and `\` taken literally in a LIKE pattern (with ESCAPE '\'). */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** BM25 column weights: title, content, tags. A title hit says more than one word deep in the content. */
-const BM25_WEIGHTS = '2.0, 1.0, 1.5';
-
 /** A client-id unique violation as the domain's CONFLICT; anything else unchanged. */
 function asConflict(err: unknown, memory: Memory): unknown {
   if (!isUniqueViolation(err, 'client_id')) return err;
@@ -128,6 +127,8 @@ const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', t
 
 export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog): MemoryRepository {
   const vectors = new SqliteVectorCache(db);
+  const keywordLengths = new SqliteKeywordLengths(db);
+  const keywordRanking = new SqliteKeywordRanking(db, keywordLengths);
 
   // Filled while a filtered statement runs (better-sqlite3 is synchronous), reported right after it.
   const unreadable = new Set<string>();
@@ -294,9 +295,13 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       outbox.notify(events);
       steps.forEach((step, i) => {
         const row = rows[i]!;
-        if (step.kind === 'delete') vectors.remove(scope, row.seq);
-        else if (step.kind === 'insert') vectors.upsert(scope, step.vector.modelId, row.seq, step.vector.vector);
-        else if (step.kind === 'update' && step.vector) vectors.upsert(scope, step.vector.modelId, row.seq, step.vector.vector);
+        if (step.kind === 'delete') {
+          vectors.remove(scope, row.seq);
+          keywordLengths.remove(scope, row.seq);
+        } else if (step.kind === 'insert' || step.kind === 'update') {
+          if (step.vector) vectors.upsert(scope, step.vector.modelId, row.seq, step.vector.vector);
+          keywordLengths.refresh(scope, row.seq);
+        }
       });
       return rows.map(toMemory);
     },
@@ -309,6 +314,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         throw asConflict(err, memory);
       }
       vectors.upsert(memory.scope, vector.modelId, written.seq, vector.vector);
+      keywordLengths.refresh(memory.scope, written.seq);
       outbox.notify(written.stored);
     },
 
@@ -346,6 +352,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       const written = updateWithEvents(scope, id, patch, at.getTime(), by, vector, events);
       if (!written) return null;
       if (vector) vectors.upsert(scope, vector.modelId, written.row.seq, vector.vector);
+      keywordLengths.refresh(scope, written.row.seq);
       outbox.notify(written.stored);
       return toMemory(written.row);
     },
@@ -354,6 +361,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       const written = deleteWithEvents(scope, id, events);
       if (!written) return false;
       vectors.remove(scope, written.row.seq);
+      keywordLengths.remove(scope, written.row.seq);
       outbox.notify(written.stored);
       return true;
     },
@@ -400,19 +408,21 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async searchKeyword(scope, query) {
-      const match = query.terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
-      if (!match) return { hits: [], total: 0 };
-      return filtered(scope, query.filter, (f) => {
-        const from = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-          WHERE memories_fts MATCH ? AND ${SCOPE_WHERE}${f.sql}`;
-        const params = [match, ...scopeParams(scope), ...f.params];
-        const rows = db.prepare<unknown[], Row & { score: number }>(
-          `SELECT m.*, -bm25(memories_fts, ${BM25_WEIGHTS}) AS score ${from} ORDER BY score DESC, m.seq LIMIT ?`,
-        ).all(...params, query.limit);
-        const total = rows.length < query.limit ? rows.length
-          : (db.prepare(`SELECT COUNT(*) AS n ${from}`).get(...params) as { n: number }).n;
-        return { hits: rows.map((r) => ({ memory: toMemory(r), bm25: r.score })), total };
-      });
+      // The filter runs inside the ranking's candidate query: a stored row it cannot read is retried guarded.
+      const { hits, total } = filtered(scope, query.filter,
+        (f) => keywordRanking.rank(scope, query.terms, hasFilter(query.filter) ? f : null, query.limit));
+      if (hits.length === 0) return { hits: [], total };
+      const rows = db.prepare<unknown[], Row>(
+        `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.seq IN (${hits.map(() => '?').join(', ')})`,
+      ).all(...scopeParams(scope), ...hits.map((h) => h.seq));
+      const bySeq = new Map(rows.map((r) => [r.seq, r]));
+      return {
+        hits: hits.flatMap((h) => {
+          const row = bySeq.get(h.seq);
+          return row ? [{ memory: toMemory(row), bm25: h.score }] : [];
+        }),
+        total,
+      };
     },
 
     async vectorsOf(scope, ids, modelId) {

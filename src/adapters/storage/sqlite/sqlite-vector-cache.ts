@@ -1,6 +1,7 @@
 import type { Scope } from '../../../core/scope.ts';
 import { VectorMatrix } from '../vector-matrix.ts';
 import { blobToVector, type SqliteDb } from './sqlite.database.ts';
+import { SqliteDataVersion } from './sqlite-data-version.ts';
 
 /**
  * Per-(scope, model) exact vector indexes, loaded from SQLite on first search and kept in step with this
@@ -9,7 +10,6 @@ import { blobToVector, type SqliteDb } from './sqlite.database.ts';
  */
 export class SqliteVectorCache {
   private readonly matrices = new Map<string, VectorMatrix>();
-  private lastDataVersion: number;
   private readonly loadScope;
   private readonly dataVersion;
 
@@ -18,13 +18,12 @@ export class SqliteVectorCache {
       `SELECT v.memory_seq, v.dims, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
        WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND v.model_id = ?`,
     );
-    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.lastDataVersion = this.dataVersion.get() as number;
+    this.dataVersion = new SqliteDataVersion(db);
   }
 
   /** The index for a scope and model, loading it if needed; null when nothing of that model is stored there. */
   get(scope: Scope, modelId: string, dims: number): VectorMatrix {
-    this.dropIfChangedElsewhere();
+    if (this.dataVersion.changedElsewhere()) this.matrices.clear();
     const key = cacheKey(scope, modelId);
     let matrix = this.matrices.get(key);
     if (!matrix || matrix.dims !== dims) {
@@ -52,14 +51,6 @@ export class SqliteVectorCache {
 
   clear(): void {
     this.matrices.clear();
-  }
-
-  private dropIfChangedElsewhere(): void {
-    const version = this.dataVersion.get() as number;
-    if (version !== this.lastDataVersion) {
-      this.lastDataVersion = version;
-      this.matrices.clear();
-    }
   }
 }
 

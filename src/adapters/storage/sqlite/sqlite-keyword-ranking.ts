@@ -1,0 +1,117 @@
+import type { Scope } from '../../../core/scope.ts';
+import type { SqliteDb } from './sqlite.database.ts';
+import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
+import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
+
+/** BM25 column weights, in the index's column order. A title hit says more than one word deep in the content. */
+const COLUMN_WEIGHTS: readonly (readonly [string, number])[] = [['title', 2.0], ['content', 1.0], ['tags', 1.5]];
+/** BM25's parameters and idf floor, as SQLite's own bm25(). */
+const K1 = 1.2;
+const B = 0.75;
+const MIN_IDF = 1e-6;
+
+/** As bm25(): a word in half the documents or more still counts, a little. */
+function inverseDocumentFrequency(documents: number, holding: number): number {
+  const idf = Math.log((documents - holding + 0.5) / (holding + 0.5));
+  return idf > 0 ? idf : MIN_IDF;
+}
+
+export interface RankedKeywordHit {
+  seq: number;
+  score: number;
+}
+
+/** Restricts candidates further; `sql` is ` AND …` over the memories alias `m`. */
+export interface CandidateFilter {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * Keyword ranking whose corpus statistics come from the caller's scope alone, so that no other tenant, mode or
+ * workspace can move a score: FTS5's bm25() formula (same k1, b, idf and column weights), but with N, the average
+ * length and each term's document frequency counted over the scope's memories instead of the whole index.
+ * Occurrences come from the index (fts5vocab `instance`), lengths from {@link SqliteKeywordLengths}.
+ */
+export class SqliteKeywordRanking {
+  private readonly tokenizer: SqliteQueryTokenizer;
+  private readonly occurrencesOf;
+  private readonly positionsOf;
+
+  constructor(private readonly db: SqliteDb, private readonly lengths: SqliteKeywordLengths) {
+    this.tokenizer = new SqliteQueryTokenizer(db);
+    db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab (main, memories_fts, instance)');
+    const column = `CASE col ${COLUMN_WEIGHTS.map(([name], i) => `WHEN '${name}' THEN ${i}`).join(' ')} END`;
+    // One JSON array per token rather than a row per occurrence: a common word occurs tens of thousands of times.
+    this.occurrencesOf = db.prepare<[string], string>(
+      `SELECT json_group_array(doc * ${COLUMN_WEIGHTS.length} + ${column}) FROM temp.memories_fts_instances WHERE term = ?`).pluck();
+    this.positionsOf = db.prepare<[string], string>(
+      `SELECT json_group_array(json_array(doc, ${column}, offset)) FROM temp.memories_fts_instances WHERE term = ?`).pluck();
+  }
+
+  /** The `limit` best memories of the scope matching any of the words (best first), and how many match in all. */
+  rank(scope: Scope, words: readonly string[], filter: CandidateFilter | null, limit: number):
+    { hits: RankedKeywordHit[]; total: number } {
+    const phrases = this.tokenizer.phrases(words).filter((tokens) => tokens.length > 0);
+    if (phrases.length === 0) return { hits: [], total: 0 };
+    const scopeLengths = this.lengths.get(scope);
+    const occurrences = new Map<string, number[]>();
+    // Per phrase, its weighted frequency in each memory of the scope that holds it.
+    const frequencies = phrases.map((tokens) => this.weightedFrequencies(tokens, scopeLengths, occurrences));
+    let candidates = new Set(frequencies.flatMap((f) => [...f.keys()]));
+    if (filter && candidates.size > 0) {
+      candidates = new Set(this.db.prepare<unknown[], number>(
+        `SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))${filter.sql}`,
+      ).pluck().all(JSON.stringify([...candidates]), ...filter.params));
+    }
+
+    const documents = scopeLengths.bySeq.size;
+    const averageLength = scopeLengths.totalTokens / documents;
+    const idf = frequencies.map((f) => inverseDocumentFrequency(documents, f.size));
+    const hits: RankedKeywordHit[] = [];
+    for (const seq of candidates) {
+      const norm = K1 * (1 - B + (B * scopeLengths.bySeq.get(seq)!) / averageLength);
+      let score = 0;
+      frequencies.forEach((f, i) => {
+        const tf = f.get(seq) ?? 0;
+        score += idf[i]! * ((tf * (K1 + 1)) / (tf + norm));
+      });
+      hits.push({ seq, score });
+    }
+    hits.sort((a, b) => b.score - a.score || a.seq - b.seq);
+    return { hits: hits.slice(0, limit), total: hits.length };
+  }
+
+  /** Memory seq -> Σ over the phrase's occurrences of its column's weight, for the memories of the scope. */
+  private weightedFrequencies(tokens: readonly string[], scope: ScopeLengths, cache: Map<string, number[]>): Map<number, number> {
+    const out = new Map<number, number>();
+    const add = (doc: number, column: number) => {
+      if (scope.bySeq.has(doc)) out.set(doc, (out.get(doc) ?? 0) + COLUMN_WEIGHTS[column]![1]);
+    };
+    if (tokens.length === 1) {
+      const n = COLUMN_WEIGHTS.length;
+      for (const code of this.occurrences(tokens[0]!, cache)) add(Math.floor(code / n), code % n);
+      return out;
+    }
+    // A phrase occurs where its first token does and each next token follows right after, in the same column.
+    const starts = tokens.map((token, i) => new Set(this.positions(token).map(([doc, column, offset]) =>
+      `${doc},${column},${offset - i}`)));
+    for (const start of starts[0]!) {
+      if (starts.every((s) => s.has(start))) {
+        const [doc, column] = start.split(',').map(Number);
+        add(doc!, column!);
+      }
+    }
+    return out;
+  }
+
+  private occurrences(token: string, cache: Map<string, number[]>): number[] {
+    let codes = cache.get(token);
+    if (!codes) cache.set(token, (codes = JSON.parse(this.occurrencesOf.get(token)!) as number[]));
+    return codes;
+  }
+
+  private positions(token: string): [number, number, number][] {
+    return JSON.parse(this.positionsOf.get(token)!) as [number, number, number][];
+  }
+}
