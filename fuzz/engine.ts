@@ -9,16 +9,7 @@ import { fuzzSseCase, fuzzWsCase, WS_ROUTES } from './streams.ts';
 import { withWordedSchemas } from './worded-schemas.ts';
 
 /** Routes that answer with a stream that stays open: fuzzed over a real socket, never through inject. */
-export const SSE_ROUTES = new Set(['GET /api/v1/stream/', 'GET /v1/search/stream']);
-
-/**
- * Routes whose handlers count cl100k tokens of the text sent. Counting a long text without spaces takes time
- * quadratic in its length (2 000 characters: ~0.3 s, 8 000: ~4.5 s, 20 000: ~32 s measured), a defect owned by the
- * tokenizer point of issue 8; until it is fixed the npm-test run keeps long strings short on these routes.
- */
-export const TOKEN_COUNTING_ROUTES = new Set([
-  'POST /api/v1/memory/', 'PUT /api/v1/memory/{id}', 'POST /api/v1/embeddings/', 'POST /v1/embeddings',
-]);
+export const SSE_ROUTES = new Set(['GET /api/v1/stream', 'GET /v1/search/stream']);
 
 export interface FuzzOptions {
   cases: number;

@@ -7,14 +7,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { log, phase } from '../bench/lib/progress.ts';
-import { formatFailures, fuzzHttpRoutes, fuzzStreamRoutes, routesOf, TOKEN_COUNTING_ROUTES, type RouteReport, type Target } from './engine.ts';
+import { formatFailures, fuzzHttpRoutes, fuzzStreamRoutes, routesOf, type RouteReport, type Target } from './engine.ts';
 import { controlSnapshot, seedFixtures, type FuzzKeys } from './fixtures.ts';
 import { httpTransport } from './transport.ts';
 import { FULL_SIZES } from './values.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-interface Options { cases: number; seed: number; route?: string; timeBound: number; boundTokens: boolean; failures: number }
+interface Options { cases: number; seed: number; route?: string; timeBound: number; failures: number }
 
 const whole = (min: number) => (v: string) => {
   const n = Number(v);
@@ -66,7 +66,7 @@ async function run(o: Options): Promise<number> {
     const total = (routes.http.length + routes.sse.length + routes.ws.length) * o.cases;
     log(`mnemo fuzz: seed ${o.seed}, ${o.cases} cases per route, ${total} in all${o.route ? ` (routes matching "${o.route}")` : ''}`);
     const bar = phase('fuzz', total, 'cases');
-    const sizes = (route: string) => (o.boundTokens && TOKEN_COUNTING_ROUTES.has(route) ? { ...FULL_SIZES, longString: 512 } : FULL_SIZES);
+    const sizes = () => FULL_SIZES;
     const common = { cases: o.cases, seed: o.seed, timeBoundMs: o.timeBound, sizes, only: o.route, onCase: () => bar.increment(), onHang };
     const reports: RouteReport[] = [...await fuzzHttpRoutes(target, common), ...await fuzzStreamRoutes(target, common)];
     bar.stop();
@@ -96,7 +96,6 @@ const program = new Command('npm run fuzz --')
   .option('--seed <s>', 'seed; case #i of a route is the same for a seed whatever --cases (above i) and --route', whole(0), Date.now() % 1_000_000_000)
   .option('--route <text>', 'only routes whose name ("POST /api/v1/memories/", "WS /v1/search/live") contains this text')
   .option('--time-bound <ms>', 'an answer slower than this is a hang', whole(1), 10_000)
-  .option('--bound-tokens', 'keep long strings at 512 characters on the token-counting routes (as npm test does)', false)
   .option('--failures <n>', 'failing cases shown per route', whole(1), 5)
   .action(async (o: Options) => { process.exitCode = await run(o); });
 

@@ -175,7 +175,7 @@ describe('G1 happy paths', () => {
 
   it('serves OpenAPI docs', async () => {
     const spec = json(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
-    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/v1/memories/', '/api/v1/memories/search', '/api/v1/memories/{id}']));
+    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/v1/memories', '/api/v1/memories/search', '/api/v1/memories/{id}']));
     const ui = await t.app.inject({ method: 'GET', url: '/docs/' });
     expect(ui.statusCode).toBe(200);
     expect(ui.headers['content-type']).toContain('text/html');

@@ -344,14 +344,14 @@ describe('G3 happy paths', () => {
 
   it('documents G3 in /openapi.json', async () => {
     const doc = json(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
-    for (const path of ['/api/v1/search/', '/api/v1/search/hybrid', '/api/v1/search/batch']) {
+    for (const path of ['/api/v1/search', '/api/v1/search/hybrid', '/api/v1/search/batch']) {
       const op = doc.paths[path]?.post;
       expect(op, path).toBeDefined();
       expect(op.tags).toEqual(['G3 search']);
       expect(op.security).toEqual([{ bearer: [] }]);
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '408', '429', '503']));
     }
-    const body = doc.paths['/api/v1/search/'].post.requestBody.content['application/json'].schema;
+    const body = doc.paths['/api/v1/search'].post.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['query']);
     expect(body.properties.includeVector.deprecated).toBe(true);
     expect(body.properties.topK).toMatchObject({ default: 10, minimum: 1, maximum: 100 });

@@ -22,7 +22,7 @@ import { createG4ErrorHandler, G4HttpError } from './errors.ts';
 import { runLiveSearch } from './live-search.ts';
 import { dateBound, roundMs, searchModelName, splitList, toSemanticItem } from './mappers.ts';
 import { schemaProblems } from '../http-kit/field-problems.ts';
-import { SSE_RESPONSE, WEBSOCKET_ACCESS_TOKEN, WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
+import { SSE_RESPONSE, WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
 
 export interface G4StreamDeps extends AuthDeps {
@@ -142,14 +142,11 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
     schema: {
       tags, security,
       summary: 'WebSocket: live search',
-      description: 'Open with a WebSocket client (`Authorization: Bearer`, `X-API-Key` or `?access_token=`). Send '
+      description: 'Open with a WebSocket client (`Authorization: Bearer`, `X-API-Key` or `?access_token=`; the workspace '
+        + 'is `X-Workspace-ID` or `?workspace=`). Send '
         + '`{type: "subscribe", query, filters: {tags}?, threshold?}` to follow memories created or updated later that match; '
         + 'the server pushes `{type: "new_result", subscription_id, change, memory, similarity_score}`. Also `unsubscribe` and '
         + '`ping`. A plain HTTP GET answers 426. See docs/api.md, "G4 real-time".',
-      querystring: Type.Object({
-        access_token: WEBSOCKET_ACCESS_TOKEN,
-        workspace: Type.Optional(Type.String({ description: 'The workspace, for clients that cannot send X-Workspace-ID' })),
-      }),
       response: { 101: WEBSOCKET_UPGRADE_RESPONSE, 426: ErrorWire },
     },
     handler: async () => {

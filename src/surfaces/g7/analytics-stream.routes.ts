@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { AnalyticsSummaryService } from '../../core/analytics/summary.ts';
@@ -11,7 +10,7 @@ import { newConnectionId, type ConnectionRegistry } from '../../core/streams/con
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authenticateSocket, closeWith, readWsCredential, refuseSocket, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
 import { streamRefusal } from '../http-kit/stream-refusal.ts';
-import { WEBSOCKET_ACCESS_TOKEN, WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
+import { WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { createG7ErrorHandler, G7ErrorWire, G7HttpError } from './errors.ts';
 
 export interface G7StreamDeps {
@@ -51,11 +50,7 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
       summary: 'WebSocket: analytics updates',
       description: 'Open with a WebSocket client (`Authorization: Bearer`, `X-API-Key` or `?access_token=`). The server sends '
         + '`{type: "analytics", data: <summary>, timestamp, interval, sequence}` at once and then every `interval` seconds '
-        + '(default 10, 1 to 3600). A plain HTTP GET answers 426. See docs/api.md, "G7".',
-      querystring: Type.Object({
-        access_token: WEBSOCKET_ACCESS_TOKEN,
-        interval: Type.Optional(Type.String({ description: 'Seconds between updates: 1 to 3600, default 10' })),
-      }),
+        + '(`?interval=`: default 10, 1 to 3600). A plain HTTP GET answers 426. See docs/api.md, "G7".',
       response: { 101: WEBSOCKET_UPGRADE_RESPONSE, 426: G7ErrorWire },
     },
     handler: async () => {

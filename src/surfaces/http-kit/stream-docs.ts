@@ -13,6 +13,3 @@ export const WEBSOCKET_UPGRADE_RESPONSE = Type.Null({
   description: 'Switching Protocols: the WebSocket opens. Refusals after the upgrade (bad key, scope, rate limit, bad '
     + 'parameters) are a `{type: "error", code, message}` message and a close frame (1008, or 1013 when rate limited).',
 });
-
-/** The key of a WebSocket may come as `access_token` (browsers cannot set headers on a WebSocket). */
-export const WEBSOCKET_ACCESS_TOKEN = Type.Optional(Type.String({ description: 'The API key, for clients that cannot send headers' }));
