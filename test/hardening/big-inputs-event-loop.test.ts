@@ -20,7 +20,7 @@ describe('big inputs leave the event loop free (G5, G4 and G2 routes that count 
   let live: LiveApp;
   let key: string;
   const texts = { x: runOfX(), emoji: runOfEmoji(), mixed: runOfMixedScripts() };
-  const short = { x: runOfX(G4_MAX_CHARS), emoji: runOfEmoji(24_000), mixed: runOfMixedScripts(20_000) };
+  const short = { x: runOfX(G4_MAX_CHARS), emoji: runOfEmoji(11_000), mixed: runOfMixedScripts(16_000) };
 
   beforeAll(async () => {
     live = await startLiveApp();
@@ -59,6 +59,7 @@ describe('big inputs leave the event loop free (G5, G4 and G2 routes that count 
       histogram.disable();
     }
     const stallMs = histogram.max / 1e6;
+    if (process.env.STALL_DEBUG) process.stderr.write(`longest stall ${stallMs.toFixed(1)} ms\n`);
     expect(stallMs, `longest event-loop stall: ${stallMs.toFixed(1)} ms`).toBeLessThan(MAX_STALL_MS);
 
     // The answers are the right ones, with exact counts (the counter's exactness is checked in test/unit).
@@ -69,7 +70,7 @@ describe('big inputs leave the event loop free (G5, G4 and G2 routes that count 
       expect(tooLong!.body.error.details).toMatchObject({ field: 'input', reason: 'input_too_long' });
     }
     const shortCounts = await Promise.all(Object.values(short).map((t) => counter.count(t)));
-    expect(g5short!.status).toBe(200);
+    expect(g5short!.status, JSON.stringify(g5short!.body).slice(0, 400)).toBe(200);
     expect(g5short!.body.usage.prompt_tokens).toBe(shortCounts.reduce((a, b) => a + b, 0));
     [g4x, g4emoji, g4mixed].forEach((answer, i) => {
       expect(answer!.status, JSON.stringify(answer!.body).slice(0, 300)).toBe(200);
