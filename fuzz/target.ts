@@ -4,19 +4,11 @@
  * hashing embedder); prints one JSON line `{url, keys}` once listening, and stops on SIGTERM.
  */
 import { createTestApp } from '../test/support/test-app.ts';
-import type { FuzzKeys } from './fixtures.ts';
+import { listenWithFuzzKeys } from './listening-target.ts';
 
 const t = await createTestApp();
-await t.app.listen({ host: '127.0.0.1', port: 0 });
-const address = t.app.server.address();
-const port = typeof address === 'object' && address ? address.port : 0;
-const keys: FuzzKeys = {
-  pool: await Promise.all(Array.from({ length: 20 }, () => t.key({ tenant: 'fuzz' }))),
-  free: await t.key({ tenant: 'fuzz', tier: 'free' }),
-  readOnly: await t.key({ tenant: 'fuzz', scopes: ['memories:read'] }),
-  control: await t.key({ tenant: 'control' }),
-};
-process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}`, keys })}\n`);
+const { baseUrl, keys } = await listenWithFuzzKeys(t);
+process.stdout.write(`${JSON.stringify({ url: baseUrl, keys })}\n`);
 process.once('SIGTERM', () => {
   void t.close().finally(() => process.exit(0));
 });

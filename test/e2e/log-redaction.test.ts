@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,34 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.ts';
 import { createContainer } from '../../src/app/container.ts';
 import { bearer, openWs, type WsClient } from '../streams/support.ts';
+import { npmStart, type StartedServer } from '../support/npm-start.ts';
 
-const root = join(import.meta.dirname, '..', '..');
-
-interface Server { child: ChildProcess; url: string; log: () => string; exited: Promise<number | null> }
-
-/** `npm start` as an operator runs it, at the most verbose log level; its whole output is the log under test. */
-function npmStart(env: Record<string, string>): Promise<Server> {
-  const child = spawn('npm', ['start'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m) resolve({ child, url: m[1]!, log: () => out, exited });
-    });
-    child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-    void exited.then((code) => reject(new Error(`server exited (${code}) before listening:\n${out}`)));
-    setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 60_000).unref();
-  });
-}
 
 /** Every character percent-encoded: the query parser decodes it back to the key, so it authenticates. */
 const percentEncoded = (text: string) => [...Buffer.from(text)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
 describe('no API key reaches the log, in any spelling that authenticates', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-log-'));
-  let server: Server;
+  let server: StartedServer;
   let key: string;
   let log: string;
 
@@ -88,7 +68,7 @@ describe('no API key reaches the log, in any spelling that authenticates', () =>
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
-    log = server.log();
+    log = server.output();
   }, 90_000);
 
   afterAll(() => {

@@ -1,32 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { npmStart, repositoryRoot as root } from '../support/npm-start.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
-
-interface Started { child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }
-
-/** Starts the server exactly as an operator does: `npm start` with environment variables. */
-function npmStart(env: Record<string, string>): Promise<Started> {
-  const child = spawn('npm', ['start'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m) resolve({ child, url: m[1]!, output: () => out, exited });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-    void exited.then((code) => reject(new Error(`server exited (${code}) before listening:\n${out}`)));
-    setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 60_000).unref();
-  });
-}
 
 async function createKey(dataDir: string, ...args: string[]) {
   const { stdout } = await run('npx', ['mnemo', 'keys', 'create', ...args, '--json'], { cwd: root, env: { ...process.env, MNEMO_DATA_DIR: dataDir } });

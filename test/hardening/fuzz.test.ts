@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzHttpRoutes, fuzzStreamRoutes, formatFailures, routesOf, type RouteReport, type Target } from '../../fuzz/engine.ts';
-import { controlSnapshot, seedFixtures, type FuzzKeys } from '../../fuzz/fixtures.ts';
+import { controlSnapshot, seedFixtures } from '../../fuzz/fixtures.ts';
+import { listenWithFuzzKeys } from '../../fuzz/listening-target.ts';
 import { judge } from '../../fuzz/oracle.ts';
 import { injectTransport } from '../../fuzz/transport.ts';
 import { FULL_SIZES } from '../../fuzz/values.ts';
@@ -24,18 +25,10 @@ describe('fuzz: every route, hostile input', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    const keys: FuzzKeys = {
-      pool: await Promise.all(Array.from({ length: 20 }, () => t.key({ tenant: 'fuzz' }))),
-      free: await t.key({ tenant: 'fuzz', tier: 'free' }),
-      readOnly: await t.key({ tenant: 'fuzz', scopes: ['memories:read'] }),
-      control: await t.key({ tenant: 'control' }),
-    };
+    const { baseUrl, keys } = await listenWithFuzzKeys(t);
     const send = injectTransport(t.app);
     const openapi = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as unknown;
-    target = { send, baseUrl: `http://127.0.0.1:${port}`, keys, openapi, ids: await seedFixtures(send, keys) };
+    target = { send, baseUrl, keys, openapi, ids: await seedFixtures(send, keys) };
     before = await controlSnapshot(send, keys, target.ids);
   });
   afterAll(async () => {
