@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/app/config.ts';
 import { createContainer, type Container } from '../../src/app/container.ts';
 import { warmUp } from '../../src/app/embedder.factory.ts';
+import { ALL_SCOPES, type Principal } from '../../src/core/api-keys/api-key.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { SearchContext, SearchOutcome } from '../../src/core/search/search.service.ts';
 import { log, phase } from '../lib/progress.ts';
@@ -60,6 +61,11 @@ export function turnMemory(turn: Turn) {
   };
 }
 
+/** The bench writes as an enterprise key of the scope's tenant: no write quota applies. */
+const benchActor = (scope: Scope): Principal => ({
+  keyId: 'bench', tenantId: scope.tenantId, userId: 'bench', tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES),
+});
+
 /** Runs `work` over `items` with at most `limit` calls in flight. */
 async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -78,7 +84,7 @@ async function ingest(container: Container, scopeOf: (c: Conversation) => Scope,
   const bar = phase(`${label}: ingest`, jobs.length, 'turns');
   const started = performance.now();
   await pool(jobs, concurrency, async ({ scope, turn }) => {
-    await container.memories.create(scope, 'bench', turnMemory(turn));
+    await container.memories.create(scope, benchActor(scope), turnMemory(turn));
     bar.increment();
   });
   const seconds = (performance.now() - started) / 1000;

@@ -65,6 +65,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     embedder,
     clock,
     limits: { maxContentBytes: config.maxContentBytes, maxEmbedChars: config.maxEmbedChars },
+    quota: limits,
   });
 
   const topics = createTopicService({ topics: storage.topics, memories: storage.memories, clock });
@@ -83,7 +84,9 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   });
 
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
-  const embeddings = createEmbeddingService({ embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars });
+  const embeddings = createEmbeddingService({
+    embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars, quota: limits,
+  });
   const webhooks = createWebhookService({ webhooks: storage.webhooks, limits, clock, allowCidrs: config.webhookAllowCidrs });
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
 

@@ -132,19 +132,26 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await registerOpenApi(app);
 
   await app.register(healthRoutes, { container: c });
-  await app.register(g1Routes, { prefix: '/api/v1/memories', ...c });
-  await app.register(g1StoreAliasRoutes, { prefix: '/api/v1/store', ...c });
-  await app.register(topicRoutes, { prefix: '/api/v1/topics', ...c });
-  await app.register(g2Routes, { prefix: '/api/v1/memory', ...c });
-  await app.register(g6Routes, { prefix: '/api/v1/batch', ...c });
-  await app.register(g8Routes, { prefix: '/api/v1/stream', ...c });
-  await app.register(g9Routes, { prefix: '/api/v1/webhooks', ...c });
-  await app.register(g10Routes, { ...c });
-  await app.register(g3Routes, { prefix: '/api/v1/search', ...c });
-  await app.register(g4Routes, { ...c });
-  await app.register(g4StreamRoutes, { ...c });
-  await app.register(g7AnalyticsStreamRoutes, { prefix: '/api/v1/analytics', ...c });
-  await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...c });
+  // Each surface gets just the services its Deps interface names, never storage (one line per surface).
+  const auth = { apiKeys: c.apiKeys, limits: c.limits, clock: c.clock };
+  const streaming = { streams: c.streams, realtime: c.realtime, activity: c.activity };
+  const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics } = c;
+  await app.register(g1Routes, { prefix: '/api/v1/memories', ...auth, memories, search });
+  await app.register(g1StoreAliasRoutes, { prefix: '/api/v1/store', ...auth, memories, search });
+  await app.register(topicRoutes, { prefix: '/api/v1/topics', ...auth, topics });
+  await app.register(g2Routes, {
+    prefix: '/api/v1/memory', ...auth, memories, embeddings, embedder: c.embedder,
+    config: { maxContentBytes: c.config.maxContentBytes },
+  });
+  await app.register(g6Routes, { prefix: '/api/v1/batch', ...auth, batch });
+  await app.register(g8Routes, { prefix: '/api/v1/stream', ...auth, ...streaming, eventHub });
+  await app.register(g9Routes, { prefix: '/api/v1/webhooks', ...auth, webhooks });
+  await app.register(g10Routes, { ...auth, webhooks, producerEvents });
+  await app.register(g3Routes, { prefix: '/api/v1/search', ...auth, search });
+  await app.register(g4Routes, { ...auth, search, embeddings });
+  await app.register(g4StreamRoutes, { ...auth, ...streaming, search, embeddings, memories, eventHub });
+  await app.register(g7AnalyticsStreamRoutes, { prefix: '/api/v1/analytics', ...auth, ...streaming, analytics });
+  await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...auth, embeddings });
 
   app.setNotFoundHandler((req, reply) => {
     const error = Object.assign(new Error(`No route for ${req.method} ${req.url.split('?')[0]}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });

@@ -3,6 +3,7 @@ import { ManualClock } from '../../src/core/clock.ts';
 import type { Memory } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { actorIn } from '../support/fixtures.ts';
 import { contentPreview, scoreSuggestions } from '../../src/surfaces/g4/mappers.ts';
 import { ISO, g4, ok, type G4Client } from './client.ts';
 
@@ -25,7 +26,7 @@ describe('G4 happy paths', () => {
   /** Memories one minute apart, so that created_at bounds are easy to aim. */
   const create = async (title: string, content: string, tags: string[], metadata: Record<string, unknown>) => {
     clock.advance(60_000);
-    return t.container.memories.create(scope, 'user-1', { title, content, tags, metadata });
+    return t.container.memories.create(scope, actorIn(scope), { title, content, tags, metadata });
   };
 
   beforeEach(async () => {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/scope.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { actorIn } from '../support/fixtures.ts';
 import { expectG4Error, g4, ok, type G4Client } from './client.ts';
 
 const texts = (data: Json) => (data.suggestions as Json[]).map((s) => s.text as string);
@@ -12,7 +13,7 @@ describe('G4 security: tenants, modes and workspaces never cross', () => {
   let bob: G4Client;
   const scopeOf = (tenantId: string, mode: 'live' | 'test' = 'live', workspace = 'default'): Scope => ({ tenantId, mode, workspace });
   const remember = (scope: Scope, title: string, content: string, tags: string[] = [], metadata: Record<string, unknown> = {}) =>
-    t.container.memories.create(scope, 'someone', { title, content, tags, metadata });
+    t.container.memories.create(scope, actorIn(scope, 'someone'), { title, content, tags, metadata });
 
   beforeEach(async () => {
     t = await createTestApp();

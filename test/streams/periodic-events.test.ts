@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../../src/app/config.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { actorIn } from '../support/fixtures.ts';
 import { sleep } from './support.ts';
 
 const acme: Scope = { tenantId: 'acme', mode: 'live', workspace: 'default' };
@@ -35,10 +36,11 @@ describe('periodic events, user.activity and retention', () => {
   it('emits analytics.update only for tenants and modes with memory operations or searches in the interval', async () => {
     const clock = new ManualClock(Date.UTC(2026, 5, 1));
     t = await createTestApp({ overrides: { clock } });
-    await t.container.memories.create(acme, 'u', { title: 'a', content: 'b' });
-    await t.container.memories.create({ ...acme, tenantId: 'old' }, 'u', { title: 'a', content: 'b' });
+    const write = (scope: Scope, title: string, content: string) => t.container.memories.create(scope, actorIn(scope, 'u'), { title, content });
+    await write(acme, 'a', 'b');
+    await write({ ...acme, tenantId: 'old' }, 'a', 'b');
     clock.advance(120_000);
-    await t.container.memories.create({ ...acme, mode: 'test', workspace: 'w' }, 'u', { title: 'c', content: 'd' });
+    await write({ ...acme, mode: 'test', workspace: 'w' }, 'c', 'd');
     clock.advance(30_000);
     const emitted = await t.container.periodic.emitAnalytics();
     expect(emitted.map((e) => e.scope)).toEqual([{ tenantId: 'acme', mode: 'test', workspace: null }]);
@@ -81,9 +83,9 @@ describe('periodic events, user.activity and retention', () => {
     const clock = new ManualClock(Date.UTC(2026, 5, 1));
     t = await createTestApp({ overrides: { clock }, env: { MNEMO_EVENT_RETENTION_HOURS: '2' } });
     expect(t.container.realtime.eventRetentionMs).toBe(2 * 3_600_000);
-    await t.container.memories.create(acme, 'u', { title: 'old', content: 'x' });
+    await t.container.memories.create(acme, actorIn(acme, 'u'), { title: 'old', content: 'x' });
     clock.advance(2 * 3_600_000 + 1);
-    await t.container.memories.create(acme, 'u', { title: 'new', content: 'y' });
+    await t.container.memories.create(acme, actorIn(acme, 'u'), { title: 'new', content: 'y' });
     expect(await t.container.periodic.prune()).toBe(2); // memory.created + embedding.generated
     expect((await all(t, acme, ['memory.created'])).map((e) => e.data.title)).toEqual(['new']);
   });

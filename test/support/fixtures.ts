@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { ALL_SCOPES, type Principal } from '../../src/core/api-keys/api-key.types.ts';
 import type { Memory } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 
 export const scopeA: Scope = { tenantId: 'tenant-a', mode: 'live', workspace: 'default' };
 export const scopeB: Scope = { tenantId: 'tenant-b', mode: 'live', workspace: 'default' };
+
+/**
+ * A caller of the scope's tenant and mode for writing through the services directly (seeding): an enterprise key,
+ * so its writes count against no quota, under a key id no test key has.
+ */
+export function actorIn(scope: Scope, userId = 'user-1'): Principal {
+  return { keyId: `seed-${userId}`, tenantId: scope.tenantId, userId, tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES) };
+}
 
 let tick = Date.UTC(2026, 0, 1);
 

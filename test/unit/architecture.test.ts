@@ -46,6 +46,32 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  /**
+   * docs/architecture.md "Layers": surfaces call services only. A module that declares a storage port (a
+   * `*.repository.ts`, `storage.port.ts`, or any module exporting an `interface …Repository`, like search-log.ts)
+   * is out of a surface's reach, so no route can read or write storage past the services' rules and quotas.
+   */
+  const declaresStoragePort = (target: string): boolean =>
+    /\.repository\.ts$|[/\\]storage\.port\.ts$/.test(target)
+    || /export\s+interface\s+\w*Repository\b/.test(readFileSync(target, 'utf8'));
+
+  function storagePortImports(file: string, specs: readonly string[]): string[] {
+    return specs.filter((s) => s.startsWith('.'))
+      .filter((spec) => declaresStoragePort(join(file, '..', spec)))
+      .map((spec) => `${relative(root, file)} imports ${spec}`);
+  }
+
+  it('lets surfaces reach storage only through services (no repository or storage port import)', () => {
+    const offenders = tsFiles(join(root, 'src', 'surfaces')).flatMap((file) => storagePortImports(file, importsOf(file)));
+    expect(offenders).toEqual([]);
+  });
+
+  it('detects a surface importing a storage port (the check can fail)', () => {
+    const route = join(root, 'src', 'surfaces', 'g2', 'routes.ts');
+    const ports = ['../../core/memories/memory.repository.ts', '../../core/storage.port.ts', '../../core/search/search-log.ts'];
+    expect(storagePortImports(route, [...ports, '../../core/memories/memory.service.ts'])).toHaveLength(ports.length);
+  });
+
   it('detects a violation (the check can fail)', () => {
     const fake = join(root, 'src', 'core', 'fake.ts');
     const spec = '../adapters/storage/sqlite/sqlite.storage.ts';

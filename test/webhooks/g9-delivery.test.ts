@@ -2,7 +2,10 @@ import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
+import { createMemoryRateLimiter } from '../../src/adapters/rate-limit/memory.rate-limiter.ts';
 import { createMemoryService } from '../../src/core/memories/memory.service.ts';
+import { createLimitsService, defaultTierLimits } from '../../src/core/rate-limit/tier-limits.ts';
+import { actorIn } from '../support/fixtures.ts';
 import { verifyMemoryEventSignature } from '../../src/client/webhook-receiver.ts';
 import { createRig, g9Hook, startReceiver, TENANT, type Receiver, type Rig } from './support.ts';
 
@@ -12,6 +15,7 @@ describe('G9 deliveries (memory events)', () => {
   const service = () => createMemoryService({
     memories: rig.storage.memories, topics: rig.storage.topics, embedder: createHashingEmbedder({ dimensions: 64 }),
     clock: rig.clock, limits: { maxContentBytes: 1 << 20, maxEmbedChars: 4000 },
+    quota: createLimitsService({ limiter: createMemoryRateLimiter(rig.clock), policy: defaultTierLimits() }),
   });
 
   beforeEach(async () => {
@@ -27,7 +31,7 @@ describe('G9 deliveries (memory events)', () => {
   it('posts the spec body with exact headers, signed twice (hex HMAC and Standard Webhooks)', async () => {
     const hook = g9Hook(`${receiver.url}/hooks/mnemo?src=test`);
     await rig.storage.webhooks.insert(hook);
-    const memory = await service().create(TENANT, 'user-1', { title: 'Trip', content: 'Pack the tent', tags: ['ops'], metadata: { k: 'v' } });
+    const memory = await service().create(TENANT, actorIn(TENANT), { title: 'Trip', content: 'Pack the tent', tags: ['ops'], metadata: { k: 'v' } });
 
     expect(await rig.worker.tick()).toBe(1);
     expect(receiver.received).toHaveLength(1);
@@ -70,7 +74,7 @@ describe('G9 deliveries (memory events)', () => {
   it('keys Standard Webhooks with the secret text itself when it is not whsec_<base64>', async () => {
     const hook = g9Hook(receiver.url, { secret: 'plain secret, not base64!' });
     await rig.storage.webhooks.insert(hook);
-    await service().create(TENANT, 'user-1', { title: 't', content: 'c' });
+    await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
     await rig.worker.tick();
     const r = receiver.received[0]!;
     expect(new StandardWebhook(Buffer.from(hook.secret, 'utf8'), { format: 'raw' }).verify(r.body, r.headers)).toMatchObject({ type: 'memory.created' });
@@ -79,7 +83,7 @@ describe('G9 deliveries (memory events)', () => {
   it('says livemode false for test-mode data', async () => {
     const scope = { ...TENANT, mode: 'test' as const };
     await rig.storage.webhooks.insert(g9Hook(receiver.url, { scope }));
-    await service().create(scope, 'user-1', { title: 't', content: 'c' });
+    await service().create(scope, actorIn(scope), { title: 't', content: 'c' });
     await rig.worker.tick();
     expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ livemode: false });
   });
@@ -88,7 +92,7 @@ describe('G9 deliveries (memory events)', () => {
     receiver.respondWith((_q, res) => { res.statusCode = 500; res.end('boom'); });
     const hook = g9Hook(receiver.url);
     await rig.storage.webhooks.insert(hook);
-    await service().create(TENANT, 'user-1', { title: 't', content: 'c' });
+    await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
 
     expect(await rig.worker.tick()).toBe(1);
     rig.clock.advance(999);
@@ -118,7 +122,7 @@ describe('G9 deliveries (memory events)', () => {
   it('follows a custom retry_policy: delays multiply and are capped at max_delay', async () => {
     receiver.respondWith((_q, res) => { res.statusCode = 503; res.end(); });
     await rig.storage.webhooks.insert(g9Hook(receiver.url, { retryPolicy: { maxAttempts: 6, backoffMultiplier: 3, maxDelayMs: 5000 } }));
-    await service().create(TENANT, 'user-1', { title: 't', content: 'c' });
+    await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
 
     expect(await rig.worker.tick()).toBe(1);
     const gaps: number[] = [];
@@ -142,7 +146,7 @@ describe('G9 deliveries (memory events)', () => {
     let calls = 0;
     receiver.respondWith((_q, res) => { res.statusCode = ++calls === 1 ? 502 : 204; res.end(); });
     await rig.storage.webhooks.insert(g9Hook(receiver.url));
-    await service().create(TENANT, 'user-1', { title: 't', content: 'c' });
+    await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
     await rig.worker.tick();
     rig.clock.advance(1000);
     await rig.worker.tick();

@@ -38,13 +38,13 @@ export function createBatchService(deps: {
 
   async function execute(principal: Principal, scope: Scope, op: BatchOp): Promise<OpValue> {
     if ('invalid' in op) throw op.invalid;
-    if (WRITES.has(op.type)) await limits.memoryWrite(principal);
+    // Each write counts the memory-write quota inside the memory service.
     switch (op.type) {
-      case 'create': return { kind: 'created', memory: await memories.create(scope, principal.userId, op.input) };
+      case 'create': return { kind: 'created', memory: await memories.create(scope, principal, op.input) };
       case 'read': return { kind: 'read', memory: await memories.get(scope, op.id) };
-      case 'update': return { kind: 'updated', memory: await memories.update(scope, principal.userId, op.id, op.patch) };
+      case 'update': return { kind: 'updated', memory: await memories.update(scope, principal, op.id, op.patch) };
       case 'delete': {
-        const { id, deletedAt } = await memories.delete(scope, principal.userId, op.id, 'batch');
+        const { id, deletedAt } = await memories.delete(scope, principal, op.id, 'batch');
         return { kind: 'deleted', id, deletedAt };
       }
       case 'search': {
@@ -100,6 +100,7 @@ export function createBatchService(deps: {
       if (clock.now().getTime() >= deadline) return fail(i, { code: 'BATCH_TIMEOUT', message: 'The batch timed out before this operation could start' });
       try {
         if ('invalid' in op) throw op.invalid;
+        // Atomic writes are prepared here, not run through the memory service: their quota is counted here.
         if (WRITES.has(op.type)) await limits.memoryWrite(principal);
         switch (op.type) {
           case 'create': {

@@ -1,4 +1,6 @@
+import type { Principal } from '../api-keys/api-key.types.ts';
 import { DomainError, type FieldProblem } from '../errors.ts';
+import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import { EmbeddingError, isBlank, type Embedder } from './embedder.port.ts';
 import type { TokenCounter } from './token-counter.port.ts';
 import { padVector } from './vectors.ts';
@@ -35,7 +37,13 @@ export interface EmbeddingResult {
 
 export type EmbeddingService = ReturnType<typeof createEmbeddingService>;
 
-export function createEmbeddingService(deps: { embedder: Embedder; tokens: TokenCounter; maxEmbedChars: number }) {
+export function createEmbeddingService(deps: {
+  embedder: Embedder;
+  tokens: TokenCounter;
+  maxEmbedChars: number;
+  /** Embedding requests count against the caller's hourly embedding limit. */
+  quota: Pick<LimitsService, 'embeddings'>;
+}) {
   const { embedder, tokens } = deps;
   // A model narrower than the embedder's native width cannot be served.
   const models = CATALOG.filter((m) => m.dimensions >= embedder.dimensions);
@@ -61,10 +69,11 @@ export function createEmbeddingService(deps: { embedder: Embedder; tokens: Token
     resolveModel,
 
     /**
-     * Embeds texts for the API: one padded vector per text, in order, with token counts. The cheap checks (count,
-     * blank texts) come first; only then are tokens counted, which costs time in proportion to the texts.
+     * Embeds texts for the API on behalf of `caller`: one padded vector per text, in order, with token counts. The
+     * cheap checks (count, blank texts) come first; then the request counts against the caller's embedding limit,
+     * since counting tokens (in proportion to the texts) and embedding are work done whatever their outcome.
      */
-    async embed(texts: readonly string[], model: ApiModel, field = 'input'): Promise<EmbeddingResult> {
+    async embed(caller: Principal, texts: readonly string[], model: ApiModel, field = 'input'): Promise<EmbeddingResult> {
       const where = (i: number) => (texts.length === 1 && field === 'text' ? field : `${field}[${i}]`);
       const problems: FieldProblem[] = [];
       if (texts.length === 0) problems.push({ field, message: 'must not be empty' });
@@ -73,6 +82,7 @@ export function createEmbeddingService(deps: { embedder: Embedder; tokens: Token
         if (isBlank(text)) problems.push({ field: where(i), message: 'must not be empty' });
       });
       if (problems.length > 0) throw new DomainError('VALIDATION_FAILED', 'Invalid embedding input', { fields: problems });
+      await deps.quota.embeddings(caller);
       const counts: number[] = [];
       for (const [i, text] of texts.entries()) {
         const n = await tokens.count(text);

@@ -1,7 +1,9 @@
+import type { Principal } from '../api-keys/api-key.types.ts';
 import type { Clock } from '../clock.ts';
 import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
 import { DomainError, type FieldProblem } from '../errors.ts';
 import { isUuid, newUuid } from '../ids.ts';
+import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import type { Scope } from '../scope.ts';
 import type { TopicRepository } from '../topics/topic.repository.ts';
 import type { EventsFor, MemoryRepository } from './memory.repository.ts';
@@ -47,8 +49,10 @@ export function createMemoryService(deps: {
   embedder: Embedder;
   clock: Clock;
   limits: MemoryServiceLimits;
+  /** Every create, update and delete counts against the caller's hourly memory-write quota first. */
+  quota: Pick<LimitsService, 'memoryWrite'>;
 }) {
-  const { memories, topics, embedder, clock, limits } = deps;
+  const { memories, topics, embedder, clock, limits, quota } = deps;
 
   async function assertTopic(scope: Scope, topicId: string | null | undefined): Promise<void> {
     if (topicId === null || topicId === undefined) return;
@@ -186,6 +190,25 @@ export function createMemoryService(deps: {
     return { id, patch: clean, vector, at, actorId, events };
   }
 
+  /** Finds a memory by a legacy id: a client-chosen id, `mem_<uuid>`, or the bare UUID. */
+  async function findByLegacyId(scope: Scope, legacyId: string): Promise<Memory> {
+    const byClient = await memories.findByClientId(scope, legacyId);
+    if (byClient) return byClient;
+    const uuid = legacyId.startsWith('mem_') ? legacyId.slice(4) : legacyId;
+    const found = isUuid(uuid) ? await memories.findById(scope, uuid.toLowerCase()) : null;
+    if (!found) throw notFound();
+    return found;
+  }
+
+  /** The update itself, once the quota is counted. */
+  async function applyUpdate(scope: Scope, actorId: string, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
+    const p = await prepareUpdate(scope, actorId, idOrPrefix, patch);
+    // updated_at moves forward even when two writes land in the same millisecond (the adapter sees to it).
+    const updated = await memories.update(scope, p.id, p.patch, p.at, p.actorId, p.vector, p.events);
+    if (!updated) throw notFound();
+    return updated;
+  }
+
   return {
     resolveId,
     prepareCreate,
@@ -196,8 +219,10 @@ export function createMemoryService(deps: {
     validateCreate: (input: NewMemoryInput): void => { validateNew(input); },
     validateUpdate: (patch: MemoryPatch): void => { validatePatch(patch); },
 
-    async create(scope: Scope, actorId: string, input: NewMemoryInput): Promise<Memory> {
-      const { memory, vector, events } = await prepareCreate(scope, actorId, input);
+    /** Creates a memory on behalf of `actor` (its write quota is counted first, whatever the outcome). */
+    async create(scope: Scope, actor: Principal, input: NewMemoryInput): Promise<Memory> {
+      await quota.memoryWrite(actor);
+      const { memory, vector, events } = await prepareCreate(scope, actor.userId, input);
       await memories.insert(memory, vector, events);
       return memory;
     },
@@ -207,14 +232,25 @@ export function createMemoryService(deps: {
      */
     legacyIdOf: (m: Memory): string => m.clientId ?? `mem_${m.id}`,
 
-    /** Finds a memory by a legacy id: a client-chosen id, `mem_<uuid>`, or the bare UUID. */
-    async findByLegacyId(scope: Scope, legacyId: string): Promise<Memory> {
-      const byClient = await memories.findByClientId(scope, legacyId);
-      if (byClient) return byClient;
-      const uuid = legacyId.startsWith('mem_') ? legacyId.slice(4) : legacyId;
-      const found = isUuid(uuid) ? await memories.findById(scope, uuid.toLowerCase()) : null;
-      if (!found) throw notFound();
-      return found;
+    findByLegacyId,
+
+    /**
+     * G2's update of a memory found by its legacy id: `text` replaces the content (and title) only when it differs
+     * from the stored content, so an unchanged text is not re-embedded. An update that changes nothing still counts
+     * as a write, and writes nothing (updated_at stays).
+     */
+    async updateByLegacyId(
+      scope: Scope, actor: Principal, legacyId: string, change: { text?: { title: string; content: string } | undefined; patch: MemoryPatch },
+    ): Promise<{ memory: Memory; textChanged: boolean }> {
+      const current = await findByLegacyId(scope, legacyId);
+      const textChanged = change.text !== undefined && change.text.content !== current.content;
+      const patch: MemoryPatch = {
+        ...(textChanged ? { title: change.text!.title, content: change.text!.content } : {}),
+        ...change.patch,
+      };
+      await quota.memoryWrite(actor);
+      const memory = Object.keys(patch).length > 0 ? await applyUpdate(scope, actor.userId, current.id, patch) : current;
+      return { memory, textChanged };
     },
 
     /** Reads one memory without counting an access (checks, validation). */
@@ -224,6 +260,9 @@ export function createMemoryService(deps: {
       return memory;
     },
 
+    /** Reads one memory by its UUID without counting an access; null when it does not (or no longer) exist. */
+    findById: (scope: Scope, id: string): Promise<Memory | null> => memories.findById(scope, id),
+
     /** Reads one memory and counts the access. */
     async get(scope: Scope, idOrPrefix: string): Promise<Memory> {
       const id = await resolveId(scope, idOrPrefix);
@@ -232,19 +271,34 @@ export function createMemoryService(deps: {
       return memory;
     },
 
-    async update(scope: Scope, actorId: string, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
-      const p = await prepareUpdate(scope, actorId, idOrPrefix, patch);
-      // updated_at moves forward even when two writes land in the same millisecond (the adapter sees to it).
-      const updated = await memories.update(scope, p.id, p.patch, p.at, p.actorId, p.vector, p.events);
-      if (!updated) throw notFound();
-      return updated;
+    /** The stored vectors of these memories under the configured model (a memory without one is absent). */
+    vectorsOf: (scope: Scope, ids: readonly string[]): Promise<Map<string, Float32Array>> => memories.vectorsOf(scope, ids, embedder.modelId),
+
+    /**
+     * A memory's vector: the configured model's, else the one stored under `suppliedModelId` (a vector the client
+     * supplied), else what the configured model makes of its text now (nothing is written).
+     */
+    async vectorOf(scope: Scope, m: Memory, suppliedModelId: string): Promise<Float32Array> {
+      const stored = (await memories.vectorsOf(scope, [m.id], embedder.modelId)).get(m.id)
+        ?? (await memories.vectorsOf(scope, [m.id], suppliedModelId)).get(m.id);
+      return stored ?? (await embedOne(embeddingText(m.title, m.content))).vector;
     },
 
-    /** Deletes permanently; `reason` goes into the memory.deleted event (`user_request`, or `batch` from G6). */
-    async delete(scope: Scope, actorId: string, idOrPrefix: string, reason = 'user_request'): Promise<{ id: string; deletedAt: Date }> {
+    /** Updates a memory on behalf of `actor` (its write quota is counted first, whatever the outcome). */
+    async update(scope: Scope, actor: Principal, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
+      await quota.memoryWrite(actor);
+      return applyUpdate(scope, actor.userId, idOrPrefix, patch);
+    },
+
+    /**
+     * Deletes permanently on behalf of `actor` (its write quota is counted first); `reason` goes into the
+     * memory.deleted event (`user_request`, or `batch` from G6).
+     */
+    async delete(scope: Scope, actor: Principal, idOrPrefix: string, reason = 'user_request'): Promise<{ id: string; deletedAt: Date }> {
+      await quota.memoryWrite(actor);
       const id = await resolveId(scope, idOrPrefix);
       const at = clock.now();
-      const deleted = await memories.delete(scope, id, (m) => [memoryDeleted(m, at, actorId, reason)]);
+      const deleted = await memories.delete(scope, id, (m) => [memoryDeleted(m, at, actor.userId, reason)]);
       if (!deleted) throw notFound();
       return { id, deletedAt: at };
     },

@@ -3,7 +3,7 @@ import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
 import { cosine, cosineFromSimilarity, norm, similarityFromCosine } from '../embeddings/vectors.ts';
 import { DomainError } from '../errors.ts';
 import type { MemoryRepository } from '../memories/memory.repository.ts';
-import type { Memory, MemoryFilter } from '../memories/memory.types.ts';
+import type { Memory, MemoryFilter, Suggestion } from '../memories/memory.types.ts';
 import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
 import type { SearchAdmission } from './search-admission.ts';
@@ -75,6 +75,9 @@ export interface VectorInput extends Common {
   vector: readonly number[];
   threshold: number;
 }
+
+/** What a suggestion completes: a past query of the scope, a tag, or a memory title. */
+export type SuggestionKind = 'query' | 'tag' | 'title';
 
 /** Reciprocal-rank fusion constant (Cormack et al.); 60 is the standard choice. */
 export const RRF_K = 60;
@@ -161,6 +164,15 @@ export function createSearchService(deps: {
 
   return {
     embedQuery,
+
+    /** Completions of `text` drawn from the scope's own data (not a search: nothing is logged). */
+    suggest(scope: Scope, kind: SuggestionKind, text: string, limit: number): Promise<Suggestion[]> {
+      switch (kind) {
+        case 'tag': return memories.suggestTags(scope, text, limit);
+        case 'title': return memories.suggestTitles(scope, text, limit);
+        case 'query': return searchLog.suggestQueries(scope, text, limit);
+      }
+    },
 
     semantic: (ctx: SearchContext, input: SemanticInput) => run(ctx, 'semantic', input.query, input, async () => {
       const { vector, ms } = await embedQuery(input.query);

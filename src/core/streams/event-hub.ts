@@ -51,7 +51,7 @@ function mayConcern(s: TailScope, e: StoredEvent): boolean {
  * - by a poll of `latestSeq` every `pollMs`, which catches writes of other processes on the same database (the CLI,
  *   another node); a gap in the seqs this process heard about wakes everyone at once too.
  */
-export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter' | 'latestSeq' | 'onAppended'>; pollMs: number }) {
+export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter' | 'latestSeq' | 'onAppended' | 'findById'>; pollMs: number }) {
   const { events } = deps;
   const subscribers = new Set<Subscriber>();
   /** The highest seq this hub knows of. */
@@ -187,6 +187,20 @@ export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter'
 
     get size(): number {
       return subscribers.size;
+    },
+
+    /** The log's end now: a tail started after it sees only what comes next. */
+    latestSeq: (): Promise<number> => events.latestSeq(),
+
+    /**
+     * Where a stream resumes after the event `eventId`: its seq, when the event is one the caller may see (its
+     * tenant and mode, or system-wide); null otherwise, so no other tenant's event ever serves as a resume point.
+     */
+    async resumePoint(eventId: string, caller: { tenantId: string; mode: KeyMode }): Promise<{ seq: number; eventId: string } | null> {
+      const e = await events.findById(eventId);
+      if (!e) return null;
+      if (e.scope.tenantId !== null && (e.scope.tenantId !== caller.tenantId || e.scope.mode !== caller.mode)) return null;
+      return { seq: e.seq, eventId: e.id };
     },
 
     close(): void {

@@ -6,7 +6,6 @@ import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
-import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { createG1ErrorHandler } from './errors.ts';
@@ -14,9 +13,9 @@ import { splitList, toNewMemory, toPatch, toSearchItem, toWire, toWireWithAccess
 import { CreateBody, ErrorWire, IdParams, ListQuery, Responses, SearchBody, UpdateBody } from './schemas.ts';
 
 export interface G1Deps extends AuthDeps {
-  memories: MemoryService;
+  /** Writes count the memory-write quota there. */
+  memories: Pick<MemoryService, 'create' | 'list' | 'get' | 'update' | 'delete'>;
   search: Pick<SearchService, 'semantic'>;
-  limits: Pick<LimitsService, 'gateway' | 'memoryWrite'>;
   clock: Clock;
 }
 
@@ -27,8 +26,7 @@ async function createMemory(deps: G1Deps, req: FastifyRequest<{ Body: Static<typ
   const principal = requirePrincipal(req);
   requireScope(principal, 'memories:write');
   const input = toNewMemory(req.body);
-  await deps.limits.memoryWrite(principal);
-  const memory = await deps.memories.create(scopeOf(req), principal.userId, input);
+  const memory = await deps.memories.create(scopeOf(req), principal, input);
   return { success: true as const, data: toWire(memory) };
 }
 
@@ -109,8 +107,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     const principal = requirePrincipal(req);
     requireScope(principal, 'memories:write');
     const patch = toPatch(req.body);
-    await deps.limits.memoryWrite(principal);
-    const memory = await deps.memories.update(scopeOf(req), principal.userId, req.params.id, patch);
+    const memory = await deps.memories.update(scopeOf(req), principal, req.params.id, patch);
     return { success: true as const, data: toWire(memory) };
   });
 
@@ -119,8 +116,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   }, async (req) => {
     const principal = requirePrincipal(req);
     requireScope(principal, 'memories:write');
-    await deps.limits.memoryWrite(principal);
-    const { id, deletedAt } = await deps.memories.delete(scopeOf(req), principal.userId, req.params.id);
+    const { id, deletedAt } = await deps.memories.delete(scopeOf(req), principal, req.params.id);
     return { success: true as const, message: 'Memory deleted', data: { id, deleted_at: isoTimestamp(deletedAt) } };
   });
 };

@@ -4,12 +4,9 @@ import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
-import { EmbeddingError, type Embedder } from '../../core/embeddings/embedder.port.ts';
+import type { Embedder } from '../../core/embeddings/embedder.port.ts';
 import { DomainError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
-import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
-import type { Memory, MemoryPatch } from '../../core/memories/memory.types.ts';
-import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import type { Scope } from '../../core/scope.ts';
 import { collectProblems } from '../http-kit/field-problems.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
@@ -19,13 +16,11 @@ import { parseCreate, parseUpdate, schemaProblems, type ContentLimit } from './r
 import { CreateBody, ErrorWire, G2_VECTOR_DIMENSIONS, IdParams, Responses, UpdateBody } from './schemas.ts';
 
 export interface G2Deps extends AuthDeps {
-  memories: MemoryService;
+  /** Writes count the memory-write quota there. */
+  memories: Pick<MemoryService, 'create' | 'get' | 'delete' | 'findByLegacyId' | 'updateByLegacyId' | 'legacyIdOf' | 'vectorOf'>;
   embeddings: Pick<EmbeddingService, 'countTokens'>;
-  /** `embed` only for GET of a memory stored under another model (its vector is recomputed, not stored). */
-  embedder: Pick<Embedder, 'modelId' | 'dimensions' | 'embed'>;
-  limits: Pick<LimitsService, 'gateway' | 'memoryWrite'>;
-  /** Reading a memory's stored vector for GET. */
-  storage: { memories: Pick<MemoryRepository, 'vectorsOf'> };
+  /** Which model a supplied embedding belongs to (see storedVectorOf). */
+  embedder: Pick<Embedder, 'modelId' | 'dimensions'>;
   /** The content size limit, checked before the write quota is counted. */
   config: ContentLimit;
   clock: Clock;
@@ -51,22 +46,6 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     return { principal, scope: collectProblems(problems, () => scopeOf(req)) };
   }
 
-  /** The stored vector at the API width: the current model's, else a supplied one, else recomputed from the text. */
-  async function embeddingOf(scope: Scope, m: Memory): Promise<number[]> {
-    const own = (await deps.storage.memories.vectorsOf(scope, [m.id], deps.embedder.modelId)).get(m.id)
-      ?? (await deps.storage.memories.vectorsOf(scope, [m.id], CLIENT_VECTOR_MODEL)).get(m.id);
-    if (own) return wireVector(own);
-    // Stored under a model no longer configured: show what the current model makes of it (nothing is written).
-    try {
-      const [vector] = await deps.embedder.embed([deps.memories.embeddingText(m.title, m.content)]);
-      if (!vector) throw new DomainError('EMBEDDING_FAILED', 'The embedder returned no vector');
-      return wireVector(vector);
-    } catch (err) {
-      if (err instanceof EmbeddingError) throw new DomainError('EMBEDDING_FAILED', `Embedding failed: ${err.message}`);
-      throw err;
-    }
-  }
-
   r.post('/', {
     schema: {
       tags, security, summary: 'Store a memory',
@@ -79,8 +58,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     const problems = schemaProblems(req);
     const { principal, scope } = caller(req, 'memories:write', problems);
     const input = parseCreate(req.body, problems, deps.config);
-    await deps.limits.memoryWrite(principal);
-    const memory = await deps.memories.create(scope!, principal.userId, {
+    const memory = await deps.memories.create(scope!, principal, {
       title: input.title,
       content: input.text,
       clientId: input.clientId,
@@ -111,7 +89,8 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
     const found = await deps.memories.findByLegacyId(scope, req.params.id);
     const memory = await deps.memories.get(scope, found.id);
-    return toWire(memory, deps.memories.legacyIdOf(memory), await embeddingOf(scope, memory));
+    // The current model's vector, else a supplied one, else what the current model makes of the text.
+    return toWire(memory, deps.memories.legacyIdOf(memory), wireVector(await deps.memories.vectorOf(scope, memory, CLIENT_VECTOR_MODEL)));
   });
 
   r.put('/:id', {
@@ -128,18 +107,11 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     const problems = schemaProblems(req);
     const { principal, scope } = caller(req, 'memories:write', problems);
     const input = parseUpdate(req.body, problems, deps.config);
-    const current = await deps.memories.findByLegacyId(scope!, req.params.id);
-    const textChanged = input.text !== undefined && input.text.text !== current.content;
-    const patch: MemoryPatch = {
-      ...(textChanged ? { title: input.text!.title, content: input.text!.text } : {}),
-      ...(input.metadata ?? {}),
-    };
-    await deps.limits.memoryWrite(principal);
-    // Text as it was and no metadata: nothing to write (updated_at stays).
-    const updated = Object.keys(patch).length > 0
-      ? await deps.memories.update(scope!, principal.userId, current.id, patch)
-      : current;
-    return { id: deps.memories.legacyIdOf(updated), status: 'updated' as const, embedding_regenerated: textChanged };
+    const { memory, textChanged } = await deps.memories.updateByLegacyId(scope!, principal, req.params.id, {
+      text: input.text && { title: input.text.title, content: input.text.text },
+      patch: input.metadata ?? {},
+    });
+    return { id: deps.memories.legacyIdOf(memory), status: 'updated' as const, embedding_regenerated: textChanged };
   });
 
   r.delete('/:id', {
@@ -154,8 +126,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     const { principal, scope } = caller(req, 'memories:write', problems);
     if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
     const memory = await deps.memories.findByLegacyId(scope, req.params.id);
-    await deps.limits.memoryWrite(principal);
-    await deps.memories.delete(scope, principal.userId, memory.id);
+    await deps.memories.delete(scope, principal, memory.id);
     return { success: true as const, deleted_id: deps.memories.legacyIdOf(memory) };
   });
 };

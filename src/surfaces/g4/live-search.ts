@@ -138,7 +138,7 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     const d = e.data;
     let createdAt = typeof d.created_at === 'string' ? d.created_at : undefined;
     if (createdAt === undefined) {
-      const m = await deps.storage.memories.findById(scope, String(d.id));
+      const m = await deps.memories.findById(scope, String(d.id));
       if (!m) return null;
       createdAt = isoTimestamp(m.createdAt);
     }
@@ -152,7 +152,7 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     if (closed || !(await keyStillValid())) return false;
     if (subscriptions.size === 0) return true;
     const ids = [...new Set(page.map((e) => String(e.data.id)))];
-    const vectors = await deps.storage.memories.vectorsOf(scope, ids, deps.embedder.modelId);
+    const vectors = await deps.memories.vectorsOf(scope, ids);
     for (const e of page) {
       const v = vectors.get(String(e.data.id));
       if (!v) continue;
@@ -192,7 +192,7 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
       sendJson(socket, { type: 'error', code: err.code === 'EMBEDDING_FAILED' ? 'SERVICE_UNAVAILABLE' : 'INVALID_QUERY', message: err.message });
       return;
     }
-    const fromSeq = await deps.storage.events.latestSeq();
+    const fromSeq = await deps.eventHub.latestSeq();
     const sub: Subscription = { id: prefixedId('sub', 16), ...parsed, vector, fromSeq };
     subscriptions.set(sub.id, sub);
     if (tail === null && !closed) {

@@ -1,6 +1,7 @@
 import { isoTimestamp } from '../../core/clock.ts';
 import type { Suggestion } from '../../core/memories/memory.types.ts';
 import { highlight } from '../../core/search/highlights.ts';
+import type { SuggestionKind } from '../../core/search/search.service.ts';
 import { parseTimestamp } from '../../core/search/filters.ts';
 import type { FieldProblem } from '../../core/errors.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
@@ -76,13 +77,11 @@ export const toVectorItem = (h: ScoredHit) => ({
   created_at: isoTimestamp(h.memory.createdAt),
 });
 
-export type SuggestionType = 'query' | 'tag' | 'title';
-
 /**
  * Scores suggestions in 0..1: `0.6 * frequency / highest frequency in the answer + 0.4 * (1 when the text starts
  * with q, case-insensitive, else 0.5)`, best first (ties: more frequent, then alphabetical), rounded to 4 places.
  */
-export function scoreSuggestions(found: readonly Suggestion[], q: string, type: SuggestionType) {
+export function scoreSuggestions(found: readonly Suggestion[], q: string, type: SuggestionKind) {
   const max = Math.max(1, ...found.map((s) => s.frequency));
   const prefix = q.trim().toLowerCase();
   return found

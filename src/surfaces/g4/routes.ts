@@ -5,12 +5,9 @@ import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import { DEFAULT_G4_MODEL_DIMENSIONS, type ApiModel, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import type { FieldProblem } from '../../core/errors.ts';
-import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
-import type { MemoryFilter, Suggestion } from '../../core/memories/memory.types.ts';
-import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
+import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import type { Scope } from '../../core/scope.ts';
 import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
-import type { SearchLogRepository } from '../../core/search/search-log.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
@@ -23,11 +20,9 @@ import {
 } from './schemas.ts';
 
 export interface G4Deps extends AuthDeps {
-  search: Pick<SearchService, 'semantic' | 'byVector'>;
+  search: Pick<SearchService, 'semantic' | 'byVector' | 'suggest'>;
+  /** `embed` counts the caller's embedding limit. */
   embeddings: Pick<EmbeddingService, 'resolveModel' | 'embed'>;
-  limits: Pick<LimitsService, 'gateway' | 'embeddings'>;
-  /** Suggestions read tags and titles straight from storage. */
-  storage: { memories: Pick<MemoryRepository, 'suggestTags' | 'suggestTitles'>; searchLog: Pick<SearchLogRepository, 'suggestQueries'> };
   clock: Clock;
 }
 
@@ -229,12 +224,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const text = q.q.trim();
     const limit = q.limit ?? DEFAULTS.suggestionLimit;
     const type = q.type ?? 'query';
-    let found: Suggestion[];
-    switch (type) {
-      case 'tag': found = await deps.storage.memories.suggestTags(scope as Scope, text, limit); break;
-      case 'title': found = await deps.storage.memories.suggestTitles(scope as Scope, text, limit); break;
-      default: found = await deps.storage.searchLog.suggestQueries(scope as Scope, text, limit); break;
-    }
+    const found = await deps.search.suggest(scope as Scope, type, text, limit);
     return {
       success: true as const,
       data: { query: q.q, suggestions: scoreSuggestions(found, text, type) },
@@ -262,10 +252,8 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     throwIfAnyProblem(problems);
     const chosen = model as ApiModel;
 
-    // Counted as on G5 (the same hourly bucket): once every check that costs nothing passed, before tokens are
-    // counted and the text embedded, work done for the caller whatever its outcome.
-    await deps.limits.embeddings(principal);
-    const result = await deps.embeddings.embed([b.text], chosen, 'text');
+    // Counts the caller's embedding limit (the same hourly bucket as G5).
+    const result = await deps.embeddings.embed(principal, [b.text], chosen, 'text');
     if (chosen.deprecated) markDeprecated(reply);
     const embedding = result.vectors[0] ?? [];
     return {

@@ -3,12 +3,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Embedder } from '../../core/embeddings/embedder.port.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { isDomainError, validationError } from '../../core/errors.ts';
-import type { EventRepository } from '../../core/events/event.repository.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
-import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
+import type { MemoryService } from '../../core/memories/memory.service.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import type { Scope } from '../../core/scope.ts';
 import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
@@ -29,12 +27,9 @@ export interface G4StreamDeps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
   search: Pick<SearchService, 'semantic' | 'embedQuery'>;
   embeddings: Pick<EmbeddingService, 'resolveModel'>;
-  embedder: Pick<Embedder, 'modelId'>;
-  storage: {
-    memories: Pick<MemoryRepository, 'vectorsOf' | 'findById'>;
-    events: Pick<EventRepository, 'latestSeq'>;
-  };
-  eventHub: Pick<EventHub, 'subscribe'>;
+  /** Live search: the stored vectors of new and updated memories, and a memory an event does not describe whole. */
+  memories: Pick<MemoryService, 'vectorsOf' | 'findById'>;
+  eventHub: Pick<EventHub, 'subscribe' | 'latestSeq'>;
   streams: ConnectionRegistry;
   realtime: RealtimeSettings;
   activity?: Pick<ActivityTracker, 'touch'> | undefined;

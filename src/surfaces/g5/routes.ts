@@ -3,7 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingResult, EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { isDomainError } from '../../core/errors.ts';
-import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, type AuthDeps } from '../http-kit/auth.ts';
 import { createG5ErrorHandler, invalidRequest, problemsFromFields } from './errors.ts';
@@ -12,7 +11,6 @@ import { requireJsonContentType, validateEmbeddingsRequest } from './validation.
 
 export interface G5Deps extends AuthDeps {
   embeddings: Pick<EmbeddingService, 'models' | 'resolveModel' | 'embed'>;
-  limits: Pick<LimitsService, 'gateway' | 'embeddings'>;
   clock: Clock;
 }
 
@@ -59,13 +57,10 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
     if (req.validationError) throw req.validationError;
     req.log.debug({ clientVersion: request.clientVersion, model: request.model.name, inputs: request.texts.length }, 'g5 embeddings request');
 
-    // Counted once the request passed every check that costs nothing: counting tokens (in proportion to the
-    // texts) and embedding are work done for the caller, whatever their outcome (400 input_too_long, 503).
-    await deps.limits.embeddings(principal);
-
     let result: EmbeddingResult;
     try {
-      result = await deps.embeddings.embed(request.texts, request.model, 'input');
+      // Counts the caller's embedding limit, even when a text then proves too long (400 input_too_long) or the model fails.
+      result = await deps.embeddings.embed(principal, request.texts, request.model, 'input');
     } catch (err) {
       // The core counts tokens: an over-long text is found here.
       if (isDomainError(err) && err.code === 'VALIDATION_FAILED' && err.details.fields?.length) {

@@ -4,7 +4,6 @@ import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.se
 import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
-import type { EventRepository } from '../../core/events/event.repository.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { Scope } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
@@ -22,8 +21,7 @@ import { parseStreamParams } from './params.ts';
 
 export interface G8Deps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  storage: { events: Pick<EventRepository, 'findById'> };
-  eventHub: Pick<EventHub, 'subscribe'>;
+  eventHub: Pick<EventHub, 'subscribe' | 'resumePoint'>;
   streams: ConnectionRegistry;
   realtime: RealtimeSettings;
   activity?: Pick<ActivityTracker, 'touch'> | undefined;
@@ -69,10 +67,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
     if (id.length > MAX_EVENT_ID_LENGTH) return null;
     const eventId = HEARTBEAT_ID.exec(id)?.[1] ?? id;
     if (!eventId.startsWith('evt_')) return null;
-    const e = await deps.storage.events.findById(eventId);
-    if (!e) return null;
-    if (e.scope.tenantId !== null && (e.scope.tenantId !== scope.tenantId || e.scope.mode !== scope.mode)) return null;
-    return { seq: e.seq, eventId: e.id };
+    return deps.eventHub.resumePoint(eventId, scope);
   }
 
   app.get('/', {
