@@ -3,18 +3,16 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Embedder } from '../../core/embeddings/embedder.port.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { isDomainError, validationError } from '../../core/errors.ts';
-import type { EventRepository } from '../../core/events/event.repository.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
-import type { MemoryRepository } from '../../core/memories/memory.repository.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import type { Scope } from '../../core/scope.ts';
 import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { EventHub } from '../../core/streams/event-hub.ts';
+import type { LiveSearchService } from '../../core/streams/live-search.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
@@ -27,13 +25,9 @@ import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts'
 
 export interface G4StreamDeps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  search: Pick<SearchService, 'semantic' | 'embedQuery'>;
+  search: Pick<SearchService, 'semantic'>;
   embeddings: Pick<EmbeddingService, 'resolveModel'>;
-  embedder: Pick<Embedder, 'modelId'>;
-  storage: {
-    memories: Pick<MemoryRepository, 'vectorsOf' | 'findById'>;
-    events: Pick<EventRepository, 'latestSeq'>;
-  };
+  liveSearch: Pick<LiveSearchService, 'subscribe' | 'results'>;
   eventHub: Pick<EventHub, 'subscribe'>;
   streams: ConnectionRegistry;
   realtime: RealtimeSettings;
@@ -119,6 +113,9 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
       },
     );
     const options = { query: q.q, includeContent: q.include_content === true, highlight: q.highlight !== false };
+    // A short answer, not a standing stream: no stream session. It takes no registry slot (the per-key cap is for
+    // long-lived streams), needs no key re-check or timers (the answer is computed before the first frame), and its
+    // user.activity is noted by the request observer like any request's (onResponse runs for a hijacked reply too).
     const sse = openSse(req, reply);
     let rank = 0;
     for (const hit of outcome.hits) {
