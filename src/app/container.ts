@@ -20,6 +20,7 @@ import { createPeriodicEvents } from '../core/events/periodic-events.ts';
 import { createActivityTracker } from '../core/events/user-activity.ts';
 import { createConnectionRegistry } from '../core/streams/connection-registry.ts';
 import { createEventHub } from '../core/streams/event-hub.ts';
+import { createLiveSearchService } from '../core/streams/live-search.ts';
 import { DEFAULT_REALTIME_SETTINGS, type RealtimeSettings } from '../core/streams/settings.ts';
 import { createHttpWebhookSender } from '../adapters/webhooks/http.sender.ts';
 import { createDeliveryWorker } from '../core/webhooks/delivery-worker.ts';
@@ -102,6 +103,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   const streams = createConnectionRegistry({
     maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: realtime.maxConnectionsPerTenant, maxTotal: realtime.maxConnections,
   });
+  const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
   const activity = createActivityTracker({ events: storage.events, clock, windowMs: realtime.activityWindowMs });
   const periodic = createPeriodicEvents({
@@ -143,6 +145,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     realtime,
     eventHub,
     streams,
+    liveSearch,
     analytics,
     activity,
     periodic,

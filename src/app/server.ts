@@ -135,7 +135,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   // Each surface gets just the services its Deps interface names, never storage (one line per surface).
   const auth = { apiKeys: c.apiKeys, limits: c.limits, clock: c.clock };
   const streaming = { streams: c.streams, realtime: c.realtime, activity: c.activity };
-  const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics } = c;
+  const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics, liveSearch } = c;
   await app.register(g1Routes, { prefix: '/api/v1/memories', ...auth, memories, search });
   await app.register(g1StoreAliasRoutes, { prefix: '/api/v1/store', ...auth, memories, search });
   await app.register(topicRoutes, { prefix: '/api/v1/topics', ...auth, topics });
@@ -149,7 +149,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(g10Routes, { ...auth, webhooks, producerEvents });
   await app.register(g3Routes, { prefix: '/api/v1/search', ...auth, search });
   await app.register(g4Routes, { ...auth, search, embeddings });
-  await app.register(g4StreamRoutes, { ...auth, ...streaming, search, embeddings, memories, eventHub });
+  await app.register(g4StreamRoutes, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub });
   await app.register(g7AnalyticsStreamRoutes, { prefix: '/api/v1/analytics', ...auth, ...streaming, analytics });
   await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...auth, embeddings });
 

@@ -14,3 +14,11 @@ export const DEFAULT_WORKSPACE = 'default';
 
 /** Workspace names are identifiers, not paths: letters, digits, `_`, `-`, `.`, `:`, 1-64 characters. */
 export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+/** What a bad workspace name is told, on every surface and transport. */
+export const WORKSPACE_RULE = 'must be 1-64 characters: letters, digits, _ . : - (starting with a letter or digit)';
+
+/** The problem of a workspace name given in `field`, or undefined when it is a valid name. */
+export function workspaceProblem(value: string, field: string): { field: string; message: string } | undefined {
+  return WORKSPACE_PATTERN.test(value) ? undefined : { field, message: WORKSPACE_RULE };
+}

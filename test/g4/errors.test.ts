@@ -99,6 +99,17 @@ describe('G4 errors', () => {
       expect(allZero.details[0]!.message).toMatch(/zeros/);
     });
 
+    it('refuses a number beyond the 32-bit float range, as G2 does for embeddings (one check for both)', async () => {
+      await setup();
+      // 1e39 is a finite double but Infinity once stored as a 32-bit float: a search by it found nothing, silently.
+      const v = unit();
+      v[1] = 1e39;
+      const e = expectG4Error(await api.vector({ vector: v }), 400, 'INVALID_VECTOR');
+      expect(e.details).toEqual([{ field: 'vector[1]', message: expect.stringMatching(/32-bit float range/) }]);
+      v[1] = 3.4e38;
+      expect((await api.vector({ vector: v })).statusCode).toBe(200);
+    });
+
     it('names the first bad entries and sums up the rest', async () => {
       await setup();
       const e = expectG4Error(await api.vector({ vector: zeros(1536).map(() => 'x') }), 400, 'INVALID_VECTOR');

@@ -73,6 +73,15 @@ describe('G4 GET /v1/search/stream', () => {
     await g4Error(`${t.url}/v1/search/stream?q=x`, bearer(await t.key({ scopes: ['memories:write'] })), 403, 'PERMISSION_DENIED');
   });
 
+  it('notes user.activity for the caller, as for every other authenticated request (no stream session needed)', async () => {
+    const watcher = await openStream(`${t.url}/api/v1/stream?events=user.activity`, bearer(await t.key({ user: 'watcher' })));
+    const s = await openStream(`${t.url}/v1/search/stream?q=deploy%20pipeline`, bearer(await t.key({ user: 'sam' })));
+    await s.ended;
+    const frame = await watcher.waitFor((f) => f.event === 'user.activity' && f.data?.user_id === 'sam');
+    expect(frame.data).toMatchObject({ user_id: 'sam', surface: 'g4', workspace: 'default' });
+    watcher.close();
+  });
+
   it('does not find another tenant\'s memories', async () => {
     const s = await openStream(`${t.url}/v1/search/stream?q=deploy%20pipeline&similarity_threshold=0.55`, bearer(await t.key({ tenant: 'globex' })));
     await s.ended;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VectorMatrix } from '../../src/adapters/storage/vector-matrix.ts';
-import { cosine, distanceFromCosine, padVector, similarityFromCosine, truncatePadded } from '../../src/core/embeddings/vectors.ts';
+import { cosine, distanceFromCosine, padVector, similarityFromCosine, suppliedVectorProblems, truncatePadded } from '../../src/core/embeddings/vectors.ts';
 
 /** A seeded PRNG so failures reproduce. */
 function rng(seed: number) {
@@ -69,5 +69,32 @@ describe('VectorMatrix', () => {
     expect(m.search([0, 0, 0, 0], 5, -1)).toEqual({ hits: [], total: 0 });
     expect(() => m.search([1, 0], 5, -1)).toThrow(RangeError);
     expect(() => m.upsert(2, [1, 0])).toThrow(RangeError);
+  });
+});
+
+describe('the one check of caller-supplied vectors (G2 embedding, G4 vector)', () => {
+  const refuseZero = { width: 4, refuseZero: true };
+  const keepZero = { width: 4, refuseZero: false };
+
+  it('accepts exactly the width of finite 32-bit numbers', () => {
+    expect(suppliedVectorProblems([0.5, -1, 0, 3.4e38], 'v', refuseZero)).toEqual([]);
+  });
+
+  it('names the width first, then each bad entry by index', () => {
+    expect(suppliedVectorProblems([1, 'x', Infinity], 'v', refuseZero)).toEqual([
+      { field: 'v', message: 'must have exactly 4 numbers (got 3)' },
+      { field: 'v[1]', message: 'must be a number' },
+      { field: 'v[2]', message: 'must be a finite number' },
+    ]);
+    // 1e39 is a finite double, and Infinity as a 32-bit float.
+    expect(suppliedVectorProblems([1, 0, -1e39, 0], 'embedding', keepZero))
+      .toEqual([{ field: 'embedding[2]', message: expect.stringMatching(/32-bit float range/) }]);
+    expect(suppliedVectorProblems({ 0: 1 }, 'v', refuseZero)).toEqual([{ field: 'v', message: 'must be an array of 4 numbers' }]);
+  });
+
+  it('refuses the zero vector only where the surface\'s rule says so', () => {
+    expect(suppliedVectorProblems([0, 0, 0, 0], 'v', refuseZero)).toEqual([{ field: 'v', message: expect.stringMatching(/all zeros/) }]);
+    expect(suppliedVectorProblems([0, 0, 0, 0], 'v', keepZero)).toEqual([]);
+    expect(suppliedVectorProblems([0, 0, 0, -0.001], 'v', refuseZero)).toEqual([]);
   });
 });

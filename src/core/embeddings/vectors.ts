@@ -1,4 +1,6 @@
-/** Vector arithmetic shared by every adapter and surface. */
+import type { FieldProblem } from '../errors.ts';
+
+/** Vector arithmetic shared by every adapter and surface, and the check of caller-supplied vectors. */
 
 export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const n = Math.min(a.length, b.length);
@@ -50,4 +52,37 @@ export function padVector(v: ArrayLike<number>, width: number): number[] {
 export function truncatePadded(v: ArrayLike<number>, width: number): Float32Array | null {
   for (let i = width; i < v.length; i++) if (v[i] !== 0) return null;
   return Float32Array.from(Array.prototype.slice.call(v, 0, width) as number[]);
+}
+
+/** The largest finite 32-bit float: vectors are stored and compared as Float32Array. */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+
+/** What a surface asks of a caller-supplied vector beyond the common rules. */
+export interface SuppliedVectorRule {
+  /** The exact number of entries (the surface's API width). */
+  width: number;
+  /** Whether the zero vector is refused (a search by it has no direction; G2 stores one as given). */
+  refuseZero: boolean;
+}
+
+/**
+ * The one check of a caller-supplied vector (G2 `embedding`, G4 `vector`): an array of exactly `rule.width`
+ * numbers, each finite and within the 32-bit float range (1e39 is a finite double but Infinity once stored), and,
+ * when the rule says so, not all zeros. Every problem is returned, the width's first (a surface may shorten the
+ * list when it renders it); none: valid.
+ */
+export function suppliedVectorProblems(raw: unknown, field: string, rule: SuppliedVectorRule): FieldProblem[] {
+  if (!Array.isArray(raw)) return [{ field, message: `must be an array of ${rule.width} numbers` }];
+  const problems: FieldProblem[] = [];
+  if (raw.length !== rule.width) problems.push({ field, message: `must have exactly ${rule.width} numbers (got ${raw.length})` });
+  raw.forEach((x: unknown, i) => {
+    const message = typeof x !== 'number' ? 'must be a number'
+      : !Number.isFinite(x) ? 'must be a finite number'
+        : Math.abs(x) > FLOAT32_MAX ? 'must be within the 32-bit float range (about ±3.4e38)' : undefined;
+    if (message !== undefined) problems.push({ field: `${field}[${i}]`, message });
+  });
+  if (problems.length === 0 && rule.refuseZero && raw.every((x) => x === 0)) {
+    problems.push({ field, message: 'must not be all zeros (it has no direction to compare)' });
+  }
+  return problems;
 }

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { suppliedVectorProblems } from '../../core/embeddings/vectors.ts';
 import { validationError, type FieldProblem } from '../../core/errors.ts';
 import { assertContentSize, checkMemoryType, checkMetadata, normalizeTags } from '../../core/memories/memory.rules.ts';
 import { CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type Metadata } from '../../core/memories/memory.types.ts';
@@ -18,7 +19,6 @@ import { G2_VECTOR_DIMENSIONS } from './schemas.ts';
 export const MISSING_FIELD = 'is required';
 const ID_MESSAGE = 'must be 1-128 characters: letters, digits, _ . : - (starting with a letter or digit)';
 const TEXT_MESSAGE = 'must contain at least one non-blank line';
-const FLOAT32_MAX = 3.4028234663852886e38;
 
 export interface ContentLimit { maxContentBytes: number }
 
@@ -105,24 +105,11 @@ function checkMetadataInput(raw: unknown, problems: FieldProblem[]): MetadataInp
 
 function checkEmbedding(raw: unknown, problems: FieldProblem[]): number[] | undefined {
   if (hasProblem(problems, 'embedding')) return undefined;
-  if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'number')) {
-    problems.push({ field: 'embedding', message: `must be an array of ${G2_VECTOR_DIMENSIONS} numbers` });
-    return undefined;
-  }
-  if (raw.length !== G2_VECTOR_DIMENSIONS) {
-    problems.push({ field: 'embedding', message: `must contain exactly ${G2_VECTOR_DIMENSIONS} numbers (got ${raw.length})` });
-    return undefined;
-  }
-  const before = problems.length;
-  raw.forEach((x: unknown, i) => {
-    // JSON has no NaN or Infinity, but 1e39 is a finite double and no 32-bit float.
-    if (!(Math.abs(x as number) <= FLOAT32_MAX)) {
-      problems.push({ field: `embedding[${i}]`, message: 'must be a finite number within the 32-bit float range' });
-    }
-  });
-  return problems.length === before ? raw as number[] : undefined;
+  // G2 stores an all-zero embedding as given (it is never found by a semantic search).
+  const found = suppliedVectorProblems(raw, 'embedding', { width: G2_VECTOR_DIMENSIONS, refuseZero: false });
+  problems.push(...found);
+  return found.length === 0 ? raw as number[] : undefined;
 }
-
 
 function requireObject(body: unknown, problems: readonly FieldProblem[]): asserts body is Record<string, unknown> {
   if (isObject(body)) return;

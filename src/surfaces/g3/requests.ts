@@ -1,9 +1,10 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import { validationError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
-import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
+import { DEFAULT_WORKSPACE, workspaceProblem } from '../../core/scope.ts';
 import { checkFilter, MAX_FILTER_VALUES, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
 import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
+import type { WorkspaceOf } from '../http-kit/workspace.ts';
 
 /**
  * G3 request bodies -> checked service inputs. The route schemas check shapes (AJV, attached to the request rather
@@ -17,7 +18,8 @@ type SchemaErrors = readonly FastifySchemaValidationError[];
 /** What the route hands over: the body as parsed (possibly schema-invalid), the workspace header, AJV's errors. */
 export interface RawRequest {
   body: unknown;
-  workspaceHeader: unknown;
+  /** The workspace the request names (`X-Workspace-ID`), resolved. */
+  workspace: WorkspaceOf;
   validationError?: { validation?: unknown } | undefined;
 }
 
@@ -193,22 +195,26 @@ export function parseFilters(raw: unknown, field: string, problems: FieldProblem
 // ---------------------------------------------------------------------------------------------------------------
 // namespace, embedding flag
 
-const WORKSPACE_MESSAGE = 'must be 1-64 characters: letters, digits, _ . : - (starting with a letter or digit)';
-
-/** Body `namespace`, else `X-Workspace-ID`, else `default`; both given and different is a problem on `namespace`. */
-export function resolveWorkspace(namespace: unknown, header: unknown, problems: FieldProblem[]): string {
-  const fromHeader = typeof header === 'string' && header.length > 0 ? header : undefined;
+/**
+ * Body `namespace`, else the workspace the request names (http-kit's workspaceOf: `X-Workspace-ID`, else
+ * `default`); both given and different is a problem on `namespace`.
+ */
+export function resolveWorkspace(namespace: unknown, named: WorkspaceOf, problems: FieldProblem[]): string {
+  const fromHeader = named.ok ? (named.from === undefined ? undefined : named.workspace) : named.value;
   if (namespace !== undefined) {
     if (typeof namespace !== 'string') return DEFAULT_WORKSPACE; // the schema names it
-    if (!WORKSPACE_PATTERN.test(namespace)) problems.push({ field: 'namespace', message: WORKSPACE_MESSAGE });
+    const problem = workspaceProblem(namespace, 'namespace');
+    if (problem) problems.push(problem);
     else if (fromHeader !== undefined && fromHeader !== namespace) {
       problems.push({ field: 'namespace', message: 'differs from the X-Workspace-ID header; give one of them, or the same value in both' });
     }
     return namespace;
   }
-  if (fromHeader === undefined) return DEFAULT_WORKSPACE;
-  if (!WORKSPACE_PATTERN.test(fromHeader)) problems.push({ field: 'X-Workspace-ID', message: WORKSPACE_MESSAGE });
-  return fromHeader;
+  if (!named.ok) {
+    problems.push(named.problem);
+    return DEFAULT_WORKSPACE;
+  }
+  return named.workspace;
 }
 
 function embeddingFlag(body: Loose, problems: FieldProblem[]): { include: boolean; deprecatedAlias: boolean } {
@@ -236,7 +242,7 @@ function parseCommon(raw: RawRequest, extraRules: (body: Loose, problems: FieldP
   const rules: FieldProblem[] = [];
   checkQuery(body.query, 'query', rules);
   const filter = parseFilters(body.filters, 'filters', rules);
-  const workspace = resolveWorkspace(body.namespace, raw.workspaceHeader, rules);
+  const workspace = resolveWorkspace(body.namespace, raw.workspace, rules);
   const embedding = embeddingFlag(body, rules);
   extraRules(body, rules);
   throwIfAny(mergeProblems(fieldProblemsFromValidation(schemaErrorsOf(raw)), rules, 'filters'));
@@ -281,7 +287,7 @@ const ITEM_PATH = /^\/searches\/(\d+)(?:\/|$)/;
 export function parseBatch(raw: RawRequest): BatchRequest {
   const body = asObject(raw.body);
   const wholeRules: FieldProblem[] = [];
-  const workspace = resolveWorkspace(body.namespace, raw.workspaceHeader, wholeRules);
+  const workspace = resolveWorkspace(body.namespace, raw.workspace, wholeRules);
 
   const byItem = new Map<number, FastifySchemaValidationError[]>();
   const whole: FastifySchemaValidationError[] = [];

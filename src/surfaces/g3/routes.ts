@@ -5,6 +5,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { SearchContext, SearchService } from '../../core/search/search.service.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { workspaceOf } from '../http-kit/workspace.ts';
 import { createG3ErrorHandler } from './errors.ts';
 import { roundMs, toMatch } from './mappers.ts';
 import { parseBatch, parseHybrid, parseSearch, type RawRequest } from './requests.ts';
@@ -21,7 +22,7 @@ const errors = {
 };
 
 const rawOf = (req: FastifyRequest): RawRequest => ({
-  body: req.body, workspaceHeader: req.headers['x-workspace-id'], validationError: req.validationError,
+  body: req.body, workspace: workspaceOf(req), validationError: req.validationError,
 });
 
 

@@ -1,15 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { isoTimestamp } from '../../core/clock.ts';
-import { cosine, similarityFromCosine } from '../../core/embeddings/vectors.ts';
 import { isDomainError } from '../../core/errors.ts';
 import type { StoredEvent } from '../../core/events/event.types.ts';
-import { prefixedId } from '../../core/ids.ts';
-import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN, type Scope } from '../../core/scope.ts';
-import { newConnectionId } from '../../core/streams/connection-registry.ts';
+import type { Scope } from '../../core/scope.ts';
 import type { Tail } from '../../core/streams/event-hub.ts';
-import { authenticateSocket, closeWith, readWsCredential, refuseSocket, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
-import { streamRefusal } from '../http-kit/stream-refusal.ts';
+import { LIVE_SEARCH_EVENT_TYPES, type LiveResult, type LiveSubscription } from '../../core/streams/live-search.ts';
+import { openStreamSession, type StreamSession } from '../http-kit/stream-session.ts';
+import { authenticateSocket, closeWith, readWsCredential, sendJson, WS_CLOSE, wsStreamEnd } from '../http-kit/ws.ts';
+import { INVALID_WORKSPACE, workspaceOf } from '../http-kit/workspace.ts';
 import { contentPreview, roundScore } from './mappers.ts';
 import { MAX_FILTER_TAGS, MAX_QUERY_CHARS } from './schemas.ts';
 import type { G4StreamDeps } from './stream.routes.ts';
@@ -17,17 +15,6 @@ import type { G4StreamDeps } from './stream.routes.ts';
 /** Standing searches per socket. */
 export const MAX_SUBSCRIPTIONS = 10;
 export const LIVE_DEFAULT_THRESHOLD = 0.7;
-const LIVE_TYPES = ['memory.created', 'memory.updated'];
-
-interface Subscription {
-  id: string;
-  query: string;
-  vector: Float32Array;
-  threshold: number;
-  tags: string[] | undefined;
-  /** Only events after this seq (the log's end when the subscription began) are matched. */
-  fromSeq: number;
-}
 
 type ClientError = { code: string; message: string };
 const bad = (code: string, message: string): ClientError => ({ code, message });
@@ -59,18 +46,25 @@ function parseSubscribe(msg: Record<string, unknown>): { query: string; threshol
   return { query, threshold, tags };
 }
 
+/** A `new_result` message (docs/api.md, "G4 real-time"). */
+const newResultMessage = (r: LiveResult) => ({
+  type: 'new_result', subscription_id: r.subscriptionId, change: r.change,
+  memory: {
+    id: r.memory.id, title: r.memory.title, content_preview: contentPreview(r.memory.content), tags: r.memory.tags,
+    metadata: r.memory.metadata, created_at: r.memory.createdAt,
+  },
+  similarity_score: roundScore(r.similarity),
+});
+
 /**
- * One live-search socket. Authenticates the upgrade (Authorization: Bearer, or `access_token` for browsers), takes
- * a stream slot of the key, then answers subscribe / unsubscribe messages and pushes `new_result` for each memory
- * created or updated in the caller's scope whose stored vector is at or above a subscription's threshold.
+ * One live-search socket. Authenticates the upgrade (Authorization: Bearer, or `access_token` for browsers), opens
+ * a stream session (slot, key re-check, activity), then answers subscribe / unsubscribe messages and pushes
+ * `new_result` for what core/streams/live-search.ts matches. This file parses and renders; it matches nothing.
  */
 export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps: G4StreamDeps): Promise<void> {
-  const unit = deps.realtime.timeUnitMs;
   const credential = readWsCredential(req);
   // Listeners go on at once: messages sent right after the upgrade arrive while the key is still being checked.
   let dispatch: ((text: string) => Promise<void>) | null = null;
-  let release: (() => void) | null = null;
-  let closed = false;
   const pending: string[] = [];
   let queue: Promise<void> = Promise.resolve();
   const enqueue = (text: string) => {
@@ -88,90 +82,37 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     if (dispatch) enqueue(text);
     else pending.push(text);
   });
-  socket.on('close', () => {
-    closed = true;
-    release?.();
-  });
   const principal = await authenticateSocket(deps, credential, socket, 'memories:read');
   if (!principal) return;
-  const q = req.query as Record<string, unknown>;
-  const header = req.headers['x-workspace-id'];
-  const workspace = typeof header === 'string' && header !== '' ? header
-    : typeof q.workspace === 'string' && q.workspace !== '' ? q.workspace : DEFAULT_WORKSPACE;
-  if (!WORKSPACE_PATTERN.test(workspace)) {
-    sendJson(socket, { type: 'error', code: 'VALIDATION_ERROR', message: 'Invalid workspace id (X-Workspace-ID or workspace)' });
+  const named = workspaceOf(req, { query: true });
+  if (!named.ok) {
+    sendJson(socket, { type: 'error', code: 'VALIDATION_ERROR', message: `${INVALID_WORKSPACE}: ${named.problem.field} ${named.problem.message}` });
     closeWith(socket, WS_CLOSE.policy, 'invalid workspace');
     return;
   }
-  const scope: Scope = { tenantId: principal.tenantId, mode: principal.mode, workspace };
+  const scope: Scope = { tenantId: principal.tenantId, mode: principal.mode, workspace: named.workspace };
+  const session = openStreamSession(deps, { principal, credential, scope, surface: 'g4', kind: 'search-live', log: req.log }, wsStreamEnd(socket));
+  if (!session) return;
 
-  const connectionId = newConnectionId();
-  const slot = deps.streams.acquire({
-    id: connectionId, keyId: principal.keyId, tenantId: principal.tenantId, kind: 'search-live',
-    shutdown: () => closeWith(socket, WS_CLOSE.goingAway, 'server shutting down'),
-  });
-  if (!slot.ok) {
-    refuseSocket(socket, streamRefusal(slot.cap, deps.realtime));
-    return;
-  }
-  void deps.activity?.touch({ scope, userId: principal.userId, keyId: principal.keyId, surface: 'g4' })
-    .catch((err: unknown) => req.log.warn({ err }, 'user.activity not recorded'));
+  // Messages are handled one at a time, in order (a subscribe embeds its query before the next message is read).
+  dispatch = subscriptionsOf(socket, req, deps, scope, session);
+  for (const text of pending.splice(0)) enqueue(text);
+}
 
-  const subscriptions = new Map<string, Subscription>();
+/** The standing searches of one open session: a handler of its messages. */
+function subscriptionsOf(
+  socket: WebSocket, req: FastifyRequest, deps: G4StreamDeps, scope: Scope, session: StreamSession,
+): (raw: string) => Promise<void> {
+  const subscriptions = new Map<string, LiveSubscription>();
   let tail: Tail | null = null;
-  const timers: NodeJS.Timeout[] = [];
-  release = () => {
-    for (const t of timers) clearInterval(t);
-    tail?.stop();
-    slot.release();
-  };
-  if (closed) {
-    release();
-    return;
-  }
-
-  const keyStillValid = wsKeyCheck(deps.apiKeys, credential, socket, () => closed);
-  timers.push(setInterval(() => void keyStillValid(), deps.realtime.keyCheckSeconds * unit));
-  timers[0]!.unref();
-
-  const memoryOf = async (e: StoredEvent) => {
-    const d = e.data;
-    let createdAt = typeof d.created_at === 'string' ? d.created_at : undefined;
-    if (createdAt === undefined) {
-      const m = await deps.memories.findById(scope, String(d.id));
-      if (!m) return null;
-      createdAt = isoTimestamp(m.createdAt);
-    }
-    return {
-      id: d.id, title: d.title, content_preview: contentPreview(typeof d.content === 'string' ? d.content : ''),
-      tags: d.tags, metadata: d.metadata, created_at: createdAt,
-    };
-  };
 
   async function deliver(page: readonly StoredEvent[]): Promise<boolean> {
-    if (closed || !(await keyStillValid())) return false;
-    if (subscriptions.size === 0) return true;
-    const ids = [...new Set(page.map((e) => String(e.data.id)))];
-    const vectors = await deps.memories.vectorsOf(scope, ids);
-    for (const e of page) {
-      const v = vectors.get(String(e.data.id));
-      if (!v) continue;
-      const tagsOf = Array.isArray(e.data.tags) ? (e.data.tags as unknown[]) : [];
-      let memory: Awaited<ReturnType<typeof memoryOf>> | undefined;
-      for (const sub of subscriptions.values()) {
-        if (e.seq <= sub.fromSeq) continue;
-        if (sub.tags && !sub.tags.some((t) => tagsOf.includes(t))) continue;
-        const similarity = similarityFromCosine(cosine(sub.vector, v));
-        if (similarity < sub.threshold) continue;
-        memory ??= await memoryOf(e);
-        if (!memory) break;
-        sendJson(socket, {
-          type: 'new_result', subscription_id: sub.id, change: e.type === 'memory.created' ? 'created' : 'updated',
-          memory, similarity_score: roundScore(similarity),
-        });
-      }
+    // The key is checked before results go out, not only every few seconds.
+    if (!(await session.keyStillValid())) return false;
+    for (const result of await deps.liveSearch.results(scope, subscriptions.values(), page)) {
+      sendJson(socket, newResultMessage(result));
     }
-    return !closed;
+    return !session.closed;
   }
 
   async function subscribe(msg: Record<string, unknown>): Promise<void> {
@@ -184,27 +125,27 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
       sendJson(socket, { type: 'error', code: 'TOO_MANY_SUBSCRIPTIONS', message: `At most ${MAX_SUBSCRIPTIONS} subscriptions per connection` });
       return;
     }
-    let vector: Float32Array;
+    let sub: LiveSubscription;
     try {
-      vector = (await deps.search.embedQuery(parsed.query)).vector;
+      sub = await deps.liveSearch.subscribe(parsed);
     } catch (err) {
       if (!isDomainError(err)) throw err;
       sendJson(socket, { type: 'error', code: err.code === 'EMBEDDING_FAILED' ? 'SERVICE_UNAVAILABLE' : 'INVALID_QUERY', message: err.message });
       return;
     }
-    const fromSeq = await deps.eventHub.latestSeq();
-    const sub: Subscription = { id: prefixedId('sub', 16), ...parsed, vector, fromSeq };
     subscriptions.set(sub.id, sub);
-    if (tail === null && !closed) {
-      tail = await deps.eventHub.subscribe({
-        tenantId: scope.tenantId, mode: scope.mode, workspace: scope.workspace, types: LIVE_TYPES, afterSeq: fromSeq,
+    if (tail === null && !session.closed) {
+      const started = await deps.eventHub.subscribe({
+        tenantId: scope.tenantId, mode: scope.mode, workspace: scope.workspace, types: [...LIVE_SEARCH_EVENT_TYPES],
+        afterSeq: sub.fromSeq,
         deliver,
         onError: (err) => {
           req.log.error({ err }, 'live search failed');
           closeWith(socket, 1011, 'internal error');
         },
       });
-      if (closed) tail.stop();
+      tail = started;
+      session.onEnd(() => started.stop());
     }
     sendJson(socket, {
       type: 'subscribed', subscription_id: sub.id, query: sub.query, threshold: sub.threshold,
@@ -249,7 +190,5 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     }
   }
 
-  // Messages are handled one at a time, in order (a subscribe embeds its query before the next message is read).
-  dispatch = handle;
-  for (const text of pending.splice(0)) enqueue(text);
+  return handle;
 }

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
+import { suppliedVectorProblems } from '../../core/embeddings/vectors.ts';
 import { DEFAULT_G4_MODEL_DIMENSIONS, type ApiModel, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import type { FieldProblem } from '../../core/errors.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
@@ -161,19 +162,14 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     requireScope(principal, 'memories:read');
     const b = req.body;
     const vector: unknown = b?.vector;
-    const problems = schemaProblems(req).filter((p) => !(p.field === 'vector' && Array.isArray(vector)));
-    if (Array.isArray(vector)) {
-      if (vector.length !== VECTOR_DIMENSIONS) {
-        problems.unshift({ field: 'vector', message: `must have exactly ${VECTOR_DIMENSIONS} numbers (got ${vector.length})` });
-      }
-      vector.forEach((x, i) => {
-        if (typeof x === 'number' && !Number.isFinite(x)) problems.push({ field: `vector[${i}]`, message: 'must be a finite number' });
-      });
-      if (vector.length === VECTOR_DIMENSIONS && !problems.some((p) => p.field.startsWith('vector'))
-        && vector.every((x) => x === 0)) {
-        problems.push({ field: 'vector', message: 'must not be all zeros (it has no direction to compare)' });
-      }
-    }
+    // The schema reports a vector that is no array; an array is judged by the one check of supplied vectors. Its
+    // problem with the whole vector (the width) leads; the schema's words for an entry of the wrong type win.
+    const supplied = Array.isArray(vector) ? suppliedVectorProblems(vector, 'vector', { width: VECTOR_DIMENSIONS, refuseZero: true }) : [];
+    const problems = [
+      ...supplied.filter((p) => p.field === 'vector'),
+      ...schemaProblems(req).filter((p) => !(p.field === 'vector' && Array.isArray(vector))),
+      ...supplied.filter((p) => p.field !== 'vector'),
+    ];
     const metadata = b && typeof b.metadata_filter === 'object' ? parseMetadataFilter(b.metadata_filter, problems, 'metadata_filter') : undefined;
     const scope = collectProblems(problems, () => scopeOf(req));
     throwIfAnyProblem(problems);

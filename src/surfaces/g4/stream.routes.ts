@@ -6,13 +6,13 @@ import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { isDomainError, validationError } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
-import type { MemoryService } from '../../core/memories/memory.service.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import type { Scope } from '../../core/scope.ts';
 import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { EventHub } from '../../core/streams/event-hub.ts';
+import type { LiveSearchService } from '../../core/streams/live-search.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
@@ -25,11 +25,10 @@ import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts'
 
 export interface G4StreamDeps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  search: Pick<SearchService, 'semantic' | 'embedQuery'>;
+  search: Pick<SearchService, 'semantic'>;
   embeddings: Pick<EmbeddingService, 'resolveModel'>;
-  /** Live search: the stored vectors of new and updated memories, and a memory an event does not describe whole. */
-  memories: Pick<MemoryService, 'vectorsOf' | 'findById'>;
-  eventHub: Pick<EventHub, 'subscribe' | 'latestSeq'>;
+  liveSearch: Pick<LiveSearchService, 'subscribe' | 'results'>;
+  eventHub: Pick<EventHub, 'subscribe'>;
   streams: ConnectionRegistry;
   realtime: RealtimeSettings;
   activity?: Pick<ActivityTracker, 'touch'> | undefined;
@@ -114,6 +113,9 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
       },
     );
     const options = { query: q.q, includeContent: q.include_content === true, highlight: q.highlight !== false };
+    // A short answer, not a standing stream: no stream session. It takes no registry slot (the per-key cap is for
+    // long-lived streams), needs no key re-check or timers (the answer is computed before the first frame), and its
+    // user.activity is noted by the request observer like any request's (onResponse runs for a hijacked reply too).
     const sse = openSse(req, reply);
     let rank = 0;
     for (const hit of outcome.hits) {

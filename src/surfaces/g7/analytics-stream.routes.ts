@@ -5,11 +5,11 @@ import type { AnalyticsSummaryService } from '../../core/analytics/summary.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
-import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
-import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
+import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
-import { authenticateSocket, closeWith, readWsCredential, refuseSocket, sendJson, WS_CLOSE, wsKeyCheck } from '../http-kit/ws.ts';
-import { streamRefusal } from '../http-kit/stream-refusal.ts';
+import { authenticateSocket, closeWith, readWsCredential, sendJson, WS_CLOSE, wsStreamEnd } from '../http-kit/ws.ts';
+import { openStreamSession } from '../http-kit/stream-session.ts';
+import { workspaceOrDefault } from '../http-kit/workspace.ts';
 import { WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { createG7ErrorHandler, G7ErrorWire, G7HttpError } from './errors.ts';
 
@@ -60,12 +60,6 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
   });
 
   async function run(socket: WebSocket, req: FastifyRequest): Promise<void> {
-    let closed = false;
-    let release: (() => void) | null = null;
-    socket.on('close', () => {
-      closed = true;
-      release?.();
-    });
     // Nothing is expected from the client; anything it sends is ignored.
     socket.on('message', () => undefined);
 
@@ -78,53 +72,29 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
       closeWith(socket, WS_CLOSE.policy, 'invalid interval');
       return;
     }
-
-    const slot = deps.streams.acquire({
-      id: newConnectionId(), keyId: principal.keyId, tenantId: principal.tenantId, kind: 'analytics',
-      shutdown: () => closeWith(socket, WS_CLOSE.goingAway, 'server shutting down'),
-    });
-    if (!slot.ok) {
-      refuseSocket(socket, streamRefusal(slot.cap, deps.realtime));
-      return;
-    }
-    const header = req.headers['x-workspace-id'];
-    void deps.activity?.touch({
-      scope: { tenantId: principal.tenantId, mode: principal.mode, workspace: typeof header === 'string' && WORKSPACE_PATTERN.test(header) ? header : DEFAULT_WORKSPACE },
-      userId: principal.userId, keyId: principal.keyId, surface: 'g7',
-    }).catch((err: unknown) => req.log.warn({ err }, 'user.activity not recorded'));
-
-    const timers: NodeJS.Timeout[] = [];
-    release = () => {
-      for (const t of timers) clearInterval(t);
-      slot.release();
-    };
-    if (closed) {
-      release();
-      return;
-    }
-
-    /** A revoked or expired key closes the stream (1008): checked every few seconds and before every message. */
-    const keyStillValid = wsKeyCheck(deps.apiKeys, credential, socket, () => closed);
+    // The summary covers every workspace of the tenant + mode; the workspace named (if valid) is only noted in user.activity.
+    const scope = { tenantId: principal.tenantId, mode: principal.mode, workspace: workspaceOrDefault(req, { query: true }) };
+    const session = openStreamSession(deps, { principal, credential, scope, surface: 'g7', kind: 'analytics', log: req.log }, wsStreamEnd(socket));
+    if (!session) return;
 
     let busy = false;
     let sequence = 0;
     const push = async (): Promise<void> => {
-      if (busy || closed) return;
+      if (busy || session.closed) return;
       busy = true;
       try {
-        if (!(await keyStillValid())) return;
+        // A revoked or expired key closes the stream (1008) instead of getting the next update.
+        if (!(await session.keyStillValid())) return;
         sequence += 1;
         const data = await deps.analytics.summarize(principal.tenantId, principal.mode, interval * 1000);
         sendJson(socket, { type: 'analytics', data, timestamp: isoTimestamp(deps.clock.now()), interval, sequence });
       } catch (err) {
-        if (!closed) req.log.warn({ err }, 'analytics update failed');
+        if (!session.closed) req.log.warn({ err }, 'analytics update failed');
       } finally {
         busy = false;
       }
     };
-    timers.push(setInterval(() => void push(), interval * deps.realtime.timeUnitMs));
-    timers.push(setInterval(() => void keyStillValid(), deps.realtime.keyCheckSeconds * deps.realtime.timeUnitMs));
-    for (const t of timers) t.unref();
+    session.every(interval, () => void push());
     await push();
   }
 };

@@ -1,19 +1,18 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
-import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { Scope } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
-import type { EventHub, Tail } from '../../core/streams/event-hub.ts';
+import type { EventHub } from '../../core/streams/event-hub.ts';
 import { eventPasses } from '../../core/streams/event-filter.ts';
 import { createRateWindow } from '../../core/streams/rate-window.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authGuard, readCredential, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
-import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
-import { streamRefusal } from '../http-kit/stream-refusal.ts';
+import { acceptsEventStream, openSse, sseStreamEnd, type SseErrorData, type SseStream, type SseStreamEnd } from '../http-kit/sse.ts';
+import { openStreamSession, type StreamSession } from '../http-kit/stream-session.ts';
 import { SSE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { WebhookErrorWire as G8ErrorWire } from '../http-kit/webhook-errors.ts';
 import { createG8ErrorHandler, G8HttpError } from './errors.ts';
@@ -28,7 +27,6 @@ export interface G8Deps extends AuthDeps {
   clock: Clock;
 }
 
-type StreamError = { code: string; message: string; retry_after: number };
 
 /** The `error` frames of the spec's table; "too many connections" comes from http-kit's streamRefusal. */
 export const streamErrors = (s: Pick<RealtimeSettings, 'maxEventsPerMinute'>) => ({
@@ -38,7 +36,7 @@ export const streamErrors = (s: Pick<RealtimeSettings, 'maxEventsPerMinute'>) =>
     code: 'RATE_LIMITED', retry_after: 60000,
     message: `Too many events: at most ${s.maxEventsPerMinute} per minute on one connection; reconnect with Last-Event-ID after retry_after`,
   },
-}) satisfies Record<string, StreamError>;
+}) satisfies Record<string, SseErrorData>;
 
 const RETRY_MS = 5000;
 const MAX_EVENT_ID_LENGTH = 200;
@@ -114,104 +112,68 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
 
     const connectionId = newConnectionId();
     const sse = openSse(req, reply, { retryMs: RETRY_MS, headers: { 'X-Connection-Id': connectionId } });
-    void deps.activity?.touch({ scope, userId: principal.userId, keyId: principal.keyId, surface: 'g8' })
-      .catch((err: unknown) => req.log.warn({ err }, 'user.activity not recorded'));
-    runStream(req, sse, {
-      principal, scope, connectionId, params, credential: readCredential(req, 'bearer')!,
-      resume, resumeMissed: lastEventId !== undefined && resume === null,
-    });
+    const end = sseStreamEnd(sse, { goingAway: STREAM_ERRORS.connection, revoked: STREAM_ERRORS.auth });
+    const session = openStreamSession(deps, {
+      principal, credential: readCredential(req, 'bearer'), scope, surface: 'g8', kind: 'sse', id: connectionId, log: req.log,
+    }, end);
+    if (session) {
+      runStream(req, session, end, sse, { scope, params, resume, resumeMissed: lastEventId !== undefined && resume === null });
+    }
     return reply;
   });
 
-  function runStream(req: FastifyRequest, sse: ReturnType<typeof openSse>, c: {
-    principal: Principal; scope: Scope; connectionId: string; credential: string;
+  /** The events of an open session: resumed or from now, filtered, capped per minute, with heartbeats. */
+  function runStream(req: FastifyRequest, session: StreamSession, end: SseStreamEnd, sse: SseStream, c: {
+    scope: Scope;
     params: ReturnType<typeof parseStreamParams>;
     resume: { seq: number; eventId: string } | null; resumeMissed: boolean;
   }): void {
-    const timers: NodeJS.Timeout[] = [];
-    let tail: Tail | null = null;
-    let ending = false;
     /** The id of the last event the client has: what a heartbeat id carries, so resuming from it works too. */
     let lastEventId: string | null = c.resume?.eventId ?? null;
     let heartbeats = 0;
     const limiter = createRateWindow({ max: s.maxEventsPerMinute, windowMs: 60 * unit });
 
-    const finish = (error?: StreamError): void => {
-      if (ending) return;
-      ending = true;
-      if (error) void sse.send({ event: 'error', data: error });
-      sse.end();
-    };
-    const slot = deps.streams.acquire({
-      id: c.connectionId, keyId: c.principal.keyId, tenantId: c.principal.tenantId, kind: 'sse', shutdown: () => finish(STREAM_ERRORS.connection),
-    });
-    sse.onClose(() => {
-      ending = true;
-      for (const t of timers) clearInterval(t);
-      tail?.stop();
-      if (slot.ok) slot.release();
-    });
-    if (!slot.ok) {
-      finish(slot.cap === 'closing' ? STREAM_ERRORS.connection : streamRefusal(slot.cap, s));
-      return;
-    }
-
-    /** False (and the stream ends with AUTH_ERROR) when the key no longer authenticates. */
-    const keyStillValid = async (): Promise<boolean> => {
-      try {
-        await deps.apiKeys.authenticate(c.credential);
-        return true;
-      } catch (err) {
-        if (isDomainError(err) && err.code === 'UNAUTHENTICATED') {
-          finish(STREAM_ERRORS.auth);
-          return false;
-        }
-        return !ending; // the store is closing: the shutdown frame follows
-      }
-    };
-
     const heartbeat = async (): Promise<void> => {
-      if (ending || !(await keyStillValid()) || ending) return;
+      if (end.ending || !(await session.keyStillValid()) || end.ending) return;
       heartbeats += 1;
       await sse.send({
         event: 'heartbeat',
         id: lastEventId ? `heartbeat_${heartbeats}_${lastEventId}` : `heartbeat_${heartbeats}`,
-        data: { timestamp: isoTimestamp(deps.clock.now()), status: 'ok', connection_id: c.connectionId },
+        data: { timestamp: isoTimestamp(deps.clock.now()), status: 'ok', connection_id: session.id },
       });
     };
 
     const start = async (): Promise<void> => {
       if (c.resumeMissed) await sse.comment('last-event-id not found; resuming from now');
-      tail = await deps.eventHub.subscribe({
+      const tail = await deps.eventHub.subscribe({
         tenantId: c.scope.tenantId, mode: c.scope.mode, workspace: c.scope.workspace, types: c.params.types,
         afterSeq: c.resume?.seq,
         deliver: async (page) => {
-          if (ending || !(await keyStillValid())) return false;
+          // The key is checked before events go out, not only every few seconds.
+          if (end.ending || !(await session.keyStillValid())) return false;
           for (const e of page) {
             if (!eventPasses(c.params.filter, e)) continue;
             if (!limiter.take()) {
-              finish(STREAM_ERRORS.tooManyEvents);
+              end.fail(STREAM_ERRORS.tooManyEvents);
               return false;
             }
             if (!(await sse.send({ event: e.type, id: e.id, data: e.data }))) return false;
             lastEventId = e.id;
           }
-          return !ending;
+          return !end.ending;
         },
         onError: (err) => {
-          if (!ending) req.log.error({ err }, 'event stream failed');
-          finish(STREAM_ERRORS.connection);
+          if (!end.ending) req.log.error({ err }, 'event stream failed');
+          end.fail(STREAM_ERRORS.connection);
         },
       });
-      if (ending) tail.stop();
+      session.onEnd(() => tail.stop());
     };
 
-    timers.push(setInterval(() => void heartbeat(), c.params.heartbeatSeconds * unit));
-    timers.push(setInterval(() => void keyStillValid(), s.keyCheckSeconds * unit));
-    for (const t of timers) t.unref();
+    session.every(c.params.heartbeatSeconds, () => void heartbeat());
     start().catch((err: unknown) => {
-      if (!ending) req.log.error({ err }, 'event stream could not start');
-      finish(STREAM_ERRORS.connection);
+      if (!end.ending) req.log.error({ err }, 'event stream could not start');
+      end.fail(STREAM_ERRORS.connection);
     });
   }
 };

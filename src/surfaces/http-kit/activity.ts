@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
-import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN } from '../../core/scope.ts';
+import { workspaceOrDefault } from './workspace.ts';
 
 /** Path prefixes of the API generations, longest first where they nest. */
 const SURFACES: [prefix: string, label: string][] = [
@@ -36,8 +36,7 @@ export function requestObserver(deps: {
     deps.recordResponse?.(reply.statusCode);
     const p = req.principal;
     if (!p) return;
-    const header = req.headers['x-workspace-id'];
-    const workspace = typeof header === 'string' && WORKSPACE_PATTERN.test(header) ? header : DEFAULT_WORKSPACE;
+    const workspace = workspaceOrDefault(req);
     try {
       await deps.activity.touch({
         scope: { tenantId: p.tenantId, mode: p.mode, workspace }, userId: p.userId, keyId: p.keyId, surface: surfaceOfUrl(req.url),

@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { Principal } from '../../core/api-keys/api-key.types.ts';
-import { DomainError } from '../../core/errors.ts';
+import { DomainError, validationError } from '../../core/errors.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import type { RateDecision } from '../../core/rate-limit/rate-limiter.port.ts';
-import { DEFAULT_WORKSPACE, WORKSPACE_PATTERN, type Scope } from '../../core/scope.ts';
+import type { Scope } from '../../core/scope.ts';
+import { checkedWorkspace, INVALID_WORKSPACE, workspaceOf } from './workspace.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -72,16 +73,13 @@ export function requirePrincipal(req: FastifyRequest): Principal {
   return req.principal;
 }
 
-/** The caller's scope: tenant and mode from the key, workspace from `X-Workspace-ID` (default `default`). */
+/**
+ * The caller's scope: tenant and mode from the key, workspace from `X-Workspace-ID` (default `default`; see
+ * workspace.ts), or `workspaceOverride` (G3's body `namespace`) when given.
+ */
 export function scopeOf(req: FastifyRequest, workspaceOverride?: string): Scope {
   const principal = requirePrincipal(req);
-  const header = req.headers['x-workspace-id'];
-  const workspace = workspaceOverride ?? (typeof header === 'string' && header.length > 0 ? header : DEFAULT_WORKSPACE);
-  if (!WORKSPACE_PATTERN.test(workspace)) {
-    throw new DomainError('VALIDATION_FAILED', 'Invalid workspace id', {
-      fields: [{ field: workspaceOverride === undefined ? 'X-Workspace-ID' : 'namespace',
-        message: 'must be 1-64 characters: letters, digits, _ . : -' }],
-    });
-  }
-  return { tenantId: principal.tenantId, mode: principal.mode, workspace };
+  const named = workspaceOverride === undefined ? workspaceOf(req) : checkedWorkspace(workspaceOverride, 'namespace');
+  if (!named.ok) throw validationError([named.problem], INVALID_WORKSPACE);
+  return { tenantId: principal.tenantId, mode: principal.mode, workspace: named.workspace };
 }

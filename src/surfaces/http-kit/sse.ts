@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StreamEnd } from './stream-session.ts';
 
 /** Whether the request's Accept header names `text/event-stream` (any parameters, any position). */
 export function acceptsEventStream(req: FastifyRequest): boolean {
@@ -101,5 +102,48 @@ export function openSse(req: FastifyRequest, reply: FastifyReply, options: { ret
       if (closed) listener();
       else listeners.push(listener);
     },
+  };
+}
+
+/** The data of an `error` frame before the server ends a stream (G8's table: code, message, retry_after in ms). */
+export interface SseErrorData {
+  code: string;
+  message: string;
+  retry_after: number;
+}
+
+/** A stream session's end over SSE, which can also end the stream with any other error frame. */
+export interface SseStreamEnd extends StreamEnd {
+  /** Sends one `error` frame and ends the stream; only the first reason to end is told. */
+  fail(error: SseErrorData): void;
+  /** True once the stream is ending (a reason was told, or it closed). */
+  readonly ending: boolean;
+}
+
+/**
+ * An SSE stream as a stream session's end: every ending is one `error` frame, then the end of the response. A
+ * cap's refusal is sent as given; shutting down (also a refusal while the server stops) and a revoked key send the
+ * surface's own frames.
+ */
+export function sseStreamEnd(sse: SseStream, frames: { goingAway: SseErrorData; revoked: SseErrorData }): SseStreamEnd {
+  let ending = false;
+  const fail = (error: SseErrorData): void => {
+    if (ending || sse.closed) return;
+    ending = true;
+    void sse.send({ event: 'error', data: error });
+    sse.end();
+  };
+  return {
+    get closed() {
+      return sse.closed;
+    },
+    get ending() {
+      return ending || sse.closed;
+    },
+    onClose: (listener) => sse.onClose(listener),
+    fail,
+    refuse: (refusal) => fail(refusal.code === 'CONNECTION_ERROR' ? frames.goingAway : refusal),
+    goingAway: () => fail(frames.goingAway),
+    revoked: () => fail(frames.revoked),
   };
 }

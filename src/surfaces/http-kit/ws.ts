@@ -6,6 +6,7 @@ import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { isDomainError } from '../../core/errors.ts';
 import { readCredential } from './auth.ts';
 import type { StreamRefusal } from './stream-refusal.ts';
+import type { StreamEnd } from './stream-session.ts';
 
 /** WebSocket close codes used by the real-time surfaces (RFC 6455 §7.4.1). */
 export const WS_CLOSE = {
@@ -52,25 +53,25 @@ export function refuseSocket(socket: WebSocket, refusal: StreamRefusal): void {
 }
 
 /**
- * A check that the socket's key is still valid (revocation, expiry, during a long-lived socket). On failure it
- * tells the client (`{type: "error", code: "AUTH_ERROR"}`) and closes with 1008; other failures (storage down)
- * keep the socket while it is open.
+ * A WebSocket as a stream session's end (stream-session.ts): a refusal is an error message then close 1013 (a cap)
+ * or 1001 (shutting down); shutdown closes with 1001; a revoked key gets `{type: "error", code: "AUTH_ERROR"}` and
+ * close 1008.
  */
-export function wsKeyCheck(
-  apiKeys: Pick<ApiKeyService, 'authenticate'>, credential: string | undefined, socket: WebSocket, isClosed: () => boolean,
-): () => Promise<boolean> {
-  return async () => {
-    try {
-      await apiKeys.authenticate(credential);
-      return true;
-    } catch (err) {
-      if (isDomainError(err) && err.code === 'UNAUTHENTICATED') {
-        sendJson(socket, { type: 'error', code: 'AUTH_ERROR', message: err.message });
-        closeWith(socket, WS_CLOSE.policy, 'API key is no longer valid');
-        return false;
-      }
-      return !isClosed();
-    }
+export function wsStreamEnd(socket: WebSocket): StreamEnd {
+  return {
+    get closed() {
+      return socket.readyState === socket.CLOSING || socket.readyState === socket.CLOSED;
+    },
+    onClose(listener) {
+      if (socket.readyState === socket.CLOSED) listener();
+      else socket.once('close', listener);
+    },
+    refuse: (refusal) => refuseSocket(socket, refusal),
+    goingAway: () => closeWith(socket, WS_CLOSE.goingAway, 'server shutting down'),
+    revoked(message) {
+      sendJson(socket, { type: 'error', code: 'AUTH_ERROR', message });
+      closeWith(socket, WS_CLOSE.policy, 'API key is no longer valid');
+    },
   };
 }
 
