@@ -5,6 +5,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { SearchContext, SearchService } from '../../core/search/search.service.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { wireFields } from '../http-kit/wire-fields.ts';
 import { createG3ErrorHandler } from './errors.ts';
 import { roundMs, toMatch } from './mappers.ts';
 import { parseBatch, parseHybrid, parseSearch, type RawRequest } from './requests.ts';
@@ -110,7 +111,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       if (!slot.ok) {
         return {
           query: slot.query, matches: [],
-          error: { code: 'VALIDATION_ERROR', message: 'This search is invalid and was not run', details: slot.problems },
+          error: { code: 'VALIDATION_ERROR', message: 'This search is invalid and was not run', details: wireFields(slot.problems) },
         };
       }
       const out = await deps.search.semantic(ctx, {

@@ -41,11 +41,11 @@ const has = (problems: readonly FieldProblem[], field: string) => problems.some(
 
 
 function checkText(value: unknown, field: string, problems: FieldProblem[]): void {
-  if (typeof value === 'string' && !has(problems, field) && value.trim() === '') problems.push({ field, message: 'must not be blank' });
+  if (typeof value === 'string' && !has(problems, field) && value.trim() === '') problems.push({ field, reason: 'empty', message: 'must not be blank' });
 }
 
 function checkTags(tags: string[] | undefined, problems: FieldProblem[]): void {
-  if (tags && tags.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', message: `at most ${MAX_FILTER_TAGS} tags` });
+  if (tags && tags.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', reason: 'too_many', message: `at most ${MAX_FILTER_TAGS} tags` });
 }
 
 
@@ -59,7 +59,7 @@ function getMetadataFilter(req: FastifyRequest, fromQuery: unknown, problems: Fi
   let fromBody: unknown;
   if (body.value) {
     for (const key of Object.keys(body.value)) {
-      if (key !== 'metadata_filter') problems.push({ field: `body.${key}`, message: 'is not allowed; a GET body may hold only metadata_filter' });
+      if (key !== 'metadata_filter') problems.push({ field: `body.${key}`, reason: 'not_allowed', message: 'is not allowed; a GET body may hold only metadata_filter' });
     }
     fromBody = body.value.metadata_filter;
   }
@@ -68,12 +68,12 @@ function getMetadataFilter(req: FastifyRequest, fromQuery: unknown, problems: Fi
     try {
       parsedQuery = JSON.parse(fromQuery);
     } catch {
-      problems.push({ field: 'metadata_filter', message: 'must be a URL-encoded JSON object' });
+      problems.push({ field: 'metadata_filter', reason: 'invalid_format', message: 'must be a URL-encoded JSON object' });
       return undefined;
     }
   }
   if (fromBody !== undefined && parsedQuery !== undefined) {
-    problems.push({ field: 'metadata_filter', message: 'give it in the JSON body or in the query string, not both' });
+    problems.push({ field: 'metadata_filter', reason: 'not_allowed', message: 'give it in the JSON body or in the query string, not both' });
     return undefined;
   }
   return fromBody ?? parsedQuery;
@@ -169,14 +169,14 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const problems = schemaProblems(req).filter((p) => !(p.field === 'vector' && Array.isArray(vector)));
     if (Array.isArray(vector)) {
       if (vector.length !== VECTOR_DIMENSIONS) {
-        problems.unshift({ field: 'vector', message: `must have exactly ${VECTOR_DIMENSIONS} numbers (got ${vector.length})` });
+        problems.unshift({ field: 'vector', reason: 'invalid_value', message: `must have exactly ${VECTOR_DIMENSIONS} numbers (got ${vector.length})` });
       }
       vector.forEach((x, i) => {
-        if (typeof x === 'number' && !Number.isFinite(x)) problems.push({ field: `vector[${i}]`, message: 'must be a finite number' });
+        if (typeof x === 'number' && !Number.isFinite(x)) problems.push({ field: `vector[${i}]`, reason: 'invalid_value', message: 'must be a finite number' });
       });
       if (vector.length === VECTOR_DIMENSIONS && !problems.some((p) => p.field.startsWith('vector'))
         && vector.every((x) => x === 0)) {
-        problems.push({ field: 'vector', message: 'must not be all zeros (it has no direction to compare)' });
+        problems.push({ field: 'vector', reason: 'invalid_value', message: 'must not be all zeros (it has no direction to compare)' });
       }
     }
     const metadata = b && typeof b.metadata_filter === 'object' ? parseMetadataFilter(b.metadata_filter, problems, 'metadata_filter') : undefined;

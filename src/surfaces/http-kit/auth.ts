@@ -80,7 +80,7 @@ export function scopeOf(req: FastifyRequest, workspaceOverride?: string): Scope 
   if (!WORKSPACE_PATTERN.test(workspace)) {
     throw new DomainError('VALIDATION_FAILED', 'Invalid workspace id', {
       fields: [{ field: workspaceOverride === undefined ? 'X-Workspace-ID' : 'namespace',
-        message: 'must be 1-64 characters: letters, digits, _ . : -' }],
+        reason: 'invalid_format', message: 'must be 1-64 characters: letters, digits, _ . : -' }],
     });
   }
   return { tenantId: principal.tenantId, mode: principal.mode, workspace };
