@@ -52,7 +52,7 @@ const REASON_BY_KEYWORD: Readonly<Record<string, FieldReason>> = {
   multipleOf: 'out_of_range',
 };
 
-export const reasonOfKeyword = (keyword: string | undefined): FieldReason =>
+const reasonOfKeyword = (keyword: string | undefined): FieldReason =>
   (keyword !== undefined && Object.hasOwn(REASON_BY_KEYWORD, keyword) ? REASON_BY_KEYWORD[keyword]! : 'invalid_value');
 
 /** Fastify's validation errors (from ajv) as field problems, one per bad field. */
