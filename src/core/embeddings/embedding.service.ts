@@ -47,7 +47,7 @@ export function createEmbeddingService(deps: { embedder: Embedder; tokens: Token
     if (!model) {
       throw new DomainError('VALIDATION_FAILED', name === undefined ? 'No default embedding model at this width'
         : `Unknown model ${name}; available: ${models.map((m) => m.name).join(', ')}`, {
-        fields: [{ field, reason: 'invalid_value', message: `must be one of: ${models.map((m) => m.name).join(', ')}` }],
+        fields: [{ field, reason: 'not_found', message: `must be one of: ${models.map((m) => m.name).join(', ')}` }],
         availableModels: models.map((m) => m.name),
       });
     }
