@@ -28,7 +28,7 @@ export function exceedsJsonDepth(value: unknown, max = MAX_JSON_DEPTH): boolean 
 /** Adds a problem on `field` when `value` nests deeper than MAX_JSON_DEPTH; true when it does. */
 export function checkJsonDepth(value: unknown, problems: FieldProblem[], field: string): boolean {
   if (!exceedsJsonDepth(value)) return false;
-  problems.push({ field, message: `must nest at most ${MAX_JSON_DEPTH} levels of objects and arrays` });
+  problems.push({ field, reason: 'too_deep', message: `must nest at most ${MAX_JSON_DEPTH} levels of objects and arrays` });
   return true;
 }
 

@@ -1,3 +1,5 @@
+import type { FieldProblem } from './errors.ts';
+
 /**
  * Who a request acts for and which slice of data it may see. Every read, list, search and prefix lookup is
  * filtered by all three fields; another tenant's record answers exactly like a missing one.
@@ -19,6 +21,6 @@ export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 export const WORKSPACE_RULE = 'must be 1-64 characters: letters, digits, _ . : - (starting with a letter or digit)';
 
 /** The problem of a workspace name given in `field`, or undefined when it is a valid name. */
-export function workspaceProblem(value: string, field: string): { field: string; message: string } | undefined {
-  return WORKSPACE_PATTERN.test(value) ? undefined : { field, message: WORKSPACE_RULE };
+export function workspaceProblem(value: string, field: string): FieldProblem | undefined {
+  return WORKSPACE_PATTERN.test(value) ? undefined : { field, reason: 'invalid_format', message: WORKSPACE_RULE };
 }

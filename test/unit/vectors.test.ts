@@ -82,18 +82,18 @@ describe('the one check of caller-supplied vectors (G2 embedding, G4 vector)', (
 
   it('names the width first, then each bad entry by index', () => {
     expect(suppliedVectorProblems([1, 'x', Infinity], 'v', refuseZero)).toEqual([
-      { field: 'v', message: 'must have exactly 4 numbers (got 3)' },
-      { field: 'v[1]', message: 'must be a number' },
-      { field: 'v[2]', message: 'must be a finite number' },
+      { field: 'v', reason: 'invalid_value', message: 'must have exactly 4 numbers (got 3)' },
+      { field: 'v[1]', reason: 'invalid_type', message: 'must be a number' },
+      { field: 'v[2]', reason: 'invalid_value', message: 'must be a finite number' },
     ]);
     // 1e39 is a finite double, and Infinity as a 32-bit float.
     expect(suppliedVectorProblems([1, 0, -1e39, 0], 'embedding', keepZero))
-      .toEqual([{ field: 'embedding[2]', message: expect.stringMatching(/32-bit float range/) }]);
-    expect(suppliedVectorProblems({ 0: 1 }, 'v', refuseZero)).toEqual([{ field: 'v', message: 'must be an array of 4 numbers' }]);
+      .toEqual([{ field: 'embedding[2]', reason: 'out_of_range', message: expect.stringMatching(/32-bit float range/) }]);
+    expect(suppliedVectorProblems({ 0: 1 }, 'v', refuseZero)).toEqual([{ field: 'v', reason: 'invalid_type', message: 'must be an array of 4 numbers' }]);
   });
 
   it('refuses the zero vector only where the surface\'s rule says so', () => {
-    expect(suppliedVectorProblems([0, 0, 0, 0], 'v', refuseZero)).toEqual([{ field: 'v', message: expect.stringMatching(/all zeros/) }]);
+    expect(suppliedVectorProblems([0, 0, 0, 0], 'v', refuseZero)).toEqual([{ field: 'v', reason: 'invalid_value', message: expect.stringMatching(/all zeros/) }]);
     expect(suppliedVectorProblems([0, 0, 0, 0], 'v', keepZero)).toEqual([]);
     expect(suppliedVectorProblems([0, 0, 0, -0.001], 'v', refuseZero)).toEqual([]);
   });

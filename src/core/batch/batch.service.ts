@@ -80,7 +80,7 @@ export function createBatchService(deps: {
           case 'update': memories.validateUpdate(op.patch); await memories.find(scope, op.id); break;
           case 'read': case 'delete': await memories.find(scope, op.id); break;
           case 'search':
-            if (op.query.trim().length === 0) throw new DomainError('VALIDATION_FAILED', 'query must not be empty', { fields: [{ field: 'query', message: 'must not be empty' }] });
+            if (op.query.trim().length === 0) throw new DomainError('VALIDATION_FAILED', 'query must not be empty', { fields: [{ field: 'query', reason: 'empty', message: 'must not be empty' }] });
             break;
         }
         return { index, type: op.type, status: 'success', value: { kind: 'valid' }, attempts: 0 } satisfies OpOutcome;
@@ -120,7 +120,7 @@ export function createBatchService(deps: {
             break;
           }
           default:
-            throw new DomainError('VALIDATION_FAILED', 'search operations cannot run in an atomic batch', { fields: [{ field: 'type', message: 'search is not allowed when atomic is true' }] });
+            throw new DomainError('VALIDATION_FAILED', 'search operations cannot run in an atomic batch', { fields: [{ field: 'type', reason: 'not_allowed', message: 'search is not allowed when atomic is true' }] });
         }
       } catch (err) {
         if (!isDomainError(err)) throw err;

@@ -55,7 +55,7 @@ export function createEmbeddingService(deps: {
     if (!model) {
       throw new DomainError('VALIDATION_FAILED', name === undefined ? 'No default embedding model at this width'
         : `Unknown model ${name}; available: ${models.map((m) => m.name).join(', ')}`, {
-        fields: [{ field, message: `must be one of: ${models.map((m) => m.name).join(', ')}` }],
+        fields: [{ field, reason: 'not_found', message: `must be one of: ${models.map((m) => m.name).join(', ')}` }],
         availableModels: models.map((m) => m.name),
       });
     }
@@ -76,17 +76,17 @@ export function createEmbeddingService(deps: {
     async embed(caller: Principal, texts: readonly string[], model: ApiModel, field = 'input'): Promise<EmbeddingResult> {
       const where = (i: number) => (texts.length === 1 && field === 'text' ? field : `${field}[${i}]`);
       const problems: FieldProblem[] = [];
-      if (texts.length === 0) problems.push({ field, message: 'must not be empty' });
-      if (texts.length > MAX_INPUTS) problems.push({ field, message: `at most ${MAX_INPUTS} texts per request` });
+      if (texts.length === 0) problems.push({ field, reason: 'empty', message: 'must not be empty' });
+      if (texts.length > MAX_INPUTS) problems.push({ field, reason: 'too_many', message: `at most ${MAX_INPUTS} texts per request` });
       texts.forEach((text, i) => {
-        if (isBlank(text)) problems.push({ field: where(i), message: 'must not be empty' });
+        if (isBlank(text)) problems.push({ field: where(i), reason: 'empty', message: 'must not be empty' });
       });
       if (problems.length > 0) throw new DomainError('VALIDATION_FAILED', 'Invalid embedding input', { fields: problems });
       await deps.quota.embeddings(caller);
       const counts: number[] = [];
       for (const [i, text] of texts.entries()) {
         const n = await tokens.count(text);
-        if (n > MAX_INPUT_TOKENS) problems.push({ field: where(i), message: `is ${n} tokens; at most ${MAX_INPUT_TOKENS}` });
+        if (n > MAX_INPUT_TOKENS) problems.push({ field: where(i), reason: 'too_long', message: `is ${n} tokens; at most ${MAX_INPUT_TOKENS}` });
         counts.push(n);
       }
       if (problems.length > 0) throw new DomainError('VALIDATION_FAILED', 'Invalid embedding input', { fields: problems });

@@ -72,17 +72,18 @@ export interface SuppliedVectorRule {
  * list when it renders it); none: valid.
  */
 export function suppliedVectorProblems(raw: unknown, field: string, rule: SuppliedVectorRule): FieldProblem[] {
-  if (!Array.isArray(raw)) return [{ field, message: `must be an array of ${rule.width} numbers` }];
+  if (!Array.isArray(raw)) return [{ field, reason: 'invalid_type', message: `must be an array of ${rule.width} numbers` }];
   const problems: FieldProblem[] = [];
-  if (raw.length !== rule.width) problems.push({ field, message: `must have exactly ${rule.width} numbers (got ${raw.length})` });
+  if (raw.length !== rule.width) problems.push({ field, reason: 'invalid_value', message: `must have exactly ${rule.width} numbers (got ${raw.length})` });
   raw.forEach((x: unknown, i) => {
-    const message = typeof x !== 'number' ? 'must be a number'
-      : !Number.isFinite(x) ? 'must be a finite number'
-        : Math.abs(x) > FLOAT32_MAX ? 'must be within the 32-bit float range (about ±3.4e38)' : undefined;
-    if (message !== undefined) problems.push({ field: `${field}[${i}]`, message });
+    if (typeof x !== 'number') problems.push({ field: `${field}[${i}]`, reason: 'invalid_type', message: 'must be a number' });
+    else if (!Number.isFinite(x)) problems.push({ field: `${field}[${i}]`, reason: 'invalid_value', message: 'must be a finite number' });
+    else if (Math.abs(x) > FLOAT32_MAX) {
+      problems.push({ field: `${field}[${i}]`, reason: 'out_of_range', message: 'must be within the 32-bit float range (about ±3.4e38)' });
+    }
   });
   if (problems.length === 0 && rule.refuseZero && raw.every((x) => x === 0)) {
-    problems.push({ field, message: 'must not be all zeros (it has no direction to compare)' });
+    problems.push({ field, reason: 'invalid_value', message: 'must not be all zeros (it has no direction to compare)' });
   }
   return problems;
 }

@@ -57,7 +57,7 @@ export function createMemoryService(deps: {
   async function assertTopic(scope: Scope, topicId: string | null | undefined): Promise<void> {
     if (topicId === null || topicId === undefined) return;
     if (!(await topics.findById(scope, topicId.toLowerCase()))) {
-      throw new DomainError('VALIDATION_FAILED', 'Unknown topic', { fields: [{ field: 'topic_id', message: 'no such topic' }] });
+      throw new DomainError('VALIDATION_FAILED', 'Unknown topic', { fields: [{ field: 'topic_id', reason: 'not_found', message: 'no such topic' }] });
     }
   }
 
@@ -84,7 +84,7 @@ export function createMemoryService(deps: {
     if (isUuid(candidate)) return candidate;
     if (candidate.length < MIN_ID_PREFIX) {
       throw new DomainError('VALIDATION_FAILED', `An id prefix must have at least ${MIN_ID_PREFIX} characters`, {
-        fields: [{ field: 'id', message: `must be a full UUID or a prefix of at least ${MIN_ID_PREFIX} characters` }],
+        fields: [{ field: 'id', reason: 'invalid_format', message: `must be a full UUID or a prefix of at least ${MIN_ID_PREFIX} characters` }],
       });
     }
     // No UUID can start with anything but hex digits and dashes: such an id simply does not exist.
@@ -96,7 +96,7 @@ export function createMemoryService(deps: {
       throw new DomainError('AMBIGUOUS_ID', `The prefix ${candidate} matches more than one memory`, {
         prefix: candidate,
         candidates: ids.slice(0, AMBIGUOUS_CANDIDATES_SHOWN),
-        fields: [{ field: 'id', message: 'prefix matches more than one memory; give more characters' }],
+        fields: [{ field: 'id', reason: 'ambiguous', message: 'prefix matches more than one memory; give more characters' }],
       });
     }
     return ids[0]!;
@@ -105,7 +105,7 @@ export function createMemoryService(deps: {
   function validateNew(input: NewMemoryInput): { tags: string[]; memoryType: string } {
     const problems: FieldProblem[] = [];
     if (input.clientId !== undefined && !CLIENT_ID_PATTERN.test(input.clientId)) {
-      problems.push({ field: 'id', message: 'must be 1-128 characters: letters, digits, _ . : -' });
+      problems.push({ field: 'id', reason: 'invalid_format', message: 'must be 1-128 characters: letters, digits, _ . : -' });
     }
     checkTitle(input.title, problems);
     checkContent(input.content, problems);
@@ -129,7 +129,7 @@ export function createMemoryService(deps: {
     if (patch.metadata !== undefined) checkMetadata(patch.metadata, problems);
     if (patch.topicId !== undefined) checkTopicId(patch.topicId, problems);
     const changes = Object.values(patch).filter((v) => v !== undefined).length;
-    if (changes === 0) problems.push({ field: 'body', message: 'at least one field to update is required' });
+    if (changes === 0) problems.push({ field: 'body', reason: 'empty', message: 'at least one field to update is required' });
     throwIfProblems(problems);
     if (patch.content !== undefined) assertContentSize(patch.content, limits);
     return out;

@@ -12,38 +12,38 @@ export const MAX_METADATA_FILTER_KEYS = 20;
 export function parseMetadataFilter(raw: unknown, problems: FieldProblem[], field: string): Record<string, MetadataFilterValue> | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    problems.push({ field, message: 'must be an object of key: value or key: [values]' });
+    problems.push({ field, reason: 'invalid_type', message: 'must be an object of key: value or key: [values]' });
     return undefined;
   }
   // No prototype: every key is a plain property (in `{}`, assigning `__proto__` would replace the prototype).
   const out = Object.create(null) as Record<string, MetadataFilterValue>;
   const entries = Object.entries(raw as Record<string, unknown>);
-  if (entries.length > MAX_METADATA_FILTER_KEYS) problems.push({ field, message: `at most ${MAX_METADATA_FILTER_KEYS} keys` });
+  if (entries.length > MAX_METADATA_FILTER_KEYS) problems.push({ field, reason: 'too_many', message: `at most ${MAX_METADATA_FILTER_KEYS} keys` });
   for (const [key, value] of entries) {
     const where = `${field}.${key}`;
     if (!METADATA_KEY_PATTERN.test(key)) {
-      problems.push({ field: where, message: 'keys are letters, digits, _ and -, with dots for nested keys' });
+      problems.push({ field: where, reason: 'invalid_format', message: 'keys are letters, digits, _ and -, with dots for nested keys' });
       continue;
     }
     if (hasForbiddenKeySegment(key)) {
-      problems.push({ field: where, message: FORBIDDEN_KEY_MESSAGE });
+      problems.push({ field: where, reason: 'not_allowed', message: FORBIDDEN_KEY_MESSAGE });
       continue;
     }
     const scalar = (v: unknown): v is string | number | boolean =>
       typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
     if (scalar(value)) out[key] = value;
     else if (Array.isArray(value) && value.every(scalar) && value.length <= MAX_FILTER_VALUES) out[key] = value;
-    else problems.push({ field: where, message: `must be a string, number or boolean, or an array of at most ${MAX_FILTER_VALUES} of them` });
+    else problems.push({ field: where, reason: 'invalid_type', message: `must be a string, number or boolean, or an array of at most ${MAX_FILTER_VALUES} of them` });
   }
   return out;
 }
 
 /** Cross-field rules of a filter. */
 export function checkFilter(filter: MemoryFilter, problems: FieldProblem[], fields: { from: string; to: string }): void {
-  if (filter.createdFrom && Number.isNaN(filter.createdFrom.getTime())) problems.push({ field: fields.from, message: 'must be an ISO 8601 date-time' });
-  if (filter.createdTo && Number.isNaN(filter.createdTo.getTime())) problems.push({ field: fields.to, message: 'must be an ISO 8601 date-time' });
+  if (filter.createdFrom && Number.isNaN(filter.createdFrom.getTime())) problems.push({ field: fields.from, reason: 'invalid_format', message: 'must be an ISO 8601 date-time' });
+  if (filter.createdTo && Number.isNaN(filter.createdTo.getTime())) problems.push({ field: fields.to, reason: 'invalid_format', message: 'must be an ISO 8601 date-time' });
   if (filter.createdFrom && filter.createdTo && filter.createdFrom > filter.createdTo) {
-    problems.push({ field: fields.from, message: `must not be after ${fields.to}` });
+    problems.push({ field: fields.from, reason: 'invalid_value', message: `must not be after ${fields.to}` });
   }
 }
 

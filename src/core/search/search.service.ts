@@ -105,7 +105,7 @@ export function createSearchService(deps: {
 
   async function embedQuery(query: string): Promise<{ vector: Float32Array; ms: number }> {
     if (query.trim().length === 0) {
-      throw new DomainError('VALIDATION_FAILED', 'query must not be empty', { fields: [{ field: 'query', message: 'must not be empty' }] });
+      throw new DomainError('VALIDATION_FAILED', 'query must not be empty', { fields: [{ field: 'query', reason: 'empty', message: 'must not be empty' }] });
     }
     const started = performance.now();
     try {

@@ -37,16 +37,16 @@ export function parseStreamFilter(pairs: readonly [string, string][], problems: 
     const field = `filters[${key}]`;
     keys.add(key);
     if (value.trim() === '') {
-      problems.push({ field, message: 'must not be empty' });
+      problems.push({ field, reason: 'empty', message: 'must not be empty' });
       continue;
     }
     if (key === 'tags') filter.tags = union(filter.tags, list(value));
     else if (key === 'memory_type' || key === 'type') filter.memoryTypes = union(filter.memoryTypes, list(value));
-    else if (hasForbiddenKeySegment(key)) problems.push({ field, message: FORBIDDEN_KEY_MESSAGE });
+    else if (hasForbiddenKeySegment(key)) problems.push({ field, reason: 'not_allowed', message: FORBIDDEN_KEY_MESSAGE });
     else if (METADATA_KEY_PATTERN.test(key)) metadata.set(key, union(metadata.get(key), [value]));
-    else problems.push({ field, message: 'is not a valid filter key: letters, digits, _ and -, dotted for nested metadata keys' });
+    else problems.push({ field, reason: 'invalid_format', message: 'is not a valid filter key: letters, digits, _ and -, dotted for nested metadata keys' });
   }
-  if (keys.size > MAX_FILTER_KEYS) problems.push({ field: 'filters', message: `at most ${MAX_FILTER_KEYS} keys` });
+  if (keys.size > MAX_FILTER_KEYS) problems.push({ field: 'filters', reason: 'too_many', message: `at most ${MAX_FILTER_KEYS} keys` });
   filter.metadata = [...metadata];
   return filter;
 }

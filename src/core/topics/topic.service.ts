@@ -19,18 +19,18 @@ export function createTopicService(deps: { topics: TopicRepository; memories: Me
 
   function checkFields(input: TopicPatch, problems: FieldProblem[]): void {
     if (input.name !== undefined) {
-      if (input.name.trim().length === 0) problems.push({ field: 'name', message: 'must not be empty' });
-      else if ([...input.name].length > MAX_TOPIC_NAME) problems.push({ field: 'name', message: `must be at most ${MAX_TOPIC_NAME} characters` });
+      if (input.name.trim().length === 0) problems.push({ field: 'name', reason: 'empty', message: 'must not be empty' });
+      else if ([...input.name].length > MAX_TOPIC_NAME) problems.push({ field: 'name', reason: 'too_long', message: `must be at most ${MAX_TOPIC_NAME} characters` });
     }
     if (input.description && input.description.length > MAX_TOPIC_DESCRIPTION) {
-      problems.push({ field: 'description', message: `must be at most ${MAX_TOPIC_DESCRIPTION} characters` });
+      problems.push({ field: 'description', reason: 'too_long', message: `must be at most ${MAX_TOPIC_DESCRIPTION} characters` });
     }
     if (input.metadata !== undefined) checkMetadata(input.metadata, problems);
   }
 
   async function requireParent(scope: Scope, parentId: string | null | undefined, problems: FieldProblem[]): Promise<void> {
     if (parentId === null || parentId === undefined) return;
-    if (!isUuid(parentId) || !(await topics.findById(scope, parentId))) problems.push({ field: 'parent_id', message: 'no such topic' });
+    if (!isUuid(parentId) || !(await topics.findById(scope, parentId))) problems.push({ field: 'parent_id', reason: 'not_found', message: 'no such topic' });
   }
 
   async function withCounts(scope: Scope, list: Topic[]): Promise<TopicWithCount[]> {
@@ -51,7 +51,7 @@ export function createTopicService(deps: { topics: TopicRepository; memories: Me
     async assertExists(scope: Scope, topicId: string | null | undefined, field = 'topic_id'): Promise<void> {
       if (topicId === null || topicId === undefined) return;
       if (!isUuid(topicId) || !(await topics.findById(scope, topicId.toLowerCase()))) {
-        throw new DomainError('VALIDATION_FAILED', 'Unknown topic', { fields: [{ field, message: 'no such topic' }] });
+        throw new DomainError('VALIDATION_FAILED', 'Unknown topic', { fields: [{ field, reason: 'not_found', message: 'no such topic' }] });
       }
     },
 
@@ -91,14 +91,14 @@ export function createTopicService(deps: { topics: TopicRepository; memories: Me
       const current = await get(scope, id);
       const problems: FieldProblem[] = [];
       checkFields(patch, problems);
-      if (Object.values(patch).every((v) => v === undefined)) problems.push({ field: 'body', message: 'at least one field to update is required' });
+      if (Object.values(patch).every((v) => v === undefined)) problems.push({ field: 'body', reason: 'empty', message: 'at least one field to update is required' });
       await requireParent(scope, patch.parentId, problems);
       if (patch.parentId) {
         // Walking up from the new parent must never reach this topic, or the tree would become a cycle.
         const all = new Map((await topics.listAll(scope)).map((t) => [t.id, t]));
         for (let at: string | null = patch.parentId.toLowerCase(); at; at = all.get(at)?.parentId ?? null) {
           if (at === current.id) {
-            problems.push({ field: 'parent_id', message: 'would make the topic its own ancestor' });
+            problems.push({ field: 'parent_id', reason: 'conflict', message: 'would make the topic its own ancestor' });
             break;
           }
         }

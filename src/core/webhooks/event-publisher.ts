@@ -80,10 +80,10 @@ export function createEventPublisher(deps: EventPublisherDeps) {
   function check(input: PublishInput, key: string | undefined): void {
     const problems: FieldProblem[] = [];
     if (!(GENERIC_EVENT_TYPES as readonly string[]).includes(input.type)) {
-      problems.push({ field: 'type', message: `unknown event type; one of: ${GENERIC_EVENT_TYPES.join(', ')}` });
+      problems.push({ field: 'type', reason: 'not_found', message: `unknown event type; one of: ${GENERIC_EVENT_TYPES.join(', ')}` });
     }
     if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      problems.push({ field: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters' });
+      problems.push({ field: 'Idempotency-Key', reason: 'invalid_format', message: 'must be 1-255 printable ASCII characters' });
     }
     // Before anything serializes it (size, request digest): deeply nested JSON would overflow the stack.
     checkJsonDepth(input.data, problems, 'data');
@@ -91,7 +91,7 @@ export function createEventPublisher(deps: EventPublisherDeps) {
     const size = Buffer.byteLength(JSON.stringify(input.data), 'utf8');
     if (size > MAX_EVENT_DATA_BYTES) {
       throw new DomainError('CONTENT_TOO_LARGE', `data is ${size} bytes as JSON; at most ${MAX_EVENT_DATA_BYTES} are allowed`, {
-        fields: [{ field: 'data', message: `must be at most ${MAX_EVENT_DATA_BYTES} bytes as JSON` }],
+        fields: [{ field: 'data', reason: 'too_long', message: `must be at most ${MAX_EVENT_DATA_BYTES} bytes as JSON` }],
       });
     }
   }
@@ -128,7 +128,7 @@ export function createEventPublisher(deps: EventPublisherDeps) {
       if (result.kind === 'appended') return { event: published, replayed: false };
       if (result.record.requestHash !== requestHash) {
         throw new DomainError('CONFLICT', 'This Idempotency-Key was already used with a different request', {
-          fields: [{ field: 'Idempotency-Key', message: 'was used within the last 24 hours for a different request body' }],
+          fields: [{ field: 'Idempotency-Key', reason: 'conflict', message: 'was used within the last 24 hours for a different request body' }],
         });
       }
       return { event: fromStored(result.record.response), replayed: true };

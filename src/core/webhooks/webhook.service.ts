@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../api-keys/api-key.types.ts';
 import type { Clock } from '../clock.ts';
-import { DomainError, validationError, type FieldProblem } from '../errors.ts';
+import { DomainError, validationError, type FieldProblem, type FieldReason } from '../errors.ts';
 import { GENERIC_EVENT_TYPES, MEMORY_EVENT_TYPES, type EventScope } from '../events/event.types.ts';
 import { prefixedId } from '../ids.ts';
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenKeySegment } from '../json-limits.ts';
@@ -99,12 +99,12 @@ const scopeFor = (scope: EventScope, kind: WebhookKind): EventScope =>
 function checkEvents(raw: readonly string[], kind: WebhookKind, problems: FieldProblem[]): string[] {
   const known = eventTypesOf(kind);
   if (raw.length === 0) {
-    problems.push({ field: 'events', message: `must name at least one event type (${known.join(', ')})` });
+    problems.push({ field: 'events', reason: 'empty', message: `must name at least one event type (${known.join(', ')})` });
     return [];
   }
   const out: string[] = [];
   raw.forEach((type, i) => {
-    if (!known.includes(type)) problems.push({ field: `events[${i}]`, message: `unknown event type "${type}"; one of: ${known.join(', ')}` });
+    if (!known.includes(type)) problems.push({ field: `events[${i}]`, reason: 'not_found', message: `unknown event type "${type}"; one of: ${known.join(', ')}` });
     else if (!out.includes(type)) out.push(type);
   });
   return out;
@@ -114,7 +114,7 @@ function checkRetryPolicy(input: RetryPolicyInput, base: RetryPolicy, problems: 
   const check = (value: number | undefined, name: string, bounds: { min: number; max: number }, integer: boolean) => {
     if (value === undefined) return;
     if (!Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < bounds.min || value > bounds.max) {
-      problems.push({ field: `retry_policy.${name}`, message: `must be ${integer ? 'an integer' : 'a number'} from ${bounds.min} to ${bounds.max}` });
+      problems.push({ field: `retry_policy.${name}`, reason: 'out_of_range', message: `must be ${integer ? 'an integer' : 'a number'} from ${bounds.min} to ${bounds.max}` });
     }
   };
   check(input.maxAttempts, 'max_attempts', RETRY_BOUNDS.maxAttempts, true);
@@ -138,16 +138,16 @@ const isScalar = (v: unknown): v is FilterScalar =>
 export function checkFilters(raw: Record<string, unknown>, problems: FieldProblem[]): WebhookFilters {
   const out: WebhookFilters = {};
   const entries = Object.entries(raw);
-  if (entries.length > MAX_FILTER_KEYS) problems.push({ field: 'filters', message: `at most ${MAX_FILTER_KEYS} keys` });
+  if (entries.length > MAX_FILTER_KEYS) problems.push({ field: 'filters', reason: 'too_many', message: `at most ${MAX_FILTER_KEYS} keys` });
   for (const [key, value] of entries) {
     const field = `filters.${key}`;
     const stringsOnly = key === 'tags' || key === 'memory_type' || key === 'type';
     if (!FILTER_KEY_PATTERN.test(key)) {
-      problems.push({ field, message: 'keys are 1-64 letters, digits, _ and - (top-level metadata keys)' });
+      problems.push({ field, reason: 'invalid_format', message: 'keys are 1-64 letters, digits, _ and - (top-level metadata keys)' });
       continue;
     }
     if (hasForbiddenKeySegment(key)) {
-      problems.push({ field, message: FORBIDDEN_KEY_MESSAGE });
+      problems.push({ field, reason: 'not_allowed', message: FORBIDDEN_KEY_MESSAGE });
       continue;
     }
     const ok = (v: unknown) => (stringsOnly ? typeof v === 'string' && v.length > 0 : isScalar(v));
@@ -156,7 +156,7 @@ export function checkFilters(raw: Record<string, unknown>, problems: FieldProble
     else {
       problems.push({
         field,
-        message: stringsOnly
+        reason: 'invalid_value', message: stringsOnly
           ? `must be a non-empty string or an array of 1-${MAX_FILTER_VALUES} of them`
           : `must be a string, number or boolean, or an array of 1-${MAX_FILTER_VALUES} of them`,
       });
@@ -167,7 +167,7 @@ export function checkFilters(raw: Record<string, unknown>, problems: FieldProble
 
 function checkDescription(raw: string | null | undefined, problems: FieldProblem[]): string | null | undefined {
   if (typeof raw === 'string' && raw.length > MAX_DESCRIPTION_LENGTH) {
-    problems.push({ field: 'description', message: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` });
+    problems.push({ field: 'description', reason: 'too_long', message: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` });
   }
   return raw;
 }
@@ -176,10 +176,10 @@ function refuseForKind(kind: WebhookKind, input: NewWebhookInput | WebhookUpdate
   const g9Only = { retryPolicy: 'retry_policy', filters: 'filters', secret: 'secret' } as const;
   if (kind === 'g10') {
     for (const [prop, field] of Object.entries(g9Only)) {
-      if ((input as Record<string, unknown>)[prop] !== undefined) problems.push({ field, message: 'is not supported by this API' });
+      if ((input as Record<string, unknown>)[prop] !== undefined) problems.push({ field, reason: 'not_allowed', message: 'is not supported by this API' });
     }
   } else if (input.description !== undefined) {
-    problems.push({ field: 'description', message: 'is not supported by this API' });
+    problems.push({ field: 'description', reason: 'not_allowed', message: 'is not supported by this API' });
   }
 }
 
@@ -194,19 +194,19 @@ export function createWebhookService(deps: WebhookServiceDeps) {
    */
   function checkUrl(raw: string, problems: FieldProblem[]): string {
     const url = raw.trim();
-    const problem = (message: string) => { problems.push({ field: 'url', message }); return url; };
-    if (url.length === 0) return problem('is required (an http or https URL)');
-    if (url.length > MAX_WEBHOOK_URL_LENGTH) return problem(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+    const problem = (reason: FieldReason, message: string) => { problems.push({ field: 'url', reason, message }); return url; };
+    if (url.length === 0) return problem('required', 'is required (an http or https URL)');
+    if (url.length > MAX_WEBHOOK_URL_LENGTH) return problem('too_long', `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      return problem('must be an absolute http or https URL');
+      return problem('invalid_format', 'must be an absolute http or https URL');
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return problem('must use the http or https scheme');
-    if (parsed.username !== '' || parsed.password !== '') return problem('must not contain credentials (user:password@)');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return problem('invalid_format', 'must use the http or https scheme');
+    if (parsed.username !== '' || parsed.password !== '') return problem('not_allowed', 'must not contain credentials (user:password@)');
     const refused = checkWebhookUrl(url, allow);
-    return refused === null ? url : problem(refused);
+    return refused === null ? url : problem('not_allowed', refused);
   }
 
   return {
@@ -217,7 +217,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const url = checkUrl(input.url, problems);
       const events = checkEvents(input.events, kind, problems);
       if (input.secret !== undefined && !SECRET_PATTERN.test(input.secret)) {
-        problems.push({ field: 'secret', message: 'must be 16-256 printable characters without spaces' });
+        problems.push({ field: 'secret', reason: 'invalid_format', message: 'must be 16-256 printable characters without spaces' });
       }
       const retryPolicy = kind === 'g9' ? checkRetryPolicy(input.retryPolicy ?? {}, DEFAULT_G9_RETRY, problems) : G10_RETRY;
       const filters = kind === 'g9' && input.filters ? checkFilters(input.filters, problems) : {};
@@ -255,7 +255,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** Oldest first; `active` false lists disabled and failed ones. */
     async list(scope: EventScope, kind: WebhookKind, query: WebhookListInput): Promise<{ items: Webhook[]; total: number }> {
       if (query.event !== undefined && !eventTypesOf(kind).includes(query.event)) {
-        throw validationError([{ field: 'event', message: `unknown event type; one of: ${eventTypesOf(kind).join(', ')}` }]);
+        throw validationError([{ field: 'event', reason: 'not_found', message: `unknown event type; one of: ${eventTypesOf(kind).join(', ')}` }]);
       }
       return webhooks.list(scopeFor(scope, kind), kind, query);
     },
@@ -265,13 +265,13 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const problems: FieldProblem[] = [];
       refuseForKind(kind, input, problems);
       const given = Object.values(input).some((v) => v !== undefined);
-      if (!given) problems.push({ field: 'body', message: 'give at least one field to change' });
+      if (!given) problems.push({ field: 'body', reason: 'empty', message: 'give at least one field to change' });
       const patch: WebhookPatch = {};
       if (input.url !== undefined) patch.url = checkUrl(input.url, problems);
       if (input.events !== undefined) patch.events = checkEvents(input.events, kind, problems);
       if (input.status !== undefined) {
         if (input.status !== 'active' && input.status !== 'disabled') {
-          problems.push({ field: 'status', message: 'must be active or disabled (failed is set by deliveries only)' });
+          problems.push({ field: 'status', reason: 'invalid_value', message: 'must be active or disabled (failed is set by deliveries only)' });
         } else patch.status = input.status satisfies WebhookStatus;
       }
       if (kind === 'g9' && input.filters !== undefined) patch.filters = checkFilters(input.filters, problems);

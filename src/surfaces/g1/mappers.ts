@@ -10,7 +10,7 @@ interface TypeFields { memory_type?: string | undefined; type?: string | undefin
 /** `type` is an alias of `memory_type`; giving both with different values is an error. */
 function memoryTypeOf(body: TypeFields): string | undefined {
   if (body.memory_type !== undefined && body.type !== undefined && body.memory_type !== body.type) {
-    throw validationError([{ field: 'type', message: 'must equal memory_type when both are given' }]);
+    throw validationError([{ field: 'type', reason: 'invalid_value', message: 'must equal memory_type when both are given' }]);
   }
   return body.memory_type ?? body.type;
 }

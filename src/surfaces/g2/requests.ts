@@ -46,7 +46,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** Problems found by the route schema, with G2's wording where AJV's is obscure. */
 export function schemaProblems(req: FastifyRequest): FieldProblem[] {
   return kitSchemaProblems(req).map((p) =>
-    p.field === 'id' && p.message.startsWith('must match pattern') ? { field: 'id', message: ID_MESSAGE } : p);
+    p.field === 'id' && p.reason === 'invalid_format' ? { field: 'id', reason: 'invalid_format', message: ID_MESSAGE } : p);
 }
 
 /** Whether a problem is already known for the field or anything inside it. */
@@ -57,16 +57,16 @@ const hasProblem = (problems: readonly FieldProblem[], field: string) =>
 function checkText(text: unknown, problems: FieldProblem[], required: boolean): { text: string; title: string } | undefined {
   if (hasProblem(problems, 'text')) return undefined;
   if (text === undefined) {
-    if (required) problems.push({ field: 'text', message: MISSING_FIELD });
+    if (required) problems.push({ field: 'text', reason: 'required', message: MISSING_FIELD });
     return undefined;
   }
   if (typeof text !== 'string') {
-    problems.push({ field: 'text', message: 'must be string' });
+    problems.push({ field: 'text', reason: 'invalid_type', message: 'must be string' });
     return undefined;
   }
   const title = titleFromText(text);
   if (title === null) {
-    problems.push({ field: 'text', message: TEXT_MESSAGE });
+    problems.push({ field: 'text', reason: 'empty', message: TEXT_MESSAGE });
     return undefined;
   }
   return { text, title };
@@ -75,7 +75,7 @@ function checkText(text: unknown, problems: FieldProblem[], required: boolean): 
 function checkMetadataInput(raw: unknown, problems: FieldProblem[]): MetadataInput | undefined {
   if (hasProblem(problems, 'metadata') && !isObject(raw)) return undefined;
   if (!isObject(raw)) {
-    problems.push({ field: 'metadata', message: 'must be object' });
+    problems.push({ field: 'metadata', reason: 'invalid_type', message: 'must be object' });
     return undefined;
   }
   const { memoryType, tags, rest } = splitMetadata(raw);
@@ -94,7 +94,7 @@ function checkMetadataInput(raw: unknown, problems: FieldProblem[]): MetadataInp
   }
   const timestamp = rest.timestamp;
   if (typeof timestamp === 'string' && !hasProblem(problems, 'metadata.timestamp') && !parseTimestamp(timestamp)) {
-    problems.push({ field: 'metadata.timestamp', message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
+    problems.push({ field: 'metadata.timestamp', reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
     ok = false;
   }
   const before = problems.length;
@@ -114,7 +114,7 @@ function checkEmbedding(raw: unknown, problems: FieldProblem[]): number[] | unde
 function requireObject(body: unknown, problems: readonly FieldProblem[]): asserts body is Record<string, unknown> {
   if (isObject(body)) return;
   throwIfAnyProblem(problems);
-  throw validationError([{ field: 'body', message: 'must be a JSON object' }]);
+  throw validationError([{ field: 'body', reason: 'invalid_type', message: 'must be a JSON object' }]);
 }
 
 /** `POST /api/v1/memory`: every problem at once (400); then the content size (413). */
@@ -123,14 +123,14 @@ export function parseCreate(body: unknown, problems: FieldProblem[], limit: Cont
   const text = checkText(body.text, problems, true);
   const clientId = body.id;
   if (clientId !== undefined && !hasProblem(problems, 'id') && (typeof clientId !== 'string' || !CLIENT_ID_PATTERN.test(clientId))) {
-    problems.push({ field: 'id', message: ID_MESSAGE });
+    problems.push({ field: 'id', reason: 'invalid_format', message: ID_MESSAGE });
   }
   const metadata = body.metadata === undefined
     ? { memoryType: DEFAULT_MEMORY_TYPE, tags: [], metadata: {} }
     : checkMetadataInput(body.metadata, problems);
   const embedding = body.embedding === undefined ? undefined : checkEmbedding(body.embedding, problems);
   throwIfAnyProblem(problems);
-  if (!text || !metadata) throw validationError([{ field: 'body', message: 'is invalid' }]); // unreachable: a problem was recorded
+  if (!text || !metadata) throw validationError([{ field: 'body', reason: 'invalid_value', message: 'is invalid' }]); // unreachable: a problem was recorded
   assertContentSize(text.text, limit);
   return { ...text, ...metadata, clientId: clientId as string | undefined, embedding };
 }
@@ -139,10 +139,10 @@ export function parseCreate(body: unknown, problems: FieldProblem[], limit: Cont
 export function parseUpdate(body: unknown, problems: FieldProblem[], limit: ContentLimit): UpdateRequest {
   requireObject(body, problems);
   if (body.text === undefined && body.metadata === undefined) {
-    problems.push({ field: 'body', message: 'must contain text or metadata (or both)' });
+    problems.push({ field: 'body', reason: 'empty', message: 'must contain text or metadata (or both)' });
   }
   if (body.embedding !== undefined) {
-    problems.push({ field: 'embedding', message: 'cannot be updated: a changed text is re-embedded by the server' });
+    problems.push({ field: 'embedding', reason: 'not_allowed', message: 'cannot be updated: a changed text is re-embedded by the server' });
   }
   const text = checkText(body.text, problems, false);
   const metadata = body.metadata === undefined ? undefined : checkMetadataInput(body.metadata, problems);

@@ -71,19 +71,19 @@ const within = (field: string, root: string): boolean =>
  */
 function mergeProblems(schema: FieldProblem[], rules: FieldProblem[], filterRoot?: string): FieldProblem[] {
   const rulesSawFilters = filterRoot !== undefined && rules.some((p) => within(p.field, filterRoot));
-  const byField = new Map<string, string>();
+  const byField = new Map<string, FieldProblem>();
   for (const p of schema) {
     if (rulesSawFilters && within(p.field, filterRoot!)) continue;
-    if (!byField.has(p.field)) byField.set(p.field, p.message);
+    if (!byField.has(p.field)) byField.set(p.field, p);
   }
-  for (const p of rules) byField.set(p.field, p.message);
-  return [...byField].map(([field, message]) => ({ field, message }));
+  for (const p of rules) byField.set(p.field, p);
+  return [...byField.values()];
 }
 
 const prefixed = (prefix: string, name: string): string => (prefix ? `${prefix}.${name}` : name);
 
 function checkQuery(query: unknown, field: string, problems: FieldProblem[]): void {
-  if (typeof query === 'string' && query.trim().length === 0) problems.push({ field, message: 'must not be blank' });
+  if (typeof query === 'string' && query.trim().length === 0) problems.push({ field, reason: 'empty', message: 'must not be blank' });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -96,14 +96,14 @@ function stringList(value: unknown, field: string, problems: FieldProblem[]): st
     && value.every((v) => typeof v === 'string' && v.length > 0)) {
     return value as string[];
   }
-  problems.push({ field, message: LIST_MESSAGE });
+  problems.push({ field, reason: 'invalid_value', message: LIST_MESSAGE });
   return undefined;
 }
 
 function parseType(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
   if (typeof value === 'string' && value.length > 0) filter.types = [value];
   else if (Array.isArray(value)) filter.types = stringList(value, field, problems);
-  else problems.push({ field, message: `must be a non-empty string or an array of 1-${MAX_FILTER_VALUES} of them` });
+  else problems.push({ field, reason: 'invalid_value', message: `must be a non-empty string or an array of 1-${MAX_FILTER_VALUES} of them` });
 }
 
 function parseTags(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
@@ -112,15 +112,15 @@ function parseTags(value: unknown, field: string, filter: MemoryFilter, problems
     return;
   }
   if (!isObject(value)) {
-    problems.push({ field, message: 'must be an array of tags, {"$in": [...]} or {"$all": [...]}' });
+    problems.push({ field, reason: 'invalid_type', message: 'must be an array of tags, {"$in": [...]} or {"$all": [...]}' });
     return;
   }
   const entries = Object.entries(value);
-  if (entries.length === 0) problems.push({ field, message: 'must have $in or $all' });
+  if (entries.length === 0) problems.push({ field, reason: 'invalid_value', message: 'must have $in or $all' });
   for (const [op, list] of entries) {
     if (op === '$in') filter.tagsAny = stringList(list, `${field}.$in`, problems);
     else if (op === '$all') filter.tagsAll = stringList(list, `${field}.$all`, problems);
-    else problems.push({ field: `${field}.${op}`, message: 'unknown operator; tags take $in (any of) or $all (every one)' });
+    else problems.push({ field: `${field}.${op}`, reason: 'not_allowed', message: 'unknown operator; tags take $in (any of) or $all (every one)' });
   }
 }
 
@@ -141,17 +141,17 @@ function parseBound(value: string, end: boolean): Date | null {
 
 function parseDate(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
   if (!isObject(value)) {
-    problems.push({ field, message: 'must be an object with $gte and/or $lte' });
+    problems.push({ field, reason: 'invalid_type', message: 'must be an object with $gte and/or $lte' });
     return;
   }
   for (const [op, bound] of Object.entries(value)) {
     const where = `${field}.${op}`;
     if (op !== '$gte' && op !== '$lte') {
-      problems.push({ field: where, message: 'unknown operator; date takes $gte and $lte' });
+      problems.push({ field: where, reason: 'not_allowed', message: 'unknown operator; date takes $gte and $lte' });
       continue;
     }
     const at = typeof bound === 'string' ? parseBound(bound, op === '$lte') : null;
-    if (!at) problems.push({ field: where, message: 'must be an ISO 8601 date or date-time' });
+    if (!at) problems.push({ field: where, reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time' });
     else if (op === '$gte') filter.createdFrom = at;
     else filter.createdTo = at;
   }
@@ -166,7 +166,7 @@ export function parseFilters(raw: unknown, field: string, problems: FieldProblem
   const filter: MemoryFilter = {};
   if (raw === undefined) return filter;
   if (!isObject(raw)) {
-    problems.push({ field, message: 'must be an object' });
+    problems.push({ field, reason: 'invalid_type', message: 'must be an object' });
     return filter;
   }
   // No prototype: a `__proto__` key stays a key (and is refused by parseMetadataFilter) instead of replacing it.
@@ -176,14 +176,14 @@ export function parseFilters(raw: unknown, field: string, problems: FieldProblem
     if (key === 'type') parseType(value, where, filter, problems);
     else if (key === 'tags') parseTags(value, where, filter, problems);
     else if (key === 'date') parseDate(value, where, filter, problems);
-    else if (key.startsWith('$')) problems.push({ field: where, message: 'unknown operator; filters take type, tags, date and metadata keys' });
+    else if (key.startsWith('$')) problems.push({ field: where, reason: 'not_allowed', message: 'unknown operator; filters take type, tags, date and metadata keys' });
     else if (isObject(value)) {
       const operators = Object.keys(value).filter((k) => k.startsWith('$'));
       for (const op of operators) {
-        problems.push({ field: `${where}.${op}`, message: 'unknown operator; a metadata filter is a value or an array of values' });
+        problems.push({ field: `${where}.${op}`, reason: 'not_allowed', message: 'unknown operator; a metadata filter is a value or an array of values' });
       }
       if (operators.length === 0) {
-        problems.push({ field: where, message: 'must be a string, number or boolean, or an array of them; write nested keys with dots' });
+        problems.push({ field: where, reason: 'invalid_type', message: 'must be a string, number or boolean, or an array of them; write nested keys with dots' });
       }
     } else metadata[key] = value;
   }
@@ -206,7 +206,7 @@ export function resolveWorkspace(namespace: unknown, named: WorkspaceOf, problem
     const problem = workspaceProblem(namespace, 'namespace');
     if (problem) problems.push(problem);
     else if (fromHeader !== undefined && fromHeader !== namespace) {
-      problems.push({ field: 'namespace', message: 'differs from the X-Workspace-ID header; give one of them, or the same value in both' });
+      problems.push({ field: 'namespace', reason: 'invalid_value', message: 'differs from the X-Workspace-ID header; give one of them, or the same value in both' });
     }
     return namespace;
   }
@@ -221,7 +221,7 @@ function embeddingFlag(body: Loose, problems: FieldProblem[]): { include: boolea
   const current = body.includeEmbedding;
   const alias = body.includeVector;
   if (typeof current === 'boolean' && typeof alias === 'boolean' && current !== alias) {
-    problems.push({ field: 'includeVector', message: 'is a deprecated alias of includeEmbedding and must equal it when both are given' });
+    problems.push({ field: 'includeVector', reason: 'invalid_value', message: 'is a deprecated alias of includeEmbedding and must equal it when both are given' });
   }
   const include = typeof current === 'boolean' ? current : typeof alias === 'boolean' ? alias : false;
   return { include, deprecatedAlias: alias !== undefined };
@@ -266,7 +266,7 @@ export function parseHybrid(raw: RawRequest): HybridRequest {
   const common = parseCommon(raw, (body, problems) => {
     if (body.semanticWeight === 0 && body.keywordWeight === 0) {
       const message = 'semanticWeight and keywordWeight must not both be 0';
-      problems.push({ field: 'semanticWeight', message }, { field: 'keywordWeight', message });
+      problems.push({ field: 'semanticWeight', reason: 'invalid_value', message }, { field: 'keywordWeight', reason: 'invalid_value', message });
     }
   });
   const body = asObject(raw.body);

@@ -6,6 +6,7 @@ import type { SearchContext, SearchService } from '../../core/search/search.serv
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { workspaceOf } from '../http-kit/workspace.ts';
+import { wireFields } from '../http-kit/wire-fields.ts';
 import { createG3ErrorHandler } from './errors.ts';
 import { roundMs, toMatch } from './mappers.ts';
 import { parseBatch, parseHybrid, parseSearch, type RawRequest } from './requests.ts';
@@ -111,7 +112,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       if (!slot.ok) {
         return {
           query: slot.query, matches: [],
-          error: { code: 'VALIDATION_ERROR', message: 'This search is invalid and was not run', details: slot.problems },
+          error: { code: 'VALIDATION_ERROR', message: 'This search is invalid and was not run', details: wireFields(slot.problems) },
         };
       }
       const out = await deps.search.semantic(ctx, {

@@ -3,17 +3,19 @@ import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import { isDomainError, type DomainError, type FieldProblem } from '../../core/errors.ts';
 import { setRetryHeaders } from '../http-kit/error-handler.ts';
 import { classifyRequestError, type RequestProblem } from '../http-kit/request-problems.ts';
+import { errorTable, fromErrorTable, type WireBase } from '../http-kit/error-table.ts';
+import { wireFields, type WireFieldProblem } from '../http-kit/wire-fields.ts';
 
 /**
  * The G4 error envelope: `{success: false, error: {code, message, details: [{field, message}]}, meta: {timestamp,
  * request_id}}`. A 400 lists every problem of the request; its code is chosen by the most important one:
  * INVALID_QUERY > INVALID_VECTOR > SIMILARITY_THRESHOLD_INVALID > VALIDATION_ERROR.
  */
-interface G4Error { status: number; code: string; message: string; details: FieldProblem[] }
+interface G4Error { status: number; code: string; message: string; details: WireFieldProblem[] }
 
 /** An HTTP-level refusal raised by G4 code itself (e.g. while reading a GET body). */
 export class G4HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly details: FieldProblem[] = []) {
+  constructor(readonly status: number, readonly code: string, message: string, readonly details: WireFieldProblem[] = []) {
     super(message);
     this.name = 'G4HttpError';
   }
@@ -34,12 +36,12 @@ const CODES = [
 ] as const;
 
 /** The 400 code of a set of problems, by priority. */
-export const validationCodeOf = (details: readonly FieldProblem[]) => CODES[Math.min(3, ...details.map((d) => rankOf(d.field)))]!;
+export const validationCodeOf = (details: readonly WireFieldProblem[]) => CODES[Math.min(3, ...details.map((d) => rankOf(d.field)))]!;
 
 /** At most this many per-entry vector problems are listed; the rest are summed up in one more entry. */
 const MAX_VECTOR_ENTRY_PROBLEMS = 10;
 
-function compactVectorProblems(details: FieldProblem[]): FieldProblem[] {
+function compactVectorProblems(details: WireFieldProblem[]): WireFieldProblem[] {
   const entries = details.filter((d) => d.field.startsWith('vector['));
   if (entries.length <= MAX_VECTOR_ENTRY_PROBLEMS) return details;
   const kept = new Set(entries.slice(0, MAX_VECTOR_ENTRY_PROBLEMS));
@@ -49,9 +51,9 @@ function compactVectorProblems(details: FieldProblem[]): FieldProblem[] {
 }
 
 /** The code by priority; the message names the first problem of that kind (e.g. the available models). */
-function badRequest(details: FieldProblem[], message: string = CODES[3].message): G4Error {
+function badRequest(details: readonly FieldProblem[], message: string = CODES[3].message): G4Error {
   // Most important first; the order within a kind is kept.
-  const list = compactVectorProblems(details).map((d, i) => ({ d, i }))
+  const list = compactVectorProblems(wireFields(details)).map((d, i) => ({ d, i }))
     .sort((a, b) => rankOf(a.d.field) - rankOf(b.d.field) || a.i - b.i).map(({ d }) => d);
   const chosen = validationCodeOf(list);
   const base = chosen.code === 'VALIDATION_ERROR' ? message : chosen.message;
@@ -59,23 +61,19 @@ function badRequest(details: FieldProblem[], message: string = CODES[3].message)
   return { status: 400, code: chosen.code, message: first ? `${base}: ${first.field} ${first.message}` : base, details: list };
 }
 
-function fromDomain(e: DomainError): G4Error {
-  const details = e.details.fields ?? [];
-  switch (e.code) {
-    case 'VALIDATION_FAILED': return badRequest(details, e.message);
-    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details };
-    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
-    case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: e.message, details };
-    case 'AMBIGUOUS_ID':
-    case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
-    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message, details };
-    case 'RATE_LIMITED':
-    case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMIT_EXCEEDED', message: e.message, details };
-    case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable', details };
-    case 'TIMEOUT': return { status: 408, code: 'SEARCH_TIMEOUT', message: e.message, details };
-    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
-  }
-}
+/** Every domain error as G4 answers it (docs/api.md renders this table). */
+export const G4_ERRORS = errorTable<G4Error>({
+  VALIDATION_FAILED: {
+    status: 400, code: 'VALIDATION_ERROR', variants: ['INVALID_QUERY', 'INVALID_VECTOR', 'SIMILARITY_THRESHOLD_INVALID'],
+    build: (_b, e) => badRequest(e.details.fields ?? [], e.message),
+  },
+  RATE_LIMITED: { status: 429, code: 'RATE_LIMIT_EXCEEDED' },
+  QUOTA_EXCEEDED: { status: 429, code: 'RATE_LIMIT_EXCEEDED' },
+  EMBEDDING_FAILED: { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable' },
+  TIMEOUT: { status: 408, code: 'SEARCH_TIMEOUT' },
+});
+
+const withFields = (b: WireBase, e: DomainError): G4Error => ({ ...b, details: wireFields(e.details.fields) });
 
 function fromRequestProblem(p: RequestProblem): G4Error {
   switch (p.kind) {
@@ -94,7 +92,7 @@ export function createG4ErrorHandler(clock: Clock) {
     if (error instanceof G4HttpError) {
       e = { status: error.status, code: error.code, message: error.message, details: error.details };
     } else if (isDomainError(error)) {
-      e = fromDomain(error);
+      e = fromErrorTable(G4_ERRORS, error, req, withFields);
       setRetryHeaders(reply, error);
     } else {
       const problem = classifyRequestError(error);

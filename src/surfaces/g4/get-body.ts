@@ -44,11 +44,11 @@ export async function readGetBody(req: FastifyRequest): Promise<void> {
   try {
     parsed = JSON.parse(text);
   } catch {
-    bodies.set(req, { ok: false, problems: [{ field: 'body', message: 'is not valid JSON' }] });
+    bodies.set(req, { ok: false, problems: [{ field: 'body', reason: 'invalid_format', message: 'is not valid JSON' }] });
     return;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    bodies.set(req, { ok: false, problems: [{ field: 'body', message: 'must be a JSON object such as {"metadata_filter": {...}}' }] });
+    bodies.set(req, { ok: false, problems: [{ field: 'body', reason: 'invalid_type', message: 'must be a JSON object such as {"metadata_filter": {...}}' }] });
     return;
   }
   bodies.set(req, { ok: true, value: parsed as Record<string, unknown> });

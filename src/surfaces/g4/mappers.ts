@@ -105,6 +105,6 @@ export const splitList = (s: string | undefined): string[] | undefined => {
 export function dateBound(value: unknown, field: string, problems: FieldProblem[]): Date | undefined {
   if (typeof value !== 'string') return undefined;
   const d = parseTimestamp(value);
-  if (!d) problems.push({ field, message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
+  if (!d) problems.push({ field, reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T12:00:00Z' });
   return d ?? undefined;
 }

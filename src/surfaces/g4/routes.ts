@@ -37,11 +37,11 @@ const has = (problems: readonly FieldProblem[], field: string) => problems.some(
 
 
 function checkText(value: unknown, field: string, problems: FieldProblem[]): void {
-  if (typeof value === 'string' && !has(problems, field) && value.trim() === '') problems.push({ field, message: 'must not be blank' });
+  if (typeof value === 'string' && !has(problems, field) && value.trim() === '') problems.push({ field, reason: 'empty', message: 'must not be blank' });
 }
 
 function checkTags(tags: string[] | undefined, problems: FieldProblem[]): void {
-  if (tags && tags.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', message: `at most ${MAX_FILTER_TAGS} tags` });
+  if (tags && tags.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', reason: 'too_many', message: `at most ${MAX_FILTER_TAGS} tags` });
 }
 
 
@@ -55,7 +55,7 @@ function getMetadataFilter(req: FastifyRequest, fromQuery: unknown, problems: Fi
   let fromBody: unknown;
   if (body.value) {
     for (const key of Object.keys(body.value)) {
-      if (key !== 'metadata_filter') problems.push({ field: `body.${key}`, message: 'is not allowed; a GET body may hold only metadata_filter' });
+      if (key !== 'metadata_filter') problems.push({ field: `body.${key}`, reason: 'not_allowed', message: 'is not allowed; a GET body may hold only metadata_filter' });
     }
     fromBody = body.value.metadata_filter;
   }
@@ -64,12 +64,12 @@ function getMetadataFilter(req: FastifyRequest, fromQuery: unknown, problems: Fi
     try {
       parsedQuery = JSON.parse(fromQuery);
     } catch {
-      problems.push({ field: 'metadata_filter', message: 'must be a URL-encoded JSON object' });
+      problems.push({ field: 'metadata_filter', reason: 'invalid_format', message: 'must be a URL-encoded JSON object' });
       return undefined;
     }
   }
   if (fromBody !== undefined && parsedQuery !== undefined) {
-    problems.push({ field: 'metadata_filter', message: 'give it in the JSON body or in the query string, not both' });
+    problems.push({ field: 'metadata_filter', reason: 'not_allowed', message: 'give it in the JSON body or in the query string, not both' });
     return undefined;
   }
   return fromBody ?? parsedQuery;

@@ -73,9 +73,9 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
     }
     const q = req.query;
     const problems = schemaProblems(req);
-    if (typeof q.q === 'string' && !problems.some((p) => p.field === 'q') && q.q.trim() === '') problems.push({ field: 'q', message: 'must not be blank' });
+    if (typeof q.q === 'string' && !problems.some((p) => p.field === 'q') && q.q.trim() === '') problems.push({ field: 'q', reason: 'empty', message: 'must not be blank' });
     const tagList = splitList(typeof q.tags === 'string' ? q.tags : undefined);
-    if (tagList && tagList.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', message: `at most ${MAX_FILTER_TAGS} tags` });
+    if (tagList && tagList.length > MAX_FILTER_TAGS) problems.push({ field: 'tags', reason: 'too_many', message: `at most ${MAX_FILTER_TAGS} tags` });
     const filter: MemoryFilter = {
       tagsAny: tagList,
       createdFrom: dateBound(q.created_after, 'created_after', problems),
@@ -88,7 +88,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
         raw = JSON.parse(q.metadata_filter);
         filter.metadata = parseMetadataFilter(raw, problems, 'metadata_filter');
       } catch {
-        problems.push({ field: 'metadata_filter', message: 'must be a URL-encoded JSON object' });
+        problems.push({ field: 'metadata_filter', reason: 'invalid_format', message: 'must be a URL-encoded JSON object' });
       }
     }
     let scope: Scope | undefined;

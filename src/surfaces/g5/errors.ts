@@ -1,9 +1,9 @@
-import type { FastifyRequest } from 'fastify';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
-import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import type { DomainError, FieldProblem, FieldReason } from '../../core/errors.ts';
 import { readCredential } from '../http-kit/auth.ts';
 import type { RequestProblem } from '../http-kit/request-problems.ts';
 import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
+import { errorTable, fromErrorTable, type WireBase } from '../http-kit/error-table.ts';
 
 /**
  * The G5 error envelope: `{success: false, error: {code, message, details, request_id, timestamp}}` where
@@ -56,65 +56,67 @@ export function invalidRequest(problems: readonly G5Problem[]): G5RequestError {
   return new G5RequestError(400, 'INVALID_REQUEST', `Invalid request: ${shown}${more}`, details);
 }
 
-/** The core's field problems (messages only) with G5 reasons; `rename` maps core field names to wire names. */
+/** The core's reasons as G5 names them; any other is `invalid_value`. */
+const G5_REASONS: Partial<Record<FieldReason, G5Reason>> = {
+  required: 'missing_required_field',
+  invalid_type: 'invalid_type',
+  empty: 'empty_input',
+  too_many: 'too_many_inputs',
+  too_long: 'input_too_long',
+};
+
+/** The core's field problems with G5 reasons; `rename` maps core field names to wire names. */
 export function problemsFromFields(
   fields: readonly FieldProblem[], availableModels?: string[], rename: (field: string) => string = (f) => f,
 ): G5Problem[] {
-  return fields.map(({ field, message }) => {
+  return fields.map(({ field, reason, message }) => {
     const wire = rename(field);
     if (availableModels) return { field: wire, reason: 'unknown_model', message, available_models: availableModels };
-    return { field: wire, reason: reasonOf(message), message };
+    return { field: wire, reason: G5_REASONS[reason] ?? 'invalid_value', message };
   });
-}
-
-function reasonOf(message: string): G5Reason {
-  if (/tokens; at most/.test(message)) return 'input_too_long';
-  if (/texts per request/.test(message)) return 'too_many_inputs';
-  if (/must not be empty/.test(message)) return 'empty_input';
-  if (message === 'is required') return 'missing_required_field';
-  return 'invalid_value';
 }
 
 interface Rendered { status: number; code: string; message: string; details: Details }
 
-function fromDomain(e: DomainError, req: FastifyRequest): Rendered {
-  switch (e.code) {
-    case 'VALIDATION_FAILED': {
+const EMBEDDING_UNAVAILABLE = 'The embedding model is unavailable; try again later';
+const rateLimited = (b: WireBase, e: DomainError): Rendered => {
+  const limit = e.details.limit;
+  return {
+    ...b,
+    details: limit
+      ? { reason: 'rate_limit_exceeded', limit: limit.limit, remaining: limit.remaining, reset_at: isoTimestamp(limit.resetAt) }
+      : { reason: 'rate_limit_exceeded' },
+  };
+};
+
+/** Every domain error as G5 answers it (docs/api.md renders this table); `details.reason` is always set. */
+export const G5_ERRORS = errorTable<Rendered>({
+  VALIDATION_FAILED: {
+    status: 400, code: 'INVALID_REQUEST',
+    build: (b, e) => {
       const available = Array.isArray(e.details.availableModels) ? e.details.availableModels as string[] : undefined;
       const problems = problemsFromFields(e.details.fields ?? [], available);
-      if (problems.length > 0) return fromG5(invalidRequest(problems));
-      return { status: 400, code: 'INVALID_REQUEST', message: e.message, details: { reason: 'invalid_value' } };
-    }
-    case 'UNAUTHENTICATED': {
-      const presented = readCredential(req, 'bearer') !== undefined;
-      return {
-        status: 401, code: 'UNAUTHORIZED', message: e.message,
-        details: { field: 'Authorization', reason: presented ? 'invalid_api_key' : 'missing_api_key' },
-      };
-    }
-    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details: { reason: 'permission_denied' } };
-    case 'RATE_LIMITED':
-    case 'QUOTA_EXCEEDED': {
-      const limit = e.details.limit;
-      return {
-        status: 429, code: 'RATE_LIMITED', message: e.message,
-        details: limit
-          ? { reason: 'rate_limit_exceeded', limit: limit.limit, remaining: limit.remaining, reset_at: isoTimestamp(limit.resetAt) }
-          : { reason: 'rate_limit_exceeded' },
-      };
-    }
-    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message, details: { field: 'body', reason: 'payload_too_large' } };
-    case 'EMBEDDING_FAILED':
-    case 'TIMEOUT':
-      return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The embedding model is unavailable; try again later', details: { reason: 'embedding_unavailable' } };
-    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details: { reason: 'overloaded' } };
-    // Not produced by the embeddings route; rendered sensibly all the same.
-    case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: e.message, details: { reason: 'not_found' } };
-    case 'AMBIGUOUS_ID':
-    case 'CONFLICT':
-      return { status: 409, code: 'CONFLICT', message: e.message, details: { reason: 'conflict' } };
-  }
-}
+      return problems.length > 0 ? fromG5(invalidRequest(problems)) : { ...b, details: { reason: 'invalid_value' } };
+    },
+  },
+  UNAUTHENTICATED: {
+    status: 401, code: 'UNAUTHORIZED',
+    build: (b, _e, req) => ({
+      ...b, details: { field: 'Authorization', reason: readCredential(req, 'bearer') !== undefined ? 'invalid_api_key' : 'missing_api_key' },
+    }),
+  },
+  PERMISSION_DENIED: { status: 403, code: 'PERMISSION_DENIED', build: (b) => ({ ...b, details: { reason: 'permission_denied' } }) },
+  RATE_LIMITED: { status: 429, code: 'RATE_LIMITED', build: rateLimited },
+  QUOTA_EXCEEDED: { status: 429, code: 'RATE_LIMITED', build: rateLimited },
+  CONTENT_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', build: (b) => ({ ...b, details: { field: 'body', reason: 'payload_too_large' } }) },
+  EMBEDDING_FAILED: { status: 503, code: 'SERVICE_UNAVAILABLE', message: EMBEDDING_UNAVAILABLE, build: (b) => ({ ...b, details: { reason: 'embedding_unavailable' } }) },
+  TIMEOUT: { status: 503, code: 'SERVICE_UNAVAILABLE', message: EMBEDDING_UNAVAILABLE, build: (b) => ({ ...b, details: { reason: 'embedding_unavailable' } }) },
+  OVERLOADED: { status: 503, code: 'SERVICE_UNAVAILABLE', build: (b) => ({ ...b, details: { reason: 'overloaded' } }) },
+  // Not produced by the embeddings route; rendered sensibly all the same.
+  NOT_FOUND: { status: 404, code: 'NOT_FOUND', build: (b) => ({ ...b, details: { reason: 'not_found' } }) },
+  AMBIGUOUS_ID: { status: 409, code: 'CONFLICT', build: (b) => ({ ...b, details: { reason: 'conflict' } }) },
+  CONFLICT: { status: 409, code: 'CONFLICT', build: (b) => ({ ...b, details: { reason: 'conflict' } }) },
+});
 
 function fromRequestProblem(p: RequestProblem): Rendered {
   switch (p.kind) {
@@ -124,7 +126,7 @@ function fromRequestProblem(p: RequestProblem): Rendered {
         : { status: 400, code: 'INVALID_REQUEST', message: p.message, details: { reason: 'invalid_value' } };
     }
     case 'malformed_json':
-      return fromG5(invalidRequest([{ field: 'body', reason: 'invalid_json', message: /empty/.test(p.message) ? 'is empty; a JSON object is required' : 'is not valid JSON' }]));
+      return fromG5(invalidRequest([{ field: 'body', reason: 'invalid_json', message: p.empty ? 'is empty; a JSON object is required' : 'is not valid JSON' }]));
     case 'unsupported_media_type':
       return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json', details: { field: 'Content-Type', reason: 'unsupported_media_type' } };
     case 'payload_too_large':
@@ -140,7 +142,7 @@ const fromG5 = (e: G5RequestError): Rendered => ({ status: e.status, code: e.cod
 export function createG5ErrorHandler(clock: Clock) {
   return createSurfaceErrorHandler<Rendered>({
     fromOwn: (error) => (error instanceof G5RequestError ? fromG5(error) : null),
-    fromDomain,
+    fromDomain: (e, req) => fromErrorTable(G5_ERRORS, e, req, (b) => ({ ...b, details: { reason: 'invalid_value' } })),
     fromRequestProblem: (p) => fromRequestProblem(p),
     internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: { reason: 'internal_error' } },
     send: (e, req, reply) => {

@@ -1,9 +1,10 @@
 import { isoTimestamp } from '../../core/clock.ts';
-import type { BatchOp, OpOutcome } from '../../core/batch/batch.types.ts';
-import { DomainError, isDomainError, type FieldProblem } from '../../core/errors.ts';
+import type { BatchFailureCode, BatchOp, OpOutcome } from '../../core/batch/batch.types.ts';
+import { DomainError, isDomainError, type DomainErrorCode, type FieldProblem } from '../../core/errors.ts';
 import { titleFromText } from '../../core/memories/title.ts';
 import type { Memory, MemoryFilter, Metadata } from '../../core/memories/memory.types.ts';
 import { parseMetadataFilter } from '../../core/search/filters.ts';
+import { wireFields } from '../http-kit/wire-fields.ts';
 
 /** G6 wire <-> domain: each operation is parsed on its own, so one bad operation never sinks the others. */
 
@@ -18,7 +19,7 @@ function invalid(type: string, problems: FieldProblem[]): BatchOp {
 function optionalString(o: Json, key: string, problems: FieldProblem[], prefix: string): string | undefined {
   const v = o[key];
   if (v === undefined) return undefined;
-  if (typeof v !== 'string') problems.push({ field: `${prefix}${key}`, message: 'must be a string' });
+  if (typeof v !== 'string') problems.push({ field: `${prefix}${key}`, reason: 'invalid_type', message: 'must be a string' });
   return typeof v === 'string' ? v : undefined;
 }
 
@@ -26,8 +27,8 @@ function memoryFields(data: Json, problems: FieldProblem[]) {
   const title = optionalString(data, 'title', problems, 'data.');
   const content = optionalString(data, 'content', problems, 'data.');
   const memoryType = optionalString(data, 'memory_type', problems, 'data.') ?? optionalString(data, 'type', problems, 'data.');
-  if (data.tags !== undefined && !isStringArray(data.tags)) problems.push({ field: 'data.tags', message: 'must be an array of strings' });
-  if (data.metadata !== undefined && !isObject(data.metadata)) problems.push({ field: 'data.metadata', message: 'must be an object' });
+  if (data.tags !== undefined && !isStringArray(data.tags)) problems.push({ field: 'data.tags', reason: 'invalid_type', message: 'must be an array of strings' });
+  if (data.metadata !== undefined && !isObject(data.metadata)) problems.push({ field: 'data.metadata', reason: 'invalid_type', message: 'must be an object' });
   const topicId = data.topic_id === null ? null : optionalString(data, 'topic_id', problems, 'data.');
   return {
     title, content, memoryType, topicId,
@@ -39,7 +40,7 @@ function memoryFields(data: Json, problems: FieldProblem[]) {
 function searchFilter(raw: unknown, problems: FieldProblem[]): MemoryFilter {
   if (raw === undefined) return {};
   if (!isObject(raw)) {
-    problems.push({ field: 'options.filters', message: 'must be an object' });
+    problems.push({ field: 'options.filters', reason: 'invalid_type', message: 'must be an object' });
     return {};
   }
   const { type, tags, ...metadata } = raw;
@@ -47,32 +48,32 @@ function searchFilter(raw: unknown, problems: FieldProblem[]): MemoryFilter {
   if (type !== undefined) {
     if (typeof type === 'string') filter.types = [type];
     else if (isStringArray(type)) filter.types = type;
-    else problems.push({ field: 'options.filters.type', message: 'must be a string or an array of strings' });
+    else problems.push({ field: 'options.filters.type', reason: 'invalid_type', message: 'must be a string or an array of strings' });
   }
   if (tags !== undefined) {
     if (isStringArray(tags)) filter.tagsAny = tags;
-    else problems.push({ field: 'options.filters.tags', message: 'must be an array of strings' });
+    else problems.push({ field: 'options.filters.tags', reason: 'invalid_type', message: 'must be an array of strings' });
   }
   filter.metadata = parseMetadataFilter(metadata, problems, 'options.filters');
   return filter;
 }
 
 export function toBatchOp(raw: unknown): BatchOp {
-  if (!isObject(raw)) return invalid('unknown', [{ field: 'operation', message: 'must be an object' }]);
+  if (!isObject(raw)) return invalid('unknown', [{ field: 'operation', reason: 'invalid_type', message: 'must be an object' }]);
   const type = typeof raw.type === 'string' ? raw.type : 'unknown';
   const problems: FieldProblem[] = [];
   const id = () => {
-    if (typeof raw.id !== 'string' || raw.id.length === 0) problems.push({ field: 'id', message: 'is required (a string)' });
+    if (typeof raw.id !== 'string' || raw.id.length === 0) problems.push({ field: 'id', reason: 'required', message: 'is required (a string)' });
     return typeof raw.id === 'string' ? raw.id : '';
   };
   const data = () => {
-    if (!isObject(raw.data)) problems.push({ field: 'data', message: 'is required (an object)' });
+    if (!isObject(raw.data)) problems.push({ field: 'data', reason: 'required', message: 'is required (an object)' });
     return isObject(raw.data) ? raw.data : {};
   };
   switch (type) {
     case 'create': {
       const f = memoryFields(data(), problems);
-      if (f.content === undefined && !problems.some((p) => p.field === 'data.content')) problems.push({ field: 'data.content', message: 'is required' });
+      if (f.content === undefined && !problems.some((p) => p.field === 'data.content')) problems.push({ field: 'data.content', reason: 'required', message: 'is required' });
       if (problems.length) return invalid(type, problems);
       return { type, input: { title: f.title ?? titleFromText(f.content!) ?? '', content: f.content!, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId } };
     }
@@ -91,20 +92,20 @@ export function toBatchOp(raw: unknown): BatchOp {
       return problems.length ? invalid(type, problems) : { type, id: memoryId };
     }
     case 'search': {
-      if (typeof raw.query !== 'string' || raw.query.trim().length === 0) problems.push({ field: 'query', message: 'is required (a non-empty string)' });
+      if (typeof raw.query !== 'string' || raw.query.trim().length === 0) problems.push({ field: 'query', reason: 'required', message: 'is required (a non-empty string)' });
       const options = raw.options === undefined ? {} : raw.options;
-      if (!isObject(options)) problems.push({ field: 'options', message: 'must be an object' });
+      if (!isObject(options)) problems.push({ field: 'options', reason: 'invalid_type', message: 'must be an object' });
       const o = isObject(options) ? options : {};
       const limit = o.limit ?? 10;
-      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'options.limit', message: 'must be an integer from 1 to 100' });
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'options.limit', reason: 'out_of_range', message: 'must be an integer from 1 to 100' });
       const threshold = o.threshold ?? 0.7;
-      if (typeof threshold !== 'number' || threshold < 0 || threshold > 1) problems.push({ field: 'options.threshold', message: 'must be a number from 0 to 1' });
+      if (typeof threshold !== 'number' || threshold < 0 || threshold > 1) problems.push({ field: 'options.threshold', reason: 'out_of_range', message: 'must be a number from 0 to 1' });
       const filter = searchFilter(o.filters, problems);
       if (problems.length) return invalid(type, problems);
       return { type, query: raw.query as string, limit: limit as number, threshold: threshold as number, filter };
     }
     default:
-      return invalid(type, [{ field: 'type', message: 'must be one of: create, read, update, delete, search' }]);
+      return invalid(type, [{ field: 'type', reason: 'invalid_value', message: 'must be one of: create, read, update, delete, search' }]);
   }
 }
 
@@ -114,18 +115,24 @@ const memoryWire = (m: Memory) => ({
   access_count: m.accessCount, last_accessed: m.lastAccessed ? isoTimestamp(m.lastAccessed) : null,
 });
 
-/** Domain codes as G6 shows them inside an operation's error. */
-const WIRE_CODES: Record<string, string> = {
+/** Every domain code as G6 shows it inside an operation's error (no status: the batch answers 200 or 207). */
+export const OPERATION_ERROR_CODES = {
   VALIDATION_FAILED: 'VALIDATION_ERROR', NOT_FOUND: 'MEMORY_NOT_FOUND', TIMEOUT: 'SEARCH_TIMEOUT',
   UNAUTHENTICATED: 'UNAUTHORIZED', EMBEDDING_FAILED: 'EMBEDDING_FAILED', OVERLOADED: 'SERVICE_UNAVAILABLE',
-};
+  AMBIGUOUS_ID: 'AMBIGUOUS_ID', CONTENT_TOO_LARGE: 'CONTENT_TOO_LARGE', PERMISSION_DENIED: 'PERMISSION_DENIED',
+  RATE_LIMITED: 'RATE_LIMITED', QUOTA_EXCEEDED: 'QUOTA_EXCEEDED', CONFLICT: 'CONFLICT',
+} as const satisfies Record<DomainErrorCode, string>;
+
+/** A batch's own failure codes (not domain errors) are shown as they are. */
+const operationErrorCode = (code: DomainErrorCode | BatchFailureCode): string =>
+  (Object.hasOwn(OPERATION_ERROR_CODES, code) ? OPERATION_ERROR_CODES[code as DomainErrorCode] : code);
 
 export function toResultEntry(o: OpOutcome) {
   const base = { index: o.index, type: o.type, status: o.status, attempts: o.attempts };
   if (o.status === 'failed') {
     const e = o.error;
     const fields = isDomainError(e) ? e.details.fields : undefined;
-    return { ...base, error: { code: WIRE_CODES[e.code] ?? e.code, message: e.message, details: fields && fields.length ? { fields } : {} } };
+    return { ...base, error: { code: operationErrorCode(e.code), message: e.message, details: fields && fields.length ? { fields: wireFields(fields) } : {} } };
   }
   const v = o.value;
   switch (v.kind) {

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
-import type { DomainError } from '../../core/errors.ts';
 import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
+import { errorTable, fromErrorTable } from '../http-kit/error-table.ts';
+import { wireFields } from '../http-kit/wire-fields.ts';
 import type { RequestProblem } from '../http-kit/request-problems.ts';
 
 /**
@@ -26,24 +27,18 @@ export class G7HttpError extends Error {
   }
 }
 
-function fromDomain(e: DomainError): G7Error {
-  const fields = e.details.fields ?? [];
-  switch (e.code) {
-    case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details: { fields } };
-    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details: { reason: 'invalid_api_key' } };
-    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details: {} };
-    case 'RATE_LIMITED':
-    case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details: {} };
-    case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: e.message, details: {} };
-    case 'TIMEOUT': return { status: 504, code: 'TIMEOUT', message: e.message, details: {} };
-    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details: {} };
-    default: return { status: 400, code: 'BAD_REQUEST', message: e.message, details: {} };
-  }
-}
+/**
+ * Every domain error as G7 answers it (docs/api.md renders this table). AMBIGUOUS_ID, CONTENT_TOO_LARGE,
+ * EMBEDDING_FAILED and CONFLICT, which analytics never raises, take the shared rows (they were 400 BAD_REQUEST).
+ */
+export const G7_ERRORS = errorTable<G7Error>({
+  VALIDATION_FAILED: { status: 400, code: 'VALIDATION_ERROR', build: (b, e) => ({ ...b, details: { fields: wireFields(e.details.fields) } }) },
+  UNAUTHENTICATED: { status: 401, code: 'UNAUTHORIZED', build: (b) => ({ ...b, details: { reason: 'invalid_api_key' } }) },
+});
 
 function fromRequestProblem(p: RequestProblem): G7Error {
   switch (p.kind) {
-    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: { fields: p.fields } };
+    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: { fields: wireFields(p.fields) } };
     case 'malformed_json': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: {} };
     case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: {} };
     case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: {} };
@@ -57,7 +52,7 @@ export function createG7ErrorHandler(clock: Clock) {
     fromOwn: (error) => (error instanceof G7HttpError
       ? { status: error.status, code: error.code, message: error.message, details: error.details }
       : null),
-    fromDomain,
+    fromDomain: (e, req) => fromErrorTable(G7_ERRORS, e, req, (b) => ({ ...b, details: {} })),
     fromRequestProblem,
     internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: {} },
     send: (e, req, reply) => {

@@ -1,43 +1,34 @@
 import type { Clock } from '../../core/clock.ts';
-import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import type { DomainError } from '../../core/errors.ts';
 import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
+import { errorTable, fromErrorTable, type WireBase } from '../http-kit/error-table.ts';
+import { wireFields, type WireFieldProblem } from '../http-kit/wire-fields.ts';
 import type { RequestProblem } from '../http-kit/request-problems.ts';
 
 /**
  * The G8 error envelope, for everything refused before a stream opens: `{success: false, error: {code, message,
  * details: [{field, message}], request_id}}`. Once the stream is open, errors are `event: error` frames instead.
  */
-interface G8Error { status: number; code: string; message: string; details: FieldProblem[] }
+interface G8Error { status: number; code: string; message: string; details: WireFieldProblem[] }
 
 /** A refusal raised by G8 code itself (e.g. 406 when the client does not accept text/event-stream). */
 export class G8HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly details: FieldProblem[] = []) {
+  constructor(readonly status: number, readonly code: string, message: string, readonly details: WireFieldProblem[] = []) {
     super(message);
     this.name = 'G8HttpError';
   }
 }
 
-function fromDomain(e: DomainError): G8Error {
-  const details = e.details.fields ?? [];
-  switch (e.code) {
-    case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details };
-    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details };
-    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
-    case 'NOT_FOUND': return { status: 404, code: 'NOT_FOUND', message: e.message, details };
-    case 'AMBIGUOUS_ID':
-    case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
-    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message, details };
-    case 'RATE_LIMITED':
-    case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
-    case 'EMBEDDING_FAILED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
-    case 'TIMEOUT': return { status: 504, code: 'TIMEOUT', message: e.message, details };
-    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
-  }
-}
+/** Every domain error as G8 answers it before its stream opens (docs/api.md renders this table). */
+export const G8_ERRORS = errorTable<G8Error>({
+  EMBEDDING_FAILED: { status: 503, code: 'SERVICE_UNAVAILABLE' },
+});
+
+const withFields = (b: WireBase, e: DomainError): G8Error => ({ ...b, details: wireFields(e.details.fields) });
 
 function fromRequestProblem(p: RequestProblem): G8Error {
   switch (p.kind) {
-    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: p.fields };
+    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: wireFields(p.fields) };
     case 'malformed_json': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: [{ field: 'body', message: p.message }] };
     case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: [] };
     case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: [] };
@@ -51,7 +42,7 @@ export function createG8ErrorHandler(_clock: Clock) {
     fromOwn: (error) => (error instanceof G8HttpError
       ? { status: error.status, code: error.code, message: error.message, details: error.details }
       : null),
-    fromDomain,
+    fromDomain: (e, req) => fromErrorTable(G8_ERRORS, e, req, withFields),
     fromRequestProblem,
     internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] },
     send: (e, req, reply) => {

@@ -39,12 +39,12 @@ export function parseStreamParams(url: string, settings: Pick<RealtimeSettings, 
   for (const value of seen.get('events') ?? []) {
     for (const t of value.split(',').map((s) => s.trim()).filter(Boolean)) {
       if (!(MEMORY_EVENT_TYPES as readonly string[]).includes(t)) {
-        problems.push({ field: 'events', message: `unknown event type "${t.slice(0, 64)}"; one of: ${MEMORY_EVENT_TYPES.join(', ')}` });
+        problems.push({ field: 'events', reason: 'not_found', message: `unknown event type "${t.slice(0, 64)}"; one of: ${MEMORY_EVENT_TYPES.join(', ')}` });
       } else if (!types.includes(t)) types.push(t);
     }
   }
   if ((seen.get('events')?.length ?? 0) > 0 && types.length === 0 && !problems.some((p) => p.field === 'events')) {
-    problems.push({ field: 'events', message: 'names no event type' });
+    problems.push({ field: 'events', reason: 'empty', message: 'names no event type' });
   }
 
   let heartbeatSeconds = settings.heartbeatDefaultSeconds;
@@ -52,9 +52,9 @@ export function parseStreamParams(url: string, settings: Pick<RealtimeSettings, 
   if (hb) {
     const raw = hb[hb.length - 1]!.trim();
     const n = raw === '' ? Number.NaN : Number(raw);
-    if (hb.length > 1) problems.push({ field: 'heartbeat', message: 'is given more than once' });
-    else if (!Number.isFinite(n) || n < 0) problems.push({ field: 'heartbeat', message: 'must be a number of seconds' });
-    else if (n > settings.heartbeatMaxSeconds) problems.push({ field: 'heartbeat', message: `must be at most ${settings.heartbeatMaxSeconds} seconds` });
+    if (hb.length > 1) problems.push({ field: 'heartbeat', reason: 'not_allowed', message: 'is given more than once' });
+    else if (!Number.isFinite(n) || n < 0) problems.push({ field: 'heartbeat', reason: 'invalid_type', message: 'must be a number of seconds' });
+    else if (n > settings.heartbeatMaxSeconds) problems.push({ field: 'heartbeat', reason: 'out_of_range', message: `must be at most ${settings.heartbeatMaxSeconds} seconds` });
     else heartbeatSeconds = Math.max(settings.heartbeatDefaultSeconds, n);
   }
 

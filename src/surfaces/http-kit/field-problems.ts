@@ -19,7 +19,7 @@ export function collectProblems<T>(problems: FieldProblem[], f: () => T): T | un
     return f();
   } catch (e) {
     if (isDomainError(e) && e.code === 'VALIDATION_FAILED') {
-      problems.push(...(e.details.fields ?? [{ field: 'body', message: e.message }]));
+      problems.push(...(e.details.fields ?? [{ field: 'body', reason: 'invalid_value' as const, message: e.message }]));
       return undefined;
     }
     throw e;

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDomainError } from '../../core/errors.ts';
 import { setRetryHeaders } from './error-handler.ts';
 import { classifyRequestError } from './request-problems.ts';
+import { wireFields } from './wire-fields.ts';
 
 export type ErrorHandler = (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => FastifyReply | Promise<FastifyReply>;
 
@@ -23,7 +24,7 @@ export const plainErrorHandler: ErrorHandler = (error, req, reply) => {
     error: {
       code: problem ? problem.kind.toUpperCase() : 'INTERNAL_ERROR',
       message: problem?.message ?? 'An internal error occurred',
-      details: problem?.kind === 'validation' ? problem.fields : [],
+      details: problem?.kind === 'validation' ? wireFields(problem.fields) : [],
       request_id: req.id,
       timestamp: new Date().toISOString(),
     },

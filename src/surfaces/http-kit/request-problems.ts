@@ -8,7 +8,8 @@ import { fieldProblemsFromValidation } from './validation.ts';
  */
 export type RequestProblem =
   | { kind: 'validation'; fields: FieldProblem[]; message: string }
-  | { kind: 'malformed_json'; message: string }
+  /** `empty`: no body at all, rather than a body that is not JSON. */
+  | { kind: 'malformed_json'; message: string; empty: boolean }
   | { kind: 'unsupported_media_type'; message: string }
   | { kind: 'payload_too_large'; message: string }
   | { kind: 'not_found'; message: string };
@@ -25,19 +26,19 @@ export function classifyRequestError(error: FastifyError): RequestProblem | null
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { kind: 'unsupported_media_type', message: 'Content-Type must be application/json' };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { kind: 'malformed_json', message: 'Request body is empty; a JSON object is required' };
+      return { kind: 'malformed_json', message: 'Request body is empty; a JSON object is required', empty: true };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return { kind: 'malformed_json', message: 'Request body is not valid JSON' };
+      return { kind: 'malformed_json', message: 'Request body is not valid JSON', empty: false };
     case 'FST_ERR_BAD_URL':
-      return { kind: 'validation', message: 'The URL is not valid', fields: [{ field: 'path', message: 'is not a valid URL component' }] };
+      return { kind: 'validation', message: 'The URL is not valid', fields: [{ field: 'path', reason: 'invalid_format', message: 'is not a valid URL component' }] };
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return { kind: 'validation', message: 'A path parameter is too long', fields: [{ field: 'path', message: 'parameter is too long' }] };
+      return { kind: 'validation', message: 'A path parameter is too long', fields: [{ field: 'path', reason: 'too_long', message: 'parameter is too long' }] };
     default:
       break;
   }
   // JSON.parse failures surface as a SyntaxError with statusCode 400.
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
-    return { kind: 'malformed_json', message: 'Request body is not valid JSON' };
+    return { kind: 'malformed_json', message: 'Request body is not valid JSON', empty: false };
   }
   if (error.code === 'FST_ERR_NOT_FOUND') return { kind: 'not_found', message: error.message };
   if (error.statusCode === 415) return { kind: 'unsupported_media_type', message: error.message };

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { FieldProblem } from '../../core/errors.ts';
+import type { FieldProblem, FieldReason } from '../../core/errors.ts';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -30,6 +30,31 @@ function pointerToField(pointer: string): string {
     .join('');
 }
 
+/** Why ajv refused a value, by the keyword that failed. */
+const REASON_BY_KEYWORD: Readonly<Record<string, FieldReason>> = {
+  required: 'required',
+  additionalProperties: 'not_allowed',
+  type: 'invalid_type',
+  enum: 'invalid_value',
+  const: 'invalid_value',
+  pattern: 'invalid_format',
+  format: 'invalid_format',
+  maxLength: 'too_long',
+  minLength: 'too_short',
+  maxItems: 'too_many',
+  maxProperties: 'too_many',
+  minItems: 'too_few',
+  minProperties: 'too_few',
+  maximum: 'out_of_range',
+  minimum: 'out_of_range',
+  exclusiveMaximum: 'out_of_range',
+  exclusiveMinimum: 'out_of_range',
+  multipleOf: 'out_of_range',
+};
+
+const reasonOfKeyword = (keyword: string | undefined): FieldReason =>
+  (keyword !== undefined && Object.hasOwn(REASON_BY_KEYWORD, keyword) ? REASON_BY_KEYWORD[keyword]! : 'invalid_value');
+
 /** Fastify's validation errors (from ajv) as field problems, one per bad field. */
 export function fieldProblemsFromValidation(errors: readonly Partial<ErrorObject>[], prefix = ''): FieldProblem[] {
   const out: FieldProblem[] = [];
@@ -53,7 +78,7 @@ export function fieldProblemsFromValidation(errors: readonly Partial<ErrorObject
     // One problem per field: a union reports each branch, and the first is the clearest.
     if (!seen.has(name)) {
       seen.add(name);
-      out.push({ field: name, message });
+      out.push({ field: name, reason: reasonOfKeyword(e.keyword), message });
     }
   }
   return out;

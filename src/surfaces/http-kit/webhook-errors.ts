@@ -1,15 +1,18 @@
 import { Type } from 'typebox';
-import type { DomainError, FieldProblem } from '../../core/errors.ts';
+import type { DomainError } from '../../core/errors.ts';
 import { createSurfaceErrorHandler } from './error-handler.ts';
+import { errorTable, fromErrorTable, type WireBase } from './error-table.ts';
+import { wireFields, type WireFieldProblem } from './wire-fields.ts';
 import type { RequestProblem } from './request-problems.ts';
 
 /**
  * The error envelope G9 and G10 share (the spec shows none for either): `{success: false, error: {code, message,
  * details: [{field, message}], request_id}}`. VALIDATION_ERROR 400, UNAUTHORIZED 401, PERMISSION_DENIED 403,
  * WEBHOOK_NOT_FOUND 404, NOT_FOUND 404 (unknown path), CONFLICT 409, PAYLOAD_TOO_LARGE 413,
- * UNSUPPORTED_MEDIA_TYPE 415, RATE_LIMITED 429 (with Retry-After). The two differ only in their credential header.
+ * UNSUPPORTED_MEDIA_TYPE 415, RATE_LIMITED 429 (with Retry-After), SERVICE_UNAVAILABLE 503. The two differ only in their
+ * credential header.
  */
-interface WebhookError { status: number; code: string; message: string; details: FieldProblem[] }
+interface WebhookError { status: number; code: string; message: string; details: WireFieldProblem[] }
 
 /** The envelope as a response schema, for OpenAPI. */
 export const WebhookErrorWire = Type.Object({
@@ -24,28 +27,22 @@ export const WebhookErrorWire = Type.Object({
 
 const INTERNAL: WebhookError = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: [] };
 
-function fromDomain(e: DomainError): WebhookError {
-  const details = e.details.fields ?? [];
-  switch (e.code) {
-    case 'VALIDATION_FAILED': return { status: 400, code: 'VALIDATION_ERROR', message: e.message, details };
-    case 'UNAUTHENTICATED': return { status: 401, code: 'UNAUTHORIZED', message: e.message, details };
-    case 'PERMISSION_DENIED': return { status: 403, code: 'PERMISSION_DENIED', message: e.message, details };
-    case 'NOT_FOUND':
-      return e.details.resource === 'webhook'
-        ? { status: 404, code: 'WEBHOOK_NOT_FOUND', message: e.message, details }
-        : { status: 404, code: 'NOT_FOUND', message: e.message, details };
-    case 'CONTENT_TOO_LARGE': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: e.message, details };
-    case 'RATE_LIMITED':
-    case 'QUOTA_EXCEEDED': return { status: 429, code: 'RATE_LIMITED', message: e.message, details };
-    case 'CONFLICT': return { status: 409, code: 'CONFLICT', message: e.message, details };
-    case 'OVERLOADED': return { status: 503, code: 'SERVICE_UNAVAILABLE', message: e.message, details };
-    default: return INTERNAL;
-  }
-}
+/**
+ * Every domain error as G9 and G10 answer it (docs/api.md renders this table). AMBIGUOUS_ID, EMBEDDING_FAILED and
+ * TIMEOUT, which webhooks never raise, take the shared rows (they were a 500).
+ */
+export const WEBHOOK_ERRORS = errorTable<WebhookError>({
+  NOT_FOUND: {
+    status: 404, code: 'WEBHOOK_NOT_FOUND', variants: ['NOT_FOUND'],
+    build: (b, e) => ({ ...b, code: e.details.resource === 'webhook' ? b.code : 'NOT_FOUND', details: wireFields(e.details.fields) }),
+  },
+});
+
+const withFields = (b: WireBase, e: DomainError): WebhookError => ({ ...b, details: wireFields(e.details.fields) });
 
 function fromRequestProblem(p: RequestProblem): WebhookError {
   switch (p.kind) {
-    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: p.fields };
+    case 'validation': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: wireFields(p.fields) };
     case 'malformed_json': return { status: 400, code: 'VALIDATION_ERROR', message: p.message, details: [{ field: 'body', message: p.message }] };
     case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: [{ field: 'Content-Type', message: 'must be application/json' }] };
     case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: [] };
@@ -55,7 +52,7 @@ function fromRequestProblem(p: RequestProblem): WebhookError {
 
 export function createWebhookSurfaceErrorHandler() {
   return createSurfaceErrorHandler<WebhookError>({
-    fromDomain: (e) => fromDomain(e),
+    fromDomain: (e, req) => fromErrorTable(WEBHOOK_ERRORS, e, req, withFields),
     fromRequestProblem: (p) => fromRequestProblem(p),
     internal: INTERNAL,
     send: (e, req, reply) => reply.status(e.status).send({

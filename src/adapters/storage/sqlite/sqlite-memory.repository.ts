@@ -116,7 +116,7 @@ const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\
 function asConflict(err: unknown, memory: Memory): unknown {
   if (!isUniqueViolation(err, 'client_id')) return err;
   return new DomainError('CONFLICT', `A memory with id ${memory.clientId} already exists`, {
-    fields: [{ field: 'id', message: 'already exists' }],
+    fields: [{ field: 'id', reason: 'conflict', message: 'already exists' }],
   });
 }
 

@@ -27,7 +27,7 @@ const SCOPE = 'tenant_id = ? AND mode = ? AND workspace = ?';
 const params = (s: Scope): [string, string, string] => [s.tenantId, s.mode, s.workspace];
 const duplicateName = (name: string | undefined) =>
   new DomainError('CONFLICT', `A topic named ${name ?? ''} already exists under the same parent`, {
-    fields: [{ field: 'name', message: 'already used under the same parent' }],
+    fields: [{ field: 'name', reason: 'conflict', message: 'already used under the same parent' }],
   });
 
 export function createSqliteTopicRepository(db: SqliteDb): TopicRepository {
