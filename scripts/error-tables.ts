@@ -1,17 +1,17 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../src/core/clock.ts';
 import { DOMAIN_ERROR_CODES, type DomainErrorCode } from '../src/core/errors.ts';
-import { createG1ErrorHandler, G1_ERRORS } from '../src/surfaces/g1/errors.ts';
-import { createG2ErrorHandler, G2_ERRORS } from '../src/surfaces/g2/errors.ts';
-import { createG3ErrorHandler, G3_ERRORS } from '../src/surfaces/g3/errors.ts';
-import { createG4ErrorHandler, G4_ERRORS } from '../src/surfaces/g4/errors.ts';
-import { createG5ErrorHandler, G5_ERRORS } from '../src/surfaces/g5/errors.ts';
-import { createG6ErrorHandler, G6_ERRORS } from '../src/surfaces/g6/errors.ts';
-import { OPERATION_ERROR_CODES } from '../src/surfaces/g6/mappers.ts';
-import { createG7ErrorHandler, G7_ERRORS } from '../src/surfaces/g7/errors.ts';
-import { createG8ErrorHandler, G8_ERRORS } from '../src/surfaces/g8/errors.ts';
-import { createG9ErrorHandler } from '../src/surfaces/g9/errors.ts';
-import { createG10ErrorHandler } from '../src/surfaces/g10/errors.ts';
+import { createG1ErrorHandler, G1_ERRORS } from '../src/surfaces/g1-memories/errors.ts';
+import { createG2ErrorHandler, G2_ERRORS } from '../src/surfaces/g2-legacy-memory/errors.ts';
+import { createG3ErrorHandler, G3_ERRORS } from '../src/surfaces/g3-search/errors.ts';
+import { createG4ErrorHandler, G4_ERRORS } from '../src/surfaces/g4-discovery/errors.ts';
+import { createG5ErrorHandler, G5_ERRORS } from '../src/surfaces/g5-embeddings/errors.ts';
+import { createG6ErrorHandler, G6_ERRORS } from '../src/surfaces/g6-batch/errors.ts';
+import { OPERATION_ERROR_CODES } from '../src/surfaces/g6-batch/mappers.ts';
+import { createG7ErrorHandler, G7_ERRORS } from '../src/surfaces/g7-analytics/errors.ts';
+import { createG8ErrorHandler, G8_ERRORS } from '../src/surfaces/g8-events/errors.ts';
+import { createG9ErrorHandler } from '../src/surfaces/g9-memory-webhooks/errors.ts';
+import { createG10ErrorHandler } from '../src/surfaces/g10-webhooks/errors.ts';
 import type { ErrorRule, ErrorTable } from '../src/surfaces/http-kit/error-table.ts';
 import { WEBHOOK_ERRORS } from '../src/surfaces/http-kit/webhook-errors.ts';
 

@@ -1,32 +1,21 @@
 import underPressure from '@fastify/under-pressure';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { g1Routes, g1StoreAliasRoutes } from '../surfaces/g1/routes.ts';
 import { registerJsonBodyParser } from '../surfaces/http-kit/json-body.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
-import { createG1ErrorHandler } from '../surfaces/g1/errors.ts';
-import { topicRoutes } from '../surfaces/g1/topics.routes.ts';
-import { createG2ErrorHandler } from '../surfaces/g2/errors.ts';
-import { g2Routes } from '../surfaces/g2/routes.ts';
-import { createG6ErrorHandler } from '../surfaces/g6/errors.ts';
-import { g6Routes } from '../surfaces/g6/routes.ts';
-import { createG8ErrorHandler } from '../surfaces/g8/errors.ts';
-import { g8Routes } from '../surfaces/g8/routes.ts';
-import { createG9ErrorHandler } from '../surfaces/g9/errors.ts';
-import { g9Routes } from '../surfaces/g9/routes.ts';
-import { createG10ErrorHandler } from '../surfaces/g10/errors.ts';
-import { g10Routes } from '../surfaces/g10/routes.ts';
-import { createG3ErrorHandler } from '../surfaces/g3/errors.ts';
-import { g3Routes } from '../surfaces/g3/routes.ts';
-import { createG4ErrorHandler } from '../surfaces/g4/errors.ts';
-import { g4Routes } from '../surfaces/g4/routes.ts';
-import { createG5ErrorHandler } from '../surfaces/g5/errors.ts';
-import { g5Routes } from '../surfaces/g5/routes.ts';
 import { plainErrorHandler, type ErrorHandler } from '../surfaces/http-kit/plain-errors.ts';
-import { g4StreamRoutes } from '../surfaces/g4/stream.routes.ts';
-import { createG7ErrorHandler } from '../surfaces/g7/errors.ts';
-import { g7AnalyticsStreamRoutes } from '../surfaces/g7/analytics-stream.routes.ts';
+import { mount, type MountedSurface } from '../surfaces/http-kit/surface.ts';
+import { g1Surface } from '../surfaces/g1-memories/index.ts';
+import { g2Surface } from '../surfaces/g2-legacy-memory/index.ts';
+import { g3Surface } from '../surfaces/g3-search/index.ts';
+import { g4Surface } from '../surfaces/g4-discovery/index.ts';
+import { g5Surface } from '../surfaces/g5-embeddings/index.ts';
+import { g6Surface } from '../surfaces/g6-batch/index.ts';
+import { g7Surface } from '../surfaces/g7-analytics/index.ts';
+import { g8Surface } from '../surfaces/g8-events/index.ts';
+import { g9Surface } from '../surfaces/g9-memory-webhooks/index.ts';
+import { g10Surface } from '../surfaces/g10-webhooks/index.ts';
 import { requestObserver } from '../surfaces/http-kit/activity.ts';
 import { redactUrlCredentials } from '../surfaces/http-kit/log-redaction.ts';
 import { drainUnreadBody } from '../surfaces/http-kit/body-drain.ts';
@@ -53,23 +42,27 @@ export interface ServerOptions {
 
 /** The HTTP server: every surface, docs and health, over one container. */
 export async function buildServer(c: Container, options: ServerOptions): Promise<FastifyInstance> {
-  /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
-  const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = [
-    ['/api/v1/memories', createG1ErrorHandler(c.clock)],
-    ['/api/v1/store', createG1ErrorHandler(c.clock)],
-    ['/api/v1/topics', createG1ErrorHandler(c.clock)],
-    ['/api/v1/memory', createG2ErrorHandler(c.clock)],
-    ['/api/v1/batch', createG6ErrorHandler(c.clock)],
-    ['/api/v1/stream', createG8ErrorHandler(c.clock)],
-    ['/api/v1/webhooks', createG9ErrorHandler(c.clock)],
-    ['/v1/webhooks', createG10ErrorHandler(c.clock)],
-    ['/v1/events', createG10ErrorHandler(c.clock)],
-    ['/api/v1/search', createG3ErrorHandler(c.clock)],
-    ['/v1/search', createG4ErrorHandler(c.clock)],
-    ['/v1/embeddings', createG4ErrorHandler(c.clock)],
-    ['/api/v1/embeddings', createG5ErrorHandler(c.clock)],
-    ['/api/v1/analytics', createG7ErrorHandler(c.clock)],
+  // Every API generation, each given just the services its deps name (never storage).
+  const auth = { apiKeys: c.apiKeys, limits: c.limits, clock: c.clock };
+  const streaming = { streams: c.streams, realtime: c.realtime, activity: c.activity };
+  const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics, liveSearch } = c;
+  const surfaces: MountedSurface[] = [
+    mount(g1Surface, { ...auth, memories, search, topics }),
+    mount(g2Surface, { ...auth, memories, embeddings, embedder: c.embedder, config: { maxContentBytes: c.config.maxContentBytes } }),
+    mount(g3Surface, { ...auth, search }),
+    mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub }),
+    mount(g5Surface, { ...auth, embeddings }),
+    mount(g6Surface, { ...auth, batch }),
+    mount(g7Surface, { ...auth, ...streaming, analytics }),
+    mount(g8Surface, { ...auth, ...streaming, eventHub }),
+    mount(g9Surface, { ...auth, webhooks }),
+    mount(g10Surface, { ...auth, webhooks, producerEvents }),
   ];
+  /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
+  const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = surfaces.flatMap(({ surface }) => {
+    const handler = surface.errorHandler(c.clock);
+    return surface.prefixes.map((prefix): [string, ErrorHandler] => [prefix, handler]);
+  });
   const errorHandlerFor = (url: string): ErrorHandler =>
     surfaceErrorHandlers.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`))?.[1]
       ?? plainErrorHandler;
@@ -132,26 +125,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await registerOpenApi(app);
 
   await app.register(healthRoutes, { container: c });
-  // Each surface gets just the services its Deps interface names, never storage (one line per surface).
-  const auth = { apiKeys: c.apiKeys, limits: c.limits, clock: c.clock };
-  const streaming = { streams: c.streams, realtime: c.realtime, activity: c.activity };
-  const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics, liveSearch } = c;
-  await app.register(g1Routes, { prefix: '/api/v1/memories', ...auth, memories, search });
-  await app.register(g1StoreAliasRoutes, { prefix: '/api/v1/store', ...auth, memories, search });
-  await app.register(topicRoutes, { prefix: '/api/v1/topics', ...auth, topics });
-  await app.register(g2Routes, {
-    prefix: '/api/v1/memory', ...auth, memories, embeddings, embedder: c.embedder,
-    config: { maxContentBytes: c.config.maxContentBytes },
-  });
-  await app.register(g6Routes, { prefix: '/api/v1/batch', ...auth, batch });
-  await app.register(g8Routes, { prefix: '/api/v1/stream', ...auth, ...streaming, eventHub });
-  await app.register(g9Routes, { prefix: '/api/v1/webhooks', ...auth, webhooks });
-  await app.register(g10Routes, { ...auth, webhooks, producerEvents });
-  await app.register(g3Routes, { prefix: '/api/v1/search', ...auth, search });
-  await app.register(g4Routes, { ...auth, search, embeddings });
-  await app.register(g4StreamRoutes, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub });
-  await app.register(g7AnalyticsStreamRoutes, { prefix: '/api/v1/analytics', ...auth, ...streaming, analytics });
-  await app.register(g5Routes, { prefix: '/api/v1/embeddings', ...auth, embeddings });
+  for (const surface of surfaces) await surface.register(app);
 
   app.setNotFoundHandler((req, reply) => {
     const error = Object.assign(new Error(`No route for ${req.method} ${req.url.split('?')[0]}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });

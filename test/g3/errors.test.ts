@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embedder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { DomainError } from '../../src/core/errors.ts';
-import { G3_ERRORS } from '../../src/surfaces/g3/errors.ts';
+import { G3_ERRORS } from '../../src/surfaces/g3-search/errors.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
 import { expectG3Error, fieldsOf, g3 } from './client.ts';
 

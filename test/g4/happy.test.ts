@@ -4,7 +4,7 @@ import type { Memory } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
 import { actorIn } from '../support/fixtures.ts';
-import { contentPreview, scoreSuggestions } from '../../src/surfaces/g4/mappers.ts';
+import { contentPreview, scoreSuggestions } from '../../src/surfaces/g4-discovery/mappers.ts';
 import { ISO, g4, ok, type G4Client } from './client.ts';
 
 const SEMANTIC_FIELDS = ['content_preview', 'created_at', 'highlights', 'id', 'metadata', 'similarity_score', 'tags', 'title', 'updated_at'];

@@ -3,7 +3,7 @@ import type { FieldProblem } from '../../src/core/errors.ts';
 import { createConnectionRegistry } from '../../src/core/streams/connection-registry.ts';
 import { eventPasses, parseStreamFilter } from '../../src/core/streams/event-filter.ts';
 import { createRateWindow } from '../../src/core/streams/rate-window.ts';
-import { parseStreamParams } from '../../src/surfaces/g8/params.ts';
+import { parseStreamParams } from '../../src/surfaces/g8-events/requests.ts';
 import { DEFAULT_REALTIME_SETTINGS } from '../../src/core/streams/settings.ts';
 import { redactUrlCredentials } from '../../src/surfaces/http-kit/log-redaction.ts';
 import { surfaceOfUrl } from '../../src/surfaces/http-kit/activity.ts';

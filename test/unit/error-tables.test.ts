@@ -4,8 +4,8 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import { DOMAIN_ERROR_CODES, DomainError, type FieldProblem } from '../../src/core/errors.ts';
-import { problemsFromFields } from '../../src/surfaces/g5/errors.ts';
-import { OPERATION_ERROR_CODES } from '../../src/surfaces/g6/mappers.ts';
+import { problemsFromFields } from '../../src/surfaces/g5-embeddings/errors.ts';
+import { OPERATION_ERROR_CODES } from '../../src/surfaces/g6-batch/mappers.ts';
 import { fieldProblemsFromValidation } from '../../src/surfaces/http-kit/validation.ts';
 import {
   codesOf, END_MARKER, renderErrorTables, START_MARKER, SURFACE_ERROR_TABLES,

@@ -7,7 +7,7 @@ import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, type AuthDeps } from '../http-kit/auth.ts';
 import { createG5ErrorHandler, invalidRequest, problemsFromFields } from './errors.ts';
 import { EmbeddingListWire, EmbeddingsBody, EmbeddingsHeaders, ErrorWire } from './schemas.ts';
-import { requireJsonContentType, validateEmbeddingsRequest } from './validation.ts';
+import { requireJsonContentType, validateEmbeddingsRequest } from './requests.ts';
 
 export interface G5Deps extends AuthDeps {
   embeddings: Pick<EmbeddingService, 'models' | 'resolveModel' | 'embed'>;

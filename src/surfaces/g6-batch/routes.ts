@@ -8,7 +8,7 @@ import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG6ErrorHandler, MAX_BATCH_BYTES } from './errors.ts';
 import { toBatchOp, toResultEntry } from './mappers.ts';
-import { checkOperations, parseOptions } from './options.ts';
+import { checkOperations, parseOptions } from './requests.ts';
 import { BatchBody, BatchResponse, ErrorWire } from './schemas.ts';
 
 export interface G6Deps extends AuthDeps {

@@ -13,7 +13,7 @@ import type { SearchService } from '../../core/search/search.service.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG4ErrorHandler } from './errors.ts';
-import { getBodyOf, readGetBody } from './get-body.ts';
+import { getBodyOf, readGetBody } from './requests.ts';
 import { dateBound, roundMs, scoreSuggestions, searchModelName, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
 import { collectProblems, schemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
 import {

@@ -16,7 +16,7 @@ import { openStreamSession, type StreamSession } from '../http-kit/stream-sessio
 import { SSE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { WebhookErrorWire as G8ErrorWire } from '../http-kit/webhook-errors.ts';
 import { createG8ErrorHandler, G8HttpError } from './errors.ts';
-import { parseStreamParams } from './params.ts';
+import { parseStreamParams } from './requests.ts';
 
 export interface G8Deps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;

@@ -1,0 +1,25 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../core/clock.ts';
+import type { ErrorHandler } from './plain-errors.ts';
+
+/**
+ * One API generation as the server mounts it. `prefixes` are the URL prefixes it answers under: an error raised
+ * outside its routes (an unknown path, a URL that cannot be decoded) is still rendered in its envelope when the URL
+ * falls under one of them. `register` adds its routes, given the services its deps name; `errorHandler` renders
+ * every error in its envelope.
+ */
+export interface Surface<Deps> {
+  name: string;
+  prefixes: readonly string[];
+  register(app: FastifyInstance, deps: Deps): Promise<void>;
+  errorHandler(clock: Clock): ErrorHandler;
+}
+
+/** A surface bound to its services, ready for the server's one list. */
+export interface MountedSurface {
+  surface: Surface<never>;
+  register(app: FastifyInstance): Promise<void>;
+}
+
+export const mount = <Deps>(surface: Surface<Deps>, deps: Deps): MountedSurface =>
+  ({ surface: surface as Surface<never>, register: (app) => surface.register(app, deps) });
