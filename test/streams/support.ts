@@ -17,7 +17,8 @@ export async function startLiveApp(
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const address = t.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  return { ...t, url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}` };
+  // Assigned onto the app itself, not spread: `tenant` is a getter that must stay live.
+  return Object.assign(t, { url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}` });
 }
 
 export interface SseFrame {
