@@ -220,8 +220,7 @@ describe('G1 errors', () => {
 
     it('answers 503 and writes nothing when the embeddings provider fails', async () => {
       // Its own app: the embedder is the failing remote one.
-      t = await createTestApp
-({ overrides: { embedder: provider.embedder } });
+      t = await createTestApp({ overrides: { embedder: provider.embedder } });
       const api = g1(t.app, await t.key());
       expectG1Error(await api.create({ title: 't', content: 'c' }), 503, 'SERVICE_UNAVAILABLE');
       expect(json(await api.list()).pagination.total).toBe(0);
