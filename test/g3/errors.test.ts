@@ -5,7 +5,7 @@ import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embed
 import { ManualClock } from '../../src/core/clock.ts';
 import { DomainError } from '../../src/core/errors.ts';
 import { fromDomain } from '../../src/surfaces/g3/errors.ts';
-import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, g1, json, sharedTestApp, type TestApp } from '../support/test-app.ts';
 import { expectG3Error, fieldsOf, g3 } from './client.ts';
 
 /** A local embeddings server (OpenAI wire format) that answers after `delayMs`, or fails with 500. */
@@ -40,11 +40,15 @@ describe('G3 errors', () => {
   let key: string;
   let api: ReturnType<typeof g3>;
   const setup = async (env: Record<string, string> = {}) => {
-    t = await createTestApp({ env });
+    t = Object.keys(env).length > 0 ? await createTestApp({ env }) : await fileApp();
     key = await t.key();
     api = g3(t.app, key);
   };
-  afterEach(async () => { await t?.close(); });
+  // Tests that need nothing special share one app (a fresh tenant each); those with their own configuration, clock or
+  // embedder build their own, closed after them.
+  const fileApp = sharedTestApp();
+  afterAll(() => fileApp.close());
+  afterEach(async () => { if (!fileApp.owns(t)) await t?.close(); });
 
   describe('validation (400 VALIDATION_ERROR, every bad field named once)', () => {
     it('names every bad /search field at once', async () => {

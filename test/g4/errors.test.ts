@@ -1,9 +1,9 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embedder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
-import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, sharedTestApp, type Json, type TestApp } from '../support/test-app.ts';
 import { expectG4Error, fields, g4, ok, type G4Client } from './client.ts';
 
 const zeros = (n: number) => new Array<number>(n).fill(0);
@@ -14,10 +14,14 @@ describe('G4 errors', () => {
   let t: TestApp;
   let api: G4Client;
   let key: string;
-  afterEach(async () => { await t?.close(); });
+  // Tests that need nothing special share one app (a fresh tenant each); those with their own configuration, clock or
+  // embedder build their own, closed after them.
+  const fileApp = sharedTestApp();
+  afterAll(() => fileApp.close());
+  afterEach(async () => { if (!fileApp.owns(t)) await t?.close(); });
 
   const setup = async (env: Record<string, string> = {}) => {
-    t = await createTestApp({ env });
+    t = Object.keys(env).length > 0 ? await createTestApp({ env }) : await fileApp();
     key = await t.key();
     api = g4(t.app, key);
   };
