@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../support/test-app.ts';
-import { bearer, g1Http, openStream, sleep, startLiveApp, type LiveApp, type SseClient } from '../streams/support.ts';
+import { bearer, g1Http, openStream, startLiveApp, type LiveApp, type SseClient } from '../streams/support.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MEMORY_EVENTS = 'memory.created,memory.updated,memory.deleted';
@@ -198,8 +198,10 @@ describe('G8 event stream: happy paths', () => {
         services: { api: 'up', database: 'up', search: 'up' },
       });
       expect(frame.data!.metrics.memory_usage).toBeGreaterThan(1);
-      await sleep(100);
-      expect(notAsked.events()).toEqual([]);
+      // Positive control: what the third stream did ask for arrives, after the health event it must not get.
+      const m = await g1Http(t.url, await t.key({ tenant: 'acme' })).create({ title: 'x', content: 'y' });
+      await notAsked.waitFor((f) => f.event === 'memory.created' && f.data?.id === m.id);
+      expect(notAsked.events().map((f) => f.event)).toEqual(['memory.created']);
     } finally {
       t.container.periodic.stop();
     }
@@ -221,8 +223,12 @@ describe('G8 event stream: happy paths', () => {
       window: { start: expect.stringMatching(ISO), end: expect.stringMatching(ISO), seconds: 60 },
     });
     expect(frame.data!.avg_search_time_ms).toBeGreaterThan(0);
-    await sleep(100);
-    expect(idle.events()).toEqual([]);
+    // Positive control: once globex has been active, the next summary reaches its stream, and it is the first one there.
+    await g1Http(t.url, await t.key({ tenant: 'globex' })).search({ query: 'y' });
+    await t.container.periodic.emitAnalytics();
+    await idle.waitFor((f) => f.event === 'analytics.update');
+    expect(idle.events()).toHaveLength(1);
+    expect(idle.events()[0]!.data).toMatchObject({ total_memories: 0, searches: 1 });
   });
 
   it('emits user.activity once per user per window when a key is used', async () => {
@@ -236,7 +242,10 @@ describe('G8 event stream: happy paths', () => {
     expect(frame.data!.first_request_at).toMatch(ISO);
     await api.create({ title: 'x2', content: 'y2' });
     await api.search({ query: 'y' });
-    await sleep(200);
+    // Positive control: another user's first request, made after ann's, is announced; ann's would have come first.
+    await g1Http(t.url, await t.key({ user: 'bob' })).search({ query: 'y' });
+    await watcher.waitFor((f) => f.event === 'user.activity' && f.data?.user_id === 'bob');
     expect(watcher.events().filter((f) => f.data?.user_id === 'ann')).toHaveLength(1);
+
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { bearer, g1Http, openStream, sleep, startLiveApp, type LiveApp, type SseClient } from '../streams/support.ts';
+import { bearer, g1Http, openStream, sleep, startLiveApp, until, type LiveApp, type SseClient } from '../streams/support.ts';
+
 
 describe('G8 event stream: security and limits', () => {
   let t: LiveApp | undefined;
@@ -49,8 +50,11 @@ describe('G8 event stream: security and limits', () => {
 
     const s = await open(t, '?events=memory.created', await t.key({ tenant: 'acme' }), { 'last-event-id': frame.id! });
     await s.waitFor((f) => f.comment === 'last-event-id not found; resuming from now');
-    await sleep(100);
-    expect(s.events()).toEqual([]);
+    // Positive control: an event of acme's own, written after globex's, arrives; events come in order, so globex's
+    // would have come first.
+    const own = await g1Http(t.url, await t.key({ tenant: 'acme' })).create({ title: 'own', content: 'acme note' });
+    await s.waitFor((f) => f.event === 'memory.created' && f.data?.id === own.id);
+    expect(s.events().map((f) => f.data!.id)).toEqual([own.id]);
     expect(s.text()).not.toContain('globex');
   });
 
@@ -65,17 +69,25 @@ describe('G8 event stream: security and limits', () => {
     await sixth.ended;
     expect(sixth.events().map((f) => f.event)).toEqual(['error']);
 
-    // Another key of the same tenant has its own five.
+    // Another key of the same tenant has its own five: its stream is served, not refused (a delete arrives, no error).
     const otherKey = await open(t, '?events=memory.deleted', await t.key());
-    await sleep(50);
-    expect(otherKey.events()).toEqual([]);
+    const deleteOne = async () => {
+      const api = g1Http(t!.url, key);
+      const m = await api.create({ title: 'x', content: 'y' });
+      await api.delete(m.id as string);
+      return m.id as string;
+    };
+    const first = await deleteOne();
+    await otherKey.waitFor((f) => f.event === 'memory.deleted' && f.data?.id === first);
+    expect(otherKey.events().map((f) => f.event)).toEqual(['memory.deleted']);
 
-    // Closing one frees its slot.
+    // Closing one frees its slot (once the server has seen it close).
     five[0]!.close();
-    await sleep(100);
+    await until(() => t!.container.streams.size === 5);
     const again = await open(t, '?events=memory.deleted', key);
-    await sleep(50);
-    expect(again.events()).toEqual([]);
+    const second = await deleteOne();
+    await again.waitFor((f) => f.event === 'memory.deleted' && f.data?.id === second);
+    expect(again.events().map((f) => f.event)).toEqual(['memory.deleted']);
     expect(t.container.streams.size).toBe(6);
   });
 
@@ -95,8 +107,12 @@ describe('G8 event stream: security and limits', () => {
     t = await startLiveApp({ realtime: { timeUnitMs: 10, keyCheckSeconds: 5 } });
     const { record, key } = await t.container.apiKeys.create({ tenantId: 'acme', userId: 'u1', tier: 'pro', mode: 'live' });
     const s = await open(t, '?events=memory.created', key);
+    // Time passing is the point here: several re-checks (every 50 ms) of the still valid key close nothing. The
+    // positive control shows the stream alive after them: a memory written now arrives, and nothing came before it.
     await sleep(80);
-    expect(s.events()).toEqual([]);
+    const alive = await g1Http(t.url, key).create({ title: 'alive', content: 'still open' });
+    await s.waitFor((f) => f.event === 'memory.created' && f.data?.id === alive.id);
+    expect(s.events().map((f) => f.event)).toEqual(['memory.created']);
     await t.container.apiKeys.revoke(record.id);
     const err = await s.waitFor((f) => f.event === 'error', 3000);
     expect(err.data).toEqual({ code: 'AUTH_ERROR', message: expect.any(String), retry_after: 0 });
