@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Json } from '../support/test-app.ts';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { uniqueTenant, type Json } from '../support/test-app.ts';
 import { bearer, g1Http, openStream, startLiveApp, type LiveApp, type SseClient } from '../streams/support.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -8,6 +8,14 @@ const MEMORY_EVENTS = 'memory.created,memory.updated,memory.deleted';
 describe('G8 event stream: happy paths', () => {
   let t: LiveApp;
   const streams: SseClient[] = [];
+  // Tests with the default settings share one listening app (a fresh tenant each); the others start their own.
+  let shared: LiveApp | undefined;
+  const sharedLiveApp = async (): Promise<LiveApp> => {
+    shared ??= await startLiveApp();
+    await shared.freshTenant();
+    return shared;
+  };
+  afterAll(async () => { await shared?.close(); });
   const open = async (query: string, key: string, headers: Record<string, string> = {}) => {
     const s = await openStream(`${t.url}/api/v1/stream${query}`, { ...bearer(key), ...headers });
     streams.push(s);
@@ -16,11 +24,11 @@ describe('G8 event stream: happy paths', () => {
   };
   afterEach(async () => {
     for (const s of streams.splice(0)) s.close();
-    await t.close();
+    if (t !== shared) await t.close();
   });
 
   it('sends memory.created, memory.updated and memory.deleted frames (event, id, data) for G1 writes', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const s = await open(`?events=${MEMORY_EVENTS}`, key);
     expect(s.headers['content-type']).toMatch(/^text\/event-stream/);
@@ -54,7 +62,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('sends only the requested types: comma-separated and repeated `events` parameters', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const onlyDeletes = await open('?events=memory.deleted', key);
     const repeated = await open('?events=memory.created&events=search.performed', key);
@@ -76,7 +84,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('applies filters[tags], filters[memory_type] and metadata filters to memory events', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const byTag = await open(`?events=${MEMORY_EVENTS}&filters[tags]=ops,infra`, key);
     const byType = await open(`?events=memory.created&filters%5Bmemory_type%5D=project`, key);
@@ -122,7 +130,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('resumes after Last-Event-ID with nothing missed and nothing twice while writes go on', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const api = g1Http(t.url, key);
     const created: string[] = [];
@@ -170,7 +178,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('starts live with a comment when Last-Event-ID is unknown', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const api = g1Http(t.url, key);
     await api.create({ title: 'old', content: 'before' });
@@ -208,10 +216,11 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('delivers analytics.update to streams of the tenant and mode that were active', async () => {
-    t = await startLiveApp();
-    const key = await t.key({ tenant: 'acme' });
+    t = await sharedLiveApp();
+    const key = await t.key();
+    const globex = uniqueTenant('globex');
     const mine = await open('?events=analytics.update', key, { 'x-workspace-id': 'elsewhere' });
-    const idle = await open('?events=analytics.update', await t.key({ tenant: 'globex' }));
+    const idle = await open('?events=analytics.update', await t.key({ tenant: globex }));
     const api = g1Http(t.url, key);
     const m = await api.create({ title: 'x', content: 'y' });
     await api.update(m.id as string, { title: 'z' });
@@ -224,7 +233,7 @@ describe('G8 event stream: happy paths', () => {
     });
     expect(frame.data!.avg_search_time_ms).toBeGreaterThan(0);
     // Positive control: once globex has been active, the next summary reaches its stream, and it is the first one there.
-    await g1Http(t.url, await t.key({ tenant: 'globex' })).search({ query: 'y' });
+    await g1Http(t.url, await t.key({ tenant: globex })).search({ query: 'y' });
     await t.container.periodic.emitAnalytics();
     await idle.waitFor((f) => f.event === 'analytics.update');
     expect(idle.events()).toHaveLength(1);
@@ -232,7 +241,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('emits user.activity once per user per window when a key is used', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const watcher = await open('?events=user.activity', await t.key({ user: 'watcher' }));
     const other = await t.key({ user: 'ann' });
     const api = g1Http(t.url, other);
