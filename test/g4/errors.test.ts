@@ -327,7 +327,9 @@ describe('G4 errors', () => {
     };
 
     it('answers 408 SEARCH_TIMEOUT when a search outlives MNEMO_SEARCH_TIMEOUT_MS', async () => {
-      const url = await provider((body, res) => setTimeout(() => answer(body, res), 500));
+      let slowAnswerSent!: () => void;
+      const slowAnswer = new Promise<void>((resolve) => { slowAnswerSent = resolve; });
+      const url = await provider((body, res) => setTimeout(() => { answer(body, res); slowAnswerSent(); }, 500));
       const embedder = createOpenAiEmbedder({ url, model: 'slow', dimensions: 8, maxRetries: 0 });
       t = await createTestApp({ env: { MNEMO_SEARCH_TIMEOUT_MS: '50' }, overrides: { embedder } });
       api = g4(t.app, await t.key());
@@ -339,8 +341,9 @@ describe('G4 errors', () => {
       const v = zeros(1536);
       v[0] = 1;
       expect((await api.vector({ vector: v })).statusCode).toBe(200);
-      // Let the slow answer arrive before the app closes.
-      await new Promise((r) => setTimeout(r, 600));
+      // Let the slow answer go out before the app closes.
+      await slowAnswer;
+
     });
 
     it('answers 503 SERVICE_UNAVAILABLE when the provider fails', async () => {
