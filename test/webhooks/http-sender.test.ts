@@ -36,9 +36,11 @@ describe('HTTP sender', () => {
   it('reads at most maxResponseBytes of an answer, then drops the connection (megabytes cost nothing)', async () => {
     let written = 0;
     let closed = false;
+    let connectionClosed!: () => void;
+    const closedByClient = new Promise<void>((resolve) => { connectionClosed = resolve; });
     receiver.respondWith((_q, res) => {
       res.writeHead(500, { 'Content-Type': 'text/plain' });
-      res.on('close', () => { closed = true; });
+      res.on('close', () => { closed = true; connectionClosed(); });
       const chunk = Buffer.alloc(64 * 1024, 'x');
       // Streams up to 64 MiB for as long as the client keeps reading.
       const pump = () => {
@@ -55,8 +57,12 @@ describe('HTTP sender', () => {
     expect(outcome).toMatchObject({ status: 500 });
     expect(outcome.status !== null && outcome.bodyExcerpt).toBe('x'.repeat(4096));
     expect(Date.now() - started).toBeLessThan(2000);
-    await new Promise((r) => setTimeout(r, 100));
+    // The sender dropped the connection: the receiver sees it close (the bound fails the test otherwise).
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([closedByClient, new Promise((_, reject) => { bound = setTimeout(() => reject(new Error('the connection stayed open')), 2000); })]);
+    clearTimeout(bound);
     expect(closed).toBe(true);
+
     expect(written).toBeLessThan(16 * 1024 * 1024);
   });
 
