@@ -16,6 +16,9 @@ describe('HTTP sender', () => {
     const outcome = await send(receiver.url);
     expect(outcome).toMatchObject({ status: 307 });
     expect(target.received).toHaveLength(0);
+    // Positive control: the target is reachable and counts what reaches it.
+    expect(await send(`${target.url}/elsewhere`)).toMatchObject({ status: 200 });
+    expect(target.received).toHaveLength(1);
     await target.close();
   });
 
@@ -85,6 +88,9 @@ describe('HTTP sender', () => {
     const resolve = async () => [{ address: '::7f00:1', family: 6 }];
     expect(await send('http://sneaky.example.test/', { resolve, allowCidrs: [] })).toMatchObject({ status: null, error: expect.stringMatching(/sneaky\.example\.test resolves to ::7f00:1 \(IPv4-compatible\) carries 127\.0\.0\.1/) });
     expect(receiver.received).toHaveLength(0);
+    // Positive control: with loopback allowed, the same receiver gets the request.
+    expect(await send(receiver.url)).toMatchObject({ status: 200 });
+    expect(receiver.received).toHaveLength(1);
   });
 
   it('connects to the vetted address only, never resolving the name again (no DNS rebinding)', async () => {
@@ -120,7 +126,11 @@ describe('failures through the worker', () => {
     await rig.storage.events.append([transferEvent(rig.clock)]);
     expect(await rig.worker.tick()).toBe(1);
     expect(receiver.received).toHaveLength(0);
+    // Positive control: the receiver is up and counts what reaches it; only the guard kept the attempt away.
+    expect(await send(receiver.url)).toMatchObject({ status: 200 });
+    expect(receiver.received).toHaveLength(1);
     expect(rig.deliveryRows()).toMatchObject([{ state: 'pending', attempts: 1, last_status: null, next_attempt_at: rig.clock.now().getTime() + 60_000 }]);
+
     expect(rig.deliveryRows()[0]!.last_error).toMatch(/^refused: 127\.0\.0\.1 is a loopback address/);
   });
 
