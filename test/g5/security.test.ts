@@ -46,7 +46,7 @@ describe('G5 security', () => {
     answers.push(await api.embed({ input: 'x' }));
     expect(answers.at(-1)!.statusCode).toBe(429);
     // Revoked.
-    const [record] = await t.container.apiKeys.list(t.tenant);
+    const record = (await t.container.apiKeys.list(t.tenant)).find((r) => key.startsWith(r.displayPrefix) && r.tier === 'free');
     await t.container.apiKeys.revoke(record!.id);
     clock.advance(1);
     answers.push(await api.embed({ input: 'x' }));
