@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 
 /** One record behind every generation: written on one surface, read, searched and deleted on the others. */
@@ -6,8 +6,9 @@ describe('one memory, every surface', () => {
   let t: TestApp;
   let key: string;
   const bearer = () => ({ authorization: `Bearer ${key}` });
-  beforeEach(async () => { t = await createTestApp(); key = await t.key(); });
-  afterEach(() => t.close());
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t.close());
+  beforeEach(async () => { key = await t.freshTenant(); });
 
   it('created by a G6 batch, read on G1 and G2, found on G1, G3 and G4, updated on G2, deleted on G1', async () => {
     const batch = await t.app.inject({ method: 'POST', url: '/api/v1/batch', headers: bearer(), payload: {

@@ -1,11 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
 
 describe('versioning: deprecated names keep working and say so', () => {
   let t: TestApp;
   let key: string;
-  beforeEach(async () => { t = await createTestApp(); key = await t.key(); });
-  afterEach(() => t.close());
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t.close());
+  beforeEach(async () => { key = await t.freshTenant(); });
 
   it('POST /api/v1/store creates a G1 memory with Deprecation, Sunset and Link headers', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/store', headers: { 'x-api-key': key }, payload: { title: 'legacy', content: 'stored the old way', type: 'meeting' } });

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { makeMemory } from '../support/fixtures.ts';
-import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, g1, json, sharedTestApp, uniqueTenant, type TestApp } from '../support/test-app.ts';
 
 /** Asserts the G1 error envelope, its status and code; returns the error object. */
 function expectG1Error(res: { statusCode: number; json: () => unknown }, status: number, code: string) {
@@ -23,12 +23,15 @@ describe('G1 errors', () => {
   let t: TestApp;
   let api: ReturnType<typeof g1>;
   let key: string;
-  afterEach(async () => { await t?.close(); });
+  // Tests without special configuration share one app (a fresh tenant each); the others build and close their own.
+  const fileApp = sharedTestApp();
+  afterEach(async () => { if (!fileApp.owns(t)) await t?.close(); });
+  afterAll(() => fileApp.close());
 
   describe('validation', () => {
-    beforeAll(() => undefined);
+    /** A test with its own configuration (env) needs its own app. */
     const setup = async (env: Record<string, string> = {}) => {
-      t = await createTestApp({ env });
+      t = Object.keys(env).length > 0 ? await createTestApp({ env }) : await fileApp();
       key = await t.key();
       api = g1(t.app, key);
     };
@@ -116,7 +119,7 @@ describe('G1 errors', () => {
       expectG1Error(await api.update('00000000-0000-4000-8000-000000000000', { title: 'x' }), 404, 'MEMORY_NOT_FOUND');
       expectG1Error(await api.delete('00000000-0000-4000-8000-000000000000'), 404, 'MEMORY_NOT_FOUND');
       const ids = ['aaaaaaaa-0000-4000-8000-000000000001', 'aaaaaaaa-0000-4000-8000-000000000002'];
-      const scope = { tenantId: 'acme', mode: 'live' as const, workspace: 'default' };
+      const scope = { tenantId: t.tenant, mode: 'live' as const, workspace: 'default' };
       for (const id of ids) {
         await t.container.storage.memories.insert(makeMemory(scope, { id, title: id }), { modelId: t.container.embedder.modelId, vector: new Float32Array(t.container.embedder.dimensions) });
       }
@@ -131,7 +134,7 @@ describe('G1 errors', () => {
 
   describe('authentication', () => {
     it('answers 401 for a missing, unknown, malformed or revoked key', async () => {
-      t = await createTestApp();
+      t = await fileApp();
       const valid = await t.key();
       expectG1Error(await g1(t.app, undefined).list(), 401, 'UNAUTHORIZED');
       expectG1Error(await g1(t.app, 'mnemo_live_').list(), 401, 'UNAUTHORIZED');
@@ -139,8 +142,9 @@ describe('G1 errors', () => {
       const typo = valid.slice(0, 20) + (valid[20] === 'a' ? 'b' : 'a') + valid.slice(21);
       expectG1Error(await g1(t.app, typo).list(), 401, 'UNAUTHORIZED');
       // Right shape and checksum, never issued.
-      const { key: other } = await t.container.apiKeys.create({ tenantId: 'x', userId: 'u', tier: 'free', mode: 'live' });
-      const [record] = (await t.container.apiKeys.list('x'));
+      const elsewhere = uniqueTenant('x');
+      const { key: other } = await t.container.apiKeys.create({ tenantId: elsewhere, userId: 'u', tier: 'free', mode: 'live' });
+      const [record] = (await t.container.apiKeys.list(elsewhere));
       await t.container.apiKeys.revoke(record!.id);
       expectG1Error(await g1(t.app, other).list(), 401, 'UNAUTHORIZED');
       expectG1Error(await g1(t.app, valid, {}).create({}).then(() => g1(t.app, 'Bearer ' + valid).list()), 401, 'UNAUTHORIZED');
@@ -148,18 +152,19 @@ describe('G1 errors', () => {
     });
 
     it('checks the key before the body: an unauthenticated bad body is a 401', async () => {
-      t = await createTestApp();
+      t = await fileApp();
       expectG1Error(await g1(t.app, undefined).create({ nonsense: true }), 401, 'UNAUTHORIZED');
     });
 
     it('refuses writes to a read-only key with 403', async () => {
-      t = await createTestApp();
+      t = await fileApp();
       const reader = g1(t.app, await t.key({ scopes: ['memories:read'] }));
       expectG1Error(await reader.create({ title: 't', content: 'c' }), 403, 'PERMISSION_DENIED');
       expect((await reader.list()).statusCode).toBe(200);
     });
   });
 
+  // Rate limits count per key against the clock: each test has its own manual clock, hence its own app.
   describe('rate limits', () => {
     it('limits a free key to 60 requests a minute on the gateway, with Retry-After', async () => {
       const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
@@ -214,6 +219,7 @@ describe('G1 errors', () => {
     afterAll(() => provider.close());
 
     it('answers 503 and writes nothing when the embeddings provider fails', async () => {
+      // Its own app: the embedder is the failing remote one.
       t = await createTestApp({ overrides: { embedder: provider.embedder } });
       const api = g1(t.app, await t.key());
       expectG1Error(await api.create({ title: 't', content: 'c' }), 503, 'SERVICE_UNAVAILABLE');

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import type { Embedder } from '../../src/core/embeddings/embedder.port.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
@@ -23,13 +23,16 @@ describe('G1 happy paths', () => {
   let api: ReturnType<typeof g1>;
   let embedder: ReturnType<typeof countingEmbedder>;
   let key: string;
-  beforeEach(async () => {
+  beforeAll(async () => {
     embedder = countingEmbedder();
     t = await createTestApp({ overrides: { embedder } });
-    key = await t.key();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    key = await t.freshTenant();
     api = g1(t.app, key);
   });
-  afterEach(() => t.close());
+
 
   it('creates a memory with every field and returns both type names', async () => {
     const topicRes = await t.app.inject({ method: 'POST', url: '/api/v1/topics', headers: { 'x-api-key': key }, payload: { name: 'Team' } });

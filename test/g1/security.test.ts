@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeMemory } from '../support/fixtures.ts';
-import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, g1, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 
 /** An error body without the parts that differ per request. */
 const stable = (body: Json) => ({ ...body, error: { ...body.error, request_id: undefined, timestamp: undefined } });
@@ -9,12 +9,17 @@ describe('G1 security: tenants, modes and workspaces never cross', () => {
   let t: TestApp;
   let alice: ReturnType<typeof g1>;
   let bob: ReturnType<typeof g1>;
+  let aliceCo: string, bobCo: string, carolCo: string;
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t.close());
   beforeEach(async () => {
-    t = await createTestApp();
-    alice = g1(t.app, await t.key({ tenant: 'alice-co', user: 'alice' }));
-    bob = g1(t.app, await t.key({ tenant: 'bob-co', user: 'bob' }));
+    aliceCo = uniqueTenant('alice-co');
+    bobCo = uniqueTenant('bob-co');
+    carolCo = uniqueTenant('carol-co');
+    alice = g1(t.app, await t.key({ tenant: aliceCo, user: 'alice' }));
+    bob = g1(t.app, await t.key({ tenant: bobCo, user: 'bob' }));
   });
-  afterEach(() => t.close());
+
 
   it("answers another tenant's id exactly like a missing one, on every operation", async () => {
     const secret = json(await alice.create({ title: 'Payroll', content: 'salary spreadsheet password hunter2', tags: ['hr'] })).data;
@@ -49,9 +54,9 @@ describe('G1 security: tenants, modes and workspaces never cross', () => {
     const insert = async (tenantId: string, id: string) => {
       await t.container.storage.memories.insert(makeMemory(scope(tenantId), { id, title: `${tenantId} ${id}` }), { modelId: t.container.embedder.modelId, vector: new Float32Array(t.container.embedder.dimensions) });
     };
-    await insert('alice-co', 'cafe0001-0000-4000-8000-00000000000a');
-    await insert('alice-co', 'cafe0001-0000-4000-8000-00000000000b');
-    await insert('bob-co', 'cafe0001-0000-4000-8000-00000000000c');
+    await insert(aliceCo, 'cafe0001-0000-4000-8000-00000000000a');
+    await insert(aliceCo, 'cafe0001-0000-4000-8000-00000000000b');
+    await insert(bobCo, 'cafe0001-0000-4000-8000-00000000000c');
 
     // Bob has one match: no ambiguity, and it is his.
     expect(json(await bob.get('cafe0001')).data.id).toBe('cafe0001-0000-4000-8000-00000000000c');
@@ -65,7 +70,7 @@ describe('G1 security: tenants, modes and workspaces never cross', () => {
 
   it('keeps test-mode data apart from live data of the same tenant', async () => {
     const live = alice;
-    const test = g1(t.app, await t.key({ tenant: 'alice-co', mode: 'test' }));
+    const test = g1(t.app, await t.key({ tenant: aliceCo, mode: 'test' }));
     const liveMemory = json(await live.create({ title: 'live', content: 'production note' })).data;
     const testMemory = json(await test.create({ title: 'test', content: 'sandbox note' })).data;
     expect((await test.get(liveMemory.id)).statusCode).toBe(404);
@@ -76,7 +81,7 @@ describe('G1 security: tenants, modes and workspaces never cross', () => {
   });
 
   it('keeps workspaces apart (X-Workspace-ID)', async () => {
-    const key = await t.key({ tenant: 'alice-co' });
+    const key = await t.key({ tenant: aliceCo });
     const ws1 = g1(t.app, key, { 'x-workspace-id': 'ws-1' });
     const ws2 = g1(t.app, key, { 'x-workspace-id': 'ws-2' });
     const m = json(await ws1.create({ title: 'in ws1', content: 'only here' })).data;
@@ -101,8 +106,8 @@ describe('G1 security: tenants, modes and workspaces never cross', () => {
   });
 
   it('never stores or returns key material', async () => {
-    const key = await t.key({ tenant: 'carol-co' });
-    const [record] = await t.container.apiKeys.list('carol-co');
+    const key = await t.key({ tenant: carolCo });
+    const [record] = await t.container.apiKeys.list(carolCo);
     expect(JSON.stringify(record)).not.toContain(key);
     expect(record!.digest).toMatch(/^[0-9a-f]{64}$/);
     expect(key.startsWith(record!.displayPrefix)).toBe(true);

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, g1, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 
 function topicsApi(t: TestApp, key: string) {
   const headers = { 'x-api-key': key };
@@ -18,13 +18,13 @@ describe('topics', () => {
   let key: string;
   let topics: ReturnType<typeof topicsApi>;
   let memories: ReturnType<typeof g1>;
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t.close());
   beforeEach(async () => {
-    t = await createTestApp();
-    key = await t.key({ tenant: 'acme' });
+    key = await t.freshTenant();
     topics = topicsApi(t, key);
     memories = g1(t.app, key);
   });
-  afterEach(() => t.close());
 
   it('creates, reads, updates, lists and deletes topics; memories point at them', async () => {
     const created = await topics.create({ name: 'Projects', description: 'All projects', metadata: { owner: 'ann' } });
@@ -102,7 +102,8 @@ describe('topics', () => {
   });
 
   it("never shows or accepts another tenant's topics", async () => {
-    const other = topicsApi(t, await t.key({ tenant: 'other' }));
+    const otherTenant = uniqueTenant('other');
+    const other = topicsApi(t, await t.key({ tenant: otherTenant }));
     const mine = json(await topics.create({ name: 'Secret plans' })).data;
     expect((await other.get(mine.id)).statusCode).toBe(404);
     expect(json(await other.list()).pagination.total).toBe(0);
@@ -111,7 +112,8 @@ describe('topics', () => {
     expect((await other.delete(mine.id)).statusCode).toBe(404);
     expect((await other.memories(mine.id)).statusCode).toBe(404);
     expect((await other.create({ name: 'child', parent_id: mine.id })).statusCode).toBe(400);
-    const theirMemories = g1(t.app, await t.key({ tenant: 'other' }));
+    const theirMemories = g1(t.app, await t.key({ tenant: otherTenant }));
+
     expect((await theirMemories.create({ title: 't', content: 'c', topic_id: mine.id })).statusCode).toBe(400);
     // Same name in another tenant is fine.
     expect((await other.create({ name: 'Secret plans' })).statusCode).toBe(201);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import { GENERIC_EVENT_TYPES } from '../../src/core/events/event.types.ts';
 import { createTestApp, json, type Json, type TestApp } from '../support/test-app.ts';
@@ -11,12 +11,16 @@ describe('G10 webhooks and events: errors', () => {
   let t: TestApp;
   let clock: ManualClock;
   let api: ReturnType<typeof g10>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 0, 0));
     t = await createTestApp({ overrides: { clock } });
-    api = g10(t.app, await t.key({ tenant: 'acme' }));
   });
-  afterEach(() => t.close());
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 2, 1, 9, 0, 0)); // each test starts at the same time, as with an app of its own
+    await t.freshTenant();
+    api = g10(t.app, await t.key({ tenant: t.tenant }));
+  });
 
   it('names bad urls, unknown events (memory events included) and long descriptions', async () => {
     const res = await api.create({ url: 'http://192.168.0.1/x', events: ['transfer.completed', 'memory.created'], description: 'd'.repeat(1001) });
@@ -83,7 +87,7 @@ describe('G10 webhooks and events: errors', () => {
       expect(json(res).error.code).toBe('VALIDATION_ERROR');
       expect(fields(json(res))).toEqual([field]);
     }
-    const events = await t.container.storage.events.readAfter({ tenantId: 'acme', mode: 'live', workspace: null, afterSeq: 0, limit: 10, types: GENERIC_EVENT_TYPES });
+    const events = await t.container.storage.events.readAfter({ tenantId: t.tenant, mode: 'live', workspace: null, afterSeq: 0, limit: 10, types: GENERIC_EVENT_TYPES });
     expect(events).toEqual([]);
   });
 
@@ -116,8 +120,8 @@ describe('G10 webhooks and events: errors', () => {
   });
 
   it('requires memories:write to publish and change, memories:read to read', async () => {
-    const reader = g10(t.app, await t.key({ tenant: 'acme', scopes: ['memories:read'] }));
-    const writer = g10(t.app, await t.key({ tenant: 'acme', scopes: ['memories:write'] }));
+    const reader = g10(t.app, await t.key({ tenant: t.tenant, scopes: ['memories:read'] }));
+    const writer = g10(t.app, await t.key({ tenant: t.tenant, scopes: ['memories:write'] }));
     const id = json(await api.create(valid)).data.id;
     for (const res of [
       await reader.publish({ type: 'kyc.verified', data: {} }), await reader.create(valid), await reader.update(id, { status: 'disabled' }),

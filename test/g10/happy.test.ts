@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import { GENERIC_EVENT_TYPES } from '../../src/core/events/event.types.ts';
 import { createTestApp, json, type Json, type TestApp } from '../support/test-app.ts';
@@ -6,16 +6,25 @@ import { g10, GENERATED_SECRET, ISO, transfer } from './client.ts';
 
 describe('G10 webhooks and events: happy paths', () => {
   let t: TestApp;
+  // Pending deliveries are counted over the whole store, which the tests of this file share: each test counts
+  // only the deliveries queued since it started.
+  let pendingAtStart = 0;
+  const pendingSinceStart = async () => (await t.container.storage.webhooks.pendingCount()) - pendingAtStart;
   let clock: ManualClock;
   let api: ReturnType<typeof g10>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 0, 0));
     t = await createTestApp({ overrides: { clock } });
-    api = g10(t.app, await t.key({ tenant: 'acme' }));
   });
-  afterEach(() => t.close());
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 2, 1, 9, 0, 0)); // each test starts at the same time, as with an app of its own
+    await t.freshTenant();
+    pendingAtStart = await t.container.storage.webhooks.pendingCount();
+    api = g10(t.app, await t.key({ tenant: t.tenant }));
+  });
 
-  const pending = () => t.container.storage.webhooks.pendingCount();
+  const pending = () => pendingSinceStart();
   const eventsOf = (tenantId: string, mode: 'live' | 'test' = 'live') =>
     t.container.storage.events.readAfter({ tenantId, mode, workspace: null, afterSeq: 0, limit: 100, types: GENERIC_EVENT_TYPES });
 
@@ -84,7 +93,7 @@ describe('G10 webhooks and events: happy paths', () => {
     expect(json(failed).error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'status', message: 'must be one of: active, disabled' }] });
 
     // Deliveries mark a webhook failed after the 7th failed attempt; PATCH status active resumes it.
-    const scope = { tenantId: 'acme', mode: 'live' as const, workspace: null };
+    const scope = { tenantId: t.tenant, mode: 'live' as const, workspace: null };
     await t.container.storage.webhooks.update(scope, 'g10', id, { status: 'failed' }, clock.now());
     expect(json(await api.get(id)).data.status).toBe('failed');
     expect(json(await api.update(id, { status: 'active' })).data.status).toBe('active');
@@ -106,7 +115,7 @@ describe('G10 webhooks and events: happy paths', () => {
     const off = json(await api.create({ url: 'https://pay.example.com/off', events: ['transfer.completed'] })).data.id;
     await api.update(off, { status: 'disabled' });
     const failed = json(await api.create({ url: 'https://pay.example.com/failed', events: ['transfer.completed'] })).data.id;
-    await t.container.storage.webhooks.update({ tenantId: 'acme', mode: 'live', workspace: null }, 'g10', failed, { status: 'failed' }, clock.now());
+    await t.container.storage.webhooks.update({ tenantId: t.tenant, mode: 'live', workspace: null }, 'g10', failed, { status: 'failed' }, clock.now());
 
     const res = await api.publish({ type: 'transfer.completed', data: transfer });
     expect(res.statusCode).toBe(201);
@@ -117,9 +126,9 @@ describe('G10 webhooks and events: happy paths', () => {
     expect(res.headers['idempotent-replayed']).toBeUndefined();
     expect(await pending()).toBe(2);
 
-    const events = await eventsOf('acme');
+    const events = await eventsOf(t.tenant);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ id: json(res).data.id, type: 'transfer.completed', data: transfer, scope: { tenantId: 'acme', mode: 'live', workspace: null } });
+    expect(events[0]).toMatchObject({ id: json(res).data.id, type: 'transfer.completed', data: transfer, scope: { tenantId: t.tenant, mode: 'live', workspace: null } });
 
     await api.publish({ type: 'kyc.submitted', data: {} });
     expect(await pending()).toBe(2);
@@ -136,7 +145,7 @@ describe('G10 webhooks and events: happy paths', () => {
     expect(again.statusCode).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(json(again)).toEqual(json(first));
-    expect(await eventsOf('acme')).toHaveLength(1);
+    expect(await eventsOf(t.tenant)).toHaveLength(1);
     expect(await pending()).toBe(1);
 
     const conflict = await api.publish({ ...body, data: { ...body.data, amount: 6000 } }, { 'idempotency-key': 'order-42' });
@@ -146,7 +155,7 @@ describe('G10 webhooks and events: happy paths', () => {
     // Another key is another request.
     const other = await api.publish(body, { 'idempotency-key': 'order-43' });
     expect(json(other).data.id).not.toBe(json(first).data.id);
-    expect(await eventsOf('acme')).toHaveLength(2);
+    expect(await eventsOf(t.tenant)).toHaveLength(2);
   });
 
   it('publishes once when requests with one Idempotency-Key race', async () => {
@@ -154,7 +163,7 @@ describe('G10 webhooks and events: happy paths', () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => api.publish(body, { 'idempotency-key': 'race' })));
     expect(new Set(answers.map((r) => json(r).data.id)).size).toBe(1);
     expect(answers.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(4);
-    expect(await eventsOf('acme')).toHaveLength(1);
+    expect(await eventsOf(t.tenant)).toHaveLength(1);
   });
 
   it('keeps idempotency keys for 24 hours', async () => {
@@ -171,16 +180,16 @@ describe('G10 webhooks and events: happy paths', () => {
 
   it('stores the idempotency record and the event in one transaction', async () => {
     const { idempotency, events } = t.container.storage;
-    const ref = { tenantId: 'acme', mode: 'live' as const, key: 'atomic' };
+    const ref = { tenantId: t.tenant, mode: 'live' as const, key: 'atomic' };
     const at = clock.now();
     const write = { requestHash: 'h1', response: '{}', at, notBefore: new Date(at.getTime() - 1000) };
-    const [taken] = await events.append([{ id: 'evt_taken', type: 'wallet.created', scope: { tenantId: 'acme', mode: 'live', workspace: null }, data: {}, createdAt: at }]);
+    const [taken] = await events.append([{ id: 'evt_taken', type: 'wallet.created', scope: { tenantId: t.tenant, mode: 'live', workspace: null }, data: {}, createdAt: at }]);
     // The event cannot be stored (its id exists): the record must not be stored either.
     await expect(idempotency.appendEventOnce(ref, write, [{ ...taken!, seq: undefined } as never])).rejects.toThrow();
-    const retry = await idempotency.appendEventOnce(ref, write, [{ id: 'evt_fresh', type: 'wallet.created', scope: { tenantId: 'acme', mode: 'live', workspace: null }, data: {}, createdAt: at }]);
+    const retry = await idempotency.appendEventOnce(ref, write, [{ id: 'evt_fresh', type: 'wallet.created', scope: { tenantId: t.tenant, mode: 'live', workspace: null }, data: {}, createdAt: at }]);
     expect(retry.kind).toBe('appended');
-    const repeat = await idempotency.appendEventOnce(ref, write, [{ id: 'evt_third', type: 'wallet.created', scope: { tenantId: 'acme', mode: 'live', workspace: null }, data: {}, createdAt: at }]);
+    const repeat = await idempotency.appendEventOnce(ref, write, [{ id: 'evt_third', type: 'wallet.created', scope: { tenantId: t.tenant, mode: 'live', workspace: null }, data: {}, createdAt: at }]);
     expect(repeat).toEqual({ kind: 'existing', record: { requestHash: 'h1', response: '{}', createdAt: at } });
-    expect((await eventsOf('acme')).map((e) => e.id)).toEqual(['evt_taken', 'evt_fresh']);
+    expect((await eventsOf(t.tenant)).map((e) => e.id)).toEqual(['evt_taken', 'evt_fresh']);
   });
 });

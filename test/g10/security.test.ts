@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, json, type Json, type TestApp } from '../support/test-app.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 import { g10, transfer } from './client.ts';
 
 const stable = (body: Json) => ({ ...body, error: { ...body.error, request_id: undefined, message: String(body.error.message).replace(/whk_\w+/, '<id>') } });
@@ -7,8 +7,19 @@ const valid = { url: 'https://pay.example.com/hooks', events: ['transfer.complet
 
 describe('G10 webhooks and events: security', () => {
   let t: TestApp;
-  beforeEach(async () => { t = await createTestApp(); });
-  afterEach(() => t.close());
+  // Pending deliveries are counted over the whole store, which the tests of this file share: each test counts
+  // only the deliveries queued since it started.
+  let pendingAtStart = 0;
+  const pendingSinceStart = async () => (await t.container.storage.webhooks.pendingCount()) - pendingAtStart;
+  let aliceTenant: string, malloryTenant: string;
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.freshTenant();
+    pendingAtStart = await t.container.storage.webhooks.pendingCount();
+    aliceTenant = uniqueTenant('alice');
+    malloryTenant = uniqueTenant('mallory');
+  });
 
   it('refuses a request without a usable key, naming both accepted headers', async () => {
     for (const [method, url, payload] of [['GET', '/v1/webhooks', undefined], ['POST', '/v1/webhooks', valid], ['POST', '/v1/events', { type: 'kyc.verified', data: {} }]] as const) {
@@ -21,9 +32,9 @@ describe('G10 webhooks and events: security', () => {
   });
 
   it("never lists, reads, changes or deletes another tenant's or mode's webhooks: 404 like a missing id", async () => {
-    const alice = g10(t.app, await t.key({ tenant: 'alice' }));
+    const alice = g10(t.app, await t.key({ tenant: aliceTenant }));
     const mine = json(await alice.create(valid)).data;
-    for (const other of [g10(t.app, await t.key({ tenant: 'mallory' })), g10(t.app, await t.key({ tenant: 'alice', mode: 'test' }))]) {
+    for (const other of [g10(t.app, await t.key({ tenant: malloryTenant })), g10(t.app, await t.key({ tenant: aliceTenant, mode: 'test' }))]) {
       expect(json(await other.list()).data.pagination.total).toBe(0);
       for (const [op, run] of [
         ['get', (id: string) => other.get(id)],
@@ -40,13 +51,13 @@ describe('G10 webhooks and events: security', () => {
   });
 
   it("never queues one tenant's (or mode's) events for another's webhooks", async () => {
-    await g10(t.app, await t.key({ tenant: 'alice' })).create(valid);
-    const mallory = g10(t.app, await t.key({ tenant: 'mallory' }));
+    await g10(t.app, await t.key({ tenant: aliceTenant })).create(valid);
+    const mallory = g10(t.app, await t.key({ tenant: malloryTenant }));
     expect((await mallory.publish({ type: 'transfer.completed', data: transfer })).statusCode).toBe(201);
-    expect((await g10(t.app, await t.key({ tenant: 'alice', mode: 'test' })).publish({ type: 'transfer.completed', data: transfer })).statusCode).toBe(201);
-    expect(await t.container.storage.webhooks.pendingCount()).toBe(0);
-    await g10(t.app, await t.key({ tenant: 'alice' })).publish({ type: 'transfer.completed', data: transfer });
-    expect(await t.container.storage.webhooks.pendingCount()).toBe(1);
+    expect((await g10(t.app, await t.key({ tenant: aliceTenant, mode: 'test' })).publish({ type: 'transfer.completed', data: transfer })).statusCode).toBe(201);
+    expect(await pendingSinceStart()).toBe(0);
+    await g10(t.app, await t.key({ tenant: aliceTenant })).publish({ type: 'transfer.completed', data: transfer });
+    expect(await pendingSinceStart()).toBe(1);
   });
 
   it('keeps G9 and G10 webhooks apart', async () => {
@@ -60,8 +71,8 @@ describe('G10 webhooks and events: security', () => {
 
   it('keeps idempotency keys per tenant', async () => {
     const body = { type: 'transfer.completed', data: transfer };
-    const a = await g10(t.app, await t.key({ tenant: 'alice' })).publish(body, { 'idempotency-key': 'same' });
-    const m = await g10(t.app, await t.key({ tenant: 'mallory' })).publish({ ...body, data: { other: true } }, { 'idempotency-key': 'same' });
+    const a = await g10(t.app, await t.key({ tenant: aliceTenant })).publish(body, { 'idempotency-key': 'same' });
+    const m = await g10(t.app, await t.key({ tenant: malloryTenant })).publish({ ...body, data: { other: true } }, { 'idempotency-key': 'same' });
     expect(m.statusCode).toBe(201);
     expect(m.headers['idempotent-replayed']).toBeUndefined();
     expect(json(m).data.id).not.toBe(json(a).data.id);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { DIMS, NATIVE_DIMS, embeddingTextOf, g2, uuidOf } from './client.ts';
@@ -8,13 +8,15 @@ describe('G2 and G1 share one memory', () => {
   let t: TestApp;
   let v1: ReturnType<typeof g1>;
   let v2: ReturnType<typeof g2>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await createTestApp();
-    const key = await t.key();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    const key = await t.freshTenant();
     v1 = g1(t.app, key);
     v2 = g2(t.app, key);
   });
-  afterEach(() => t.close());
 
   it('reads, searches, updates and deletes a G2 memory through G1', async () => {
     const text = 'Deployment checklist\nRun migrations, then restart the workers one by one.';

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.ts';
 import { ManualClock } from '../../src/core/clock.ts';
-import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, g1, json, sharedTestApp, type TestApp } from '../support/test-app.ts';
 import { DIMS, G2_URL, clientVector, expectG2Error, g2, invalidFields, paddedHashVector } from './client.ts';
 
 const MISSING_UUID = '00000000-0000-4000-8000-000000000000';
@@ -11,12 +11,16 @@ describe('G2 errors', () => {
   let key: string;
   let api: ReturnType<typeof g2>;
   const setup = async (env: Record<string, string> = {}) => {
-    t = await createTestApp({ env });
+    t = Object.keys(env).length > 0 ? await createTestApp({ env }) : await fileApp();
     key = await t.key();
     api = g2(t.app, key);
   };
   const total = async () => json(await g1(t.app, key).list()).pagination.total as number;
-  afterEach(async () => { await t?.close(); });
+  // Tests that need nothing special share one app (a fresh tenant each); those with their own configuration, clock or
+  // embedder build their own, closed after them.
+  const fileApp = sharedTestApp();
+  afterAll(() => fileApp.close());
+  afterEach(async () => { if (!fileApp.owns(t)) await t?.close(); });
 
   describe('validation', () => {
     it('names a missing text in missing_fields', async () => {
@@ -190,7 +194,7 @@ describe('G2 errors', () => {
       expect(basic.headers['www-authenticate']).toMatch(/^Bearer/);
       expectG2Error(await g2(t.app, 'mnemo_live_nonsense').get('x'), 401, 'UNAUTHORIZED');
       expectG2Error(await t.app.inject({ method: 'GET', url: `${G2_URL}/x`, headers: { authorization: `Basic ${key}` } }), 401, 'UNAUTHORIZED');
-      const { key: revoked, record } = await t.container.apiKeys.create({ tenantId: 'acme', userId: 'u', tier: 'free', mode: 'live' });
+      const { key: revoked, record } = await t.container.apiKeys.create({ tenantId: t.tenant, userId: 'u', tier: 'free', mode: 'live' });
       expect((await g2(t.app, revoked).create({ text: 'before revoke' })).statusCode).toBe(201);
       await t.container.apiKeys.revoke(record.id);
       expectG2Error(await g2(t.app, revoked).get('x'), 401, 'UNAUTHORIZED');

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import {
@@ -21,13 +21,15 @@ describe('G2 happy paths', () => {
   let t: TestApp;
   let api: ReturnType<typeof g2>;
   let v1: ReturnType<typeof g1>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await createTestApp();
-    const key = await t.key();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    const key = await t.freshTenant();
     api = g2(t.app, key);
     v1 = g1(t.app, key);
   });
-  afterEach(() => t.close());
 
   it('stores a memory without an id: mem_<uuid>, embedded by the server, tokens counted with cl100k', async () => {
     const res = await api.create({ text: 'hello world' });
@@ -191,7 +193,7 @@ describe('G2 happy paths', () => {
   });
 
   it('shows a memory stored under another model with the current model\'s vector, computed for the answer', async () => {
-    const scope = { tenantId: 'acme', mode: 'live' as const, workspace: 'default' };
+    const scope = { tenantId: t.tenant, mode: 'live' as const, workspace: 'default' };
     const id = '11111111-2222-4333-8444-555555555555';
     const now = new Date();
     await t.container.storage.memories.insert({

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, g1, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 import { g2, uuidOf } from './client.ts';
 
 /** An error body without the part that differs per request. */
@@ -10,13 +10,19 @@ describe('G2 security: tenants, modes and workspaces never cross', () => {
   let aliceKey: string;
   let alice: ReturnType<typeof g2>;
   let bob: ReturnType<typeof g2>;
-  beforeEach(async () => {
+  let aliceCo: string, bobCo: string;
+  beforeAll(async () => {
     t = await createTestApp();
-    aliceKey = await t.key({ tenant: 'alice-co', user: 'alice' });
-    alice = g2(t.app, aliceKey);
-    bob = g2(t.app, await t.key({ tenant: 'bob-co', user: 'bob' }));
   });
-  afterEach(() => t.close());
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.freshTenant();
+    aliceCo = uniqueTenant('alice-co');
+    bobCo = uniqueTenant('bob-co');
+    aliceKey = await t.key({ tenant: aliceCo, user: 'alice' });
+    alice = g2(t.app, aliceKey);
+    bob = g2(t.app, await t.key({ tenant: bobCo, user: 'bob' }));
+  });
 
   it("answers another tenant's ids (mem_uuid, bare uuid, client id) exactly like missing ones", async () => {
     const generated = json(await alice.create({ text: 'Payroll\nsalary spreadsheet password hunter2' })).id as string;
@@ -80,7 +86,7 @@ describe('G2 security: tenants, modes and workspaces never cross', () => {
   });
 
   it('keeps test-mode data apart from live data of the same tenant', async () => {
-    const test = g2(t.app, await t.key({ tenant: 'alice-co', mode: 'test' }));
+    const test = g2(t.app, await t.key({ tenant: aliceCo, mode: 'test' }));
     const live = json(await alice.create({ id: 'same', text: 'production note' })).id as string;
     const liveGenerated = json(await alice.create({ text: 'live generated' })).id as string;
     expect((await test.get(live)).statusCode).toBe(404);

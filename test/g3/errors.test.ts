@@ -5,7 +5,7 @@ import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embed
 import { ManualClock } from '../../src/core/clock.ts';
 import type { DomainError } from '../../src/core/errors.ts';
 import { G3_ERRORS } from '../../src/surfaces/g3-search/errors.ts';
-import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, g1, json, sharedTestApp, uniqueTenant, type TestApp } from '../support/test-app.ts';
 import { expectG3Error, fieldsOf, g3 } from './client.ts';
 
 /** A local embeddings server (OpenAI wire format) that answers after `delayMs`, or fails with 500. */
@@ -40,11 +40,15 @@ describe('G3 errors', () => {
   let key: string;
   let api: ReturnType<typeof g3>;
   const setup = async (env: Record<string, string> = {}) => {
-    t = await createTestApp({ env });
+    t = Object.keys(env).length > 0 ? await createTestApp({ env }) : await fileApp();
     key = await t.key();
     api = g3(t.app, key);
   };
-  afterEach(async () => { await t?.close(); });
+  // Tests that need nothing special share one app (a fresh tenant each); those with their own configuration, clock or
+  // embedder build their own, closed after them.
+  const fileApp = sharedTestApp();
+  afterAll(() => fileApp.close());
+  afterEach(async () => { if (!fileApp.owns(t)) await t?.close(); });
 
   describe('validation (400 VALIDATION_ERROR, every bad field named once)', () => {
     it('names every bad /search field at once', async () => {
@@ -175,8 +179,9 @@ describe('G3 errors', () => {
       const typo = key.slice(0, 20) + (key[20] === 'a' ? 'b' : 'a') + key.slice(21);
       expectG3Error(await g3(t.app, typo).batch({ searches: [body] }), 401, 'UNAUTHORIZED');
 
-      const revokedKey = await t.key({ tenant: 'gone-co' });
-      const [record] = await t.container.apiKeys.list('gone-co');
+      const goneCo = uniqueTenant('gone-co');
+      const revokedKey = await t.key({ tenant: goneCo });
+      const [record] = await t.container.apiKeys.list(goneCo);
       expect((await g3(t.app, revokedKey).search(body)).statusCode).toBe(200);
       await t.container.apiKeys.revoke(record!.id);
       for (const call of ['search', 'hybrid', 'batch'] as const) {

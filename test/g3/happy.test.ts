@@ -1,11 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Embedder } from '../../src/core/embeddings/embedder.port.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { expectG3Error, fieldsOf, g3, ids } from './client.ts';
-
-const scope = (workspace = 'default') => ({ tenantId: 'acme', mode: 'live' as const, workspace });
 
 /** The hashing embedder, slowed down and counting how many embeds run at once. */
 function concurrencyProbe(delayMs: number): Embedder & { maxInFlight: number } {
@@ -32,6 +30,7 @@ function concurrencyProbe(delayMs: number): Embedder & { maxInFlight: number } {
 
 describe('G3 happy paths', () => {
   let t: TestApp;
+  const scope = (workspace = 'default') => ({ tenantId: t.tenant, mode: 'live' as const, workspace });
   let key: string;
   let api: ReturnType<typeof g3>;
   let writer: ReturnType<typeof g1>;
@@ -43,14 +42,17 @@ describe('G3 happy paths', () => {
     return json(res).data.id as string;
   };
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     clock = new ManualClock(Date.UTC(2026, 0, 10, 12, 0, 0));
     t = await createTestApp({ overrides: { clock } });
-    key = await t.key();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 0, 10, 12, 0, 0)); // each test starts at the same time, as with an app of its own
+    key = await t.freshTenant();
     api = g3(t.app, key);
     writer = g1(t.app, key);
   });
-  afterEach(() => t.close());
 
   describe('POST /api/v1/search', () => {
     it('answers best first above the threshold, in the bare G3 shape, and logs the search', async () => {
@@ -322,15 +324,18 @@ describe('G3 happy paths', () => {
     });
 
     it('runs the searches concurrently', async () => {
-      await t.close();
+      // Its own app: the embedder is a slow probe that counts concurrent calls.
       const probe = concurrencyProbe(50);
-      t = await createTestApp({ overrides: { clock, embedder: probe } });
-      key = await t.key();
-      const res = await g3(t.app, key).batch({ searches: Array.from({ length: 5 }, (_, i) => ({ query: `query ${i}` })) });
-      expect(res.statusCode).toBe(200);
-      expect(json(res).results).toHaveLength(5);
-      expect(probe.maxInFlight).toBeGreaterThan(1);
-      expect(json(res).total_time).toBeGreaterThanOrEqual(50);
+      const own = await createTestApp({ overrides: { clock, embedder: probe } });
+      try {
+        const res = await g3(own.app, await own.key()).batch({ searches: Array.from({ length: 5 }, (_, i) => ({ query: `query ${i}` })) });
+        expect(res.statusCode).toBe(200);
+        expect(json(res).results).toHaveLength(5);
+        expect(probe.maxInFlight).toBeGreaterThan(1);
+        expect(json(res).total_time).toBeGreaterThanOrEqual(50);
+      } finally {
+        await own.close();
+      }
     });
 
     it('searches the namespace of the batch', async () => {

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, g1, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 import { expectG3Error, fieldsOf, g3, ids } from './client.ts';
 
 /** Every id any G3 endpoint returns for `query` (threshold 0, so anything in scope would show). */
@@ -26,17 +26,23 @@ describe('G3 security: tenants, modes and workspaces never cross', () => {
     return json(res).data.id as string;
   };
 
-  beforeEach(async () => {
+  let aliceCo: string, bobCo: string;
+  beforeAll(async () => {
     t = await createTestApp();
-    aliceKey = await t.key({ tenant: 'alice-co', user: 'alice' });
-    alice = g3(t.app, aliceKey);
-    bob = g3(t.app, await t.key({ tenant: 'bob-co', user: 'bob' }));
   });
-  afterEach(() => t.close());
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.freshTenant();
+    aliceCo = uniqueTenant('alice-co');
+    bobCo = uniqueTenant('bob-co');
+    aliceKey = await t.key({ tenant: aliceCo, user: 'alice' });
+    alice = g3(t.app, aliceKey);
+    bob = g3(t.app, await t.key({ tenant: bobCo, user: 'bob' }));
+  });
 
   it("never shows another tenant's memories in search, hybrid or batch results", async () => {
     const secret = await write(aliceKey, { title: 'Payroll', content: 'salary spreadsheet password hunter2 zqxv42', tags: ['hr'], metadata: { dept: 'hr' } });
-    const bobKey = await t.key({ tenant: 'bob-co', user: 'bob2' });
+    const bobKey = await t.key({ tenant: bobCo, user: 'bob2' });
     const bobs = await write(bobKey, { title: 'Bob note', content: 'salary talk' });
 
     expect(await everythingVisible(alice, 'salary spreadsheet password hunter2 zqxv42')).toEqual([secret]);
@@ -55,12 +61,12 @@ describe('G3 security: tenants, modes and workspaces never cross', () => {
   it("keeps each tenant's search log to itself", async () => {
     await alice.search({ query: 'merger with initech' });
     const scope = (tenantId: string) => ({ tenantId, mode: 'live' as const, workspace: 'default' });
-    expect(await t.container.storage.searchLog.suggestQueries(scope('alice-co'), 'merger', 10)).toEqual([{ text: 'merger with initech', frequency: 1 }]);
-    expect(await t.container.storage.searchLog.suggestQueries(scope('bob-co'), 'merger', 10)).toEqual([]);
+    expect(await t.container.storage.searchLog.suggestQueries(scope(aliceCo), 'merger', 10)).toEqual([{ text: 'merger with initech', frequency: 1 }]);
+    expect(await t.container.storage.searchLog.suggestQueries(scope(bobCo), 'merger', 10)).toEqual([]);
   });
 
   it('keeps test-mode data apart from live data of the same tenant', async () => {
-    const testKey = await t.key({ tenant: 'alice-co', mode: 'test' });
+    const testKey = await t.key({ tenant: aliceCo, mode: 'test' });
     const live = await write(aliceKey, { title: 'live', content: 'production note zqxv42' });
     const sandbox = await write(testKey, { title: 'test', content: 'sandbox note zqxv42' });
     expect(await everythingVisible(g3(t.app, testKey), 'production note zqxv42')).toEqual([sandbox]);

@@ -1,9 +1,9 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embedder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
-import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, sharedTestApp, type Json, type TestApp } from '../support/test-app.ts';
 import { expectG4Error, fields, g4, ok, type G4Client } from './client.ts';
 
 const zeros = (n: number) => new Array<number>(n).fill(0);
@@ -14,10 +14,14 @@ describe('G4 errors', () => {
   let t: TestApp;
   let api: G4Client;
   let key: string;
-  afterEach(async () => { await t?.close(); });
+  // Tests that need nothing special share one app (a fresh tenant each); those with their own configuration, clock or
+  // embedder build their own, closed after them.
+  const fileApp = sharedTestApp();
+  afterAll(() => fileApp.close());
+  afterEach(async () => { if (!fileApp.owns(t)) await t?.close(); });
 
   const setup = async (env: Record<string, string> = {}) => {
-    t = await createTestApp({ env });
+    t = Object.keys(env).length > 0 ? await createTestApp({ env }) : await fileApp();
     key = await t.key();
     api = g4(t.app, key);
   };
@@ -334,7 +338,9 @@ describe('G4 errors', () => {
     };
 
     it('answers 408 SEARCH_TIMEOUT when a search outlives MNEMO_SEARCH_TIMEOUT_MS', async () => {
-      const url = await provider((body, res) => setTimeout(() => answer(body, res), 500));
+      let slowAnswerSent!: () => void;
+      const slowAnswer = new Promise<void>((resolve) => { slowAnswerSent = resolve; });
+      const url = await provider((body, res) => setTimeout(() => { answer(body, res); slowAnswerSent(); }, 500));
       const embedder = createOpenAiEmbedder({ url, model: 'slow', dimensions: 8, maxRetries: 0 });
       t = await createTestApp({ env: { MNEMO_SEARCH_TIMEOUT_MS: '50' }, overrides: { embedder } });
       api = g4(t.app, await t.key());
@@ -346,8 +352,9 @@ describe('G4 errors', () => {
       const v = zeros(1536);
       v[0] = 1;
       expect((await api.vector({ vector: v })).statusCode).toBe(200);
-      // Let the slow answer arrive before the app closes.
-      await new Promise((r) => setTimeout(r, 600));
+      // Let the slow answer go out before the app closes.
+      await slowAnswer;
+
     });
 
     it('answers 503 SERVICE_UNAVAILABLE when the provider fails', async () => {

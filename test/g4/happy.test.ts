@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Memory } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
@@ -20,7 +20,7 @@ describe('G4 happy paths', () => {
   let t: TestApp;
   let api: G4Client;
   let clock: ManualClock;
-  const scope: Scope = { tenantId: 'acme', mode: 'live', workspace: 'default' };
+  let scope: Scope;
   let m: Record<'checklist' | 'rollback' | 'lunch' | 'notes', Memory>;
 
   /** Memories one minute apart, so that created_at bounds are easy to aim. */
@@ -29,10 +29,15 @@ describe('G4 happy paths', () => {
     return t.container.memories.create(scope, actorIn(scope), { title, content, tags, metadata });
   };
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 0, 0));
     t = await createTestApp({ overrides: { clock } });
-    api = g4(t.app, await t.key({ tenant: 'acme' }));
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 2, 1, 9, 0, 0)); // each test starts at the same time, as with an app of its own
+    api = g4(t.app, await t.freshTenant());
+    scope = { tenantId: t.tenant, mode: 'live', workspace: 'default' };
     m = {
       checklist: await create('Deploy checklist', 'Run the deploy pipeline and watch the deploy dashboard', ['ops', 'release'], { env: 'prod', team: 'infra' }),
       rollback: await create('Deploy rollback', 'How to roll back a failed deploy pipeline', ['ops'], { env: 'staging', team: 'infra' }),
@@ -40,7 +45,6 @@ describe('G4 happy paths', () => {
       notes: await create('Pipeline deploy notes', LONG_CONTENT, ['docs'], { env: 'dev', team: 'web', labels: ['a', 'b'] }),
     };
   });
-  afterEach(() => t.close());
 
   describe('GET /v1/search', () => {
     it('answers best first above the threshold, with every item field', async () => {
@@ -308,7 +312,7 @@ describe('G4 happy paths', () => {
     });
 
     it('needs only a valid key, no scope', async () => {
-      const narrow = g4(t.app, await t.key({ tenant: 'acme', scopes: ['secrets:read'] }));
+      const narrow = g4(t.app, await t.key({ tenant: t.tenant, scopes: ['secrets:read'] }));
       expect(ok(await narrow.embed({ text: 'x' })).dimensions).toBe(1536);
     });
   });

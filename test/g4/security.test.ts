@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/scope.ts';
-import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 import { actorIn } from '../support/fixtures.ts';
 import { expectG4Error, g4, ok, type G4Client } from './client.ts';
 
@@ -15,15 +15,22 @@ describe('G4 security: tenants, modes and workspaces never cross', () => {
   const remember = (scope: Scope, title: string, content: string, tags: string[] = [], metadata: Record<string, unknown> = {}) =>
     t.container.memories.create(scope, actorIn(scope, 'someone'), { title, content, tags, metadata });
 
-  beforeEach(async () => {
+  let aliceCo: string, bobCo: string, carolCo: string;
+  beforeAll(async () => {
     t = await createTestApp();
-    alice = g4(t.app, await t.key({ tenant: 'alice-co', user: 'alice' }));
-    bob = g4(t.app, await t.key({ tenant: 'bob-co', user: 'bob' }));
   });
-  afterEach(() => t.close());
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.freshTenant();
+    aliceCo = uniqueTenant('alice-co');
+    bobCo = uniqueTenant('bob-co');
+    carolCo = uniqueTenant('carol-co');
+    alice = g4(t.app, await t.key({ tenant: aliceCo, user: 'alice' }));
+    bob = g4(t.app, await t.key({ tenant: bobCo, user: 'bob' }));
+  });
 
   it("never returns another tenant's memories from semantic or vector search", async () => {
-    const secret = await remember(scopeOf('alice-co'), 'Payroll secrets', 'salary spreadsheet password hunter2', ['hr'], { dept: 'hr' });
+    const secret = await remember(scopeOf(aliceCo), 'Payroll secrets', 'salary spreadsheet password hunter2', ['hr'], { dept: 'hr' });
     const q = { q: 'salary spreadsheet password', similarity_threshold: 0 };
     expect(ok(await alice.search(q)).results.map((r: Json) => r.id)).toEqual([secret.id]);
     const theirs = ok(await bob.search(q));
@@ -38,7 +45,7 @@ describe('G4 security: tenants, modes and workspaces never cross', () => {
   });
 
   it("never suggests another tenant's past queries, tags or titles", async () => {
-    await remember(scopeOf('alice-co'), 'Acquisition plan', 'Project Falcon: buy the competitor', ['acquisition', 'confidential']);
+    await remember(scopeOf(aliceCo), 'Acquisition plan', 'Project Falcon: buy the competitor', ['acquisition', 'confidential']);
     for (let i = 0; i < 3; i++) ok(await alice.search({ q: 'acquisition of competitor falcon' }));
     expect(texts(ok(await alice.suggestions({ q: 'acq' })))).toEqual(['acquisition of competitor falcon']);
     expect(texts(ok(await alice.suggestions({ q: 'acq', type: 'tag' })))).toEqual(['acquisition']);
@@ -54,9 +61,9 @@ describe('G4 security: tenants, modes and workspaces never cross', () => {
   });
 
   it('keeps test-mode data and searches apart from live data of the same tenant', async () => {
-    const sandbox = g4(t.app, await t.key({ tenant: 'alice-co', user: 'alice', mode: 'test' }));
-    await remember(scopeOf('alice-co'), 'live', 'production database note', ['prod-only']);
-    await remember(scopeOf('alice-co', 'test'), 'test', 'sandbox database note', ['sandbox-only']);
+    const sandbox = g4(t.app, await t.key({ tenant: aliceCo, user: 'alice', mode: 'test' }));
+    await remember(scopeOf(aliceCo), 'live', 'production database note', ['prod-only']);
+    await remember(scopeOf(aliceCo, 'test'), 'test', 'sandbox database note', ['sandbox-only']);
     const q = { q: 'database note', similarity_threshold: 0 };
     expect(titles(ok(await alice.search(q)))).toEqual(['live']);
     expect(titles(ok(await sandbox.search(q)))).toEqual(['test']);
@@ -71,11 +78,11 @@ describe('G4 security: tenants, modes and workspaces never cross', () => {
   });
 
   it('keeps workspaces apart (X-Workspace-ID)', async () => {
-    const key = await t.key({ tenant: 'carol-co', user: 'carol' });
+    const key = await t.key({ tenant: carolCo, user: 'carol' });
     const main = g4(t.app, key);
     const research = g4(t.app, key, { 'x-workspace-id': 'research' });
-    await remember(scopeOf('carol-co'), 'Roadmap', 'quarterly roadmap for the product', ['plans']);
-    await remember(scopeOf('carol-co', 'live', 'research'), 'Experiment', 'quarterly roadmap experiment results', ['lab']);
+    await remember(scopeOf(carolCo), 'Roadmap', 'quarterly roadmap for the product', ['plans']);
+    await remember(scopeOf(carolCo, 'live', 'research'), 'Experiment', 'quarterly roadmap experiment results', ['lab']);
     const q = { q: 'quarterly roadmap', similarity_threshold: 0 };
     expect(titles(ok(await main.search(q)))).toEqual(['Roadmap']);
     expect(titles(ok(await research.search(q)))).toEqual(['Experiment']);
@@ -87,8 +94,8 @@ describe('G4 security: tenants, modes and workspaces never cross', () => {
   });
 
   it('escapes HTML in highlights and never lets a filter reach outside the scope', async () => {
-    await remember(scopeOf('alice-co'), 'XSS', 'deploy <script>alert("x")</script> & more deploy notes', [], { owner: 'alice' });
-    await remember(scopeOf('bob-co'), 'Bob deploy', 'deploy notes of bob', [], { owner: 'alice' });
+    await remember(scopeOf(aliceCo), 'XSS', 'deploy <script>alert("x")</script> & more deploy notes', [], { owner: 'alice' });
+    await remember(scopeOf(bobCo), 'Bob deploy', 'deploy notes of bob', [], { owner: 'alice' });
     const hit = ok(await alice.search({ q: 'deploy notes', similarity_threshold: 0 })).results;
     expect(hit).toHaveLength(1);
     const joined = (hit[0].highlights as string[]).join(' ');
@@ -100,7 +107,7 @@ describe('G4 security: tenants, modes and workspaces never cross', () => {
   });
 
   it('answers a revoked key and an unknown key identically, without leaking anything', async () => {
-    const { key, record } = await t.container.apiKeys.create({ tenantId: 'alice-co', userId: 'alice', tier: 'pro', mode: 'live' });
+    const { key, record } = await t.container.apiKeys.create({ tenantId: aliceCo, userId: 'alice', tier: 'pro', mode: 'live' });
     const stable = (body: Json) => ({ ...body, meta: undefined, error: { ...body.error, message: undefined } });
     ok(await g4(t.app, key).search({ q: 'x' }));
     await t.container.apiKeys.revoke(record.id);

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { EmbeddingError, type Embedder } from '../../src/core/embeddings/embedder.port.ts';
 import { ManualClock, systemClock } from '../../src/core/clock.ts';
-import { createTestApp, json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, json, sharedTestApp, type TestApp } from '../support/test-app.ts';
 import { countingLimiter, expectG5Error, g5, G5_URL } from './client.ts';
 
 const AVAILABLE = ['mnemo-embed-1024', 'mnemo-embed-1536', 'mnemo-embed-768'];
@@ -11,10 +11,14 @@ describe('G5 errors', () => {
   let t: TestApp;
   let api: ReturnType<typeof g5>;
   let key: string;
-  afterEach(async () => { await t?.close(); });
+  // Tests that need nothing special share one app (a fresh tenant each); those with their own configuration, clock or
+  // embedder build their own, closed after them.
+  const fileApp = sharedTestApp();
+  afterAll(() => fileApp.close());
+  afterEach(async () => { if (!fileApp.owns(t)) await t?.close(); });
 
   const setup = async (options: Parameters<typeof createTestApp>[0] = {}) => {
-    t = await createTestApp(options);
+    t = Object.keys(options).length > 0 ? await createTestApp(options) : await fileApp();
     key = await t.key();
     api = g5(t.app, key);
   };
@@ -192,12 +196,12 @@ describe('G5 errors', () => {
           .toEqual({ field: 'Authorization', reason: 'invalid_api_key' });
       await invalid('mnemo_live_');
       await invalid(key.slice(0, 20) + (key[20] === 'a' ? 'b' : 'a') + key.slice(21));
-      const { record, key: revoked } = await t.container.apiKeys.create({ tenantId: 'acme', userId: 'u', tier: 'free', mode: 'live' });
+      const { record, key: revoked } = await t.container.apiKeys.create({ tenantId: t.tenant, userId: 'u', tier: 'free', mode: 'live' });
       expect((await g5(t.app, revoked).embed({ input: 'x' })).statusCode).toBe(200);
       await t.container.apiKeys.revoke(record.id);
       await invalid(revoked);
       const { key: expiring } = await t.container.apiKeys.create({
-        tenantId: 'acme', userId: 'u', tier: 'free', mode: 'live', expiresAt: new Date(Date.UTC(2026, 0, 1, 13)),
+        tenantId: t.tenant, userId: 'u', tier: 'free', mode: 'live', expiresAt: new Date(Date.UTC(2026, 0, 1, 13)),
       });
       expect((await g5(t.app, expiring).embed({ input: 'x' })).statusCode).toBe(200);
       clock.advance(60 * 60_000);

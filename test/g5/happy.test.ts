@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { createTestApp, json, type Json, type TestApp } from '../support/test-app.ts';
 import { g5, G5_URL } from './client.ts';
@@ -17,11 +17,14 @@ function expectPadded(embedding: number[], text: string, width: number): void {
 describe('G5 happy paths', () => {
   let t: TestApp;
   let api: ReturnType<typeof g5>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await createTestApp();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.freshTenant();
     api = g5(t.app, await t.key());
   });
-  afterEach(() => t.close());
 
   it('embeds a string into one 1024-dimension vector of the default model, without an envelope', async () => {
     const res = await api.embed({ input: 'hello world' });

@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Scope } from '../../src/core/scope.ts';
-import { createTestApp, json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, json, uniqueTenant, type TestApp } from '../support/test-app.ts';
 import { g5, G5_URL } from './client.ts';
 
 /** Everything a client sees of an answer. */
@@ -11,11 +11,18 @@ const visible = (res: LightMyRequestResponse): string => `${JSON.stringify(res.h
 describe('G5 security', () => {
   let t: TestApp;
   let clock: ManualClock;
-  beforeEach(async () => {
+  let aliceCo: string, bobCo: string;
+  beforeAll(async () => {
     clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
     t = await createTestApp({ overrides: { clock } });
   });
-  afterEach(() => t.close());
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 0, 1, 12, 0, 0)); // each test starts at the same time, as with an app of its own
+    await t.freshTenant();
+    aliceCo = uniqueTenant('alice-co');
+    bobCo = uniqueTenant('bob-co');
+  });
 
   it('never shows the API key, in any answer', async () => {
     const key = await t.key({ tier: 'free' });
@@ -39,7 +46,7 @@ describe('G5 security', () => {
     answers.push(await api.embed({ input: 'x' }));
     expect(answers.at(-1)!.statusCode).toBe(429);
     // Revoked.
-    const [record] = await t.container.apiKeys.list('acme');
+    const record = (await t.container.apiKeys.list(t.tenant)).find((r) => key.startsWith(r.displayPrefix) && r.tier === 'free');
     await t.container.apiKeys.revoke(record!.id);
     clock.advance(1);
     answers.push(await api.embed({ input: 'x' }));
@@ -66,15 +73,15 @@ describe('G5 security', () => {
   });
 
   it('writes nothing: no memories, no search log, for the caller or anyone', async () => {
-    const key = await t.key({ tenant: 'acme' });
+    const key = await t.key({ tenant: t.tenant });
     const api = g5(t.app, key);
     for (const input of ['remember this: the door code is 4242', ['note one', 'note two']]) {
       expect((await api.embed({ input })).statusCode).toBe(200);
     }
     expect((await api.embed({ input: 'x', model: 'mnemo-embed-1536' })).statusCode).toBe(200);
     const scopes: Scope[] = [
-      { tenantId: 'acme', mode: 'live', workspace: 'default' },
-      { tenantId: 'acme', mode: 'test', workspace: 'default' },
+      { tenantId: t.tenant, mode: 'live', workspace: 'default' },
+      { tenantId: t.tenant, mode: 'test', workspace: 'default' },
     ];
     for (const scope of scopes) {
       const { items, total } = await t.container.storage.memories.list(scope, {
@@ -88,8 +95,8 @@ describe('G5 security', () => {
   });
 
   it('gives the same vectors to every tenant and mode: nothing per caller leaks into them', async () => {
-    const a = g5(t.app, await t.key({ tenant: 'alice-co' }));
-    const b = g5(t.app, await t.key({ tenant: 'bob-co', mode: 'test' }));
+    const a = g5(t.app, await t.key({ tenant: aliceCo }));
+    const b = g5(t.app, await t.key({ tenant: bobCo, mode: 'test' }));
     const input = ['shared text', 'another'];
     const fromA = json(await a.embed({ input }));
     const fromB = json(await b.embed({ input }));
@@ -100,7 +107,7 @@ describe('G5 security', () => {
     const key = await t.key();
     const res = await g5(t.app, key).embed({ input: 'x' }, { 'x-api-key': 'not-a-key' });
     expect(res.statusCode).toBe(200);
-    const { key: testKey } = await t.container.apiKeys.create({ tenantId: 'acme', userId: 'u', tier: 'free', mode: 'test' });
+    const { key: testKey } = await t.container.apiKeys.create({ tenantId: t.tenant, userId: 'u', tier: 'free', mode: 'test' });
     expect((await g5(t.app, testKey).embed({ input: 'x' })).statusCode).toBe(200);
     expect((await g5(t.app, testKey.replace('mnemo_test_', 'mnemo_live_')).embed({ input: 'x' })).statusCode).toBe(401);
   });

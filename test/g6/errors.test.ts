@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.ts';
-import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { createTestApp, g1, json, sharedTestApp, type Json, type TestApp } from '../support/test-app.ts';
 import { batchClient } from './client.ts';
 
 function expectG6Error(res: { statusCode: number; json: () => unknown }, status: number, code: string): Json {
@@ -17,14 +17,18 @@ function expectG6Error(res: { statusCode: number; json: () => unknown }, status:
 describe('G6 batch: failures, retries, timeouts and atomicity', () => {
   let t: TestApp;
   let provider: EmbeddingsServer | undefined;
+  // Tests that need nothing special share one app (a fresh tenant each); those with their own configuration, clock or
+  // embedder build their own, closed after them.
+  const fileApp = sharedTestApp();
+  afterAll(() => fileApp.close());
   afterEach(async () => {
-    await t?.close();
+    if (!fileApp.owns(t)) await t?.close();
     await provider?.close();
     provider = undefined;
   });
 
   it('stops at the first failure when continue_on_error is false; later operations do not run', async () => {
-    t = await createTestApp();
+    t = await fileApp();
     const key = await t.key();
     const res = await batchClient(t.app, key)({
       operations: [
@@ -98,7 +102,7 @@ describe('G6 batch: failures, retries, timeouts and atomicity', () => {
   });
 
   it('atomic: one failure undoes every write', async () => {
-    t = await createTestApp();
+    t = await fileApp();
     const key = await t.key();
     const api = g1(t.app, key);
     const { id } = json(await api.create({ title: 't', content: 'untouched' })).data;
@@ -118,7 +122,7 @@ describe('G6 batch: failures, retries, timeouts and atomicity', () => {
   });
 
   it('rejects malformed batches with the spec codes', async () => {
-    t = await createTestApp();
+    t = await fileApp();
     const batch = batchClient(t.app, await t.key());
     expect(expectG6Error(await batch({}), 400, 'INVALID_BATCH_REQUEST')).toMatchObject({ field: 'operations', reason: 'operations_array_required' });
     expect(expectG6Error(await batch({ operations: 'x' }), 400, 'INVALID_BATCH_REQUEST')).toMatchObject({ reason: 'operations_array_required' });
@@ -133,7 +137,7 @@ describe('G6 batch: failures, retries, timeouts and atomicity', () => {
   });
 
   it('answers malformed JSON, content type and auth errors in the envelope', async () => {
-    t = await createTestApp();
+    t = await fileApp();
     const key = await t.key();
     const post = (payload: string, headers: Record<string, string>) => t.app.inject({ method: 'POST', url: '/api/v1/batch', payload, headers });
     expect(expectG6Error(await post('{"operations": [', { authorization: `Bearer ${key}`, 'content-type': 'application/json' }), 400, 'INVALID_BATCH_REQUEST')).toMatchObject({ reason: 'invalid_json' });

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { batchClient } from './client.ts';
 
@@ -7,13 +7,15 @@ describe('G6 batch: happy paths', () => {
   let key: string;
   let batch: ReturnType<typeof batchClient>;
   let memories: ReturnType<typeof g1>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await createTestApp();
-    key = await t.key();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    key = await t.freshTenant();
     batch = batchClient(t.app, key);
     memories = g1(t.app, key);
   });
-  afterEach(() => t.close());
 
   it('runs a mixed batch in input order with a summary, and answers the batch id', async () => {
     const existing = json(await memories.create({ title: 'Old', content: 'old content about gardening' })).data;

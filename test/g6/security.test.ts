@@ -1,16 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, g1, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 import { batchClient } from './client.ts';
 
 describe('G6 batch: security', () => {
   let t: TestApp;
-  beforeEach(async () => { t = await createTestApp(); });
-  afterEach(() => t.close());
+  let aliceTenant: string, malloryTenant: string;
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.freshTenant();
+    aliceTenant = uniqueTenant('alice');
+    malloryTenant = uniqueTenant('mallory');
+  });
 
   it("never reads, changes, deletes or finds another tenant's memories", async () => {
-    const alice = await t.key({ tenant: 'alice' });
+    const alice = await t.key({ tenant: aliceTenant });
     const secret = json(await g1(t.app, alice).create({ title: 'secret', content: 'the vault code is 1234' })).data;
-    const mallory = batchClient(t.app, await t.key({ tenant: 'mallory' }));
+    const mallory = batchClient(t.app, await t.key({ tenant: malloryTenant }));
     for (const atomic of [false, true]) {
       const res = await mallory({
         operations: [
@@ -30,12 +36,12 @@ describe('G6 batch: security', () => {
   });
 
   it('writes into the caller workspace and test mode only', async () => {
-    const key = await t.key({ tenant: 'acme' });
+    const key = await t.key({ tenant: t.tenant });
     const res = await batchClient(t.app, key, { 'x-workspace-id': 'ws-9' })({ operations: [{ type: 'create', data: { content: 'in ws-9' } }] });
     const id = json(res).data.operations[0].result.id;
     expect((await g1(t.app, key).get(id)).statusCode).toBe(404);
     expect((await g1(t.app, key, { 'x-workspace-id': 'ws-9' }).get(id)).statusCode).toBe(200);
-    const testKey = await t.key({ tenant: 'acme', mode: 'test' });
+    const testKey = await t.key({ tenant: t.tenant, mode: 'test' });
     expect((await g1(t.app, testKey, { 'x-workspace-id': 'ws-9' }).get(id)).statusCode).toBe(404);
   });
 });

@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Json } from '../support/test-app.ts';
-import { bearer, g1Http, openStream, sleep, startLiveApp, type LiveApp, type SseClient } from '../streams/support.ts';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { uniqueTenant, type Json } from '../support/test-app.ts';
+import { bearer, g1Http, openStream, startLiveApp, type LiveApp, type SseClient } from '../streams/support.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MEMORY_EVENTS = 'memory.created,memory.updated,memory.deleted';
@@ -8,6 +8,14 @@ const MEMORY_EVENTS = 'memory.created,memory.updated,memory.deleted';
 describe('G8 event stream: happy paths', () => {
   let t: LiveApp;
   const streams: SseClient[] = [];
+  // Tests with the default settings share one listening app (a fresh tenant each); the others start their own.
+  let shared: LiveApp | undefined;
+  const sharedLiveApp = async (): Promise<LiveApp> => {
+    shared ??= await startLiveApp();
+    await shared.freshTenant();
+    return shared;
+  };
+  afterAll(async () => { await shared?.close(); });
   const open = async (query: string, key: string, headers: Record<string, string> = {}) => {
     const s = await openStream(`${t.url}/api/v1/stream${query}`, { ...bearer(key), ...headers });
     streams.push(s);
@@ -16,11 +24,11 @@ describe('G8 event stream: happy paths', () => {
   };
   afterEach(async () => {
     for (const s of streams.splice(0)) s.close();
-    await t.close();
+    if (t !== shared) await t.close();
   });
 
   it('sends memory.created, memory.updated and memory.deleted frames (event, id, data) for G1 writes', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const s = await open(`?events=${MEMORY_EVENTS}`, key);
     expect(s.headers['content-type']).toMatch(/^text\/event-stream/);
@@ -54,7 +62,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('sends only the requested types: comma-separated and repeated `events` parameters', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const onlyDeletes = await open('?events=memory.deleted', key);
     const repeated = await open('?events=memory.created&events=search.performed', key);
@@ -76,7 +84,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('applies filters[tags], filters[memory_type] and metadata filters to memory events', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const byTag = await open(`?events=${MEMORY_EVENTS}&filters[tags]=ops,infra`, key);
     const byType = await open(`?events=memory.created&filters%5Bmemory_type%5D=project`, key);
@@ -122,7 +130,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('resumes after Last-Event-ID with nothing missed and nothing twice while writes go on', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const api = g1Http(t.url, key);
     const created: string[] = [];
@@ -170,7 +178,7 @@ describe('G8 event stream: happy paths', () => {
   });
 
   it('starts live with a comment when Last-Event-ID is unknown', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const key = await t.key();
     const api = g1Http(t.url, key);
     await api.create({ title: 'old', content: 'before' });
@@ -198,18 +206,21 @@ describe('G8 event stream: happy paths', () => {
         services: { api: 'up', database: 'up', search: 'up' },
       });
       expect(frame.data!.metrics.memory_usage).toBeGreaterThan(1);
-      await sleep(100);
-      expect(notAsked.events()).toEqual([]);
+      // Positive control: what the third stream did ask for arrives, after the health event it must not get.
+      const m = await g1Http(t.url, await t.key({ tenant: 'acme' })).create({ title: 'x', content: 'y' });
+      await notAsked.waitFor((f) => f.event === 'memory.created' && f.data?.id === m.id);
+      expect(notAsked.events().map((f) => f.event)).toEqual(['memory.created']);
     } finally {
       t.container.periodic.stop();
     }
   });
 
   it('delivers analytics.update to streams of the tenant and mode that were active', async () => {
-    t = await startLiveApp();
-    const key = await t.key({ tenant: 'acme' });
+    t = await sharedLiveApp();
+    const key = await t.key();
+    const globex = uniqueTenant('globex');
     const mine = await open('?events=analytics.update', key, { 'x-workspace-id': 'elsewhere' });
-    const idle = await open('?events=analytics.update', await t.key({ tenant: 'globex' }));
+    const idle = await open('?events=analytics.update', await t.key({ tenant: globex }));
     const api = g1Http(t.url, key);
     const m = await api.create({ title: 'x', content: 'y' });
     await api.update(m.id as string, { title: 'z' });
@@ -221,12 +232,16 @@ describe('G8 event stream: happy paths', () => {
       window: { start: expect.stringMatching(ISO), end: expect.stringMatching(ISO), seconds: 60 },
     });
     expect(frame.data!.avg_search_time_ms).toBeGreaterThan(0);
-    await sleep(100);
-    expect(idle.events()).toEqual([]);
+    // Positive control: once globex has been active, the next summary reaches its stream, and it is the first one there.
+    await g1Http(t.url, await t.key({ tenant: globex })).search({ query: 'y' });
+    await t.container.periodic.emitAnalytics();
+    await idle.waitFor((f) => f.event === 'analytics.update');
+    expect(idle.events()).toHaveLength(1);
+    expect(idle.events()[0]!.data).toMatchObject({ total_memories: 0, searches: 1 });
   });
 
   it('emits user.activity once per user per window when a key is used', async () => {
-    t = await startLiveApp();
+    t = await sharedLiveApp();
     const watcher = await open('?events=user.activity', await t.key({ user: 'watcher' }));
     const other = await t.key({ user: 'ann' });
     const api = g1Http(t.url, other);
@@ -236,7 +251,10 @@ describe('G8 event stream: happy paths', () => {
     expect(frame.data!.first_request_at).toMatch(ISO);
     await api.create({ title: 'x2', content: 'y2' });
     await api.search({ query: 'y' });
-    await sleep(200);
+    // Positive control: another user's first request, made after ann's, is announced; ann's would have come first.
+    await g1Http(t.url, await t.key({ user: 'bob' })).search({ query: 'y' });
+    await watcher.waitFor((f) => f.event === 'user.activity' && f.data?.user_id === 'bob');
     expect(watcher.events().filter((f) => f.data?.user_id === 'ann')).toHaveLength(1);
+
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createTestApp, json, type Json, type TestApp } from '../support/test-app.ts';
@@ -11,12 +11,15 @@ describe('G9 webhooks: errors', () => {
   let t: TestApp;
   let clock: ManualClock;
   let api: ReturnType<typeof g9>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 30, 0));
     t = await createTestApp({ overrides: { clock } });
-    api = g9(t.app, await t.key());
   });
-  afterEach(() => t.close());
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 2, 1, 9, 30, 0)); // each test starts at the same time, as with an app of its own
+    api = g9(t.app, await t.freshTenant());
+  });
 
   it('answers 400 VALIDATION_ERROR in the G9 envelope, naming the bad url', async () => {
     for (const [url, message] of [
@@ -147,8 +150,9 @@ describe('G9 webhooks: errors', () => {
 
 describe('G9 webhooks: MNEMO_WEBHOOK_ALLOW_CIDRS', () => {
   let t: TestApp;
-  beforeEach(async () => { t = await createTestApp({ env: { MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8, ::1/128' } }); });
-  afterEach(() => t.close());
+  // Its own app (one for this block): the allow-list is configuration.
+  beforeAll(async () => { t = await createTestApp({ env: { MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8, ::1/128' } }); });
+  afterAll(() => t.close());
 
   it('accepts allow-listed private addresses and still refuses the others', async () => {
     const api = g9(t.app, await t.key());

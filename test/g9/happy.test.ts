@@ -1,20 +1,28 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { g9, GENERATED_SECRET, ISO } from './client.ts';
 
 describe('G9 webhooks: happy paths', () => {
   let t: TestApp;
+  // Pending deliveries are counted over the whole store, which the tests of this file share: each test counts
+  // only the deliveries queued since it started.
+  let pendingAtStart = 0;
+  const pendingSinceStart = async () => (await t.container.storage.webhooks.pendingCount()) - pendingAtStart;
   let clock: ManualClock;
   let key: string;
   let api: ReturnType<typeof g9>;
-  beforeEach(async () => {
+  beforeAll(async () => {
     clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 0, 0));
     t = await createTestApp({ overrides: { clock } });
-    key = await t.key();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 2, 1, 9, 0, 0)); // each test starts at the same time, as with an app of its own
+    key = await t.freshTenant();
+    pendingAtStart = await t.container.storage.webhooks.pendingCount();
     api = g9(t.app, key);
   });
-  afterEach(() => t.close());
 
   it('creates a webhook with every field and answers the whole resource, secret included', async () => {
     const res = await api.create({
@@ -136,7 +144,7 @@ describe('G9 webhooks: happy paths', () => {
     const memories = g1(t.app, key);
     await api.create({ url: 'https://h.example.com/ops', events: ['memory.created'], filters: { tags: 'ops' } });
     const disabled = json(await api.create({ url: 'https://h.example.com/off', events: ['memory.created'], active: false })).data.id;
-    const pending = () => t.container.storage.webhooks.pendingCount();
+    const pending = () => pendingSinceStart();
 
     await memories.create({ title: 'no tags', content: 'x' });
     expect(await pending()).toBe(0);

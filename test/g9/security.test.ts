@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, g1, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 import { g9 } from './client.ts';
 
 /** An error body without the parts that differ per request. */
@@ -8,8 +8,19 @@ const valid = { url: 'https://hooks.example.com/x', events: ['memory.created'] }
 
 describe('G9 webhooks: security', () => {
   let t: TestApp;
-  beforeEach(async () => { t = await createTestApp(); });
-  afterEach(() => t.close());
+  // Pending deliveries are counted over the whole store, which the tests of this file share: each test counts
+  // only the deliveries queued since it started.
+  let pendingAtStart = 0;
+  const pendingSinceStart = async () => (await t.container.storage.webhooks.pendingCount()) - pendingAtStart;
+  let aliceTenant: string, malloryTenant: string;
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.freshTenant();
+    pendingAtStart = await t.container.storage.webhooks.pendingCount();
+    aliceTenant = uniqueTenant('alice');
+    malloryTenant = uniqueTenant('mallory');
+  });
 
   it('refuses a request without a usable key', async () => {
     const key = await t.key();
@@ -25,9 +36,9 @@ describe('G9 webhooks: security', () => {
   });
 
   it("never lists, reads, updates or deletes another tenant's or mode's webhooks: 404 like a missing id", async () => {
-    const alice = g9(t.app, await t.key({ tenant: 'alice' }));
+    const alice = g9(t.app, await t.key({ tenant: aliceTenant }));
     const mine = json(await alice.create(valid)).data;
-    for (const other of [g9(t.app, await t.key({ tenant: 'mallory' })), g9(t.app, await t.key({ tenant: 'alice', mode: 'test' }))]) {
+    for (const other of [g9(t.app, await t.key({ tenant: malloryTenant })), g9(t.app, await t.key({ tenant: aliceTenant, mode: 'test' }))]) {
       expect(json(await other.list()).data.pagination.total).toBe(0);
       for (const [op, run] of [
         ['get', (id: string) => other.get(id)],
@@ -55,16 +66,16 @@ describe('G9 webhooks: security', () => {
 
     await g1(t.app, key, { 'x-workspace-id': 'ws-2' }).create({ title: 'elsewhere', content: 'x' });
     await g1(t.app, key).create({ title: 'default', content: 'x' });
-    expect(await t.container.storage.webhooks.pendingCount()).toBe(0);
+    expect(await pendingSinceStart()).toBe(0);
     await g1(t.app, key, { 'x-workspace-id': 'ws-1' }).create({ title: 'here', content: 'x' });
-    expect(await t.container.storage.webhooks.pendingCount()).toBe(1);
+    expect(await pendingSinceStart()).toBe(1);
   });
 
   it("never queues another tenant's memory events", async () => {
-    await g9(t.app, await t.key({ tenant: 'alice' })).create(valid);
-    await g1(t.app, await t.key({ tenant: 'mallory' })).create({ title: 'm', content: 'x' });
-    await g1(t.app, await t.key({ tenant: 'alice', mode: 'test' })).create({ title: 'm', content: 'x' });
-    expect(await t.container.storage.webhooks.pendingCount()).toBe(0);
+    await g9(t.app, await t.key({ tenant: aliceTenant })).create(valid);
+    await g1(t.app, await t.key({ tenant: malloryTenant })).create({ title: 'm', content: 'x' });
+    await g1(t.app, await t.key({ tenant: aliceTenant, mode: 'test' })).create({ title: 'm', content: 'x' });
+    expect(await pendingSinceStart()).toBe(0);
   });
 
   it('shows the secret only in the create answer', async () => {

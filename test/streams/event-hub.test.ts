@@ -55,8 +55,10 @@ describe('event hub (the log tail behind every stream)', () => {
     await storage.events.append([evt(999, { type: 'system.health', scope: { tenantId: null, mode: null, workspace: null } })]);
     await until(() => got.length === 251);
     expect(got.map((e) => e.data.n)).toEqual([...Array.from({ length: 250 }, (_, i) => i), 999]);
-    await sleep(50);
-    expect(got).toHaveLength(251);
+    // Positive control: a later event in scope arrives right after, so nothing else (out of scope) came in between.
+    await storage.events.append([evt(1000)]);
+    await until(() => got.length >= 252);
+    expect(got.slice(251).map((e) => e.data.n)).toEqual([1000]);
   });
 
   it('replays from a seq, then goes on live without a gap or a duplicate', async () => {
@@ -93,9 +95,14 @@ describe('event hub (the log tail behind every stream)', () => {
     await storage.events.append([evt(2)]);
     const pages: number[] = [];
     await hub.subscribe({ ...scope, types: ['memory.created'], afterSeq: 0, deliver: (page) => { pages.push(page.length); return false; } });
-    await sleep(60);
+    // Positive control: a live subscriber sees a later event, so the hub has handed it to every subscriber it still has.
+    const control = await collect();
+    await storage.events.append([evt(3)]);
+    await until(() => control.got.length === 1);
     expect(got).toHaveLength(1);
     expect(pages).toEqual([2]);
+    control.tail.stop();
     expect(hub.size).toBe(0);
+
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, g1Http, openWs, sleep, startLiveApp, type LiveApp, type WsClient } from './support.ts';
+import { bearer, g1Http, openWs, startLiveApp, type LiveApp, type WsClient } from './support.ts';
 
 describe('G4 WebSocket /v1/search/live', () => {
   let t: LiveApp;
@@ -53,10 +53,13 @@ describe('G4 WebSocket /v1/search/live', () => {
     ws.send({ type: 'unsubscribe', subscription_id: sub.subscription_id });
     expect(await ws.waitFor((m) => m.type === 'unsubscribed')).toMatchObject({ subscription_id: sub.subscription_id });
     await api.create({ title: 'Deploy rollback again', content: 'How to roll back a failed deploy pipeline', tags: ['ops'] });
-    ws.send({ type: 'ping' });
-    await ws.waitFor((m) => m.type === 'pong');
-    await sleep(300);
-    expect(ws.messages.filter((m) => m.type === 'new_result')).toHaveLength(2);
+    // Positive control: a new subscription, and a memory written after that one, which it matches. Matches come in
+    // the order of the writes, so a result of the dropped subscription would have come first.
+    ws.send({ type: 'subscribe', query: 'deploy pipeline' });
+    const control = await ws.waitFor((m) => m.type === 'subscribed' && m.subscription_id !== sub.subscription_id);
+    const later = await api.create({ title: 'Deploy pipeline notes', content: 'Notes on the deploy pipeline' });
+    await ws.waitFor((m) => m.type === 'new_result' && m.subscription_id === control.subscription_id && m.memory.id === later.id);
+    expect(ws.messages.filter((m) => m.type === 'new_result' && m.subscription_id === sub.subscription_id)).toHaveLength(2);
   });
 
   it('keeps several subscriptions apart and honours each threshold', async () => {
@@ -69,10 +72,12 @@ describe('G4 WebSocket /v1/search/live', () => {
     await api.create({ title: 'Deploy', content: 'Run the deploy pipeline' });
     await ws.waitFor((m) => m.type === 'new_result' && m.subscription_id === deploy.subscription_id);
     await ws.waitFor((m) => m.type === 'new_result' && m.subscription_id === soup.subscription_id);
-    await sleep(200);
+    // Positive control: a later memory that only `deploy` matches arrives; anything else would have come before it.
+    const later = await api.create({ title: 'Deploy again', content: 'Run the deploy pipeline once more' });
+    await ws.waitFor((m) => m.type === 'new_result' && m.memory.id === later.id);
     const results = ws.messages.filter((m) => m.type === 'new_result');
     expect(results.map((m) => `${m.subscription_id === deploy.subscription_id ? 'deploy' : m.subscription_id === soup.subscription_id ? 'soup' : 'strict'}:${m.memory.title}`).sort())
-      .toEqual(['deploy:Deploy', 'soup:Lunch']);
+      .toEqual(['deploy:Deploy', 'deploy:Deploy again', 'soup:Lunch']);
     expect(strict.subscription_id).toBeDefined();
 
     ws.send({ type: 'unsubscribe' });
@@ -86,9 +91,10 @@ describe('G4 WebSocket /v1/search/live', () => {
     await g1Http(t.url, key).create({ title: 'Deploy', content: 'deploy pipeline' });
     await g1Http(t.url, await t.key({ mode: 'test' }), { 'x-workspace-id': 'team-a' }).create({ title: 'Deploy', content: 'deploy pipeline' });
     const mine = await g1Http(t.url, key, { 'x-workspace-id': 'team-a' }).create({ title: 'Deploy', content: 'deploy pipeline' });
-    await ws.waitFor((m) => m.type === 'new_result');
-    await sleep(150);
+    // `mine`, written last, is the positive control: results come in the order of the writes.
+    await ws.waitFor((m) => m.type === 'new_result' && m.memory.id === mine.id);
     expect(ws.messages.filter((m) => m.type === 'new_result').map((m) => m.memory.id)).toEqual([mine.id]);
+
   });
 
   it('answers bad messages with an error and keeps the socket open', async () => {

@@ -9,6 +9,21 @@ import { sleep } from './support.ts';
 const acme: Scope = { tenantId: 'acme', mode: 'live', workspace: 'default' };
 const all = (t: TestApp, scope: Scope, types?: string[]) => t.container.storage.events.readAfter({ ...scope, afterSeq: 0, types, limit: 1000 });
 
+/** Resolves when a user.activity event of `userId` is stored (user activity is recorded after the answer). */
+function activityOf(t: TestApp, userId: string, timeoutMs = 5000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { stop(); reject(new Error(`no user.activity of ${userId} within ${timeoutMs} ms`)); }, timeoutMs);
+    const stop = t.container.storage.events.onAppended((events) => {
+      if (events.some((e) => e.type === 'user.activity' && e.data.user_id === userId)) {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
+    });
+  });
+}
+
+
 describe('periodic events, user.activity and retention', () => {
   let t: TestApp;
   afterEach(() => t.close());
@@ -74,9 +89,12 @@ describe('periodic events, user.activity and retention', () => {
     const key = await t.key({ user: 'cleo' });
     await t.app.inject({ method: 'GET', url: '/api/v1/memories', headers: { 'x-api-key': key } });
     await t.app.inject({ method: 'GET', url: '/api/v1/memories', headers: { 'x-api-key': 'mnemo_live_bad' } });
-    await sleep(20);
+    // Positive control: a later request of another user is recorded; the refused one, made before it, is not.
+    const dan = activityOf(t, 'dan');
+    await t.app.inject({ method: 'GET', url: '/v1/search?q=x', headers: { authorization: `Bearer ${await t.key({ user: 'dan' })}` } });
+    await dan;
     const events = await all(t, acme, ['user.activity']);
-    expect(events.map((e) => [e.data.user_id, e.data.surface])).toEqual([['cleo', 'g1']]);
+    expect(events.map((e) => [e.data.user_id, e.data.surface])).toEqual([['cleo', 'g1'], ['dan', 'g4']]);
   });
 
   it('prunes events older than MNEMO_EVENT_RETENTION_HOURS', async () => {
@@ -93,13 +111,21 @@ describe('periodic events, user.activity and retention', () => {
   it('starts and stops its timers', async () => {
     t = await createTestApp({ overrides: { realtime: { healthIntervalMs: 10, analyticsIntervalMs: 10_000, pruneIntervalMs: 10_000 } } });
     t.container.periodic.start();
-    await sleep(60);
+    const health = () => all(t, acme, ['system.health']).then((events) => events.length);
+    for (const deadline = Date.now() + 5000; (await health()) < 2;) {
+      if (Date.now() > deadline) throw new Error('fewer than 2 system.health events in 5 s');
+      await sleep(5);
+    }
     t.container.periodic.stop();
     await sleep(20); // a run already under way may still finish
-    const n = (await all(t, acme, ['system.health'])).length;
-    expect(n).toBeGreaterThanOrEqual(2);
+    const n = await health();
+    // Time passing is the point: six intervals go by with the timers stopped, and none of them emits.
     await sleep(60);
-    expect((await all(t, acme, ['system.health'])).length).toBe(n);
+    expect(await health()).toBe(n);
+    // Positive control: an emission now is stored and seen, so the count above could have moved.
+    await t.container.periodic.emitHealth();
+    expect(await health()).toBe(n + 1);
+    expect(t.container.periodic.running).toBe(false);
   });
 
   it('validates MNEMO_EVENT_RETENTION_HOURS', () => {

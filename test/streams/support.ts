@@ -17,7 +17,8 @@ export async function startLiveApp(
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const address = t.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  return { ...t, url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}` };
+  // Assigned onto the app itself, not spread: `tenant` is a getter that must stay live.
+  return Object.assign(t, { url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}` });
 }
 
 export interface SseFrame {
@@ -190,3 +191,11 @@ export function openWs(url: string, headers: Record<string, string> = {}): Promi
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once `condition` holds (checked every few milliseconds); fails after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !condition();) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}

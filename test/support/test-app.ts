@@ -12,10 +12,23 @@ import type { KeyMode } from '../../src/core/scope.ts';
 export interface TestApp {
   app: FastifyInstance;
   container: Container;
-  /** Creates a key and returns its text. */
-  key(options?: { tenant?: string; user?: string; tier?: Tier; mode?: KeyMode; scopes?: Scope[] }): Promise<string>;
+  /** Creates a key and returns its text; the tenant defaults to the current one (see freshTenant). */
+  key(options?: KeyOptions & { tenant?: string }): Promise<string>;
+  /**
+   * Switches to a new tenant no other test has used, so tests sharing one app (one per file) see only their own
+   * data; later key() calls default to it. Returns a key of that tenant.
+   */
+  freshTenant(options?: KeyOptions): Promise<string>;
+  /** The tenant key() uses by default: `acme` until freshTenant() is called. */
+  readonly tenant: string;
   close(): Promise<void>;
 }
+
+interface KeyOptions { user?: string; tier?: Tier; mode?: KeyMode; scopes?: Scope[] }
+
+let tenantsMade = 0;
+/** A tenant id unique within this process (test files run in separate processes, each with its own app). */
+export const uniqueTenant = (label = 'tenant'): string => `${label}-${++tenantsMade}`;
 
 /**
  * The real server (Fastify, SQLite file, services) driven through app.inject(); the hashing embedder
@@ -34,15 +47,21 @@ export async function createTestApp(
   const container = createContainer(config, { embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides });
   const app = await buildServer(container, { logLevel: false, ...options.server });
   await app.ready();
+  let tenant = 'acme';
+  const key = async (o: KeyOptions & { tenant?: string } = {}): Promise<string> => (await container.apiKeys.create({
+    tenantId: o.tenant ?? tenant, userId: o.user ?? 'user-1', tier: o.tier ?? 'enterprise', mode: o.mode ?? 'live',
+    scopes: o.scopes,
+  })).key;
   return {
     app,
     container,
-    async key(o = {}) {
-      const { key } = await container.apiKeys.create({
-        tenantId: o.tenant ?? 'acme', userId: o.user ?? 'user-1', tier: o.tier ?? 'enterprise', mode: o.mode ?? 'live',
-        scopes: o.scopes,
-      });
-      return key;
+    key,
+    async freshTenant(o = {}) {
+      tenant = uniqueTenant();
+      return key(o);
+    },
+    get tenant() {
+      return tenant;
     },
     async close() {
       await app.close();
@@ -67,4 +86,26 @@ export function g1(app: FastifyInstance, key: string | undefined, headers: Recor
     list: (query = '') => app.inject({ method: 'GET', url: `/api/v1/memories${query ? `?${query}` : ''}`, headers: h }),
     search: (body: unknown) => app.inject({ method: 'POST', url: '/api/v1/memories/search', headers: h, payload: body as object }),
   };
+}
+
+/**
+ * One app shared by the tests of a file that need nothing special: built on first use, switched to a fresh tenant
+ * for each caller, closed once after the file. Tests that need their own configuration, clock or embedder still
+ * build their own app with createTestApp (and close it themselves).
+ */
+export function sharedTestApp(options: Parameters<typeof createTestApp>[0] = {}) {
+  let app: TestApp | undefined;
+  const fresh = async (): Promise<TestApp> => {
+    app ??= await createTestApp(options);
+    await app.freshTenant();
+    return app;
+  };
+  return Object.assign(fresh, {
+    /** Whether `t` is this shared app (which a test must not close). */
+    owns: (t: TestApp | undefined): boolean => t !== undefined && t === app,
+    async close(): Promise<void> {
+      await app?.close();
+      app = undefined;
+    },
+  });
 }

@@ -16,6 +16,9 @@ describe('HTTP sender', () => {
     const outcome = await send(receiver.url);
     expect(outcome).toMatchObject({ status: 307 });
     expect(target.received).toHaveLength(0);
+    // Positive control: the target is reachable and counts what reaches it.
+    expect(await send(`${target.url}/elsewhere`)).toMatchObject({ status: 200 });
+    expect(target.received).toHaveLength(1);
     await target.close();
   });
 
@@ -36,9 +39,11 @@ describe('HTTP sender', () => {
   it('reads at most maxResponseBytes of an answer, then drops the connection (megabytes cost nothing)', async () => {
     let written = 0;
     let closed = false;
+    let connectionClosed!: () => void;
+    const closedByClient = new Promise<void>((resolve) => { connectionClosed = resolve; });
     receiver.respondWith((_q, res) => {
       res.writeHead(500, { 'Content-Type': 'text/plain' });
-      res.on('close', () => { closed = true; });
+      res.on('close', () => { closed = true; connectionClosed(); });
       const chunk = Buffer.alloc(64 * 1024, 'x');
       // Streams up to 64 MiB for as long as the client keeps reading.
       const pump = () => {
@@ -55,8 +60,12 @@ describe('HTTP sender', () => {
     expect(outcome).toMatchObject({ status: 500 });
     expect(outcome.status !== null && outcome.bodyExcerpt).toBe('x'.repeat(4096));
     expect(Date.now() - started).toBeLessThan(2000);
-    await new Promise((r) => setTimeout(r, 100));
+    // The sender dropped the connection: the receiver sees it close (the bound fails the test otherwise).
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([closedByClient, new Promise((_, reject) => { bound = setTimeout(() => reject(new Error('the connection stayed open')), 2000); })]);
+    clearTimeout(bound);
     expect(closed).toBe(true);
+
     expect(written).toBeLessThan(16 * 1024 * 1024);
   });
 
@@ -79,6 +88,9 @@ describe('HTTP sender', () => {
     const resolve = async () => [{ address: '::7f00:1', family: 6 }];
     expect(await send('http://sneaky.example.test/', { resolve, allowCidrs: [] })).toMatchObject({ status: null, error: expect.stringMatching(/sneaky\.example\.test resolves to ::7f00:1 \(IPv4-compatible\) carries 127\.0\.0\.1/) });
     expect(receiver.received).toHaveLength(0);
+    // Positive control: with loopback allowed, the same receiver gets the request.
+    expect(await send(receiver.url)).toMatchObject({ status: 200 });
+    expect(receiver.received).toHaveLength(1);
   });
 
   it('connects to the vetted address only, never resolving the name again (no DNS rebinding)', async () => {
@@ -114,7 +126,11 @@ describe('failures through the worker', () => {
     await rig.storage.events.append([transferEvent(rig.clock)]);
     expect(await rig.worker.tick()).toBe(1);
     expect(receiver.received).toHaveLength(0);
+    // Positive control: the receiver is up and counts what reaches it; only the guard kept the attempt away.
+    expect(await send(receiver.url)).toMatchObject({ status: 200 });
+    expect(receiver.received).toHaveLength(1);
     expect(rig.deliveryRows()).toMatchObject([{ state: 'pending', attempts: 1, last_status: null, next_attempt_at: rig.clock.now().getTime() + 60_000 }]);
+
     expect(rig.deliveryRows()[0]!.last_error).toMatch(/^refused: 127\.0\.0\.1 is a loopback address/);
   });
 

@@ -56,6 +56,10 @@ describe('webhook delivery wiring (config -> container -> worker)', () => {
     await g1(t.app, await t.key({ tenant: 'acme' })).create({ title: 'x', content: 'y' });
     expect(await t.container.deliveries.tick()).toBe(1);
     expect(receiver.received).toHaveLength(0);
+    // Positive control: the receiver is up and counts what reaches it; only the guard kept the attempt away.
+    expect((await fetch(receiver.url, { method: 'POST', body: '{}' })).status).toBe(200);
+    expect(receiver.received).toHaveLength(1);
+
   });
 
   it('validates the variables at start, naming them', () => {

@@ -24,10 +24,12 @@ describe('delivery worker lifecycle', () => {
     receiver.respondWith((_q, res) => { res.statusCode = ++calls === 1 ? 500 : 200; res.end(); });
     await rig.storage.events.append([transferEvent(rig.clock)]);
     await waitFor(() => receiver.received.length === 2);
-    await new Promise((r) => setTimeout(r, 100));
+    // The timer is only a wake-up: nothing is due until the (manual) clock reaches the retry time. A tick run now
+    // finds nothing to send; once the clock reaches it, the timer's tick sends the retry (the positive control).
+    expect(await rig.worker.tick()).toBe(0);
     expect(receiver.received).toHaveLength(2);
-    // The timer is only a wake-up: nothing is due until the (manual) clock reaches the retry time.
     rig.clock.advance(60_000);
+
     await waitFor(() => receiver.received.length === 3);
     await waitFor(async () => (await rig.storage.webhooks.pendingCount()) === 0);
     expect(logs).toContain('webhook delivered');

@@ -30,7 +30,7 @@ export function createTopicService(deps: { topics: TopicRepository; memories: Me
 
   async function requireParent(scope: Scope, parentId: string | null | undefined, problems: FieldProblem[]): Promise<void> {
     if (parentId === null || parentId === undefined) return;
-    if (!isUuid(parentId) || !(await topics.findById(scope, parentId))) problems.push({ field: 'parent_id', reason: 'not_found', message: 'no such topic' });
+    if (!isUuid(parentId) || !(await topics.findById(scope, parentId.toLowerCase()))) problems.push({ field: 'parent_id', reason: 'not_found', message: 'no such topic' });
   }
 
   async function withCounts(scope: Scope, list: Topic[]): Promise<TopicWithCount[]> {

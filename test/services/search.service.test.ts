@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainError } from '../../src/core/errors.ts';
+import type { Scope } from '../../src/core/scope.ts';
+import { RRF_K, type ScoredHit, type SearchContext } from '../../src/core/search/search.service.ts';
+import { createServices, freshScope, actor, type Services } from './support.ts';
+
+/**
+ * SearchService over a small corpus embedded by the hashing embedder. Expected similarities are computed here from
+ * the embedder's own vectors (they are unit length, so cosine is a dot product), independently of the service.
+ */
+const CORPUS = [
+  ['Rust ownership', 'The borrow checker enforces ownership rules in rust programs'],
+  ['Garbage collection', 'Java and go use a garbage collector instead of ownership'],
+  ['Cooking pasta', 'Boil water, add salt, cook pasta for nine minutes'],
+  ['Ownership of land', 'ownership ownership ownership of houses and land'],
+  ['Borrowing books', 'The library lets you borrow books for three weeks'],
+  ['Checker games', 'Checkers is a board game; the checker pieces move diagonally'],
+] as const;
+const QUERY = 'rust borrow checker ownership';
+
+const titles = (hits: readonly ScoredHit[]) => hits.map((h) => h.memory.title);
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
+
+describe('SearchService', () => {
+  let s: Services;
+  let scope: Scope;
+  let ctx: SearchContext;
+  /** Expected similarity `(1 + cosine) / 2` of each corpus title to QUERY. */
+  const similarity = new Map<string, number>();
+
+  beforeAll(async () => {
+    s = createServices();
+    scope = freshScope();
+    ctx = { scope, userId: 'alice', surface: 'test' };
+    const [q] = await s.embedder.embed([QUERY]);
+    for (const [title, content] of CORPUS) {
+      await s.memories.create(scope, actor(scope, 'alice'), { title, content });
+      const [v] = await s.embedder.embed([s.memories.embeddingText(title, content)]);
+      similarity.set(title, (1 + dot(q!, v!)) / 2);
+    }
+  });
+  afterAll(() => s.close());
+
+  const bySimilarity = () => [...similarity.entries()].sort((a, b) => b[1] - a[1]);
+
+  describe('semantic', () => {
+    it('ranks every memory by similarity and shows the similarity as the score', async () => {
+      const out = await s.search.semantic(ctx, { query: QUERY, limit: 10, threshold: 0, filter: {} });
+      expect(titles(out.hits)).toEqual(bySimilarity().map(([t]) => t));
+      for (const h of out.hits) {
+        expect(h.score).toBeCloseTo(similarity.get(h.memory.title)!, 5);
+        expect(h.similarity).toBe(h.score);
+        expect(h.cosine).toBeCloseTo(2 * h.score - 1, 5);
+      }
+      expect(out.total).toBe(CORPUS.length);
+      expect(out.embeddingModel).toBe(s.embedder.modelId);
+    });
+
+    it('drops memories under the threshold; total counts all that qualify, hits at most limit of them', async () => {
+      const ranked = bySimilarity();
+      // A threshold between the third and the fourth best.
+      const threshold = (ranked[2]![1] + ranked[3]![1]) / 2;
+      const out = await s.search.semantic(ctx, { query: QUERY, limit: 2, threshold, filter: {} });
+      expect(titles(out.hits)).toEqual(ranked.slice(0, 2).map(([t]) => t));
+      expect(out.total).toBe(3);
+    });
+
+    it('applies filters and sees only the caller\'s scope', async () => {
+      const filtered = await s.search.semantic(ctx, { query: QUERY, limit: 10, threshold: 0, filter: { createdFrom: new Date(s.clock.now().getTime() + 1) } });
+      expect(filtered).toMatchObject({ hits: [], total: 0 });
+      const other = await s.search.semantic({ ...ctx, scope: freshScope() }, { query: QUERY, limit: 10, threshold: 0, filter: {} });
+      expect(other).toMatchObject({ hits: [], total: 0 });
+    });
+
+    it('refuses an empty query', async () => {
+      const e = await s.search.semantic(ctx, { query: '  ', limit: 10, threshold: 0, filter: {} }).catch((err: DomainError) => err);
+      expect(e).toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: [{ field: 'query', message: 'must not be empty' }] } });
+    });
+  });
+
+  describe('keyword', () => {
+    it('returns only memories with a query word, best BM25 first, normalised so the best scores 1', async () => {
+      const out = await s.search.keyword(ctx, { query: QUERY, limit: 10, filter: {} });
+      const matching = CORPUS.filter(([t, c]) => /\b(rust|borrow|checker|ownership)\b/i.test(`${t} ${c}`)).map(([t]) => t);
+      expect(titles(out.hits).sort()).toEqual([...matching].sort());
+      expect(out.total).toBe(matching.length);
+      // "Rust ownership" holds all four words, the rest fewer.
+      expect(out.hits[0]!.memory.title).toBe('Rust ownership');
+      expect(out.hits[0]!.score).toBe(1);
+      const scores = out.hits.map((h) => h.score);
+      expect(scores).toEqual([...scores].sort((a, b) => b - a));
+      for (const h of out.hits) expect(h.keywordScore).toBe(h.score);
+      const limited = await s.search.keyword(ctx, { query: QUERY, limit: 2, filter: {} });
+      expect(limited.hits).toHaveLength(2);
+      expect(limited.total).toBe(matching.length);
+    });
+  });
+
+  describe('hybrid', () => {
+    const hybrid = (weights: { semanticWeight: number; keywordWeight: number }, more: { rerank?: boolean; threshold?: number; limit?: number } = {}) =>
+      s.search.hybrid(ctx, { query: QUERY, limit: more.limit ?? 10, filter: {}, rerank: more.rerank ?? false, threshold: more.threshold, ...weights });
+
+    /** The keyword leg's normalised scores and 1-based ranks, as the keyword search reports them. */
+    async function keywordLeg(): Promise<Map<string, { score: number; rank: number }>> {
+      const out = await s.search.keyword(ctx, { query: QUERY, limit: 50, filter: {} });
+      return new Map(out.hits.map((h, i) => [h.memory.title, { score: h.score, rank: i + 1 }]));
+    }
+
+    it('weighted sum: the score is (sw * similarity + kw * keyword) / (sw + kw), best first', async () => {
+      const kw = await keywordLeg();
+      const out = await hybrid({ semanticWeight: 0.7, keywordWeight: 0.3 });
+      expect(out.method).toBe('weighted_sum');
+      expect(out.hits).toHaveLength(CORPUS.length); // keyword-only or semantic-only: every memory is a candidate
+      for (const h of out.hits) {
+        const expected = 0.7 * similarity.get(h.memory.title)! + 0.3 * (kw.get(h.memory.title)?.score ?? 0);
+        expect(h.score).toBeCloseTo(expected, 5);
+        expect(h.similarity).toBeCloseTo(similarity.get(h.memory.title)!, 5);
+        expect(h.keywordScore).toBeCloseTo(kw.get(h.memory.title)?.score ?? 0, 5);
+      }
+      const scores = out.hits.map((h) => h.score);
+      expect(scores).toEqual([...scores].sort((a, b) => b - a));
+      expect(out.keywordResults).toBe(kw.size);
+      expect(out.semanticResults).toBe(CORPUS.length);
+    });
+
+    it('weights are relative: only their ratio counts, and one weight alone gives that leg\'s order', async () => {
+      const half = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 });
+      const doubled = await hybrid({ semanticWeight: 2, keywordWeight: 2 });
+      expect(doubled.hits.map((h) => [h.memory.title, h.score])).toEqual(half.hits.map((h) => [h.memory.title, h.score]));
+
+      const semanticOnly = await hybrid({ semanticWeight: 1, keywordWeight: 0 });
+      expect(titles(semanticOnly.hits)).toEqual(bySimilarity().map(([t]) => t));
+      for (const h of semanticOnly.hits) expect(h.score).toBeCloseTo(similarity.get(h.memory.title)!, 5);
+
+      const kw = await keywordLeg();
+      const keywordOnly = await hybrid({ semanticWeight: 0, keywordWeight: 1 });
+      const positive = [...kw.entries()].filter(([, k]) => k.score > 0).map(([t]) => t);
+      expect(titles(keywordOnly.hits).slice(0, positive.length)).toEqual(positive);
+      for (const h of keywordOnly.hits) expect(h.score).toBeCloseTo(kw.get(h.memory.title)?.score ?? 0, 5);
+    });
+
+    it('rerank orders by weighted reciprocal-rank fusion (k = 60) and still shows the weighted sum', async () => {
+      const kw = await keywordLeg();
+      const semanticRank = new Map(bySimilarity().map(([t], i) => [t, i + 1]));
+      const rrf = (t: string) => 0.5 / (RRF_K + semanticRank.get(t)!) + (kw.has(t) ? 0.5 / (RRF_K + kw.get(t)!.rank) : 0);
+      const expected = CORPUS.map(([t]) => t).sort((a, b) => rrf(b) - rrf(a));
+
+      const plain = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 });
+      const reranked = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 }, { rerank: true });
+      expect(reranked.method).toBe(`rrf(k=${RRF_K}, weighted)+exact_cosine`);
+      expect(titles(reranked.hits)).toEqual(expected);
+      // On this corpus the two orders differ, so the test tells rerank from no rerank.
+      expect(titles(plain.hits)).not.toEqual(expected);
+      const plainScore = new Map(plain.hits.map((h) => [h.memory.title, h.score]));
+      for (const h of reranked.hits) expect(h.score).toBe(plainScore.get(h.memory.title));
+    });
+
+    it('rerank weighs each leg\'s reciprocal rank by its weight', async () => {
+      const kw = await keywordLeg();
+      const semanticRank = new Map(bySimilarity().map(([t], i) => [t, i + 1]));
+      for (const [sw, kwWeight] of [[0.9, 0.1], [0.2, 0.8], [1, 3]] as const) {
+        const rrf = (t: string) => sw / (RRF_K + semanticRank.get(t)!) + (kw.has(t) ? kwWeight / (RRF_K + kw.get(t)!.rank) : 0);
+        const out = await hybrid({ semanticWeight: sw, keywordWeight: kwWeight }, { rerank: true });
+        expect(titles(out.hits)).toEqual(CORPUS.map(([t]) => t).sort((a, b) => rrf(b) - rrf(a)));
+      }
+    });
+
+    it('threshold is a floor on the fused score; total counts the candidates above it', async () => {
+      const all = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 });
+      const floor = (all.hits[2]!.score + all.hits[3]!.score) / 2;
+      const out = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 }, { threshold: floor, limit: 2 });
+      expect(titles(out.hits)).toEqual(titles(all.hits.slice(0, 2)));
+      expect(out.total).toBe(3);
+      expect(out.hits.every((h) => h.score >= floor)).toBe(true);
+      expect(out.semanticResults).toBe([...similarity.values()].filter((v) => v >= floor).length);
+    });
+  });
+
+  describe('log and deadline', () => {
+    it('records each search in the search log and as a search.performed event', async () => {
+      const own = freshScope();
+      await s.memories.create(own, actor(own, 'bob'), { title: 'Unique zebra note', content: 'zebra' });
+      await s.search.keyword({ scope: own, userId: 'bob', surface: 'g9' }, { query: 'zebra stripes', limit: 5, filter: {}, logFilters: { tags: ['x'] } });
+      expect(await s.storage.searchLog.suggestQueries(own, 'zeb', 5)).toEqual([expect.objectContaining({ text: 'zebra stripes' })]);
+      const performed = (await s.eventsOf(own)).filter((e) => e.type === 'search.performed');
+      expect(performed).toHaveLength(1);
+      expect(performed[0]!.data).toMatchObject({ query: 'zebra stripes', kind: 'keyword', surface: 'g9', results_count: 1, user_id: 'bob', filters: { tags: ['x'] } });
+    });
+
+    it('answers TIMEOUT when the request arrived longer ago than the deadline, and logs nothing', async () => {
+      const own = freshScope();
+      const e = await s.search.semantic({ scope: own, userId: 'u', surface: 't', arrivedAt: performance.now() - 20_000 },
+        { query: QUERY, limit: 5, threshold: 0, filter: {} }).catch((err: DomainError) => err);
+      expect(e).toMatchObject({ code: 'TIMEOUT' });
+      expect(await s.eventsOf(own)).toEqual([]);
+      // The same search arriving now runs (and is logged): the deadline, not the search, refused it.
+      await s.search.semantic({ scope: own, userId: 'u', surface: 't', arrivedAt: performance.now() }, { query: QUERY, limit: 5, threshold: 0, filter: {} });
+      expect((await s.eventsOf(own)).map((ev) => ev.type)).toEqual(['search.performed']);
+    });
+  });
+});
