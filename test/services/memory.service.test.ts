@@ -1,18 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddingError, type Embedder } from '../../src/core/embeddings/embedder.port.ts';
-import type { DomainError } from '../../src/core/errors.ts';
 import { makeMemory } from '../support/fixtures.ts';
-import { createServices, freshScope, actor, type Services } from './support.ts';
+import { createServices, freshScope, actor, rejection, type Services } from './support.ts';
 
 /** The error a promise rejects with (fails the test when it resolves). */
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('MemoryService', () => {
   let s: Services;

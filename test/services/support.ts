@@ -6,6 +6,7 @@ import { ALL_SCOPES, type Principal, type Tier } from '../../src/core/api-keys/a
 import { createBatchService } from '../../src/core/batch/batch.service.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Embedder } from '../../src/core/embeddings/embedder.port.ts';
+import type { DomainError } from '../../src/core/errors.ts';
 import type { StoredEvent } from '../../src/core/events/event.types.ts';
 import { createMemoryService } from '../../src/core/memories/memory.service.ts';
 import { createLimitsService, defaultTierLimits } from '../../src/core/rate-limit/tier-limits.ts';
@@ -57,3 +58,13 @@ export function principalOf(scope: Scope, tier: Tier = 'enterprise', userId = 'u
 
 /** The caller `userId` of the scope's tenant, on a tier without quotas: services check quotas against the caller. */
 export const actor = (scope: Scope, userId: string): Principal => principalOf(scope, 'enterprise', userId);
+
+/** The DomainError a call rejects with; fails the test when it resolves. */
+export async function rejection(p: Promise<unknown>): Promise<DomainError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as DomainError;
+  }
+  throw new Error('expected a rejection');
+}

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DomainError } from '../../src/core/errors.ts';
 import type { TopicNode } from '../../src/core/topics/topic.service.ts';
-import { createServices, freshScope, actor, type Services } from './support.ts';
+import { createServices, freshScope, actor, rejection, type Services } from './support.ts';
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 
@@ -9,14 +8,6 @@ const MISSING = '00000000-0000-4000-8000-000000000000';
 const shape = (nodes: readonly TopicNode[]): unknown[] =>
   nodes.map((n) => (n.children.length ? { [n.name]: shape(n.children) } : n.name));
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('TopicService', () => {
   let s: Services;

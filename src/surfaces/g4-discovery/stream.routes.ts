@@ -4,10 +4,9 @@ import { Type } from 'typebox';
 import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
-import { isDomainError, validationError } from '../../core/errors.ts';
+import { validationError } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
-import type { Scope } from '../../core/scope.ts';
 import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
@@ -22,6 +21,7 @@ import { dateBound, roundMs, searchModelName, splitList, toSemanticItem } from '
 import { schemaProblems } from '../http-kit/field-problems.ts';
 import { SSE_RESPONSE, WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
+import { collectProblems } from '../http-kit/field-problems.ts';
 
 export interface G4StreamDeps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
@@ -91,13 +91,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
         problems.push({ field: 'metadata_filter', reason: 'invalid_format', message: 'must be a URL-encoded JSON object' });
       }
     }
-    let scope: Scope | undefined;
-    try {
-      scope = scopeOf(req);
-    } catch (e) {
-      if (isDomainError(e) && e.code === 'VALIDATION_FAILED') problems.push(...(e.details.fields ?? []));
-      else throw e;
-    }
+    const scope = collectProblems(problems, () => scopeOf(req));
     if (problems.length > 0 || !scope) {
       const seen = new Set<string>();
       throw validationError(problems.filter((p) => (seen.has(p.field) ? false : (seen.add(p.field), true))));

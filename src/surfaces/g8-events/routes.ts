@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
-import { isDomainError, validationError, type FieldProblem } from '../../core/errors.ts';
+import { validationError, type FieldProblem } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { Scope } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
@@ -17,6 +17,7 @@ import { SSE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { WebhookErrorWire as G8ErrorWire } from '../http-kit/webhook-errors.ts';
 import { createG8ErrorHandler, G8HttpError } from './errors.ts';
 import { parseStreamParams } from './requests.ts';
+import { collectProblems } from '../http-kit/field-problems.ts';
 
 export interface G8Deps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
@@ -97,13 +98,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
     }
     const problems: FieldProblem[] = [];
     const params = parseStreamParams(req.url, s, problems);
-    let scope: Scope | undefined;
-    try {
-      scope = scopeOf(req);
-    } catch (e) {
-      if (isDomainError(e) && e.code === 'VALIDATION_FAILED') problems.push(...(e.details.fields ?? []));
-      else throw e;
-    }
+    const scope = collectProblems(problems, () => scopeOf(req));
     if (problems.length > 0 || !scope) throw validationError(problems);
 
     const header = req.headers['last-event-id'];
