@@ -84,7 +84,7 @@ describe('sqlite specifics', () => {
       const { hits, total } = await server.memories.searchKeyword(scopeA, { terms, limit: 10, filter: {} });
       expect(hits.map((h) => h.memory.id)).toEqual(expected.map((r) => r.id));
       expect(total).toBe(expected.length);
-      hits.forEach((h, i) => expect(h.bm25).toBeCloseTo(expected[i]!.score, 12));
+      hits.forEach((h, i) => expect(h.relevance).toBeCloseTo(expected[i]!.score, 12));
     };
 
     await expectSameAsSqlite();

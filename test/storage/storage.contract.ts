@@ -195,7 +195,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const found = await search(['deploy']);
         expect(found.hits.map((h) => h.memory.title)).toEqual(['Deploy guide', 'Notes']);
         expect(found.total).toBe(2);
-        expect(found.hits[0]!.bm25).toBeGreaterThan(found.hits[1]!.bm25);
+        expect(found.hits[0]!.relevance).toBeGreaterThan(found.hits[1]!.relevance);
         expect((await search(['deploying'])).total).toBe(2); // stemmed
         expect((await search(['pasta', 'production'])).total).toBe(2); // any term
         expect((await search(['deploy'], scopeB)).hits.map((h) => h.memory.id)).toEqual([foreign.id]);
@@ -219,7 +219,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         ];
         for (const m of mine) await storage.memories.insert(m, vec(0));
         const scores = async () => (await storage.memories.searchKeyword(scopeA, { terms: ['deploy', 'pasta', 'tomato'], limit: 10, filter: {} }))
-          .hits.map((h) => ({ id: h.memory.id, score: h.bm25 }));
+          .hits.map((h) => ({ id: h.memory.id, score: h.relevance }));
         const before = await scores();
         expect(before).toHaveLength(3);
 

@@ -54,7 +54,7 @@ export interface MemoryRepository {
   searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
   /** How many memories of the scope each topic holds. */
   countByTopic(scope: Scope, topicIds: readonly string[]): Promise<Map<string, number>>;
-  /** Keyword (full-text, BM25) search: best first; `total` counts every matching memory. */
+  /** Keyword (full-text) search, ranked by `relevance`: best first; `total` counts every matching memory. */
   searchKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordHit[]; total: number }>;
   /** Stored vectors of the given memories for one model (absent ids and other models are left out). */
   vectorsOf(scope: Scope, ids: readonly string[], modelId: string): Promise<Map<string, Float32Array>>;
