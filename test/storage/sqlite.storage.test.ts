@@ -14,8 +14,13 @@ const dir = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
-// A real file per test, as `npm start` uses: WAL, migrations and all.
-describeStorageContract('sqlite', async () => createSqliteStorage({ file: join(dir, `contract-${n++}.db`) }));
+// A real file per test, as `npm start` uses: WAL, migrations and all; the second connection is another handle on
+// that file, as the CLI opens beside the server.
+const contractFile = () => join(dir, `contract-${n}.db`);
+describeStorageContract('sqlite', async () => {
+  n++;
+  return createSqliteStorage({ file: contractFile() });
+}, { openSecond: async () => createSqliteStorage({ file: contractFile() }) });
 
 describe('sqlite specifics', () => {
   it('syncs every commit by default (synchronous=FULL in WAL mode), NORMAL only when configured', async () => {
