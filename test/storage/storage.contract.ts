@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.types.ts';
-import { AtomicStepFailed } from '../../src/core/memories/memory.repository.ts';
+import { AtomicStepFailed, EXACT_SIMILARITY_SCAN_MAX } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import type { Topic } from '../../src/core/topics/topic.types.ts';
@@ -189,6 +189,32 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const tagged = await storage.memories.searchSimilar(scopeA,
           { ...query, minSimilarity: 0, filter: { tagsAny: ['t'] } });
         expect(tagged.hits.map((h) => h.memory.title)).toEqual(['close']);
+      });
+
+      it(`is exact below the exact-scan size (${EXACT_SIMILARITY_SCAN_MAX} vectors): the true best hits and the true total`, async () => {
+        // Cosines to the query fall with i (1/sqrt(1 + w²), w = i/8), inserted out of order, half of them tagged.
+        const n = 48;
+        const weight = (i: number) => i / 8;
+        const cosine = (i: number) => 1 / Math.sqrt(1 + weight(i) ** 2);
+        const order = Array.from({ length: n }, (_, i) => (i * 29) % n);
+        const ids = new Map<number, string>();
+        for (const i of order) {
+          const m = makeMemory(scopeA, { tags: i % 2 ? ['odd'] : [] });
+          ids.set(i, m.id);
+          await storage.memories.insert(m, vec(0, 1, weight(i)));
+        }
+        const query = { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 5 };
+        const cases: [number, MemoryFilter][] = [[0.8, {}], [0.9, {}], [0.8, { tagsAny: ['odd'] }], [0, {}]];
+        for (const [minSimilarity, filter] of cases) {
+          const expected = [...ids.keys()]
+            .filter((i) => (1 + cosine(i)) / 2 >= minSimilarity && (!filter.tagsAny || i % 2 === 1))
+            .sort((a, b) => cosine(b) - cosine(a));
+          const found = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity, filter });
+          expect(found.total, `${minSimilarity} ${JSON.stringify(filter)}`).toBe(expected.length);
+          expect(found.hits.map((h) => h.memory.id)).toEqual(expected.slice(0, 5).map((i) => ids.get(i)));
+          const everything = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity, filter, limit: 100 });
+          expect(everything.hits.map((h) => h.memory.id)).toEqual(expected.map((i) => ids.get(i)));
+        }
       });
 
       it('sees memories inserted after the first search', async () => {
