@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
-import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
 import { axisVector, makeMemory, scopeA } from '../support/fixtures.ts';
@@ -35,8 +35,9 @@ describe('sqlite specifics', () => {
     // The same setting reaches the store the server and the CLI open from the configuration.
     for (const [value, expected] of [[undefined, 'full'], ['full', 'full'], ['normal', 'normal']] as const) {
       const env = { MNEMO_DATA_DIR: join(dir, 'configured'), ...(value ? { MNEMO_SQLITE_SYNCHRONOUS: value } : {}) };
-      const storage = createStorage(loadConfig(env));
-      expect(storage.synchronous, value).toBe(expected);
+      const storage = await createStorage(loadConfig(env));
+      expect(storage.kind).toBe('sqlite');
+      expect((storage as SqliteStorage).synchronous, value).toBe(expected);
       await storage.close();
     }
   });

@@ -640,20 +640,21 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         };
         // "From now": everything up to latestSeq is already visible, so a stream starting there misses nothing.
         const snapshots: { latest: number; upTo: string[] }[] = [];
-        const snapshot = async () => {
-          await ticks(3);
+        const snapshot = async (after: number) => {
+          await ticks(after);
           const latest = await storage.events.latestSeq();
           const upTo: string[] = [];
-          for (let cursor = 0, events = await page(0); events.length > 0; events = await page(cursor)) {
+          for (let cursor = 0; ;) {
+            const events = await page(cursor);
             for (const e of events) if (e.seq <= latest) upTo.push(e.id);
+            if (events.length === 0 || events.at(-1)!.seq >= latest) break;
             cursor = events.at(-1)!.seq;
-            if (cursor >= latest) break;
           }
           snapshots.push({ latest, upTo });
         };
         await Promise.all([
           tail(),
-          snapshot(),
+          snapshot(1), snapshot(3), snapshot(6),
           Promise.all(Array.from({ length: 32 }, (_, i) => writer(i))).finally(() => { writing = false; }),
         ]);
 
