@@ -104,7 +104,7 @@ export async function evaluateEmbedder(embedder: EmbedderKind, conversations: re
   o: EvaluateOptions): Promise<EmbedderRun> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mnemo-quality-'));
   const config = loadConfig({ MNEMO_DATA_DIR: dataDir, MNEMO_EMBEDDINGS: embedder, MNEMO_LOG_LEVEL: 'silent' });
-  const container = createContainer(config);
+  const container = await createContainer(config);
   try {
     log(`\n== ${embedder} (${container.embedder.modelId}, ${container.embedder.dimensions} dims) in ${dataDir} ==`);
     const warmStarted = performance.now();

@@ -38,7 +38,7 @@ async function withKeys<T>(io: CliIo, access: 'create' | 'existing', fn: (keys: 
     throw new CliError(`no database at ${databaseFile}: point MNEMO_DATA_DIR at the server's data directory`);
   }
   io.err(`mnemo: database ${databaseFile}\n`);
-  const storage = createStorage(config);
+  const storage = await createStorage(config);
   try {
     return await fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock }));
   } finally {

@@ -41,17 +41,30 @@ export interface ContainerOverrides {
   realtime?: Partial<RealtimeSettings>;
 }
 
-export type Container = ReturnType<typeof createContainer>;
+export type Container = ReturnType<typeof wire>;
 
 /** A search refused because too many are waiting is told to try again after this long (Retry-After). */
 const SEARCH_RETRY_AFTER_MS = 1000;
 
-/** Wires adapters into services: the composition root's one place for it. */
-export function createContainer(config: Config, overrides: ContainerOverrides = {}) {
-  const clock = overrides.clock ?? systemClock;
+/**
+ * Opens the configured store (unless the caller gives one) and wires adapters into services: the composition root's
+ * one place for it. A failure after the store opened closes it again.
+ */
+export async function createContainer(config: Config, overrides: ContainerOverrides = {}): Promise<Container> {
   // Adapters' warnings go to the server's logger once buildServer attaches it.
   const warnings = createWarningRelay();
-  const storage = overrides.storage ?? createStorage(config, warnings);
+  if (overrides.storage) return wire(config, overrides, overrides.storage, warnings);
+  const storage = await createStorage(config, warnings);
+  try {
+    return wire(config, overrides, storage, warnings);
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+}
+
+function wire(config: Config, overrides: ContainerOverrides, storage: Storage, warnings: ReturnType<typeof createWarningRelay>) {
+  const clock = overrides.clock ?? systemClock;
   const embedder = overrides.embedder ?? createEmbedder(config.embeddings);
   const limiter = overrides.limiter ?? createMemoryRateLimiter(clock);
 

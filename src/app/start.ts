@@ -13,7 +13,7 @@ export interface Running {
 
 /** Builds and starts the server; prints the operator contract's `listening on` line once it accepts requests. */
 export async function startServer(config: Config): Promise<Running> {
-  const container = createContainer(config);
+  const container = await createContainer(config);
   const app = await buildServer(container, { logLevel: config.logLevel });
   try {
     await warmUp(container.embedder);

@@ -19,7 +19,7 @@ describe('no API key reaches the log, in any spelling that authenticates', () =>
 
   beforeAll(async () => {
     const env = { MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', HOST: '127.0.0.1', PORT: '0', MNEMO_LOG_LEVEL: 'trace' };
-    const container = createContainer(loadConfig(env));
+    const container = await createContainer(loadConfig(env));
     key = (await container.apiKeys.create({ tenantId: 'acme', userId: 'ann', tier: 'enterprise', mode: 'live' })).key;
     await container.close();
     server = await npmStart(env);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
-import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
 import { axisVector, makeMemory, scopeA } from '../support/fixtures.ts';
@@ -14,8 +14,13 @@ const dir = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
-// A real file per test, as `npm start` uses: WAL, migrations and all.
-describeStorageContract('sqlite', async () => createSqliteStorage({ file: join(dir, `contract-${n++}.db`) }));
+// A real file per test, as `npm start` uses: WAL, migrations and all; the second connection is another handle on
+// that file, as the CLI opens beside the server.
+const contractFile = () => join(dir, `contract-${n}.db`);
+describeStorageContract('sqlite', async () => {
+  n++;
+  return createSqliteStorage({ file: contractFile() });
+}, { openSecond: async () => createSqliteStorage({ file: contractFile() }) });
 
 describe('sqlite specifics', () => {
   it('syncs every commit by default (synchronous=FULL in WAL mode), NORMAL only when configured', async () => {
@@ -30,8 +35,9 @@ describe('sqlite specifics', () => {
     // The same setting reaches the store the server and the CLI open from the configuration.
     for (const [value, expected] of [[undefined, 'full'], ['full', 'full'], ['normal', 'normal']] as const) {
       const env = { MNEMO_DATA_DIR: join(dir, 'configured'), ...(value ? { MNEMO_SQLITE_SYNCHRONOUS: value } : {}) };
-      const storage = createStorage(loadConfig(env));
-      expect(storage.synchronous, value).toBe(expected);
+      const storage = await createStorage(loadConfig(env));
+      expect(storage.kind).toBe('sqlite');
+      expect((storage as SqliteStorage).synchronous, value).toBe(expected);
       await storage.close();
     }
   });
@@ -84,7 +90,7 @@ describe('sqlite specifics', () => {
       const { hits, total } = await server.memories.searchKeyword(scopeA, { terms, limit: 10, filter: {} });
       expect(hits.map((h) => h.memory.id)).toEqual(expected.map((r) => r.id));
       expect(total).toBe(expected.length);
-      hits.forEach((h, i) => expect(h.bm25).toBeCloseTo(expected[i]!.score, 12));
+      hits.forEach((h, i) => expect(h.relevance).toBeCloseTo(expected[i]!.score, 12));
     };
 
     await expectSameAsSqlite();

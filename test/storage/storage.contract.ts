@@ -1,16 +1,18 @@
 /**
  * The storage contract: every storage adapter (SQLite now, PostgreSQL later) runs this same suite unchanged.
- * Call `describeStorageContract(name, open)` from an adapter's test file.
+ * Call `describeStorageContract(name, open, extras?)` from an adapter's test file: `open` gives a fresh, empty store;
+ * `extras.openSecond`, when the adapter can, a second connection (as another process would open) to the store `open`
+ * returned last, so the concurrency tests also race across connections.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.types.ts';
-import { AtomicStepFailed } from '../../src/core/memories/memory.repository.ts';
+import { AtomicStepFailed, EXACT_SIMILARITY_SCAN_MAX } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import type { Topic } from '../../src/core/topics/topic.types.ts';
-import type { EventScope, NewEvent } from '../../src/core/events/event.types.ts';
-import type { Webhook } from '../../src/core/webhooks/webhook.types.ts';
+import type { EventScope, NewEvent, StoredEvent } from '../../src/core/events/event.types.ts';
+import type { ClaimedDelivery, Webhook } from '../../src/core/webhooks/webhook.types.ts';
 import { randomUUID } from 'node:crypto';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 
@@ -21,11 +23,26 @@ const listAll = (overrides: Partial<ListQuery> = {}): ListQuery => ({
   filter: {}, limit: 100, offset: 0, sortBy: 'created_at', sortOrder: 'asc', ...overrides,
 });
 
-export function describeStorageContract(name: string, open: () => Promise<Storage>): void {
+export interface ContractExtras {
+  /** Another connection to the store `open` returned last; the suite closes it. */
+  openSecond?: () => Promise<Storage>;
+}
+
+export function describeStorageContract(name: string, open: () => Promise<Storage>, extras: ContractExtras = {}): void {
   describe(`storage contract: ${name}`, () => {
     let storage: Storage;
+    let second: Storage | null = null;
     beforeEach(async () => { storage = await open(); });
-    afterEach(async () => { await storage.close(); });
+    afterEach(async () => {
+      await second?.close();
+      second = null;
+      await storage.close();
+    });
+    /** The stores concurrent callers use: this one, and a second connection to it when the adapter offers one. */
+    const connections = async (): Promise<Storage[]> => {
+      if (extras.openSecond && !second) second = await extras.openSecond();
+      return second ? [storage, second] : [storage];
+    };
 
     describe('memories', () => {
       it('stores a memory and reads it back whole', async () => {
@@ -174,6 +191,32 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(tagged.hits.map((h) => h.memory.title)).toEqual(['close']);
       });
 
+      it(`is exact below the exact-scan size (${EXACT_SIMILARITY_SCAN_MAX} vectors): the true best hits and the true total`, async () => {
+        // Cosines to the query fall with i (1/sqrt(1 + w²), w = i/8), inserted out of order, half of them tagged.
+        const n = 48;
+        const weight = (i: number) => i / 8;
+        const cosine = (i: number) => 1 / Math.sqrt(1 + weight(i) ** 2);
+        const order = Array.from({ length: n }, (_, i) => (i * 29) % n);
+        const ids = new Map<number, string>();
+        for (const i of order) {
+          const m = makeMemory(scopeA, { tags: i % 2 ? ['odd'] : [] });
+          ids.set(i, m.id);
+          await storage.memories.insert(m, vec(0, 1, weight(i)));
+        }
+        const query = { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 5 };
+        const cases: [number, MemoryFilter][] = [[0.8, {}], [0.9, {}], [0.8, { tagsAny: ['odd'] }], [0, {}]];
+        for (const [minSimilarity, filter] of cases) {
+          const expected = [...ids.keys()]
+            .filter((i) => (1 + cosine(i)) / 2 >= minSimilarity && (!filter.tagsAny || i % 2 === 1))
+            .sort((a, b) => cosine(b) - cosine(a));
+          const found = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity, filter });
+          expect(found.total, `${minSimilarity} ${JSON.stringify(filter)}`).toBe(expected.length);
+          expect(found.hits.map((h) => h.memory.id)).toEqual(expected.slice(0, 5).map((i) => ids.get(i)));
+          const everything = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity, filter, limit: 100 });
+          expect(everything.hits.map((h) => h.memory.id)).toEqual(expected.map((i) => ids.get(i)));
+        }
+      });
+
       it('sees memories inserted after the first search', async () => {
         const query = { vector: axisVector(DIMS, 4), modelId: MODEL, limit: 10, minSimilarity: 0.9, filter: {} };
         expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(0);
@@ -195,7 +238,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const found = await search(['deploy']);
         expect(found.hits.map((h) => h.memory.title)).toEqual(['Deploy guide', 'Notes']);
         expect(found.total).toBe(2);
-        expect(found.hits[0]!.bm25).toBeGreaterThan(found.hits[1]!.bm25);
+        expect(found.hits[0]!.relevance).toBeGreaterThan(found.hits[1]!.relevance);
         expect((await search(['deploying'])).total).toBe(2); // stemmed
         expect((await search(['pasta', 'production'])).total).toBe(2); // any term
         expect((await search(['deploy'], scopeB)).hits.map((h) => h.memory.id)).toEqual([foreign.id]);
@@ -219,7 +262,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         ];
         for (const m of mine) await storage.memories.insert(m, vec(0));
         const scores = async () => (await storage.memories.searchKeyword(scopeA, { terms: ['deploy', 'pasta', 'tomato'], limit: 10, filter: {} }))
-          .hits.map((h) => ({ id: h.memory.id, score: h.bm25 }));
+          .hits.map((h) => ({ id: h.memory.id, score: h.relevance }));
         const before = await scores();
         expect(before).toHaveLength(3);
 
@@ -536,6 +579,191 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await storage.events.append([{ id: `evt_${randomUUID()}`, type: 'search.performed', scope: { ...scopeA }, createdAt: new Date(Date.UTC(2020, 0, 1)), data: {} }]);
         expect(await storage.events.prune(new Date(Date.UTC(2021, 0, 1)))).toBe(1);
         expect((await readAll(scopeA)).map((e) => e.type)).toEqual(['memory.created']);
+      });
+
+      it('shows readers every event once, in seq order, with no hole, while appends run concurrently', async () => {
+        const stores = await connections();
+        const producerScope: EventScope = { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null };
+        const event = (scope: EventScope, type = 'transfer.completed'): NewEvent => ({ id: `evt_${randomUUID()}`, type, scope, createdAt: new Date(), data: {} });
+        const ticks = async (n: number) => { for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve)); };
+        const visibleToA = new Set<string>();
+        // Every kind of append, on every connection, in scope A and elsewhere, started together and interleaved.
+        const writer = async (i: number) => {
+          const store = stores[i % stores.length]!;
+          await ticks(i % 5);
+          switch (i % 4) {
+            case 0: {
+              const stored = await store.events.append([event(producerScope), event(producerScope)]);
+              stored.forEach((e) => visibleToA.add(e.id));
+              break;
+            }
+            case 1: {
+              const m = makeMemory(i % 8 === 1 ? scopeA : scopeB);
+              await store.memories.insert(m, vec(0), (x) => {
+                const events = created(x);
+                if (x.scope.tenantId === scopeA.tenantId) events.forEach((e) => visibleToA.add(e.id));
+                return events;
+              });
+              break;
+            }
+            case 2: {
+              const result = await store.idempotency.appendEventOnce({ tenantId: scopeA.tenantId, mode: scopeA.mode, key: `order-${i}` },
+                { requestHash: 'h', response: '{}', at: new Date(), notBefore: new Date(0) }, [event(producerScope)]);
+              if (result.kind === 'appended') result.events.forEach((e) => visibleToA.add(e.id));
+              break;
+            }
+            default: {
+              const stored = await store.events.append([event({ tenantId: null, mode: null, workspace: null }, 'system.health')]);
+              stored.forEach((e) => visibleToA.add(e.id));
+            }
+          }
+        };
+        const page = (afterSeq: number) => storage.events.readAfter({ tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: scopeA.workspace, afterSeq, limit: 7 });
+
+        let writing = true;
+        const tailed: StoredEvent[] = [];
+        const tail = async () => {
+          let cursor = 0;
+          for (;;) {
+            const finished = !writing; // read before the page: a page read after the last commit misses nothing
+            const events = await page(cursor);
+            for (const e of events) {
+              expect(e.seq).toBeGreaterThan(cursor);
+              tailed.push(e);
+              cursor = e.seq;
+            }
+            if (events.length === 0) {
+              if (finished) return;
+              await ticks(1);
+            }
+          }
+        };
+        // "From now": everything up to latestSeq is already visible, so a stream starting there misses nothing.
+        const snapshots: { latest: number; upTo: string[] }[] = [];
+        const snapshot = async (after: number) => {
+          await ticks(after);
+          const latest = await storage.events.latestSeq();
+          const upTo: string[] = [];
+          for (let cursor = 0; ;) {
+            const events = await page(cursor);
+            for (const e of events) if (e.seq <= latest) upTo.push(e.id);
+            if (events.length === 0 || events.at(-1)!.seq >= latest) break;
+            cursor = events.at(-1)!.seq;
+          }
+          snapshots.push({ latest, upTo });
+        };
+        await Promise.all([
+          tail(),
+          snapshot(1), snapshot(3), snapshot(6),
+          Promise.all(Array.from({ length: 32 }, (_, i) => writer(i))).finally(() => { writing = false; }),
+        ]);
+
+        const all: StoredEvent[] = [];
+        for (let events = await page(0); events.length > 0; events = await page(all.at(-1)!.seq)) all.push(...events);
+        expect(all.map((e) => e.seq)).toEqual([...new Set(all.map((e) => e.seq))].sort((a, b) => a - b));
+        expect(new Set(all.map((e) => e.id))).toEqual(visibleToA);
+        expect(tailed.map((e) => e.id)).toEqual(all.map((e) => e.id));
+        for (const { latest, upTo } of snapshots) {
+          expect(upTo).toEqual(all.filter((e) => e.seq <= latest).map((e) => e.id));
+        }
+      });
+
+      describe('idempotent producer events (appendEventOnce)', () => {
+        const producerScope: EventScope = { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null };
+        const at = new Date(Date.UTC(2030, 0, 1));
+        const ref = { tenantId: scopeA.tenantId, mode: scopeA.mode, key: 'k1' };
+        const write = (requestHash: string, when = at, ttlMs = 60_000) =>
+          ({ requestHash, response: JSON.stringify({ requestHash }), at: when, notBefore: new Date(when.getTime() - ttlMs) });
+        const walletCreated = (scope: EventScope = producerScope): NewEvent =>
+          ({ id: `evt_${randomUUID()}`, type: 'wallet.created', scope, createdAt: at, data: { n: 1 } });
+
+        it('appends once per key, tenant and mode, with its deliveries; an expired record is replaced', async () => {
+          await storage.webhooks.insert(hook(producerScope, { kind: 'g10', events: ['wallet.created'] }));
+          const first = await storage.idempotency.appendEventOnce(ref, write('h1'), [walletCreated()]);
+          expect(first.kind).toBe('appended');
+          const [stored] = first.kind === 'appended' ? first.events : [];
+          expect(stored).toMatchObject({ type: 'wallet.created', scope: producerScope, data: { n: 1 } });
+          expect(await storage.events.findById(stored!.id)).toEqual(stored);
+          expect(await storage.webhooks.pendingCount()).toBe(1);
+
+          // The same key again, within its lifetime: the first answer, and nothing written.
+          const latest = await storage.events.latestSeq();
+          const again = await storage.idempotency.appendEventOnce(ref, write('h2', new Date(at.getTime() + 1000)), [walletCreated()]);
+          expect(again).toEqual({ kind: 'existing', record: { requestHash: 'h1', response: JSON.stringify({ requestHash: 'h1' }), createdAt: at } });
+          expect(await storage.events.latestSeq()).toBe(latest);
+          expect(await storage.webhooks.pendingCount()).toBe(1);
+
+          // Keys are per tenant and mode.
+          const testMode = { ...producerScope, mode: 'test' as const };
+          expect((await storage.idempotency.appendEventOnce({ ...ref, mode: 'test' }, write('h1'), [walletCreated(testMode)])).kind).toBe('appended');
+          const otherTenant = { ...producerScope, tenantId: scopeB.tenantId };
+          expect((await storage.idempotency.appendEventOnce({ ...ref, tenantId: scopeB.tenantId }, write('h1'), [walletCreated(otherTenant)])).kind).toBe('appended');
+
+          // Past its lifetime the record counts as absent: replaced, and the events appended.
+          const later = new Date(at.getTime() + 120_000);
+          expect((await storage.idempotency.appendEventOnce(ref, write('h3', later), [walletCreated()])).kind).toBe('appended');
+          expect(await storage.idempotency.appendEventOnce(ref, write('h4', later), [walletCreated()]))
+            .toMatchObject({ kind: 'existing', record: { requestHash: 'h3', createdAt: later } });
+          expect(await storage.webhooks.pendingCount()).toBe(2);
+
+          // Prune drops records created before the cut (the other tenant's and mode's), not the fresh one.
+          expect(await storage.idempotency.prune(new Date(at.getTime() + 1))).toBe(2);
+          expect((await storage.idempotency.appendEventOnce(ref, write('h5', later), [walletCreated()])).kind).toBe('existing');
+          expect((await storage.idempotency.appendEventOnce({ ...ref, mode: 'test' }, write('h6', later), [walletCreated(testMode)])).kind).toBe('appended');
+        });
+
+        it('stores neither the record nor any event when the append fails', async () => {
+          const taken = walletCreated();
+          await storage.events.append([taken]);
+          const latest = await storage.events.latestSeq();
+          // An event id already in the log cannot be appended: the whole write rolls back.
+          await expect(storage.idempotency.appendEventOnce(ref, write('h1'), [walletCreated(), taken])).rejects.toThrow();
+          expect(await storage.events.latestSeq()).toBe(latest);
+          const retry = await storage.idempotency.appendEventOnce(ref, write('h2'), [walletCreated()]);
+          expect(retry.kind).toBe('appended');
+        });
+
+        it('appends once when callers race on one key', async () => {
+          const stores = await connections();
+          const results = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+            stores[i % stores.length]!.idempotency.appendEventOnce(ref, write(`h${i}`), [walletCreated()])));
+          const winners = results.filter((r) => r.kind === 'appended');
+          expect(winners).toHaveLength(1);
+          const winner = results.indexOf(winners[0]!);
+          for (const r of results) if (r.kind === 'existing') expect(r.record.requestHash).toBe(`h${winner}`);
+          const log = await readAll(scopeA, 0, ['wallet.created']);
+          expect(log.map((e) => e.id)).toEqual(winners[0]!.kind === 'appended' ? winners[0]!.events.map((e) => e.id) : []);
+        });
+      });
+
+      it('never claims one delivery twice when claimers race, and keeps the per-webhook cap across them', async () => {
+        const stores = await connections();
+        const producerScope: EventScope = { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null };
+        const hooks = [0, 1].map(() => hook(producerScope, { kind: 'g10', events: ['transfer.completed'] }));
+        for (const w of hooks) await storage.webhooks.insert(w);
+        const at = new Date(Date.UTC(2029, 0, 1));
+        await storage.events.append(Array.from({ length: 12 }, () =>
+          ({ id: `evt_${randomUUID()}`, type: 'transfer.completed', scope: producerScope, createdAt: at, data: {} })));
+        expect(await storage.webhooks.pendingCount()).toBe(24);
+        const now = new Date(Date.UTC(2030, 0, 1));
+        const race = async (claimers: number, limit: number, perWebhook: number) => (await Promise.all(Array.from({ length: claimers },
+          (_, i) => stores[i % stores.length]!.webhooks.claimDue(now, limit, perWebhook, 60_000)))).flat();
+        const perHook = (claims: ClaimedDelivery[]) => hooks.map((w) => claims.filter((c) => c.webhook.id === w.id).length);
+
+        // At most 3 in flight per webhook, however many claim at once.
+        const capped = await race(4, 10, 3);
+        expect(new Set(capped.map((c) => c.delivery.id)).size).toBe(capped.length);
+        for (const n of perHook(capped)) expect(n).toBeLessThanOrEqual(3);
+        const topUp = await storage.webhooks.claimDue(now, 10, 3, 60_000);
+        expect(perHook([...capped, ...topUp])).toEqual([3, 3]);
+        for (const c of [...capped, ...topUp]) await storage.webhooks.complete(c.delivery.id, { ok: true, at: now, status: 204 });
+
+        // Uncapped: racing rounds until nothing is left claim each remaining delivery exactly once.
+        const claimed: ClaimedDelivery[] = [];
+        for (let round = await race(3, 4, 100); round.length > 0; round = await race(3, 4, 100)) claimed.push(...round);
+        expect(claimed).toHaveLength(18);
+        expect(new Set(claimed.map((c) => c.delivery.id)).size).toBe(18);
+        expect(new Set(claimed.map((c) => `${c.webhook.id} ${c.event.id}`)).size).toBe(18);
       });
     });
 

@@ -44,7 +44,7 @@ export async function createTestApp(
   const config = loadConfig({
     MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', MNEMO_SQLITE_SYNCHRONOUS: 'normal', MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0', ...options.env,
   });
-  const container = createContainer(config, { embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides });
+  const container = await createContainer(config, { embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides });
   const app = await buildServer(container, { logLevel: false, ...options.server });
   await app.ready();
   let tenant = 'acme';

@@ -19,6 +19,13 @@ export type AtomicStep = (
  */
 export type EventsFor = (memory: Memory) => readonly NewEvent[];
 
+/**
+ * Up to this many vectors of one model in a scope, similarity search is exact on every store (see `searchSimilar`):
+ * complete results and an exact `total`. Scanning that many is a few milliseconds; beyond it a store with an ANN
+ * index may trade completeness for speed.
+ */
+export const EXACT_SIMILARITY_SCAN_MAX = 10_000;
+
 /** Thrown by applyAtomically when step `index` fails; nothing of the group was committed. */
 export class AtomicStepFailed extends Error {
   constructor(readonly index: number, readonly error: DomainError) {
@@ -50,11 +57,17 @@ export interface MemoryRepository {
    */
   applyAtomically(scope: Scope, steps: readonly AtomicStep[]): Promise<Memory[]>;
   list(scope: Scope, query: ListQuery): Promise<{ items: Memory[]; total: number }>;
-  /** Best first; `total` counts every hit at or above the threshold, `hits` at most `limit` of them. */
+  /**
+   * Best first, `hits` at most `limit` of them. When the scope holds at most `EXACT_SIMILARITY_SCAN_MAX` vectors of
+   * the query's model (before filters), every adapter scans exactly: `hits` are the true best and `total` counts every
+   * memory at or above the threshold. Above that size an adapter may use an approximate (ANN) index: then `hits` are
+   * the best the index found and `total` counts the memories at or above the threshold among those it examined — a
+   * lower bound of the exact count, never less than `hits.length`. SQLite always scans exactly.
+   */
   searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
   /** How many memories of the scope each topic holds. */
   countByTopic(scope: Scope, topicIds: readonly string[]): Promise<Map<string, number>>;
-  /** Keyword (full-text, BM25) search: best first; `total` counts every matching memory. */
+  /** Keyword (full-text) search, ranked by `relevance`: best first; `total` counts every matching memory. */
   searchKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordHit[]; total: number }>;
   /** Stored vectors of the given memories for one model (absent ids and other models are left out). */
   vectorsOf(scope: Scope, ids: readonly string[], modelId: string): Promise<Map<string, Float32Array>>;

@@ -113,7 +113,7 @@ export interface SimilarityHit {
 }
 
 export interface KeywordQuery {
-  /** Terms to match (any of them); the adapter ranks by BM25. */
+  /** Terms to match (any of them); the adapter ranks them by a relevance of its own (SQLite: BM25). */
   terms: string[];
   limit: number;
   filter: MemoryFilter;
@@ -122,10 +122,11 @@ export interface KeywordQuery {
 export interface KeywordHit {
   memory: Memory;
   /**
-   * BM25 relevance, higher is better; comparable only within one query. Its corpus statistics are the scope's own:
-   * nothing written in another tenant, mode or workspace may change it.
+   * The store's relevance score (SQLite: BM25), higher is better, never negative; comparable only within one
+   * query (the core normalises it by the best hit). Any corpus statistics behind it are the scope's own: nothing
+   * written in another tenant, mode or workspace may change it.
    */
-  bm25: number;
+  relevance: number;
 }
 
 /** A suggestion drawn from stored data: the text and how many times it occurs. */

@@ -30,7 +30,7 @@ export interface ScoredHit {
   /** `(1 + cosine) / 2` against the query; absent for keyword-only search. */
   similarity?: number | undefined;
   cosine?: number | undefined;
-  /** BM25 normalised to 0..1 within the candidate pool; 0 when no keyword matched. */
+  /** Keyword relevance normalised to 0..1 within the candidate pool; 0 when no keyword matched. */
   keywordScore?: number | undefined;
   vector?: Float32Array | undefined;
 }
@@ -85,8 +85,8 @@ export const RRF_K = 60;
 export type SearchService = ReturnType<typeof createSearchService>;
 
 /**
- * The one search core behind every surface: semantic, keyword (BM25), hybrid and caller-vector search over the
- * same filters and scope, each under a deadline and each recorded in the search log.
+ * The one search core behind every surface: semantic, keyword (the store's relevance, BM25 in SQLite), hybrid and
+ * caller-vector search over the same filters and scope, each under a deadline and each recorded in the search log.
  */
 export function createSearchService(deps: {
   memories: MemoryRepository;
@@ -187,16 +187,16 @@ export function createSearchService(deps: {
     keyword: (ctx: SearchContext, input: KeywordInput) => run(ctx, 'keyword', input.query, input, async () => {
       const started = performance.now();
       const { hits, total } = await memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: input.limit, filter: input.filter });
-      const top = hits[0]?.bm25 ?? 0;
+      const top = hits[0]?.relevance ?? 0;
       return {
-        hits: hits.map((h) => ({ memory: h.memory, score: top > 0 ? h.bm25 / top : 0, keywordScore: top > 0 ? h.bm25 / top : 0 })),
+        hits: hits.map((h) => ({ memory: h.memory, score: top > 0 ? h.relevance / top : 0, keywordScore: top > 0 ? h.relevance / top : 0 })),
         total, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId,
       };
     }),
 
     /**
      * Hybrid: the semantic and keyword legs each yield their own candidate pool (so keyword-only hits survive),
-     * every candidate gets its exact similarity and its normalised BM25, then
+     * every candidate gets its exact similarity and its normalised keyword relevance, then
      * - rerank false: order by `semanticWeight * similarity + keywordWeight * keyword` (weighted_sum);
      * - rerank true: order by weighted reciprocal-rank fusion of the two rankings (k = 60), still showing the
      *   weighted sum of exact scores as the score.
@@ -209,13 +209,13 @@ export function createSearchService(deps: {
         semanticLeg(ctx.scope, vector, { ...input, limit: pool, threshold: 0, withVectors: false }),
         memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter }),
       ]);
-      const candidates = new Map<string, { memory: Memory; similarity?: number; cosine?: number; keyword: number; bm25Rank?: number }>();
+      const candidates = new Map<string, { memory: Memory; similarity?: number; cosine?: number; keyword: number; keywordRank?: number }>();
       semantic.hits.forEach((h) => candidates.set(h.memory.id, { memory: h.memory, similarity: h.similarity, cosine: h.cosine, keyword: 0 }));
-      const topBm25 = keyword.hits[0]?.bm25 ?? 0;
+      const topRelevance = keyword.hits[0]?.relevance ?? 0;
       keyword.hits.forEach((h, rank) => {
         const c = candidates.get(h.memory.id) ?? { memory: h.memory, keyword: 0 };
-        c.keyword = topBm25 > 0 ? h.bm25 / topBm25 : 0;
-        c.bm25Rank = rank + 1;
+        c.keyword = topRelevance > 0 ? h.relevance / topRelevance : 0;
+        c.keywordRank = rank + 1;
         candidates.set(h.memory.id, c);
       });
       // Exact similarity for keyword-only candidates, and vectors when asked for.
@@ -238,7 +238,7 @@ export function createSearchService(deps: {
         const bySimilarity = [...ranked].sort((a, b) => (b.similarity ?? 0) - (a.similarity ?? 0));
         const semanticRank = new Map(bySimilarity.map((c, i) => [c.memory.id, i + 1]));
         const rrf = (c: (typeof ranked)[number]) =>
-          sw / (RRF_K + semanticRank.get(c.memory.id)!) + (c.bm25Rank ? kw / (RRF_K + c.bm25Rank) : 0);
+          sw / (RRF_K + semanticRank.get(c.memory.id)!) + (c.keywordRank ? kw / (RRF_K + c.keywordRank) : 0);
         ranked.sort((a, b) => rrf(b) - rrf(a) || fused(b) - fused(a));
       } else {
         ranked.sort((a, b) => fused(b) - fused(a));

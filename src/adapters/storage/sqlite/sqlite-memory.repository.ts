@@ -419,7 +419,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return {
         hits: hits.flatMap((h) => {
           const row = bySeq.get(h.seq);
-          return row ? [{ memory: toMemory(row), bm25: h.score }] : [];
+          return row ? [{ memory: toMemory(row), relevance: h.score }] : [];
         }),
         total,
       };

@@ -1,7 +1,6 @@
 import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
-import { prefixedId } from '../../../core/ids.ts';
 import type { KeyMode } from '../../../core/scope.ts';
-import { webhookWants } from '../../../core/webhooks/webhook-filters.ts';
+import { fanOut, fanOutCandidates } from '../../../core/webhooks/fan-out.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { toWebhook, type WebhookRow } from './sqlite-webhook.rows.ts';
 
@@ -20,8 +19,9 @@ export const toStoredEvent = (r: EventRow): StoredEvent => ({
 });
 
 /**
- * The outbox write, shared by every transaction that emits events: append the events and, for each, a pending
- * delivery per webhook that wants it. Must run inside the caller's transaction. Listeners hear about the events
+ * The outbox write, shared by every transaction that emits events: append the events and, for each, store the
+ * pending deliveries the core's `fanOut` decides on, from the candidate webhooks read in the same transaction (so
+ * an event and its deliveries commit together). Must run inside the caller's transaction. Listeners hear about the events
  * only after that transaction commits (see `notifyAfterCommit`).
  */
 export class SqliteOutbox {
@@ -49,12 +49,10 @@ export class SqliteOutbox {
         JSON.stringify(e.data), e.createdAt.getTime())!;
       const event = toStoredEvent(row);
       stored.push(event);
-      const webhooks = e.scope.tenantId === null || e.scope.mode === null
-        ? this.systemCandidates.all() : this.candidates.all(e.scope.tenantId, e.scope.mode);
-      for (const w of webhooks) {
-        if (webhookWants(toWebhook(w), event)) {
-          this.insertDelivery.run(prefixedId('dlv', 24), w.id, event.seq, e.createdAt.getTime(), e.createdAt.getTime());
-        }
+      const which = fanOutCandidates(e);
+      const candidates = which.kind === 'all' ? this.systemCandidates.all() : this.candidates.all(which.tenantId, which.mode);
+      for (const d of fanOut(event, candidates.map(toWebhook))) {
+        this.insertDelivery.run(d.id, d.webhookId, d.eventSeq, d.dueAt.getTime(), d.createdAt.getTime());
       }
     }
     return stored;
