@@ -1,28 +1,20 @@
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteExecutor, type PgExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
 import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postgres/pg-migrations.ts';
 import { createPostgresStorage, type PostgresStorageOptions } from '../../src/adapters/storage/postgres/postgres.storage.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
+import { startPglite, useFreshSchema } from '../support/pglite.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
-// One in-process PostgreSQL (PGlite with pgvector) for the file: starting one takes seconds. Each storage gets a
-// schema of its own, migrated from scratch, so every test starts empty as with a fresh database.
+// One in-process PostgreSQL (PGlite with pgvector) for the file; each storage gets a fresh schema.
 let pglite: PGlite;
-beforeAll(async () => {
-  pglite = await PGlite.create({ extensions: { vector } });
-  // In public, before any per-test schema exists, so every schema's search_path finds the type.
-  await pglite.exec('CREATE EXTENSION IF NOT EXISTS vector');
-}, 60_000);
+beforeAll(async () => { pglite = await startPglite(); }, 60_000);
 afterAll(async () => { await pglite.close(); });
 
-let n = 0;
-/** An executor bound to a fresh schema of the shared PGlite; closing it leaves the database open for the next. */
+/** An executor on a fresh schema of the shared PGlite; closing it leaves the database open for the next test. */
 async function freshSchema(): Promise<PgExecutor> {
-  const schema = `contract_${n++}`;
-  // PGlite is a single session and the tests run one at a time: the search_path holds until the next schema.
-  await pglite.exec(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}, public`);
+  await useFreshSchema(pglite);
   return { ...pgliteExecutor(pglite), close: async () => undefined };
 }
 const openPostgres = async (options?: PostgresStorageOptions) => createPostgresStorage(await freshSchema(), options);
