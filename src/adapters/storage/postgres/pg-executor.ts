@@ -1,0 +1,104 @@
+import type { Pool } from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+
+/** What the repositories need from a connection: parameterised queries, and scripts of several statements. */
+export interface PgQueryable {
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+/**
+ * The one seam between the PostgreSQL adapter and a driver, so the same repositories run on a real server through
+ * `pg` and in process on PGlite (tests). `transaction` runs `fn` on one connection between BEGIN and COMMIT, and
+ * rolls back when it throws.
+ */
+export interface PgExecutor extends PgQueryable {
+  /**
+   * `one`: a single session whose transactions run one at a time (PGlite in process), so commit order is already
+   * sequence order; `many`: concurrent connections (a Pool), whose event appends must be serialised (PgOutbox).
+   */
+  readonly sessions: 'one' | 'many';
+  transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** A `pg` Pool: each query on any free connection, each transaction on one checked-out client. */
+export function pgPoolExecutor(pool: Pool): PgExecutor {
+  return {
+    sessions: 'many',
+    async query<R>(sql: string, params: readonly unknown[] = []) {
+      return (await pool.query(sql, params as unknown[])).rows as R[];
+    },
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn({
+          query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+          exec: async (sql) => { await client.query(sql); },
+        });
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** An in-process PGlite database (a single session: its transactions run one at a time). */
+export function pgliteExecutor(db: PGlite): PgExecutor {
+  return {
+    sessions: 'one',
+    async query<R>(sql: string, params: readonly unknown[] = []) {
+      return (await db.query<R>(sql, params as unknown[])).rows;
+    },
+    async exec(sql) {
+      await db.exec(sql);
+    },
+    async transaction(fn) {
+      return db.transaction((tx) => fn({
+        query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows,
+        exec: async (sql) => { await tx.exec(sql); },
+      }));
+    },
+    async close() {
+      await db.close();
+    },
+  };
+}
+
+/** Positional parameters for a statement built piece by piece: `add` returns the placeholder of a value. */
+export class SqlParams {
+  readonly values: unknown[] = [];
+  constructor(initial: readonly unknown[] = []) {
+    this.values.push(...initial);
+  }
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** True when a driver error is a unique violation (SQLSTATE 23505), optionally of the named constraint. */
+export function isPgUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string; message?: string };
+  if (e?.code !== '23505') return false;
+  return constraint === undefined || e.constraint === constraint || (e.message ?? '').includes(constraint);
+}
+
+/** Timestamps travel as ISO text, which both drivers send alike; they come back as Date from timestamptz. */
+export const pgTime = (d: Date): string => d.toISOString();
+export const pgTimeOrNull = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+/** int8 comes back as text from `pg`, as a number from PGlite. */
+export const pgInt = (v: unknown): number => Number(v);

@@ -1,0 +1,122 @@
+import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
+import type { Scope } from '../../../core/scope.ts';
+import { pgInt, SqlParams, type PgQueryable } from './pg-executor.ts';
+import { filterSql, scopeSql } from './pg-memory-filter.ts';
+
+/** The text search configuration of `memories.keywords` (stemming, stop words): queries must use the same. */
+export const TEXT_SEARCH_CONFIG = 'english';
+/** BM25 column weights by tsvector weight label: title (A), content (B), tags (C); as the SQLite adapter. */
+const WEIGHTS: Readonly<Record<string, number>> = { A: 2.0, B: 1.0, C: 1.5, D: 1.0 };
+/** BM25's parameters and idf floor, as SQLite's bm25(). */
+const K1 = 1.2;
+const B = 0.75;
+const MIN_IDF = 1e-6;
+
+const inverseDocumentFrequency = (documents: number, holding: number): number => {
+  const idf = Math.log((documents - holding + 0.5) / (holding + 0.5));
+  return idf > 0 ? idf : MIN_IDF;
+};
+
+/** A query word as index tokens, each with its offset from the first (stop words leave gaps). */
+type Phrase = { lexeme: string; offset: number }[];
+
+interface OccurrenceRow {
+  seq: number | string; keyword_length: number; wanted: boolean; lexeme: string; positions: number[]; weights: string[];
+}
+
+export interface RankedKeywordHit {
+  seq: number;
+  score: number;
+}
+
+/** A lexeme quoted for tsquery input. */
+const quoteLexeme = (lexeme: string): string => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/**
+ * BM25 whose corpus statistics (N, average length, document frequencies) are the caller's scope's own and live, so
+ * no other tenant, mode or workspace can move a score: ts_rank / ts_rank_cd use no corpus statistics at all, so they
+ * cannot give BM25's ordering, and the contract asks for scores that follow the scope's statistics. The GIN index on
+ * `keywords` finds the candidates; their occurrences (positions and weights) come from unnest(tsvector), and the
+ * scope's N and total length from `keyword_length`. Cost: one pass over the memories of the scope holding a query
+ * word, plus an aggregate over the scope (index-assisted); positions beyond tsvector's limits (16383, 256 per lexeme)
+ * are not counted.
+ */
+export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonly string[], filter: MemoryFilter,
+  limit: number): Promise<{ hits: RankedKeywordHit[]; total: number }> {
+  const phrases = await tokenize(db, words);
+  if (phrases.length === 0) return { hits: [], total: 0 };
+  const lexemes = [...new Set(phrases.flatMap((ph) => ph.map((t) => t.lexeme)))];
+  const query = phrases.map((ph) => `(${ph.map((t) => quoteLexeme(t.lexeme)).join(' & ')})`).join(' | ');
+
+  const p = new SqlParams();
+  const where = scopeSql(p, scope);
+  const tsquery = p.add(query);
+  const lexemeList = p.add(lexemes);
+  const filterClause = filterSql(p, filter);
+  const rows = await db.query<OccurrenceRow>(
+    `SELECT m.seq, m.keyword_length, (TRUE${filterClause}) AS wanted, k.lexeme, k.positions, k.weights
+     FROM memories m, unnest(m.keywords) k
+     WHERE ${where} AND m.keywords @@ ${tsquery}::tsquery AND k.lexeme = ANY(${lexemeList}::text[])`, p.values);
+  const sp = new SqlParams();
+  const [stats] = await db.query<{ n: number; total: number }>(
+    `SELECT COUNT(*)::int AS n, COALESCE(SUM(m.keyword_length), 0)::float8 AS total FROM memories m WHERE ${scopeSql(sp, scope)}`,
+    sp.values);
+
+  // Per memory: its length, whether the filter keeps it, and lexeme -> (position -> weight label).
+  const docs = new Map<number, { length: number; wanted: boolean; occurrences: Map<string, Map<number, string>> }>();
+  for (const r of rows) {
+    const seq = pgInt(r.seq);
+    let doc = docs.get(seq);
+    if (!doc) docs.set(seq, (doc = { length: r.keyword_length, wanted: r.wanted, occurrences: new Map() }));
+    doc.occurrences.set(r.lexeme, new Map(r.positions.map((pos, i) => [pos, r.weights[i] ?? 'D'])));
+  }
+  // Per phrase, its weighted frequency in each memory holding it; a phrase must stay within one column (one weight).
+  const frequencies = phrases.map((phrase) => {
+    const out = new Map<number, number>();
+    for (const [seq, doc] of docs) {
+      const first = doc.occurrences.get(phrase[0]!.lexeme);
+      if (!first) continue;
+      let tf = 0;
+      for (const [pos, weight] of first) {
+        if (phrase.every((t) => doc.occurrences.get(t.lexeme)?.get(pos + t.offset) === weight)) tf += WEIGHTS[weight] ?? 1;
+      }
+      if (tf > 0) out.set(seq, tf);
+    }
+    return out;
+  });
+
+  const documents = stats!.n;
+  const averageLength = documents > 0 ? stats!.total / documents : 0;
+  const idf = frequencies.map((f) => inverseDocumentFrequency(documents, f.size));
+  const hits: RankedKeywordHit[] = [];
+  for (const [seq, doc] of docs) {
+    if (!doc.wanted || !frequencies.some((f) => f.has(seq))) continue;
+    const norm = K1 * (1 - B + (averageLength > 0 ? (B * doc.length) / averageLength : 0));
+    let score = 0;
+    frequencies.forEach((f, i) => {
+      const tf = f.get(seq) ?? 0;
+      score += idf[i]! * ((tf * (K1 + 1)) / (tf + norm));
+    });
+    hits.push({ seq, score });
+  }
+  hits.sort((a, b) => b.score - a.score || a.seq - b.seq);
+  return { hits: hits.slice(0, limit), total: hits.length };
+}
+
+/** Each word as the index's tokens (to_tsvector with the index's configuration); words without any are dropped. */
+async function tokenize(db: PgQueryable, words: readonly string[]): Promise<Phrase[]> {
+  if (words.length === 0) return [];
+  const rows = await db.query<{ ord: number | string; lexeme: string; positions: number[] }>(
+    `SELECT w.ord, k.lexeme, k.positions FROM unnest($1::text[]) WITH ORDINALITY AS w(word, ord),
+     unnest(to_tsvector('${TEXT_SEARCH_CONFIG}', w.word)) k`, [words]);
+  const byWord = new Map<number, { lexeme: string; position: number }[]>();
+  for (const r of rows) {
+    const tokens = byWord.get(pgInt(r.ord)) ?? [];
+    for (const position of r.positions) tokens.push({ lexeme: r.lexeme, position });
+    byWord.set(pgInt(r.ord), tokens);
+  }
+  return [...byWord.keys()].sort((a, b) => a - b).map((ord) => {
+    const tokens = byWord.get(ord)!.sort((a, b) => a.position - b.position);
+    return tokens.map((t) => ({ lexeme: t.lexeme, offset: t.position - tokens[0]!.position }));
+  });
+}

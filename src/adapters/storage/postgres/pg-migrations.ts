@@ -1,0 +1,223 @@
+import type { PgExecutor } from './pg-executor.ts';
+
+/**
+ * PostgreSQL schema migrations, in order. Each runs once, recorded in `schema_migrations`; all pending ones run in
+ * one transaction under an advisory lock, so servers starting together migrate once. Never edit a released
+ * migration: add a new one.
+ */
+export interface PgMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** The key of the advisory lock held while migrating (any constant unlikely to clash: "mnemo" in ASCII). */
+const MIGRATION_LOCK = 0x6d6e656d6f;
+
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: 'api keys, memories with keywords and vectors, search log, topics',
+    sql: `
+      -- Needs the pgvector extension installed on the server (CREATE EXTENSION needs the right to create it).
+      CREATE EXTENSION IF NOT EXISTS vector;
+
+      CREATE TABLE api_keys (
+        id             text PRIMARY KEY,
+        tenant_id      text NOT NULL,
+        user_id        text NOT NULL,
+        tier           text NOT NULL CHECK (tier IN ('free', 'pro', 'enterprise')),
+        mode           text NOT NULL CHECK (mode IN ('live', 'test')),
+        scopes         jsonb NOT NULL,
+        display_prefix text NOT NULL,
+        digest         text NOT NULL UNIQUE,
+        created_at     timestamptz NOT NULL,
+        expires_at     timestamptz,
+        revoked_at     timestamptz
+      );
+      CREATE INDEX api_keys_tenant ON api_keys (tenant_id, created_at);
+
+      CREATE TABLE memories (
+        seq            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id             text COLLATE "C" NOT NULL UNIQUE,
+        client_id      text,
+        tenant_id      text NOT NULL,
+        mode           text NOT NULL,
+        workspace      text NOT NULL,
+        title          text NOT NULL,
+        content        text NOT NULL,
+        memory_type    text NOT NULL,
+        tags           text[] NOT NULL,
+        metadata       jsonb NOT NULL,
+        topic_id       text,
+        created_at     timestamptz NOT NULL,
+        updated_at     timestamptz NOT NULL,
+        created_by     text NOT NULL,
+        updated_by     text NOT NULL,
+        access_count   integer NOT NULL DEFAULT 0,
+        last_accessed  timestamptz,
+        -- Kept by the trigger below: title (weight A), content (B) and tags (C), and the count of their tokens.
+        keywords       tsvector NOT NULL DEFAULT ''::tsvector,
+        keyword_length integer NOT NULL DEFAULT 0
+      );
+      CREATE INDEX memories_scope_id ON memories (tenant_id, mode, workspace, id);
+      CREATE INDEX memories_scope_created ON memories (tenant_id, mode, workspace, created_at);
+      CREATE INDEX memories_scope_updated ON memories (tenant_id, mode, workspace, updated_at);
+      CREATE INDEX memories_scope_title ON memories (tenant_id, mode, workspace, title COLLATE "C");
+      CREATE INDEX memories_scope_type ON memories (tenant_id, mode, workspace, memory_type);
+      CREATE INDEX memories_scope_topic ON memories (tenant_id, mode, workspace, topic_id);
+      CREATE UNIQUE INDEX memories_scope_client_id ON memories (tenant_id, mode, workspace, client_id)
+        WHERE client_id IS NOT NULL;
+      CREATE INDEX memories_tags ON memories USING gin (tags);
+      CREATE INDEX memories_metadata ON memories USING gin (metadata jsonb_path_ops);
+      CREATE INDEX memories_keywords ON memories USING gin (keywords);
+
+      CREATE FUNCTION memories_keywords() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.keywords := setweight(to_tsvector('english', NEW.title), 'A')
+          || setweight(to_tsvector('english', NEW.content), 'B')
+          || setweight(to_tsvector('english', array_to_string(NEW.tags, ' ')), 'C');
+        NEW.keyword_length := (SELECT COALESCE(SUM(cardinality(k.positions)), 0) FROM unnest(NEW.keywords) k);
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER memories_keywords BEFORE INSERT OR UPDATE OF title, content, tags ON memories
+        FOR EACH ROW EXECUTE FUNCTION memories_keywords();
+
+      -- One vector per memory; the width is fixed per model (dims). HNSW indexes are partial, one per (model, dims),
+      -- created on demand over the expression embedding::vector(dims) (see pg-vector-index.ts).
+      CREATE TABLE memory_vectors (
+        memory_seq bigint PRIMARY KEY REFERENCES memories (seq) ON DELETE CASCADE,
+        model_id   text NOT NULL,
+        dims       integer NOT NULL,
+        embedding  vector NOT NULL
+      );
+      CREATE INDEX memory_vectors_model ON memory_vectors (model_id, dims);
+
+      CREATE TABLE search_log (
+        id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        tenant_id      text NOT NULL,
+        mode           text NOT NULL,
+        workspace      text NOT NULL,
+        user_id        text NOT NULL,
+        surface        text NOT NULL,
+        kind           text NOT NULL,
+        query          text NOT NULL,
+        query_norm     text NOT NULL,
+        results_count  integer NOT NULL,
+        execution_ms   double precision NOT NULL,
+        avg_score      double precision,
+        filters        jsonb NOT NULL,
+        created_at     timestamptz NOT NULL
+      );
+      CREATE INDEX search_log_scope_time ON search_log (tenant_id, mode, workspace, created_at);
+      CREATE INDEX search_log_scope_query ON search_log (tenant_id, mode, workspace, query_norm text_pattern_ops);
+
+      CREATE TABLE topics (
+        seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id           text NOT NULL UNIQUE,
+        tenant_id    text NOT NULL,
+        mode         text NOT NULL,
+        workspace    text NOT NULL,
+        name         text NOT NULL,
+        description  text,
+        parent_id    text,
+        metadata     jsonb NOT NULL,
+        created_at   timestamptz NOT NULL,
+        updated_at   timestamptz NOT NULL,
+        created_by   text NOT NULL
+      );
+      CREATE INDEX topics_scope_id ON topics (tenant_id, mode, workspace, id);
+      CREATE UNIQUE INDEX topics_scope_parent_name ON topics (tenant_id, mode, workspace, COALESCE(parent_id, ''), name);
+    `,
+  },
+  {
+    version: 2,
+    name: 'event log, webhooks and deliveries (transactional outbox), idempotency keys',
+    sql: `
+      CREATE TABLE events (
+        seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id         text NOT NULL UNIQUE,
+        tenant_id  text,
+        mode       text,
+        workspace  text,
+        type       text NOT NULL,
+        data       jsonb NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX events_scope_seq ON events (tenant_id, mode, seq);
+      CREATE INDEX events_created ON events (created_at);
+
+      CREATE TABLE webhooks (
+        seq                   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id                    text NOT NULL UNIQUE,
+        kind                  text NOT NULL CHECK (kind IN ('g9', 'g10')),
+        tenant_id             text NOT NULL,
+        mode                  text NOT NULL,
+        workspace             text,
+        url                   text NOT NULL,
+        events                jsonb NOT NULL,
+        secret                text NOT NULL,
+        description           text,
+        status                text NOT NULL CHECK (status IN ('active', 'disabled', 'failed')),
+        retry_policy          jsonb NOT NULL,
+        filters               jsonb NOT NULL,
+        created_at            timestamptz NOT NULL,
+        updated_at            timestamptz NOT NULL,
+        last_delivery_at      timestamptz,
+        total_attempts        integer NOT NULL DEFAULT 0,
+        successful_deliveries integer NOT NULL DEFAULT 0,
+        failed_deliveries     integer NOT NULL DEFAULT 0
+      );
+      CREATE INDEX webhooks_scope ON webhooks (tenant_id, mode, kind, created_at);
+
+      -- One row per (event, webhook): written with the event, claimed with a lease (FOR UPDATE SKIP LOCKED).
+      CREATE TABLE webhook_deliveries (
+        seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id              text NOT NULL UNIQUE,
+        webhook_id      text NOT NULL,
+        event_seq       bigint NOT NULL,
+        attempts        integer NOT NULL DEFAULT 0,
+        state           text NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed')),
+        next_attempt_at timestamptz NOT NULL,
+        lease_until     timestamptz,
+        last_status     integer,
+        last_error      text,
+        created_at      timestamptz NOT NULL,
+        finished_at     timestamptz
+      );
+      CREATE INDEX deliveries_due ON webhook_deliveries (next_attempt_at, event_seq) WHERE state = 'pending';
+      CREATE INDEX deliveries_webhook ON webhook_deliveries (webhook_id, state);
+      CREATE INDEX deliveries_event ON webhook_deliveries (event_seq);
+
+      CREATE TABLE idempotency_keys (
+        tenant_id    text NOT NULL,
+        mode         text NOT NULL,
+        key          text NOT NULL,
+        request_hash text NOT NULL,
+        response     text NOT NULL,
+        created_at   timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, mode, key)
+      );
+      CREATE INDEX idempotency_created ON idempotency_keys (created_at);
+    `,
+  },
+];
+
+/** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */
+export async function migratePostgres(db: PgExecutor, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    // Transaction-scoped: released at COMMIT or ROLLBACK, whatever happens to this process.
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set((await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await tx.exec(m.sql);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,53 @@
+import type { Storage } from '../../../core/storage.port.ts';
+import { createPgApiKeyRepository } from './pg-api-key.repository.ts';
+import { createPgEventRepository } from './pg-event.repository.ts';
+import type { PgExecutor } from './pg-executor.ts';
+import { createPgIdempotencyRepository } from './pg-idempotency.repository.ts';
+import { createPgMemoryRepository } from './pg-memory.repository.ts';
+import { migratePostgres } from './pg-migrations.ts';
+import { PgOutbox } from './pg-outbox.ts';
+import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
+import { createPgTopicRepository } from './pg-topic.repository.ts';
+import { createPgUsageRepository } from './pg-usage.repository.ts';
+import { DEFAULT_EXACT_SCAN_BELOW } from './pg-vector-search.ts';
+import { createPgWebhookRepository } from './pg-webhook.repository.ts';
+
+export interface PostgresStorageOptions {
+  /** Matching vectors in a scope below which similarity search scans exactly instead of using HNSW. */
+  exactScanBelow?: number;
+}
+
+/**
+ * The PostgreSQL store over any executor (a `pg` Pool, or PGlite in process): migrates on open, under an advisory
+ * lock. Closing the storage closes the executor.
+ */
+export async function createPostgresStorage(db: PgExecutor, options: PostgresStorageOptions = {}): Promise<Storage> {
+  await migratePostgres(db);
+  const outbox = new PgOutbox(db.sessions === 'many');
+  let closed = false;
+  return {
+    kind: 'postgres',
+    memories: createPgMemoryRepository(db, outbox, { exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW }),
+    apiKeys: createPgApiKeyRepository(db),
+    searchLog: createPgSearchLogRepository(db),
+    topics: createPgTopicRepository(db),
+    events: createPgEventRepository(db, outbox),
+    webhooks: createPgWebhookRepository(db),
+    usage: createPgUsageRepository(db),
+    idempotency: createPgIdempotencyRepository(db, outbox),
+    async ping() {
+      if (closed) return false;
+      try {
+        const [row] = await db.query<{ one: number }>('SELECT 1 AS one');
+        return row?.one === 1;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.close();
+    },
+  };
+}

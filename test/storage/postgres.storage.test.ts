@@ -1,0 +1,82 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgliteExecutor, type PgExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
+import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postgres/pg-migrations.ts';
+import { createPostgresStorage, type PostgresStorageOptions } from '../../src/adapters/storage/postgres/postgres.storage.ts';
+import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
+import { startPglite, useFreshSchema } from '../support/pglite.ts';
+import { describeStorageContract } from './storage.contract.ts';
+
+// One in-process PostgreSQL (PGlite with pgvector) for the file; each storage gets a fresh schema.
+let pglite: PGlite;
+beforeAll(async () => { pglite = await startPglite(); }, 60_000);
+afterAll(async () => { await pglite.close(); });
+
+/** An executor on a fresh schema of the shared PGlite; closing it leaves the database open for the next test. */
+async function freshSchema(): Promise<PgExecutor> {
+  await useFreshSchema(pglite);
+  return { ...pgliteExecutor(pglite), close: async () => undefined };
+}
+const openPostgres = async (options?: PostgresStorageOptions) => createPostgresStorage(await freshSchema(), options);
+
+// Every section of the contract runs: memories, keyword search and filters, topics, atomic groups, events and
+// webhook deliveries, usage figures, api keys, ping.
+describeStorageContract('postgres (PGlite + pgvector)', () => openPostgres());
+
+describe('postgres specifics', () => {
+  it('migrates once: a second open applies nothing and keeps the data', async () => {
+    const db = await freshSchema();
+    expect(await migratePostgres(db)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+    const storage = await createPostgresStorage(db);
+    const m = makeMemory(scopeA);
+    await storage.memories.insert(m, { modelId: 'm', vector: axisVector(4, 0) });
+    expect(await migratePostgres(db)).toEqual([]);
+    expect(await storage.memories.findById(scopeA, m.id)).toEqual(m);
+    const versions = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    expect(versions.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+  });
+
+  it('answers similarity search from the HNSW index above the exact-scan size: best first, filtered, in scope', async () => {
+    // exactScanBelow 0: every search takes the index path (iterative scan), checked against a brute-force oracle.
+    const storage = await openPostgres({ exactScanBelow: 0 });
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      memory: makeMemory(i % 4 === 0 ? scopeB : scopeA, { tags: i % 3 === 0 ? ['three'] : [] }),
+      vector: axisVector(8, i % 8, (i + 3) % 8, (i % 5) / 10),
+    }));
+    for (const r of rows) await storage.memories.insert(r.memory, { modelId: 'm8', vector: r.vector });
+    const probe = axisVector(8, 2, 3, 0.2);
+    const cosine = (a: Float32Array, b: Float32Array) => {
+      let dot = 0; let na = 0; let nb = 0;
+      a.forEach((x, i) => { dot += x * b[i]!; na += x * x; nb += b[i]! * b[i]!; });
+      return dot / Math.sqrt(na * nb);
+    };
+    const expected = rows.filter((r) => r.memory.scope.tenantId === scopeA.tenantId && r.memory.tags.includes('three'))
+      .map((r) => ({ id: r.memory.id, cosine: cosine(r.vector, probe) }))
+      .sort((a, b) => b.cosine - a.cosine);
+    const found = await storage.memories.searchSimilar(scopeA, { vector: probe, modelId: 'm8', limit: 5, minSimilarity: 0, filter: { tagsAny: ['three'] } });
+    expect(found.total).toBe(expected.length);
+    expect(found.hits).toHaveLength(5);
+    found.hits.forEach((h, i) => expect(h.cosine).toBeCloseTo(expected[i]!.cosine, 5));
+
+    // The plan really uses the partial HNSW index of the model when the query is written as the adapter writes it.
+    await pglite.exec('SET enable_seqscan = off');
+    const plan = await pglite.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT v.memory_seq FROM memory_vectors v
+      WHERE v.model_id = 'm8' AND v.dims = 8 ORDER BY v.embedding::vector(8) <=> '[${Array.from(probe).join(',')}]'::vector(8) LIMIT 5`);
+    await pglite.exec('RESET enable_seqscan');
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/memory_vectors_hnsw_/);
+    await storage.close();
+  });
+
+  it('ranks keyword phrases within one field, and ignores stop words between their words', async () => {
+    const storage = await openPostgres();
+    const vec = { modelId: 'm', vector: axisVector(4, 0) };
+    const phrase = makeMemory(scopeA, { title: 'Notes', content: 'a quick deploy today' });
+    const split = makeMemory(scopeA, { title: 'Quick', content: 'deploy later' });
+    const apart = makeMemory(scopeA, { title: 'Other', content: 'deploy, then quick lunch' });
+    for (const m of [phrase, split, apart]) await storage.memories.insert(m, vec);
+    const found = await storage.memories.searchKeyword(scopeA, { terms: ['quick deploy'], limit: 10, filter: {} });
+    expect(found.hits.map((h) => h.memory.id)).toEqual([phrase.id]);
+    const withStopWord = await storage.memories.searchKeyword(scopeA, { terms: ['the quick deploy'], limit: 10, filter: {} });
+    expect(withStopWord.hits.map((h) => h.memory.id)).toEqual([phrase.id]);
+  });
+});
