@@ -1,3 +1,4 @@
+import { createMemoryClaims } from '../adapters/coordination/memory.claims.ts';
 import { createMemoryRateLimiter } from '../adapters/rate-limit/memory.rate-limiter.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
@@ -105,7 +106,10 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   });
   const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
-  const activity = createActivityTracker({ events: storage.events, clock, windowMs: realtime.activityWindowMs });
+  // One node: claims in memory (periodic events need none). Redis claims share both across nodes (not wired yet).
+  const activity = createActivityTracker({
+    events: storage.events, claims: createMemoryClaims(clock), clock, windowMs: realtime.activityWindowMs,
+  });
   const periodic = createPeriodicEvents({
     events: storage.events, usage: storage.usage, summary: analytics, ping: () => storage.ping(), clock,
     sampleProcess: () => {
