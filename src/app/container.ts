@@ -1,5 +1,3 @@
-import { createMemoryClaims } from '../adapters/coordination/memory.claims.ts';
-import { createMemoryRateLimiter } from '../adapters/rate-limit/memory.rate-limiter.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
@@ -27,6 +25,7 @@ import { createHttpWebhookSender } from '../adapters/webhooks/http.sender.ts';
 import { createDeliveryWorker } from '../core/webhooks/delivery-worker.ts';
 import type { WebhookSender } from '../core/webhooks/webhook-sender.port.ts';
 import type { Config } from './config.ts';
+import { createCoordination } from './coordination.factory.ts';
 import { createEmbedder } from './embedder.factory.ts';
 import { createStorage } from './storage.factory.ts';
 
@@ -54,7 +53,9 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   const warnings = createWarningRelay();
   const storage = overrides.storage ?? createStorage(config, warnings);
   const embedder = overrides.embedder ?? createEmbedder(config.embeddings);
-  const limiter = overrides.limiter ?? createMemoryRateLimiter(clock);
+  // Limits, stream caps, activity windows and periodic turns: this process's, or every node's (MNEMO_REDIS_URL).
+  const coordination = createCoordination(config.redisUrl, clock, warnings);
+  const limiter = overrides.limiter ?? coordination.limiter;
 
   const apiKeys = createApiKeyService({ keys: storage.apiKeys, clock });
   const limits = createLimitsService({
@@ -106,9 +107,8 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
   });
   const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
-  // One node: claims in memory (periodic events need none). Redis claims share both across nodes (not wired yet).
   const activity = createActivityTracker({
-    events: storage.events, claims: createMemoryClaims(clock), clock, windowMs: realtime.activityWindowMs,
+    events: storage.events, claims: coordination.claims, clock, windowMs: realtime.activityWindowMs,
   });
   const periodic = createPeriodicEvents({
     events: storage.events, usage: storage.usage, summary: analytics, ping: () => storage.ping(), clock,
@@ -116,6 +116,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
       const cpu = process.cpuUsage();
       return { cpuMicros: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() };
     },
+    claims: coordination.periodicClaims,
     healthIntervalMs: realtime.healthIntervalMs, analyticsIntervalMs: realtime.analyticsIntervalMs,
     retentionMs: realtime.eventRetentionMs, pruneIntervalMs: realtime.pruneIntervalMs,
   });
@@ -149,6 +150,8 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     realtime,
     eventHub,
     streams,
+    /** Stream caps shared by every node (MNEMO_REDIS_URL); undefined on one node. */
+    slots: coordination.slots,
     liveSearch,
     analytics,
     activity,
@@ -159,6 +162,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
       await deliveries.stop();
       periodic.stop();
       eventHub.close();
+      await coordination.close();
       await embedder.close();
       await storage.close();
     },
