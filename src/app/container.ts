@@ -102,6 +102,7 @@ export function createContainer(config: Config, overrides: ContainerOverrides = 
     ...overrides.realtime,
   };
   const eventHub = createEventHub({ events: storage.events, pollMs: realtime.pollMs });
+  coordination.announceEvents(storage.events, eventHub);
   const streams = createConnectionRegistry({
     maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: realtime.maxConnectionsPerTenant, maxTotal: realtime.maxConnections,
   });

@@ -24,8 +24,10 @@ describe('two nodes sharing Redis', () => {
     redis = await startRedisServer();
     dataDir = mkdtempSync(join(tmpdir(), 'mnemo-two-nodes-'));
     const env = { MNEMO_DATA_DIR: dataDir, MNEMO_REDIS_URL: redis.url };
-    nodeA = await startLiveApp({ clock }, env);
-    nodeB = await startLiveApp({ clock }, env);
+    // No poll of the shared log within a test: a write of the other node can only arrive by the Redis signal.
+    const overrides = { clock, realtime: { pollMs: 600_000 } };
+    nodeA = await startLiveApp(overrides, env);
+    nodeB = await startLiveApp(overrides, env);
   });
   afterAll(async () => {
     for (const s of streams) s.close();
@@ -74,7 +76,7 @@ describe('two nodes sharing Redis', () => {
     expect(await slots.countKey(keyId)).toBe(5);
   });
 
-  it('delivers a write on node A to an SSE client of node B', async () => {
+  it('delivers a write on node A to an SSE client of node B at once (announced through Redis, not polled)', async () => {
     const key = await nodeA.key({ tenant: 'acme-fanout' });
     const watcher = await openStream(`${nodeB.url}/api/v1/stream?events=memory.created`, bearer(key));
     streams.push(watcher);
