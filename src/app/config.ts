@@ -49,6 +49,11 @@ export interface Config {
   maxStreamsPerTenant: number;
   /** `MNEMO_MAX_STREAMS`: concurrent stream connections of this process. */
   maxStreams: number;
+  /**
+   * `MNEMO_REDIS_URL`: state shared by every node (rate-limit windows, stream caps per key and tenant, the
+   * user.activity window, the turn of the periodic events); null: kept in this process.
+   */
+  redisUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -103,6 +108,24 @@ function httpUrl(env: Env, name: string): string {
   return raw;
 }
 
+function redisUrl(env: Env, name: string): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a redis:// or rediss:// URL (got "${redactPassword(raw)}")`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError(name, `must be a redis:// or rediss:// URL (got "${redactPassword(raw)}")`);
+  }
+  return raw;
+}
+
+/** A start-up error must not print a password given in a URL. */
+const redactPassword = (raw: string): string => raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
+
 function cidrList(env: Env, name: string): string[] {
   try {
     return parseAllowCidrs(env[name] ?? '');
@@ -118,12 +141,9 @@ export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535);
   const dataDir = resolve(env.MNEMO_DATA_DIR?.trim() || './data');
 
-  // Scale-out adapters arrive in later releases; refusing loudly beats silently using SQLite.
+  // The PostgreSQL adapter arrives in a later release; refusing loudly beats silently using SQLite.
   if (env.MNEMO_DATABASE_URL) {
     throw new ConfigError('MNEMO_DATABASE_URL', 'is set, but this build has only the embedded SQLite store; unset it');
-  }
-  if (env.MNEMO_REDIS_URL) {
-    throw new ConfigError('MNEMO_REDIS_URL', 'is set, but this build has no Redis adapter yet; unset it');
   }
 
   const kind = oneOf(env, 'MNEMO_EMBEDDINGS', ['local', 'hashing', 'openai'] as const, 'local');
@@ -168,5 +188,6 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionHours: int(env, 'MNEMO_EVENT_RETENTION_HOURS', 168, 1, 24 * 366),
     maxStreamsPerTenant: int(env, 'MNEMO_MAX_STREAMS_PER_TENANT', 50, 1, 1_000_000),
     maxStreams: int(env, 'MNEMO_MAX_STREAMS', 1000, 1, 1_000_000),
+    redisUrl: redisUrl(env, 'MNEMO_REDIS_URL'),
   };
 }

@@ -1,4 +1,3 @@
-import { createMemoryRateLimiter } from '../adapters/rate-limit/memory.rate-limiter.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
@@ -26,6 +25,7 @@ import { createHttpWebhookSender } from '../adapters/webhooks/http.sender.ts';
 import { createDeliveryWorker } from '../core/webhooks/delivery-worker.ts';
 import type { WebhookSender } from '../core/webhooks/webhook-sender.port.ts';
 import type { Config } from './config.ts';
+import { createCoordination } from './coordination.factory.ts';
 import { createEmbedder } from './embedder.factory.ts';
 import { createStorage } from './storage.factory.ts';
 
@@ -66,7 +66,9 @@ export async function createContainer(config: Config, overrides: ContainerOverri
 function wire(config: Config, overrides: ContainerOverrides, storage: Storage, warnings: ReturnType<typeof createWarningRelay>) {
   const clock = overrides.clock ?? systemClock;
   const embedder = overrides.embedder ?? createEmbedder(config.embeddings);
-  const limiter = overrides.limiter ?? createMemoryRateLimiter(clock);
+  // Limits, stream caps, activity windows and periodic turns: this process's, or every node's (MNEMO_REDIS_URL).
+  const coordination = createCoordination(config.redisUrl, clock, warnings);
+  const limiter = overrides.limiter ?? coordination.limiter;
 
   const apiKeys = createApiKeyService({ keys: storage.apiKeys, clock });
   const limits = createLimitsService({
@@ -113,18 +115,22 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, w
     ...overrides.realtime,
   };
   const eventHub = createEventHub({ events: storage.events, pollMs: realtime.pollMs });
+  coordination.announceEvents(storage.events, eventHub);
   const streams = createConnectionRegistry({
     maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: realtime.maxConnectionsPerTenant, maxTotal: realtime.maxConnections,
   });
   const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
-  const activity = createActivityTracker({ events: storage.events, clock, windowMs: realtime.activityWindowMs });
+  const activity = createActivityTracker({
+    events: storage.events, claims: coordination.claims, clock, windowMs: realtime.activityWindowMs,
+  });
   const periodic = createPeriodicEvents({
     events: storage.events, usage: storage.usage, summary: analytics, ping: () => storage.ping(), clock,
     sampleProcess: () => {
       const cpu = process.cpuUsage();
       return { cpuMicros: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() };
     },
+    claims: coordination.periodicClaims,
     healthIntervalMs: realtime.healthIntervalMs, analyticsIntervalMs: realtime.analyticsIntervalMs,
     retentionMs: realtime.eventRetentionMs, pruneIntervalMs: realtime.pruneIntervalMs,
   });
@@ -158,6 +164,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, w
     realtime,
     eventHub,
     streams,
+    /** Stream caps shared by every node (MNEMO_REDIS_URL); undefined on one node. */
+    slots: coordination.slots,
     liveSearch,
     analytics,
     activity,
@@ -168,6 +176,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, w
       await deliveries.stop();
       periodic.stop();
       eventHub.close();
+      await coordination.close();
       await embedder.close();
       await storage.close();
     },

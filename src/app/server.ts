@@ -44,7 +44,7 @@ export interface ServerOptions {
 export async function buildServer(c: Container, options: ServerOptions): Promise<FastifyInstance> {
   // Every API generation, each given just the services its deps name (never storage).
   const auth = { apiKeys: c.apiKeys, limits: c.limits, clock: c.clock };
-  const streaming = { streams: c.streams, realtime: c.realtime, activity: c.activity };
+  const streaming = { streams: c.streams, slots: c.slots, realtime: c.realtime, activity: c.activity };
   const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics, liveSearch } = c;
   const surfaces: MountedSurface[] = [
     mount(g1Surface, { ...auth, memories, search, topics }),

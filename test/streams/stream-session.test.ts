@@ -68,8 +68,8 @@ describe('stream session (http-kit)', () => {
     registry = createConnectionRegistry({ maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: 100, maxTotal: 100 });
     const c = await caller();
     const [a, b] = [transport(), transport()];
-    const sa = open(c, a.end)!;
-    const sb = open(c, b.end)!;
+    const sa = (await open(c, a.end))!;
+    const sb = (await open(c, b.end))!;
     expect(registry.count(c.keyId)).toBe(2);
     let cleanups = 0;
     let ticksA = 0;
@@ -92,9 +92,9 @@ describe('stream session (http-kit)', () => {
 
     // The freed slot is taken again; past the key's cap the transport is told which cap refused it.
     const c2 = transport();
-    expect(open(c, c2.end)).not.toBeNull();
+    expect(await open(c, c2.end)).not.toBeNull();
     const refused = transport();
-    expect(open(c, refused.end)).toBeNull();
+    expect(await open(c, refused.end)).toBeNull();
     expect(refused.told).toEqual(['RATE_LIMITED: Too many connections: at most 2 concurrent streams per API key']);
     expect(registry.count(c.keyId)).toBe(2);
     b.clientLeft();
@@ -106,13 +106,13 @@ describe('stream session (http-kit)', () => {
     registry = createConnectionRegistry({ maxPerKey: 5, maxPerTenant: 100, maxTotal: 100 });
     const c = await caller();
     const [a, b] = [transport(), transport()];
-    open(c, a.end);
-    open(c, b.end);
+    await open(c, a.end);
+    await open(c, b.end);
     await registry.shutdown();
     expect([a.told, b.told]).toEqual([['going away'], ['going away']]);
     expect(registry.size).toBe(0);
     const late = transport();
-    expect(open(c, late.end)).toBeNull();
+    expect(await open(c, late.end)).toBeNull();
     expect(late.told).toEqual(['CONNECTION_ERROR: The server is shutting down']);
   });
 
@@ -120,8 +120,8 @@ describe('stream session (http-kit)', () => {
     registry = createConnectionRegistry({ maxPerKey: 5, maxPerTenant: 100, maxTotal: 100 });
     const [doomed, staying] = [await caller('ann'), await caller('bob')];
     const [d, s] = [transport(), transport()];
-    const sd = open(doomed, d.end)!;
-    const ss = open(staying, s.end)!;
+    const sd = (await open(doomed, d.end))!;
+    const ss = (await open(staying, s.end))!;
     expect(await sd.keyStillValid()).toBe(true);
     await t.container.apiKeys.revoke(doomed.keyId);
     // Nobody calls keyStillValid here: the session's own timer (every 2 units of 5 ms) finds the revocation.
@@ -141,13 +141,13 @@ describe('stream session (http-kit)', () => {
     registry = createConnectionRegistry({ maxPerKey: 5, maxPerTenant: 100, maxTotal: 100 });
     const gone = transport();
     gone.clientLeft();
-    expect(open(await caller('cy'), gone.end)).toBeNull();
+    expect(await open(await caller('cy'), gone.end)).toBeNull();
     expect(registry.size).toBe(0);
 
     const dee = await caller('dee');
     const from = await t.container.storage.events.latestSeq();
     const live = transport();
-    expect(open(dee, live.end)).not.toBeNull();
+    expect(await open(dee, live.end)).not.toBeNull();
     let seen: string[] = [];
     for (let i = 0; i < 200 && seen.length === 0; i++) {
       const events = await t.container.storage.events.readAfter({

@@ -28,7 +28,8 @@ describe('configuration', () => {
     [{ MNEMO_MAX_CONTENT_BYTES: '5000', MNEMO_BODY_LIMIT_BYTES: '4096' }, 'MNEMO_BODY_LIMIT_BYTES'],
     [{ MNEMO_LOG_LEVEL: 'loud' }, 'MNEMO_LOG_LEVEL'],
     [{ MNEMO_DATABASE_URL: 'postgres://localhost/x' }, 'MNEMO_DATABASE_URL'],
-    [{ MNEMO_REDIS_URL: 'redis://localhost' }, 'MNEMO_REDIS_URL'],
+    [{ MNEMO_REDIS_URL: 'localhost:6379' }, 'MNEMO_REDIS_URL'],
+    [{ MNEMO_REDIS_URL: 'http://localhost:6379' }, 'MNEMO_REDIS_URL'],
     [{ MNEMO_SQLITE_SYNCHRONOUS: 'off' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
     [{ MNEMO_SQLITE_SYNCHRONOUS: 'fast' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
   ])('stops on %o naming %s', (env, variable) => {
@@ -37,6 +38,14 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).variable).toBe(variable);
     expect((error as Error).message).toContain(variable);
+  });
+
+  it('reads MNEMO_REDIS_URL (redis:// or rediss://), and never echoes its password in an error', () => {
+    expect(loadConfig({}).redisUrl).toBeNull();
+    expect(loadConfig({ MNEMO_REDIS_URL: ' redis://127.0.0.1:6380/2 ' }).redisUrl).toBe('redis://127.0.0.1:6380/2');
+    expect(loadConfig({ MNEMO_REDIS_URL: 'rediss://:pw@cache.internal:6380' }).redisUrl).toBe('rediss://:pw@cache.internal:6380');
+    expect(() => loadConfig({ MNEMO_REDIS_URL: 'http://user:s3cret@cache:6379' })).toThrow(/user:\*\*\*@cache/);
+    expect(() => loadConfig({ MNEMO_REDIS_URL: 'http://user:s3cret@cache:6379' })).not.toThrow(/s3cret/);
   });
 
   it('reads the openai settings', () => {

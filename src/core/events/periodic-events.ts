@@ -1,6 +1,7 @@
 import type { AnalyticsSummary, AnalyticsSummaryService } from '../analytics/summary.ts';
 import type { UsageRepository } from '../analytics/usage.repository.ts';
 import { isoTimestamp, type Clock } from '../clock.ts';
+import type { Claims } from '../coordination/claims.port.ts';
 import type { KeyMode } from '../scope.ts';
 import type { EventRepository } from './event.repository.ts';
 import { SYSTEM_SCOPE, type NewEvent } from './event.types.ts';
@@ -60,6 +61,11 @@ export function createPeriodicEvents(deps: {
   analyticsIntervalMs: number;
   retentionMs: number;
   pruneIntervalMs: number;
+  /**
+   * With several nodes, each timer's tick runs on the node that claims it for the interval (the others skip it),
+   * so an event fires once per cluster. Absent: every tick runs here (one node).
+   */
+  claims?: Claims;
   /** Failures of a timer's work (the store closing, …): logged by the caller, never thrown. */
   onError?: (what: string, error: unknown) => void;
 }) {
@@ -110,12 +116,25 @@ export function createPeriodicEvents(deps: {
     return deps.events.prune(new Date(deps.clock.now().getTime() - deps.retentionMs));
   }
 
+  /**
+   * A tick claims the interval a little shorter than the interval, so the node that ran the last tick finds its
+   * claim expired at its next one and keeps the turn; another node takes over once that node stops ticking.
+   */
+  async function takeTurn(what: string, intervalMs: number): Promise<boolean> {
+    if (!deps.claims) return true;
+    const ttlMs = Math.max(1, intervalMs - Math.min(1000, intervalMs / 10));
+    return (await deps.claims.claim(`periodic:${what}`, ttlMs)) !== null;
+  }
+
   const every = (ms: number, what: string, work: () => Promise<unknown>) => {
     let busy = false;
     const t = setInterval(() => {
       if (busy) return;
       busy = true;
-      work().catch((err: unknown) => reportError?.(what, err)).finally(() => { busy = false; });
+      takeTurn(what, ms)
+        .then((mine) => (mine ? work() : undefined))
+        .catch((err: unknown) => reportError?.(what, err))
+        .finally(() => { busy = false; });
     }, ms);
     t.unref();
     timers.push(t);
@@ -138,7 +157,9 @@ export function createPeriodicEvents(deps: {
       every(deps.healthIntervalMs, 'system.health', emitHealth);
       every(deps.analyticsIntervalMs, 'analytics.update', emitAnalytics);
       every(deps.pruneIntervalMs, 'event pruning', prune);
-      prune().catch((err: unknown) => reportError?.('event pruning', err));
+      takeTurn('event pruning', deps.pruneIntervalMs)
+        .then((mine) => (mine ? prune() : undefined))
+        .catch((err: unknown) => reportError?.('event pruning', err));
     },
     stop(): void {
       for (const t of timers.splice(0)) clearInterval(t);

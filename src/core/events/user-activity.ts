@@ -1,4 +1,5 @@
 import { isoTimestamp, type Clock } from '../clock.ts';
+import type { Claims } from '../coordination/claims.port.ts';
 import type { Scope } from '../scope.ts';
 import type { EventRepository } from './event.repository.ts';
 import type { NewEvent } from './event.types.ts';
@@ -26,32 +27,28 @@ export type ActivityTracker = ReturnType<typeof createActivityTracker>;
 
 /**
  * `user.activity`: emitted for a user's first authenticated request, then at most once per `windowMs` per user
- * and tenant + mode + workspace (this process's memory; another process keeps its own). `first_request_at` is the
- * time of the request that opened the window.
+ * and tenant + mode + workspace. The window is a claim (`claims`): in this process's memory on one node, in Redis
+ * when nodes share it. `first_request_at` is the time of the request that opened the window.
  */
-export function createActivityTracker(deps: { events: Pick<EventRepository, 'append'>; clock: Clock; windowMs: number }) {
-  const last = new Map<string, number>();
-  const MAX_TRACKED = 10_000;
-
-  function forget(now: number): void {
-    for (const [k, t] of last) if (now - t >= deps.windowMs) last.delete(k);
-  }
-
+export function createActivityTracker(deps: {
+  events: Pick<EventRepository, 'append'>;
+  claims: Claims;
+  clock: Clock;
+  windowMs: number;
+}) {
   return {
     /** Records a request; resolves to the emitted event, or null when the user was seen within the window. */
     async touch(a: ActivityInput): Promise<NewEvent | null> {
       const at = deps.clock.now();
-      const now = at.getTime();
-      const key = JSON.stringify([a.scope.tenantId, a.scope.mode, a.scope.workspace, a.userId]);
-      const seen = last.get(key);
-      if (seen !== undefined && now - seen < deps.windowMs) return null;
-      if (last.size >= MAX_TRACKED) forget(now);
-      last.set(key, now);
+      const name = `activity:${JSON.stringify([a.scope.tenantId, a.scope.mode, a.scope.workspace, a.userId])}`;
+      const token = await deps.claims.claim(name, deps.windowMs);
+      if (token === null) return null;
       const event = userActivity(a, at);
       try {
         await deps.events.append([event]);
       } catch (err) {
-        last.delete(key);
+        // Not announced: the next request may try again.
+        await deps.claims.release(name, token).catch(() => undefined);
         throw err;
       }
       return event;

@@ -9,6 +9,8 @@ export interface WindowLimit {
 }
 
 const MINUTE = 60_000;
+/** When the limiter itself fails, clients are told to try again after this long. */
+const LIMITER_RETRY_AFTER_MS = 1000;
 const HOUR = 60 * MINUTE;
 
 /** The spec's Limits table. Enterprise is "custom": unlimited unless the operator configures a number. */
@@ -53,7 +55,16 @@ export function createLimitsService(deps: { limiter: RateLimiter; policy: TierLi
     bucket: string, principal: Principal, rule: WindowLimit, code: DomainErrorCode, what: string,
   ): Promise<RateDecision | null> {
     if (rule.limit === null) return null;
-    const decision = await limiter.hit(`${bucket}:${principal.keyId}`, rule.limit, rule.windowMs);
+    let decision: RateDecision;
+    try {
+      decision = await limiter.hit(`${bucket}:${principal.keyId}`, rule.limit, rule.windowMs);
+    } catch {
+      // The counters are out of reach (a shared store down; its client reports the outage): refuse for now rather
+      // than count nothing, without telling the client why.
+      throw new DomainError('OVERLOADED', 'Rate limits cannot be checked right now; try again shortly', {
+        retryAfterMs: LIMITER_RETRY_AFTER_MS,
+      });
+    }
     if (!decision.allowed) {
       throw new DomainError(code, `${what} limit of ${rule.limit} per ${describeWindow(rule.windowMs)} exceeded`, {
         limit: { ...decision, bucket },

@@ -49,7 +49,8 @@ function mayConcern(s: TailScope, e: StoredEvent): boolean {
  * exactly the log (nothing missed, nothing twice, in order) however events arrive. Subscribers are woken
  * - by `onAppended` after each commit of this process (only those the new events may concern), and
  * - by a poll of `latestSeq` every `pollMs`, which catches writes of other processes on the same database (the CLI,
- *   another node); a gap in the seqs this process heard about wakes everyone at once too.
+ *   another node); a gap in the seqs this process heard about wakes everyone at once too;
+ * - by `nudge`, when another node announces its appends (MNEMO_REDIS_URL), so its writes arrive without the poll's delay.
  */
 export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter' | 'latestSeq' | 'onAppended' | 'findById'>; pollMs: number }) {
   const { events } = deps;
@@ -59,6 +60,7 @@ export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter'
   let unlisten: (() => void) | null = null;
   let timer: NodeJS.Timeout | null = null;
   let polling = false;
+  let pollAgain = false;
   let closed = false;
 
   class Subscriber implements Tail {
@@ -133,14 +135,22 @@ export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter'
   }
 
   async function poll(): Promise<void> {
-    if (polling || closed) return;
+    if (closed) return;
+    if (polling) {
+      // A nudge during a poll may announce a commit that poll read too early to see: look once more after it.
+      pollAgain = true;
+      return;
+    }
     polling = true;
     try {
-      const latest = await events.latestSeq();
-      if (latest > known) {
-        known = latest;
-        for (const s of subscribers) s.wake();
-      }
+      do {
+        pollAgain = false;
+        const latest = await events.latestSeq();
+        if (latest > known) {
+          known = latest;
+          for (const s of subscribers) s.wake();
+        }
+      } while (pollAgain && !closed);
     } catch {
       // The store is closing or briefly unavailable: the next poll tries again.
     } finally {
@@ -187,6 +197,11 @@ export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter'
 
     get size(): number {
       return subscribers.size;
+    },
+
+    /** Another node says it appended events: look now rather than at the next poll. */
+    nudge(): void {
+      if (subscribers.size > 0) void poll();
     },
 
     /** The log's end now: a tail started after it sees only what comes next. */

@@ -91,7 +91,7 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     return;
   }
   const scope: Scope = { tenantId: principal.tenantId, mode: principal.mode, workspace: named.workspace };
-  const session = openStreamSession(deps, { principal, credential, scope, surface: 'g4', kind: 'search-live', log: req.log }, wsStreamEnd(socket));
+  const session = await openStreamSession(deps, { principal, credential, scope, surface: 'g4', kind: 'search-live', log: req.log }, wsStreamEnd(socket));
   if (!session) return;
 
   // Messages are handled one at a time, in order (a subscribe embeds its query before the next message is read).

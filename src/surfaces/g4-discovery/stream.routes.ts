@@ -10,6 +10,7 @@ import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import { checkFilter, parseMetadataFilter } from '../../core/search/filters.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
+import type { StreamSlots } from '../../core/streams/stream-slots.port.ts';
 import type { EventHub } from '../../core/streams/event-hub.ts';
 import type { LiveSearchService } from '../../core/streams/live-search.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
@@ -30,6 +31,7 @@ export interface G4StreamDeps extends AuthDeps {
   liveSearch: Pick<LiveSearchService, 'subscribe' | 'results'>;
   eventHub: Pick<EventHub, 'subscribe'>;
   streams: ConnectionRegistry;
+  slots?: Pick<StreamSlots, 'take'> | undefined;
   realtime: RealtimeSettings;
   activity?: Pick<ActivityTracker, 'touch'> | undefined;
   clock: Clock;

@@ -6,6 +6,7 @@ import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import type { ConnectionRegistry } from '../../core/streams/connection-registry.ts';
+import type { StreamSlots } from '../../core/streams/stream-slots.port.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
 import { authenticateSocket, closeWith, readWsCredential, sendJson, WS_CLOSE, wsStreamEnd } from '../http-kit/ws.ts';
 import { openStreamSession } from '../http-kit/stream-session.ts';
@@ -18,6 +19,7 @@ export interface G7StreamDeps {
   limits: Pick<LimitsService, 'gateway'>;
   analytics: Pick<AnalyticsSummaryService, 'summarize'>;
   streams: ConnectionRegistry;
+  slots?: Pick<StreamSlots, 'take'> | undefined;
   realtime: RealtimeSettings;
   activity?: Pick<ActivityTracker, 'touch'> | undefined;
   clock: Clock;
@@ -74,7 +76,7 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
     }
     // The summary covers every workspace of the tenant + mode; the workspace named (if valid) is only noted in user.activity.
     const scope = { tenantId: principal.tenantId, mode: principal.mode, workspace: workspaceOrDefault(req, { query: true }) };
-    const session = openStreamSession(deps, { principal, credential, scope, surface: 'g7', kind: 'analytics', log: req.log }, wsStreamEnd(socket));
+    const session = await openStreamSession(deps, { principal, credential, scope, surface: 'g7', kind: 'analytics', log: req.log }, wsStreamEnd(socket));
     if (!session) return;
 
     let busy = false;

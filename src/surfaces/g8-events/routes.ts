@@ -6,6 +6,7 @@ import { validationError, type FieldProblem } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { Scope } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
+import type { StreamSlots } from '../../core/streams/stream-slots.port.ts';
 import type { EventHub } from '../../core/streams/event-hub.ts';
 import { eventPasses } from '../../core/streams/event-filter.ts';
 import { createRateWindow } from '../../core/streams/rate-window.ts';
@@ -23,6 +24,7 @@ export interface G8Deps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
   eventHub: Pick<EventHub, 'subscribe' | 'resumePoint'>;
   streams: ConnectionRegistry;
+  slots?: Pick<StreamSlots, 'take'> | undefined;
   realtime: RealtimeSettings;
   activity?: Pick<ActivityTracker, 'touch'> | undefined;
   clock: Clock;
@@ -108,7 +110,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
     const connectionId = newConnectionId();
     const sse = openSse(req, reply, { retryMs: RETRY_MS, headers: { 'X-Connection-Id': connectionId } });
     const end = sseStreamEnd(sse, { goingAway: STREAM_ERRORS.connection, revoked: STREAM_ERRORS.auth });
-    const session = openStreamSession(deps, {
+    const session = await openStreamSession(deps, {
       principal, credential: readCredential(req, 'bearer'), scope, surface: 'g8', kind: 'sse', id: connectionId, log: req.log,
     }, end);
     if (session) {

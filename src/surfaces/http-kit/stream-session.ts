@@ -6,6 +6,7 @@ import type { ActivityTracker } from '../../core/events/user-activity.ts';
 import type { Scope } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { RealtimeSettings } from '../../core/streams/settings.ts';
+import type { StreamSlots } from '../../core/streams/stream-slots.port.ts';
 import { streamRefusal, type StreamRefusal } from './stream-refusal.ts';
 
 /**
@@ -32,6 +33,8 @@ export interface StreamEnd {
 export interface StreamSessionDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
   streams: Pick<ConnectionRegistry, 'acquire'>;
+  /** The per-key and per-tenant caps counted on every node (Redis); absent: this process's registry counts alone. */
+  slots?: Pick<StreamSlots, 'take'> | undefined;
   realtime: Pick<RealtimeSettings, 'timeUnitMs' | 'keyCheckSeconds' | 'maxConnectionsPerKey' | 'maxConnectionsPerTenant' | 'maxConnections'>;
   activity?: Pick<ActivityTracker, 'touch'> | undefined;
 }
@@ -78,7 +81,7 @@ export function recordStreamActivity(
  * Opens a session for an authenticated connection: notes the activity, takes the registry slot (a refusal is
  * rendered by `end` and null returned) and starts the key re-check. Null too when the connection ended already.
  */
-export function openStreamSession(deps: StreamSessionDeps, c: StreamOpening, end: StreamEnd): StreamSession | null {
+export async function openStreamSession(deps: StreamSessionDeps, c: StreamOpening, end: StreamEnd): Promise<StreamSession | null> {
   if (end.closed) return null;
   // Opening counts as using the key, refused or not (as an HTTP request that gets a 429 does).
   recordStreamActivity(deps, c);
@@ -88,6 +91,12 @@ export function openStreamSession(deps: StreamSessionDeps, c: StreamOpening, end
   });
   if (!slot.ok) {
     end.refuse(streamRefusal(slot.cap, deps.realtime));
+    return null;
+  }
+  const shared = await takeSharedSlot(deps, c);
+  if (shared.refused) {
+    slot.release();
+    end.refuse(streamRefusal(shared.refused, deps.realtime));
     return null;
   }
 
@@ -106,6 +115,7 @@ export function openStreamSession(deps: StreamSessionDeps, c: StreamOpening, end
       }
     }
     slot.release();
+    shared.release?.().catch((err: unknown) => c.log.warn({ err }, 'shared stream slot not given back'));
   };
 
   const session: StreamSession = {
@@ -143,4 +153,24 @@ export function openStreamSession(deps: StreamSessionDeps, c: StreamOpening, end
   if (closed) return null;
   session.every(deps.realtime.keyCheckSeconds, () => void session.keyStillValid());
   return session;
+}
+
+/**
+ * The cluster-wide slot, when slots are shared. Unreachable shared slots do not refuse the stream: the caps of this
+ * process still hold, and a stream is worth more than an exact count across nodes for a while.
+ */
+async function takeSharedSlot(
+  deps: StreamSessionDeps, c: StreamOpening,
+): Promise<{ refused?: 'key' | 'tenant'; release?: () => Promise<void> }> {
+  if (!deps.slots) return {};
+  try {
+    const taken = await deps.slots.take(
+      { keyId: c.principal.keyId, tenantId: c.principal.tenantId },
+      { maxPerKey: deps.realtime.maxConnectionsPerKey, maxPerTenant: deps.realtime.maxConnectionsPerTenant },
+    );
+    return taken.ok ? { release: taken.release } : { refused: taken.cap };
+  } catch (err) {
+    c.log.warn({ err }, 'shared stream slots unavailable; this stream counts on this node only');
+    return {};
+  }
 }

@@ -1,0 +1,4 @@
+import { createMemoryStreamSlots } from '../../../src/adapters/streams/memory.stream-slots.ts';
+import { streamSlotsContract } from './stream-slots.contract.ts';
+
+streamSlotsContract('in-memory stream slots', () => ({ slots: createMemoryStreamSlots() }));
