@@ -22,7 +22,7 @@ import { collectProblems } from '../http-kit/field-problems.ts';
 
 export interface G8Deps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  eventHub: Pick<EventHub, 'subscribe' | 'resumePoint'>;
+  eventHub: Pick<EventHub, 'subscribe' | 'resumePoint' | 'latestSeq'>;
   streams: ConnectionRegistry;
   slots?: Pick<StreamSlots, 'take'> | undefined;
   realtime: RealtimeSettings;
@@ -106,6 +106,9 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
     const header = req.headers['last-event-id'];
     const lastEventId = (typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined) ?? params.lastEventId;
     const resume = lastEventId === undefined ? null : await resumePoint(lastEventId, scope);
+    // "From now" is fixed before the client hears the stream is open: an event written after the first frame is
+    // always delivered, however long the session's slot (in Redis, say) takes to acquire.
+    const afterSeq = resume?.seq ?? await deps.eventHub.latestSeq();
 
     const connectionId = newConnectionId();
     const sse = openSse(req, reply, { retryMs: RETRY_MS, headers: { 'X-Connection-Id': connectionId } });
@@ -114,7 +117,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
       principal, credential: readCredential(req, 'bearer'), scope, surface: 'g8', kind: 'sse', id: connectionId, log: req.log,
     }, end);
     if (session) {
-      runStream(req, session, end, sse, { scope, params, resume, resumeMissed: lastEventId !== undefined && resume === null });
+      runStream(req, session, end, sse, { scope, params, resume, afterSeq, resumeMissed: lastEventId !== undefined && resume === null });
     }
     return reply;
   });
@@ -123,7 +126,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
   function runStream(req: FastifyRequest, session: StreamSession, end: SseStreamEnd, sse: SseStream, c: {
     scope: Scope;
     params: ReturnType<typeof parseStreamParams>;
-    resume: { seq: number; eventId: string } | null; resumeMissed: boolean;
+    resume: { seq: number; eventId: string } | null; afterSeq: number; resumeMissed: boolean;
   }): void {
     /** The id of the last event the client has: what a heartbeat id carries, so resuming from it works too. */
     let lastEventId: string | null = c.resume?.eventId ?? null;
@@ -144,7 +147,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
       if (c.resumeMissed) await sse.comment('last-event-id not found; resuming from now');
       const tail = await deps.eventHub.subscribe({
         tenantId: c.scope.tenantId, mode: c.scope.mode, workspace: c.scope.workspace, types: c.params.types,
-        afterSeq: c.resume?.seq,
+        afterSeq: c.afterSeq,
         deliver: async (page) => {
           // The key is checked before events go out, not only every few seconds.
           if (end.ending || !(await session.keyStillValid())) return false;
