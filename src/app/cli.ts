@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig, redactPassword } from './config.ts';
 import { createStorage } from './storage.factory.ts';
 import { main as serve } from './start.ts';
 import { VERSION } from './version.ts';
@@ -34,10 +34,10 @@ export class CliError extends Error {}
 async function withKeys<T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> {
   const config = loadConfig(io.env);
   const { databaseFile } = config;
-  if (access === 'existing' && !existsSync(databaseFile)) {
+  if (config.databaseUrl === null && access === 'existing' && !existsSync(databaseFile)) {
     throw new CliError(`no database at ${databaseFile}: point MNEMO_DATA_DIR at the server's data directory`);
   }
-  io.err(`mnemo: database ${databaseFile}\n`);
+  io.err(`mnemo: database ${config.databaseUrl === null ? databaseFile : redactPassword(config.databaseUrl)}\n`);
   const storage = await createStorage(config);
   try {
     return await fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock }));

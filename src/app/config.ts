@@ -54,6 +54,10 @@ export interface Config {
    * user.activity window, the turn of the periodic events); null: kept in this process.
    */
   redisUrl: string | null;
+  /** `MNEMO_DATABASE_URL`: PostgreSQL + pgvector instead of the SQLite file; null: SQLite in `dataDir`. */
+  databaseUrl: string | null;
+  /** `MNEMO_DATABASE_POOL_SIZE`: connections this process opens to PostgreSQL. */
+  databasePoolSize: number;
 }
 
 export class ConfigError extends Error {
@@ -70,7 +74,7 @@ export const CONFIG_VARIABLES = [
   'HOST', 'PORT', 'MNEMO_DATA_DIR', 'MNEMO_EMBEDDINGS', 'MNEMO_EMBEDDINGS_URL', 'MNEMO_EMBEDDINGS_MODEL',
   'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
   'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
-  'MNEMO_DATABASE_URL', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
+  'MNEMO_DATABASE_URL', 'MNEMO_DATABASE_POOL_SIZE', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS',
@@ -108,23 +112,23 @@ function httpUrl(env: Env, name: string): string {
   return raw;
 }
 
-function redisUrl(env: Env, name: string): string | null {
+/** A URL with one of `schemes` (e.g. `redis:`), or null when the variable is unset. */
+function serviceUrl(env: Env, name: string, schemes: readonly string[]): string | null {
   const raw = env[name]?.trim();
   if (!raw) return null;
+  const wanted = `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL (got "${redactPassword(raw)}")`;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(name, `must be a redis:// or rediss:// URL (got "${redactPassword(raw)}")`);
+    throw new ConfigError(name, wanted);
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new ConfigError(name, `must be a redis:// or rediss:// URL (got "${redactPassword(raw)}")`);
-  }
+  if (!schemes.includes(url.protocol)) throw new ConfigError(name, wanted);
   return raw;
 }
 
 /** A start-up error must not print a password given in a URL. */
-const redactPassword = (raw: string): string => raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
+export const redactPassword = (raw: string): string => raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
 
 function cidrList(env: Env, name: string): string[] {
   try {
@@ -140,11 +144,6 @@ export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const port = int(env, 'PORT', 8080, 0, 65535);
   const dataDir = resolve(env.MNEMO_DATA_DIR?.trim() || './data');
-
-  // The PostgreSQL adapter arrives in a later release; refusing loudly beats silently using SQLite.
-  if (env.MNEMO_DATABASE_URL) {
-    throw new ConfigError('MNEMO_DATABASE_URL', 'is set, but this build has only the embedded SQLite store; unset it');
-  }
 
   const kind = oneOf(env, 'MNEMO_EMBEDDINGS', ['local', 'hashing', 'openai'] as const, 'local');
   let embeddings: Config['embeddings'];
@@ -188,6 +187,8 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionHours: int(env, 'MNEMO_EVENT_RETENTION_HOURS', 168, 1, 24 * 366),
     maxStreamsPerTenant: int(env, 'MNEMO_MAX_STREAMS_PER_TENANT', 50, 1, 1_000_000),
     maxStreams: int(env, 'MNEMO_MAX_STREAMS', 1000, 1, 1_000_000),
-    redisUrl: redisUrl(env, 'MNEMO_REDIS_URL'),
+    redisUrl: serviceUrl(env, 'MNEMO_REDIS_URL', ['redis:', 'rediss:']),
+    databaseUrl: serviceUrl(env, 'MNEMO_DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolSize: int(env, 'MNEMO_DATABASE_POOL_SIZE', 10, 1, 1000),
   };
 }

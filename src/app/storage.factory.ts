@@ -3,12 +3,12 @@ import type { WarningLog } from '../core/warning-log.ts';
 import type { Config } from './config.ts';
 
 /** What the factory reads from the configuration. */
-export type StorageConfig = Pick<Config, 'databaseFile' | 'sqliteSynchronous'>;
+export type StorageConfig = Pick<Config, 'databaseFile' | 'sqliteSynchronous' | 'databaseUrl' | 'databasePoolSize'>;
 
-/** The adapters the configuration can name. config.ts still refuses MNEMO_DATABASE_URL, so only SQLite today. */
-export type StorageKind = 'sqlite';
+/** The adapters the configuration can name: PostgreSQL when `MNEMO_DATABASE_URL` is set, else the SQLite file. */
+export type StorageKind = 'sqlite' | 'postgres';
 
-export const storageKindOf = (_config: StorageConfig): StorageKind => 'sqlite';
+export const storageKindOf = (config: StorageConfig): StorageKind => (config.databaseUrl === null ? 'sqlite' : 'postgres');
 
 /**
  * The store the server and the CLI open, chosen by the configuration and with the same settings (both write to the
@@ -20,6 +20,18 @@ export async function createStorage(config: StorageConfig, log?: WarningLog): Pr
     case 'sqlite': {
       const { createSqliteStorage } = await import('../adapters/storage/sqlite/sqlite.storage.ts');
       return createSqliteStorage({ file: config.databaseFile, synchronous: config.sqliteSynchronous, ...(log ? { log } : {}) });
+    }
+    case 'postgres': {
+      const [{ default: pg }, { pgPoolExecutor }, { createPostgresStorage }] = await Promise.all([
+        import('pg'), import('../adapters/storage/postgres/pg-executor.ts'), import('../adapters/storage/postgres/postgres.storage.ts'),
+      ]);
+      const pool = new pg.Pool({ connectionString: config.databaseUrl!, max: config.databasePoolSize });
+      try {
+        return await createPostgresStorage(pgPoolExecutor(pool));
+      } catch (err) {
+        await pool.end().catch(() => undefined);
+        throw err;
+      }
     }
   }
 }

@@ -1,0 +1,62 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, type CliIo } from '../../src/app/cli.ts';
+import { startPglite } from '../support/pglite.ts';
+import { createTestApp, json, type TestApp } from '../support/test-app.ts';
+
+/**
+ * MNEMO_DATABASE_URL selects the PostgreSQL adapter for the server and the CLI: the real `pg` driver against PGlite
+ * (with pgvector) served on loopback by pglite-socket. One connection (MNEMO_DATABASE_POOL_SIZE=1): PGlite is a
+ * single session.
+ */
+describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () => {
+  let pglite: PGlite;
+  let server: PGLiteSocketServer;
+  let t: TestApp;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    pglite = await startPglite();
+    server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
+    await server.start();
+    const port = Number(server.getServerConn().split(':').pop());
+    env = { MNEMO_DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres`, MNEMO_DATABASE_POOL_SIZE: '1' };
+    t = await createTestApp({ env });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await server?.stop();
+    await pglite?.close();
+  });
+
+  it('says so in /health and serves G1, G2, G3 and G6 from the database', async () => {
+    expect(json(await t.app.inject({ method: 'GET', url: '/health' })).storage).toMatchObject({ kind: 'postgres', ok: true });
+    const key = await t.key();
+    const h = { 'x-api-key': key };
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/memories', headers: h, payload: { title: 'Deploy notes', content: 'We deploy with blue/green on Fridays', tags: ['ops'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = json(created).data.id as string;
+    expect(json(await t.app.inject({ method: 'GET', url: `/api/v1/memories/${id.slice(0, 8)}`, headers: h })).data.content).toBe('We deploy with blue/green on Fridays');
+    const found = json(await t.app.inject({ method: 'POST', url: '/api/v1/memories/search', headers: h, payload: { query: 'deploy blue green fridays', threshold: 0 } }));
+    expect(found.data.results.map((r: { id: string }) => r.id)).toEqual([id]);
+    const hybrid = json(await t.app.inject({ method: 'POST', url: '/api/v1/search/hybrid', headers: h, payload: { query: 'deploy fridays' } }));
+    expect(hybrid.matches.map((m: { id: string }) => m.id)).toContain(id);
+    const legacy = await t.app.inject({ method: 'POST', url: '/api/v1/memory', headers: h, payload: { text: 'Lunch is at noon', metadata: { source: 'chat' } } });
+    expect(legacy.statusCode, legacy.body).toBe(201);
+    expect(json(await t.app.inject({ method: 'GET', url: `/api/v1/memory/${json(legacy).id as string}`, headers: h })).metadata).toMatchObject({ source: 'chat' });
+    const batch = json(await t.app.inject({ method: 'POST', url: '/api/v1/batch', headers: h, payload: { operations: [{ type: 'read', id }, { type: 'delete', id }] } }));
+    expect(batch.data.operations.map((o: { status: string }) => o.status)).toEqual(['success', 'success']);
+    expect((await t.app.inject({ method: 'GET', url: `/api/v1/memories/${id}`, headers: h })).statusCode).toBe(404);
+  });
+
+  it('creates a key from the CLI on the same database, which the server then accepts, and never prints the password', async () => {
+    let stdout = '';
+    let stderr = '';
+    const io: CliIo = { env: { ...env, MNEMO_DATA_DIR: '/nonexistent-mnemo-dir' }, out: (s) => { stdout += s; }, err: (s) => { stderr += s; } };
+    await buildCli(io).parseAsync(['keys', 'create', '--tenant', 'cli-pg', '--json'], { from: 'user' });
+    expect(stderr).toMatch(/^mnemo: database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\n$/);
+    const { key } = JSON.parse(stdout) as { key: string };
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/memories', headers: { 'x-api-key': key } })).statusCode).toBe(200);
+  });
+});
