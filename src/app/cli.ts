@@ -5,6 +5,7 @@ import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-ke
 import { systemClock } from '../core/clock.ts';
 import { loadConfig, redactPassword } from './config.ts';
 import { createStorage } from './storage.factory.ts';
+import { describeLocation, lineProgress, migrate, parseStoreLocation, terminalProgress, type StoreLocation } from './migrate.command.ts';
 import { main as serve } from './start.ts';
 import { VERSION } from './version.ts';
 
@@ -44,6 +45,12 @@ async function withKeys<T>(io: CliIo, access: 'create' | 'existing', fn: (keys: 
   } finally {
     await storage.close();
   }
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('use a whole number of at least 1');
+  return n;
 }
 
 function parseScopes(value: string): Scope[] {
@@ -123,6 +130,26 @@ export function buildCli(io: CliIo = processIo): Command {
       const ok = await withKeys(io, 'existing', (svc) => svc.revoke(id));
       if (!ok) throw new CliError(`no active key ${id}`);
       io.out(`revoked ${id}\n`);
+    });
+
+  program.command('migrate')
+    .description('copy a whole store into another (memories with vectors, topics, keys, webhooks, deliveries, events, '
+      + 'idempotency keys, search log), then verify the row counts; rows already in the target are skipped, so an '
+      + 'interrupted run can be started again. Stop the servers writing to the source first.')
+    .requiredOption('--from <store>', 'source: sqlite:DIR (the data directory holding mnemo.db) or postgres://…', parseStoreLocation)
+    .requiredOption('--to <store>', 'target: postgres://… or sqlite:DIR (created if missing)', parseStoreLocation)
+    .option('--page-size <rows>', 'rows per read and per target transaction', parsePositive, 500)
+    .option('--max-rows <rows>', 'stop after this many rows (copy in slices; run again to go on)', parsePositive)
+    .action(async (opts: { from: StoreLocation; to: StoreLocation; pageSize: number; maxRows?: number }) => {
+      io.err(`mnemo: migrate ${describeLocation(opts.from)} -> ${describeLocation(opts.to)}\n`);
+      const lines = lineProgress((s) => io.err(s));
+      const failure = await migrate({
+        from: opts.from, to: opts.to, config: loadConfig(io.env), pageSize: opts.pageSize,
+        ...(opts.maxRows === undefined ? {} : { maxRows: opts.maxRows }),
+        progress: io === processIo ? await terminalProgress(lines) : lines,
+        out: (s) => io.out(s),
+      });
+      if (failure !== null) throw new CliError(failure);
     });
 
   return program;

@@ -14,6 +14,8 @@ import type { Topic } from '../../src/core/topics/topic.types.ts';
 import type { EventScope, NewEvent, StoredEvent } from '../../src/core/events/event.types.ts';
 import type { ClaimedDelivery, Webhook } from '../../src/core/webhooks/webhook.types.ts';
 import { randomUUID } from 'node:crypto';
+import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { copyStore } from '../../src/core/storage-copy.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 
 const MODEL = 'test:axis-8';
@@ -828,6 +830,118 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await storage.apiKeys.findById(k1.id))!.revokedAt).toEqual(at);
         expect((await storage.apiKeys.list('t2')).map((k) => k.id)).toEqual([k2.id]);
         expect(await storage.apiKeys.list()).toHaveLength(2);
+      });
+    });
+
+    describe('dump and load (mnemo migrate)', () => {
+      /** Writes one of everything a store holds, through the repositories, as the services would. */
+      async function fill(store: Storage) {
+        const topic: Topic = {
+          id: randomUUID(), scope: scopeA, name: 'Ops', description: 'runbooks', parentId: null, metadata: { colour: 'red' },
+          createdAt: new Date(Date.UTC(2026, 0, 1)), updatedAt: new Date(Date.UTC(2026, 0, 2)), createdBy: 'u',
+        };
+        await store.topics.insert(topic);
+        const key: ApiKeyRecord = {
+          id: `key_${randomUUID()}`, tenantId: scopeA.tenantId, userId: 'u1', tier: 'pro', mode: 'live', scopes: ['memories:read'],
+          displayPrefix: 'mnemo_live_abcd', digest: randomUUID().replace(/-/g, '').padEnd(64, '0'),
+          createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 123)), expiresAt: null, revokedAt: new Date(Date.UTC(2026, 1, 1)),
+        };
+        await store.apiKeys.insert(key);
+        const webhook: Webhook = {
+          id: `webhook_${randomUUID()}`, kind: 'g9', scope: { ...scopeA }, url: 'http://127.0.0.1:9/hook', events: ['memory.created'],
+          secret: 'whsec_secret', description: 'd', status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 300_000 },
+          filters: {}, createdAt: new Date(Date.UTC(2026, 0, 1)), updatedAt: new Date(Date.UTC(2026, 0, 1)), lastDeliveryAt: null,
+          stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 },
+        };
+        await store.webhooks.insert(webhook);
+        const memories = [
+          makeMemory(scopeA, { title: 'Deploy notes', content: 'blue green deploy', tags: ['ops', 'deploy'], metadata: { n: [1, { b: null }] }, topicId: topic.id }),
+          makeMemory(scopeA, { title: 'Lunch', content: 'pasta at noon', tags: [] }),
+          makeMemory(scopeB, { title: 'Other tenant', content: 'deploy elsewhere', tags: ['ops'] }),
+        ];
+        for (const [i, m] of memories.entries()) {
+          await store.memories.insert(m, vec(i, (i + 1) % DIMS, 0.3), (x) => [{
+            id: `evt_${randomUUID()}`, type: 'memory.created', scope: x.scope, createdAt: x.createdAt, data: { id: x.id, tags: x.tags },
+          }]);
+        }
+        const at = new Date(Date.UTC(2030, 0, 1));
+        await store.idempotency.appendEventOnce({ tenantId: scopeA.tenantId, mode: scopeA.mode, key: 'k1' },
+          { requestHash: 'h1', response: '{"ok":true}', at, notBefore: new Date(at.getTime() - 60_000) },
+          [{ id: `evt_${randomUUID()}`, type: 'wallet.created', scope: { ...scopeA, workspace: null }, createdAt: at, data: { n: 1 } }]);
+        await store.searchLog.append({
+          scope: scopeA, userId: 'u1', surface: 'g1', kind: 'semantic', query: 'Deploy blue', resultsCount: 1,
+          executionMs: 1.5, avgScore: 0.75, filters: { tags: ['ops'] }, at: new Date(Date.UTC(2026, 0, 3)),
+        });
+        return { topic, key, webhook, memories };
+      }
+      type Filled = Awaited<ReturnType<typeof fill>>;
+      const eventsOf = (store: Storage, scope: Scope) =>
+        store.events.readAfter({ tenantId: scope.tenantId, mode: scope.mode, workspace: scope.workspace, afterSeq: 0, limit: 100 });
+
+      async function expectSameReads(from: Storage, to: Storage, f: Filled) {
+        for (const m of f.memories) {
+          expect(await to.memories.findById(m.scope, m.id)).toEqual(await from.memories.findById(m.scope, m.id));
+          expect(await to.memories.vectorsOf(m.scope, [m.id], MODEL)).toEqual(await from.memories.vectorsOf(m.scope, [m.id], MODEL));
+        }
+        const similar = (s: Storage) => s.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 5, minSimilarity: 0, filter: {} });
+        expect((await similar(to)).hits.map((h) => h.memory.id)).toEqual((await similar(from)).hits.map((h) => h.memory.id));
+        const keyword = (s: Storage) => s.memories.searchKeyword(scopeA, { terms: ['deploy'], limit: 5, filter: {} });
+        expect((await keyword(to)).hits.map((h) => h.memory.id)).toEqual([f.memories[0]!.id]);
+        expect((await to.memories.list(scopeA, listAll({ filter: { tagsAny: ['deploy'] } }))).total).toBe(1);
+        expect(await to.topics.findById(scopeA, f.topic.id)).toEqual(f.topic);
+        expect(await to.apiKeys.findByDigest(f.key.digest)).toEqual(f.key);
+        expect(await to.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id)).toEqual(await from.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id));
+        expect(await to.webhooks.pendingCount()).toBe(await from.webhooks.pendingCount());
+        for (const scope of [scopeA, scopeB]) expect(await eventsOf(to, scope)).toEqual(await eventsOf(from, scope));
+        expect(await to.events.latestSeq()).toBe(await from.events.latestSeq());
+        expect(await to.searchLog.suggestQueries(scopeA, 'dep', 5)).toEqual(await from.searchLog.suggestQueries(scopeA, 'dep', 5));
+        // The producer's idempotency key came along: the same key is answered from the record, not appended again.
+        const again = await to.idempotency.appendEventOnce({ tenantId: scopeA.tenantId, mode: scopeA.mode, key: 'k1' },
+          { requestHash: 'h2', response: '{}', at: new Date(Date.UTC(2030, 0, 1, 0, 0, 1)), notBefore: new Date(Date.UTC(2029, 0, 1)) }, []);
+        expect(again).toMatchObject({ kind: 'existing', record: { requestHash: 'h1', response: '{"ok":true}' } });
+      }
+
+      /** New rows after a load continue the copied sequences: a new event reads after the copied ones. */
+      async function expectSequencesContinue(to: Storage) {
+        const before = await to.events.latestSeq();
+        const [added] = await to.events.append([{ id: `evt_${randomUUID()}`, type: 'system.health', scope: { tenantId: null, mode: null, workspace: null }, createdAt: new Date(), data: {} }]);
+        expect(added!.seq).toBeGreaterThan(before);
+        await to.memories.insert(makeMemory(scopeA), vec(3));
+        await to.topics.insert({ ...(await to.topics.listAll(scopeA))[0]!, id: randomUUID(), name: 'Second' });
+      }
+
+      it('dumps rows that another store loads and reads back the same', async () => {
+        const reference = createSqliteStorage({ file: ':memory:' });
+        try {
+          const filled = await fill(storage);
+          const result = await copyStore(storage, reference, { pageSize: 2 });
+          expect(result.complete).toBe(true);
+          for (const c of result.counts) expect(c.target, c.table).toBe(c.source);
+          expect(result.counts.find((c) => c.table === 'memory_vectors')!.source).toBe(3);
+          await expectSameReads(storage, reference, filled);
+          await expectSequencesContinue(reference);
+        } finally {
+          await reference.close();
+        }
+      });
+
+      it('loads rows dumped from another store, skips them when loaded again, and continues their sequences', async () => {
+        const reference = createSqliteStorage({ file: ':memory:' });
+        try {
+          const filled = await fill(reference);
+          const partial = await copyStore(reference, storage, { pageSize: 2, maxRows: 5 });
+          expect(partial).toMatchObject({ complete: false, inserted: 5 });
+          const result = await copyStore(reference, storage, { pageSize: 3 });
+          expect(result.complete).toBe(true);
+          const total = result.counts.reduce((n, c) => n + c.source, 0);
+          expect(result.inserted).toBe(total - 5);
+          for (const c of result.counts) expect(c.target, c.table).toBe(c.source);
+          expect((await copyStore(reference, storage)).inserted).toBe(0);
+          await expectSameReads(reference, storage, filled);
+          await expectSequencesContinue(storage);
+        } finally {
+          await reference.close();
+        }
       });
     });
 

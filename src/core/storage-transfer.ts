@@ -1,0 +1,93 @@
+/**
+ * An adapter-neutral copy of a store's rows, for `mnemo migrate`: each adapter dumps its tables in this shape and
+ * loads them back, so any store can be copied into any other. Rows keep their ids and sequence numbers (events keep
+ * their order and cursors; deliveries and vectors keep pointing at their rows).
+ */
+
+/** How a column travels: times as epoch milliseconds, JSON as parsed values, tags as string[], vectors as number[]. */
+export type TransferColumnKind = 'text' | 'int' | 'real' | 'time' | 'json' | 'tags' | 'vector';
+
+export interface TransferTable {
+  readonly name: string;
+  /** The key rows are ordered and paged by. */
+  readonly key: readonly string[];
+  /** A sequence the store assigns to new rows (it must continue after the copied ones). */
+  readonly sequence?: string;
+  readonly columns: Readonly<Record<string, TransferColumnKind>>;
+}
+
+export type TransferRow = Record<string, unknown>;
+
+const text = 'text' as const;
+const int = 'int' as const;
+const time = 'time' as const;
+const json = 'json' as const;
+
+/** Every table a store holds, in an order that loads what a row points at before the row. */
+export const TRANSFER_TABLES: readonly TransferTable[] = [
+  {
+    name: 'api_keys', key: ['id'],
+    columns: {
+      id: text, tenant_id: text, user_id: text, tier: text, mode: text, scopes: json, display_prefix: text, digest: text,
+      created_at: time, expires_at: time, revoked_at: time,
+    },
+  },
+  {
+    name: 'topics', key: ['seq'], sequence: 'seq',
+    columns: {
+      seq: int, id: text, tenant_id: text, mode: text, workspace: text, name: text, description: text, parent_id: text,
+      metadata: json, created_at: time, updated_at: time, created_by: text,
+    },
+  },
+  {
+    name: 'memories', key: ['seq'], sequence: 'seq',
+    columns: {
+      seq: int, id: text, client_id: text, tenant_id: text, mode: text, workspace: text, title: text, content: text,
+      memory_type: text, tags: 'tags', metadata: json, topic_id: text, created_at: time, updated_at: time,
+      created_by: text, updated_by: text, access_count: int, last_accessed: time,
+    },
+  },
+  {
+    name: 'memory_vectors', key: ['memory_seq'],
+    columns: { memory_seq: int, model_id: text, dims: int, vector: 'vector' },
+  },
+  {
+    name: 'events', key: ['seq'], sequence: 'seq',
+    columns: { seq: int, id: text, tenant_id: text, mode: text, workspace: text, type: text, data: json, created_at: time },
+  },
+  {
+    name: 'webhooks', key: ['seq'], sequence: 'seq',
+    columns: {
+      seq: int, id: text, kind: text, tenant_id: text, mode: text, workspace: text, url: text, events: json, secret: text,
+      description: text, status: text, retry_policy: json, filters: json, created_at: time, updated_at: time,
+      last_delivery_at: time, total_attempts: int, successful_deliveries: int, failed_deliveries: int,
+    },
+  },
+  {
+    name: 'webhook_deliveries', key: ['seq'], sequence: 'seq',
+    columns: {
+      seq: int, id: text, webhook_id: text, event_seq: int, attempts: int, state: text, next_attempt_at: time,
+      lease_until: time, last_status: int, last_error: text, created_at: time, finished_at: time,
+    },
+  },
+  {
+    name: 'idempotency_keys', key: ['tenant_id', 'mode', 'key'],
+    columns: { tenant_id: text, mode: text, key: text, request_hash: text, response: text, created_at: time },
+  },
+  {
+    name: 'search_log', key: ['id'], sequence: 'id',
+    columns: {
+      id: int, tenant_id: text, mode: text, workspace: text, user_id: text, surface: text, kind: text, query: text,
+      query_norm: text, results_count: int, execution_ms: 'real', avg_score: 'real', filters: json, created_at: time,
+    },
+  },
+];
+
+/** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */
+export interface StorageTransfer {
+  count(table: TransferTable): Promise<number>;
+  /** Rows in key order, `limit` of them after skipping `offset`. */
+  dump(table: TransferTable, offset: number, limit: number): Promise<TransferRow[]>;
+  /** Inserts the rows in one transaction, skipping any whose key (or id) is already there; returns how many it inserted. */
+  load(table: TransferTable, rows: readonly TransferRow[]): Promise<number>;
+}
