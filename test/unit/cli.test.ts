@@ -25,7 +25,7 @@ async function mnemo(env: Record<string, string>, ...args: string[]) {
 
 describe('mnemo command line (in process)', () => {
   it('prints help for every command', async () => {
-    for (const args of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '--help'], ['keys', 'revoke', '--help'], ['serve', '--help']]) {
+    for (const args of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '--help'], ['keys', 'revoke', '--help'], ['serve', '--help'], ['migrate', '--help']]) {
       const { stdout, error } = await mnemo({}, ...args);
       expect(stdout, args.join(' ')).toContain('Usage: mnemo');
       expect(error).toBeInstanceOf(CommanderError);

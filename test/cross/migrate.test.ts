@@ -1,0 +1,158 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { CommanderError } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, CliError, type CliIo } from '../../src/app/cli.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { createStorage } from '../../src/app/storage.factory.ts';
+import { startPglite } from '../support/pglite.ts';
+import { createTestApp, json } from '../support/test-app.ts';
+
+/** The hashing embedder's model id in the test app (256 dimensions). */
+const MODEL = 'hashing:v1-256';
+
+/** Runs `mnemo ...args` in this process, with captured output. */
+async function mnemo(env: Record<string, string>, ...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = { env, out: (s) => { stdout += s; }, err: (s) => { stderr += s; } };
+  let error: unknown;
+  try {
+    await buildCli(io).parseAsync(args, { from: 'user' });
+  } catch (err) {
+    error = err;
+  }
+  return { stdout, stderr, error };
+}
+
+/**
+ * `mnemo migrate` copies a SQLite store filled through the HTTP surfaces into PostgreSQL (PGlite with pgvector, served
+ * on loopback by pglite-socket and reached through `pg`), stopped half-way and run again; the server then answers
+ * from PostgreSQL as it did from SQLite, with the same key.
+ */
+describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
+  const dirs: string[] = [];
+  const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-migrate-')); dirs.push(d); return d; };
+  let pglite: PGlite;
+  let server: PGLiteSocketServer;
+  let url: string;
+  const cliEnv = { MNEMO_DATABASE_POOL_SIZE: '1' };
+
+  beforeAll(async () => {
+    pglite = await startPglite();
+    server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
+    await server.start();
+    url = `postgres://postgres:secret@127.0.0.1:${Number(server.getServerConn().split(':').pop())}/postgres`;
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    await pglite?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('copies every table, resumes after an interruption, verifies the counts, and the copy serves the same answers', async () => {
+    // The source: a SQLite data directory filled through the surfaces.
+    const source = tempDir();
+    const before = await createTestApp({ env: { MNEMO_DATA_DIR: source } });
+    const key = await before.key();
+    const xKey = { 'x-api-key': key };
+    const bearer = { authorization: `Bearer ${key}` };
+    const topic = json(await before.app.inject({ method: 'POST', url: '/api/v1/topics', headers: xKey, payload: { name: 'Ops' } })).data.id as string;
+    const ids: string[] = [];
+    for (const [title, content] of [['Deploy notes', 'We deploy with blue/green on Fridays'], ['Lunch', 'Pasta at noon'], ['Travel', 'Train to Lyon']]) {
+      const res = await before.app.inject({ method: 'POST', url: '/api/v1/memories', headers: xKey, payload: { title, content, tags: ['t'], topic_id: topic } });
+      expect(res.statusCode, res.body).toBe(201);
+      ids.push(json(res).data.id as string);
+    }
+    const hook = await before.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer, payload: { url: 'https://example.com/hook', events: ['memory.created'] } });
+    expect(hook.statusCode, hook.body).toBe(201);
+    const g10 = await before.app.inject({ method: 'POST', url: '/v1/webhooks', headers: xKey, payload: { url: 'https://example.com/g10', events: ['wallet.created'] } });
+    expect(g10.statusCode, g10.body).toBe(201);
+    const published = await before.app.inject({ method: 'POST', url: '/v1/events', headers: { ...xKey, 'idempotency-key': 'once' }, payload: { type: 'wallet.created', data: { n: 1 } } });
+    expect(published.statusCode, published.body).toBe(201);
+    const found = json(await before.app.inject({ method: 'POST', url: '/api/v1/memories/search', headers: xKey, payload: { query: 'deploy blue green fridays', threshold: 0 } }));
+    const sourceStore = await createStorage(loadConfig({ MNEMO_DATA_DIR: source }));
+    const scope = { tenantId: before.tenant, mode: 'live' as const, workspace: 'default' };
+    const sourceEvents = await sourceStore.events.readAfter({ ...scope, afterSeq: 0, limit: 100 });
+    const sourceVectors = await sourceStore.memories.vectorsOf(scope, ids, MODEL);
+    await sourceStore.close();
+    await before.close();
+    expect(sourceEvents.length).toBeGreaterThanOrEqual(4);
+    expect(sourceVectors.size).toBe(3);
+
+    // Interrupted after a few rows: it says so and fails; run again, it finishes and verifies the counts.
+    const from = `sqlite:${source}`;
+    const partial = await mnemo(cliEnv, 'migrate', '--from', from, '--to', url, '--max-rows', '4', '--page-size', '2');
+    expect(partial.error).toBeInstanceOf(CliError);
+    expect((partial.error as Error).message).toMatch(/stopped after --max-rows 4 rows \(4 new\); run the command again/);
+    expect(partial.stderr).toContain('postgres://postgres:***@127.0.0.1');
+    expect(partial.stderr).not.toContain('secret');
+    expect(partial.stderr).toMatch(/migrate 1\/\d+ rows \(api_keys\)/);
+    const done = await mnemo(cliEnv, 'migrate', '--from', from, '--to', url, '--page-size', '2');
+    expect(done.error).toBeUndefined();
+    expect(done.stdout).toMatch(/^memories\s+3\s+3$/m);
+    expect(done.stdout).toMatch(/^memory_vectors\s+3\s+3$/m);
+    expect(done.stdout).not.toContain('MISMATCH');
+    expect(done.stdout).toMatch(/migrated: \d+ rows copied, counts verified/);
+    const again = await mnemo(cliEnv, 'migrate', '--from', from, '--to', url);
+    expect(again.error).toBeUndefined();
+    expect(again.stdout).toContain('migrated: 0 rows copied, counts verified');
+
+    // The target answers as the source did: the same key, memories with their vectors, search, webhooks, events.
+    const after = await createTestApp({ env: { MNEMO_DATABASE_URL: url, MNEMO_DATABASE_POOL_SIZE: '1' } });
+    try {
+      expect(await after.container.storage.memories.vectorsOf(scope, ids, MODEL)).toEqual(sourceVectors);
+      expect(await after.container.storage.events.readAfter({ ...scope, afterSeq: 0, limit: 100 })).toEqual(sourceEvents);
+      const one = await after.app.inject({ method: 'GET', url: `/api/v1/memories/${ids[0]}`, headers: xKey });
+      expect(one.statusCode, one.body).toBe(200);
+      expect(json(one).data).toMatchObject({ title: 'Deploy notes', tags: ['t'], topic_id: topic });
+      const search = json(await after.app.inject({ method: 'POST', url: '/api/v1/memories/search', headers: xKey, payload: { query: 'deploy blue green fridays', threshold: 0 } }));
+      expect(search.data.results.map((r: { id: string }) => r.id)).toEqual(found.data.results.map((r: { id: string }) => r.id));
+      const hooks = json(await after.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: bearer }));
+      expect(hooks.data.webhooks.map((w: { id: string }) => w.id)).toEqual([json(hook).data.id]);
+      // With its secret, which signs the deliveries and is never shown again.
+      const stored = await after.container.storage.webhooks.findById({ ...scope }, 'g9', json(hook).data.id as string);
+      expect(stored?.secret).toBe(json(hook).data.secret);
+      expect(json(await after.app.inject({ method: 'GET', url: '/v1/webhooks', headers: xKey })).data.webhooks.map((w: { id: string }) => w.id)).toEqual([json(g10).data.id]);
+      // The same Idempotency-Key is answered from the copied record.
+      const replay = await after.app.inject({ method: 'POST', url: '/v1/events', headers: { ...xKey, 'idempotency-key': 'once' }, payload: { type: 'wallet.created', data: { n: 1 } } });
+      expect(json(replay).data.id).toBe(json(published).data.id);
+      // Requests append events of their own (user.activity, search.performed): after the copied ones, in order.
+      const events = await after.container.storage.events.readAfter({ ...scope, afterSeq: 0, limit: 100 });
+      expect(events.slice(0, sourceEvents.length)).toEqual(sourceEvents);
+      expect(events.length).toBeGreaterThan(sourceEvents.length);
+      expect(events.map((e) => e.seq)).toEqual(events.map((e) => e.seq).sort((x, y) => x - y));
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('refuses a missing source, bad store names, and ends non-zero when the counts differ', async () => {
+    const nothing = join(tempDir(), 'nothing');
+    const missing = await mnemo(cliEnv, 'migrate', '--from', `sqlite:${nothing}`, '--to', url);
+    expect((missing.error as Error).message).toMatch(/^no database at .*nothing\/mnemo\.db$/);
+    expect(existsSync(nothing)).toBe(false);
+    const bad = await mnemo(cliEnv, 'migrate', '--from', 'mysql://x', '--to', url);
+    expect(bad.error).toBeInstanceOf(CommanderError);
+    expect(bad.stderr).toContain('use sqlite:DIR');
+
+    // Back from PostgreSQL into a SQLite directory that already holds a key of its own: the key tables differ.
+    const target = tempDir();
+    expect((await mnemo({ MNEMO_DATA_DIR: target }, 'keys', 'create', '--tenant', 'local')).error).toBeUndefined();
+    const back = await mnemo(cliEnv, 'migrate', '--from', url, '--to', `sqlite:${target}`);
+    expect(back.error).toBeInstanceOf(CliError);
+    expect((back.error as Error).message).toBe('row counts differ in api_keys (was the target empty?)');
+    expect(back.stdout).toMatch(/^api_keys\s+1\s+2 {2}MISMATCH$/m); // the key of the first test, and the local one
+    expect(back.stdout).toMatch(/^memories\s+(\d+)\s+\1$/m);
+  });
+
+  it('has --help', async () => {
+    const { stdout, error } = await mnemo({}, 'migrate', '--help');
+    expect((error as CommanderError).exitCode).toBe(0);
+    expect(stdout).toContain('Usage: mnemo migrate');
+    expect(stdout).toContain('--max-rows');
+  });
+});
