@@ -1,8 +1,8 @@
 import type { Storage } from './storage.port.ts';
-import { TRANSFER_TABLES, type TransferTable } from './storage-transfer.ts';
+import { TRANSFER_TABLES, type TransferRow, type TransferTable } from './storage-transfer.ts';
 
 export interface CopyProgress {
-  /** Rows in the source, all tables. */
+  /** Rows in the source, all tables, when the copy started. */
   total: number;
   /** Rows read from the source so far (copied, or already in the target). */
   done: number;
@@ -44,13 +44,13 @@ export async function copyStore(source: Storage, target: Storage, options: CopyO
   let done = 0;
   let inserted = 0;
   for (const table of TRANSFER_TABLES) {
-    for (let offset = 0; offset < sizes.get(table)!;) {
+    for (let after: TransferRow | null = null; ;) {
       const room = options.maxRows === undefined ? pageSize : Math.min(pageSize, options.maxRows - done);
       if (room <= 0) return { inserted, complete: false, counts: [] };
-      const rows = await source.transfer.dump(table, offset, room);
+      const rows = await source.transfer.dump(table, after, room);
       if (rows.length === 0) break;
       inserted += await target.transfer.load(table, rows);
-      offset += rows.length;
+      after = rows[rows.length - 1]!;
       done += rows.length;
       options.onProgress?.({ total, done, table: table.name });
     }

@@ -9,7 +9,7 @@ export type TransferColumnKind = 'text' | 'int' | 'real' | 'time' | 'json' | 'ta
 
 export interface TransferTable {
   readonly name: string;
-  /** The key rows are ordered and paged by. */
+  /** The key rows are ordered and paged by (integer or text columns, which travel unchanged). */
   readonly key: readonly string[];
   /** A sequence the store assigns to new rows (it must continue after the copied ones). */
   readonly sequence?: string;
@@ -86,8 +86,8 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
 /** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */
 export interface StorageTransfer {
   count(table: TransferTable): Promise<number>;
-  /** Rows in key order, `limit` of them after skipping `offset`. */
-  dump(table: TransferTable, offset: number, limit: number): Promise<TransferRow[]>;
+  /** Up to `limit` rows in key order, from the start or after the row `after` (keyset paging: each page costs the same). */
+  dump(table: TransferTable, after: TransferRow | null, limit: number): Promise<TransferRow[]>;
   /** Inserts the rows in one transaction, skipping any whose key (or id) is already there; returns how many it inserted. */
   load(table: TransferTable, rows: readonly TransferRow[]): Promise<number>;
 }

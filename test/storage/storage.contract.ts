@@ -868,6 +868,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await store.idempotency.appendEventOnce({ tenantId: scopeA.tenantId, mode: scopeA.mode, key: 'k1' },
           { requestHash: 'h1', response: '{"ok":true}', at, notBefore: new Date(at.getTime() - 60_000) },
           [{ id: `evt_${randomUUID()}`, type: 'wallet.created', scope: { ...scopeA, workspace: null }, createdAt: at, data: { n: 1 } }]);
+        // A second key, so paging walks the three-column key of this table.
+        await store.idempotency.appendEventOnce({ tenantId: scopeB.tenantId, mode: scopeB.mode, key: 'k0' },
+          { requestHash: 'h0', response: '{}', at, notBefore: new Date(at.getTime() - 60_000) }, []);
         await store.searchLog.append({
           scope: scopeA, userId: 'u1', surface: 'g1', kind: 'semantic', query: 'Deploy blue', resultsCount: 1,
           executionMs: 1.5, avgScore: 0.75, filters: { tags: ['ops'] }, at: new Date(Date.UTC(2026, 0, 3)),
@@ -914,10 +917,11 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const reference = createSqliteStorage({ file: ':memory:' });
         try {
           const filled = await fill(storage);
-          const result = await copyStore(storage, reference, { pageSize: 2 });
+          const result = await copyStore(storage, reference, { pageSize: 1 });
           expect(result.complete).toBe(true);
           for (const c of result.counts) expect(c.target, c.table).toBe(c.source);
           expect(result.counts.find((c) => c.table === 'memory_vectors')!.source).toBe(3);
+          expect(result.counts.find((c) => c.table === 'idempotency_keys')!.source).toBe(2);
           await expectSameReads(storage, reference, filled);
           await expectSequencesContinue(reference);
         } finally {

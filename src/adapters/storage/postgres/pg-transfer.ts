@@ -38,11 +38,16 @@ export function createPgTransfer(db: PgExecutor): StorageTransfer {
       const [row] = await db.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table.name}`);
       return pgInt(row!.n);
     },
-    async dump(table, offset, limit) {
+    async dump(table, after, limit) {
       const columns = Object.keys(table.columns);
       const select = columns.map((c) => (table.columns[c] === 'vector' ? `${columnName(c)}::text AS ${c}` : c));
+      const params = new SqlParams([limit]);
+      // Text keys compare byte-wise (COLLATE "C"), as SQLite's do, so the order is the same whatever the database's locale.
+      const keyOf = (k: string) => (table.columns[k] === 'text' ? `${k} COLLATE "C"` : k);
+      const key = table.key.map(keyOf).join(', ');
+      const where = after === null ? '' : `WHERE (${key}) > (${table.key.map((k) => params.add(after[k])).join(', ')})`;
       const rows = await db.query<Record<string, unknown>>(
-        `SELECT ${select.join(', ')} FROM ${table.name} ORDER BY ${table.key.join(', ')} LIMIT $1 OFFSET $2`, [limit, offset]);
+        `SELECT ${select.join(', ')} FROM ${table.name} ${where} ORDER BY ${key} LIMIT $1`, params.values);
       return rows.map((r) => Object.fromEntries(columns.map((c) => [c, fromPg(table.columns[c]!, r[c])])));
     },
     async load(table, rows) {

@@ -27,10 +27,12 @@ export function createSqliteTransfer(db: SqliteDb): StorageTransfer {
     async count(table) {
       return db.prepare(`SELECT COUNT(*) FROM ${table.name}`).pluck().get() as number;
     },
-    async dump(table, offset, limit) {
+    async dump(table, after, limit) {
       const columns = Object.keys(table.columns);
-      const rows = db.prepare(`SELECT ${columns.join(', ')} FROM ${table.name} ORDER BY ${table.key.join(', ')} LIMIT ? OFFSET ?`)
-        .all(limit, offset) as Record<string, unknown>[];
+      const key = table.key.join(', ');
+      const where = after === null ? '' : `WHERE (${key}) > (${table.key.map(() => '?').join(', ')})`;
+      const rows = db.prepare(`SELECT ${columns.join(', ')} FROM ${table.name} ${where} ORDER BY ${key} LIMIT ?`)
+        .all(...(after === null ? [] : table.key.map((k) => after[k])), limit) as Record<string, unknown>[];
       return rows.map((r) => Object.fromEntries(columns.map((c) => [c, fromSqlite(table.columns[c]!, r[c])])));
     },
     async load(table, rows) {
