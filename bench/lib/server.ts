@@ -157,10 +157,10 @@ async function rssMiB(pid: number): Promise<number | undefined> {
   }
 }
 
-/** Creates an enterprise-tier key (no rate limits) with the operator CLI, as an operator would. */
-export async function createEnterpriseKey(server: ServerHandle, embedder: EmbedderKind): Promise<string> {
+/** Creates an enterprise-tier key (no rate limits) with the operator CLI, as an operator would (`env`: the server's store settings). */
+export async function createEnterpriseKey(server: ServerHandle, embedder: EmbedderKind, env: Record<string, string> = {}): Promise<string> {
   const { stdout } = await execFileAsync(process.execPath, ['bin/mnemo.js', 'keys', 'create', '--tier', 'enterprise', '--json'], {
-    cwd: REPO_ROOT, env: serverEnv(server.dataDir, embedder), timeout: 60_000,
+    cwd: REPO_ROOT, env: { ...serverEnv(server.dataDir, embedder), ...env }, timeout: 60_000,
   });
   const parsed = JSON.parse(stdout.trim()) as { key?: unknown; tier?: unknown };
   if (typeof parsed.key !== 'string' || parsed.tier !== 'enterprise') {
