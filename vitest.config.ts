@@ -6,6 +6,17 @@ import { defineConfig } from 'vitest/config';
  */
 const TIMING_TESTS = ['test/hardening/big-inputs-event-loop.test.ts'];
 
+/**
+ * The HTTP surfaces' tests run a second time on the PostgreSQL adapter (PGlite in process, MNEMO_TEST_STORE):
+ * createTestApp opens that store instead of the SQLite file. Not all of them: `npm test` must stay under 5 minutes
+ * on two cores, so this is each surface's happy, errors and security files, one memory through every surface, and
+ * the fuzz test (which found the adapter's NUL and lone-surrogate 500s). README (Test it) lists it.
+ */
+const POSTGRES_TESTS = [
+  'test/g*/happy.test.ts', 'test/g*/errors.test.ts', 'test/g*/security.test.ts',
+  'test/cross/one-memory-every-surface.test.ts', 'test/hardening/fuzz.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -13,6 +24,13 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: TIMING_TESTS, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres', include: POSTGRES_TESTS, env: { MNEMO_TEST_STORE: 'postgres' },
+          setupFiles: ['test/support/postgres-project.setup.ts'], sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'timing', include: TIMING_TESTS, sequence: { groupOrder: 1 } } },
     ],
   },
