@@ -6,6 +6,18 @@ import { defineConfig } from 'vitest/config';
  */
 const TIMING_TESTS = ['test/hardening/big-inputs-event-loop.test.ts'];
 
+/**
+ * The HTTP surfaces' tests run a second time on the PostgreSQL adapter (PGlite in process, MNEMO_TEST_STORE):
+ * createTestApp opens that store instead of the SQLite file. Not all of them: `npm test` must stay under 5 minutes
+ * on two cores, so this is each surface's happy, errors and security files and one memory through every surface.
+ * README (Test it) lists it. The fuzz test also passes here (`npx vitest run --project postgres
+ * test/hardening/fuzz.test.ts`, 20 s) but does not fit the budget.
+ */
+const POSTGRES_TESTS = [
+  'test/g*/happy.test.ts', 'test/g*/errors.test.ts', 'test/g*/security.test.ts',
+  'test/cross/one-memory-every-surface.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -13,6 +25,13 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: TIMING_TESTS, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres', include: POSTGRES_TESTS, env: { MNEMO_TEST_STORE: 'postgres' },
+          setupFiles: ['test/support/postgres-project.setup.ts'], sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'timing', include: TIMING_TESTS, sequence: { groupOrder: 1 } } },
     ],
   },

@@ -79,4 +79,22 @@ describe('postgres specifics', () => {
     const withStopWord = await storage.memories.searchKeyword(scopeA, { terms: ['the quick deploy'], limit: 10, filter: {} });
     expect(withStopWord.hits.map((h) => h.memory.id)).toEqual([phrase.id]);
   });
+  it('stores text PostgreSQL cannot hold (NUL, lone surrogates) as U+FFFD instead of failing the statement', async () => {
+    // SQLite keeps both; PostgreSQL text refuses NUL and jsonb refuses the \u0000 and lone-surrogate escapes.
+    const storage = await openPostgres();
+    const m = makeMemory(scopeA, {
+      title: 'a\u0000b', content: 'c\u0000d', tags: ['t\u0000u'], metadata: { 'k\udfff': 'v\u0000w', keep: 'x\\u0000y' },
+    });
+    await storage.memories.insert(m, { modelId: 'm', vector: axisVector(4, 0) });
+    expect(await storage.memories.findById(scopeA, m.id)).toEqual({
+      ...m, title: 'a\ufffdb', content: 'c\ufffdd', tags: ['t\ufffdu'], metadata: { 'k\ufffd': 'v\ufffdw', keep: 'x\\u0000y' },
+    });
+    expect(await storage.memories.findById(scopeA, 'no\u0000such')).toBeNull();
+    await storage.searchLog.append({
+      scope: scopeA, userId: 'u', surface: 'g1', kind: 'semantic', query: 'q\u0000', resultsCount: 0, executionMs: 1,
+      avgScore: null, filters: { tags: ['x\udfffy'] }, at: new Date(),
+    });
+    expect((await storage.searchLog.suggestQueries(scopeA, 'q', 5)).length).toBe(1);
+    await storage.close();
+  });
 });

@@ -8,6 +8,7 @@ import { createContainer, type Container, type ContainerOverrides } from '../../
 import { buildServer, type ServerOptions } from '../../src/app/server.ts';
 import type { Scope, Tier } from '../../src/core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../src/core/scope.ts';
+import { openTestPostgresStorage, testStoreKind } from './test-store.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -32,7 +33,8 @@ export const uniqueTenant = (label = 'tenant'): string => `${label}-${++tenantsM
 
 /**
  * The real server (Fastify, SQLite file, services) driven through app.inject(); the hashing embedder
- * stands in for the model unless a test passes another.
+ * stands in for the model unless a test passes another. With MNEMO_TEST_STORE=postgres (the `postgres` vitest
+ * project) the store is the PostgreSQL adapter on an in-process PGlite instead, one schema per data directory.
  */
 export async function createTestApp(
   options: { env?: Record<string, string>; overrides?: ContainerOverrides; server?: Omit<ServerOptions, 'logLevel'> } = {},
@@ -44,7 +46,11 @@ export async function createTestApp(
   const config = loadConfig({
     MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', MNEMO_SQLITE_SYNCHRONOUS: 'normal', MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0', ...options.env,
   });
-  const container = await createContainer(config, { embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides });
+  const storage = options.overrides?.storage
+    ?? (testStoreKind() === 'postgres' && config.databaseUrl === null ? await openTestPostgresStorage(config.databaseFile) : undefined);
+  const container = await createContainer(config, {
+    embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides, ...(storage ? { storage } : {}),
+  });
   const app = await buildServer(container, { logLevel: false, ...options.server });
   await app.ready();
   let tenant = 'acme';

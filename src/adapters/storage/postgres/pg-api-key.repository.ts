@@ -1,7 +1,7 @@
 import type { ApiKeyRepository } from '../../../core/api-keys/api-key.repository.ts';
 import type { ApiKeyRecord, Scope, Tier } from '../../../core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
-import { pgTime, pgTimeOrNull, type PgExecutor } from './pg-executor.ts';
+import { pgJson, pgTime, pgTimeOrNull, type PgExecutor } from './pg-executor.ts';
 
 interface Row {
   id: string; tenant_id: string; user_id: string; tier: string; mode: string; scopes: Scope[];
@@ -32,7 +32,7 @@ export function createPgApiKeyRepository(db: PgExecutor): ApiKeyRepository {
       await db.query(`INSERT INTO api_keys
         (id, tenant_id, user_id, tier, mode, scopes, display_prefix, digest, created_at, expires_at, revoked_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [k.id, k.tenantId, k.userId, k.tier, k.mode, JSON.stringify(k.scopes), k.displayPrefix, k.digest,
+      [k.id, k.tenantId, k.userId, k.tier, k.mode, pgJson(k.scopes), k.displayPrefix, k.digest,
         pgTime(k.createdAt), pgTimeOrNull(k.expiresAt), pgTimeOrNull(k.revokedAt)]);
     },
     findByDigest: (digest) => one('SELECT * FROM api_keys WHERE digest = $1', [digest]),

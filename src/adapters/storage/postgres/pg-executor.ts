@@ -23,12 +23,22 @@ export interface PgExecutor extends PgQueryable {
   close(): Promise<void>;
 }
 
+/**
+ * PostgreSQL text cannot hold NUL (SQLite can): a NUL in a string parameter (or a text[] element) becomes U+FFFD, so an id, content or
+ * name carrying one is stored or looked up instead of failing the statement.
+ */
+const pgParam = (v: unknown): unknown => {
+  if (typeof v === 'string') return v.replaceAll('\u0000', '\ufffd');
+  return Array.isArray(v) ? v.map(pgParam) : v; // text[] parameters (tags)
+};
+export const pgParams = (params: readonly unknown[]): unknown[] => params.map(pgParam);
+
 /** A `pg` Pool: each query on any free connection, each transaction on one checked-out client. */
 export function pgPoolExecutor(pool: Pool): PgExecutor {
   return {
     sessions: 'many',
     async query<R>(sql: string, params: readonly unknown[] = []) {
-      return (await pool.query(sql, params as unknown[])).rows as R[];
+      return (await pool.query(sql, pgParams(params))).rows as R[];
     },
     async exec(sql) {
       await pool.query(sql);
@@ -38,7 +48,7 @@ export function pgPoolExecutor(pool: Pool): PgExecutor {
       try {
         await client.query('BEGIN');
         const out = await fn({
-          query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+          query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, pgParams(params))).rows as R[],
           exec: async (sql) => { await client.query(sql); },
         });
         await client.query('COMMIT');
@@ -61,14 +71,14 @@ export function pgliteExecutor(db: PGlite): PgExecutor {
   return {
     sessions: 'one',
     async query<R>(sql: string, params: readonly unknown[] = []) {
-      return (await db.query<R>(sql, params as unknown[])).rows;
+      return (await db.query<R>(sql, pgParams(params))).rows;
     },
     async exec(sql) {
       await db.exec(sql);
     },
     async transaction(fn) {
       return db.transaction((tx) => fn({
-        query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, params as unknown[])).rows,
+        query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, pgParams(params))).rows,
         exec: async (sql) => { await tx.exec(sql); },
       }));
     },
@@ -102,3 +112,12 @@ export const pgTime = (d: Date): string => d.toISOString();
 export const pgTimeOrNull = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 /** int8 comes back as text from `pg`, as a number from PGlite. */
 export const pgInt = (v: unknown): number => Number(v);
+
+/**
+ * JSON text for a jsonb parameter. jsonb refuses two escapes JSON.stringify writes: a lone UTF-16 surrogate
+ * (`\udfff`) and NUL (`\u0000`); both become U+FFFD, as a lone surrogate already does in any text column (UTF-8
+ * cannot hold it). Escaped backslashes are matched first, so a literal `\` followed by `u0000` stays as it is.
+ */
+export const pgJson = (value: unknown): string => JSON.stringify(value).replace(
+  /\\(\\|u(?:d[89a-f][0-9a-f]{2}|0000))/g, (match) => (match === '\\\\' ? match : '\\ufffd'),
+);

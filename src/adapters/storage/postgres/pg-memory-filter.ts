@@ -1,5 +1,5 @@
 import { METADATA_KEY_PATTERN, type MemoryFilter } from '../../../core/memories/memory.types.ts';
-import type { SqlParams } from './pg-executor.ts';
+import { pgJson, type SqlParams } from './pg-executor.ts';
 
 /** `alias.tenant_id = … AND mode AND workspace`, the clause every memory query starts with. */
 export function scopeSql(p: SqlParams, scope: { tenantId: string; mode: string; workspace: string }, alias = 'm'): string {
@@ -34,7 +34,7 @@ export function filterSql(p: SqlParams, filter: MemoryFilter): string {
     }
     const path = key.split('.');
     const alternatives = values.flatMap((v) => [nestedAt(path, v), nestedAt(path, [v])])
-      .map((doc) => `m.metadata @> ${p.add(JSON.stringify(doc))}::jsonb`);
+      .map((doc) => `m.metadata @> ${p.add(pgJson(doc))}::jsonb`);
     parts.push(`(${alternatives.join(' OR ')})`);
   }
   return parts.map((part) => ` AND ${part}`).join('');

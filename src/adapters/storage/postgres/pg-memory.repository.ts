@@ -4,7 +4,7 @@ import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embedd
 import { DomainError } from '../../../core/errors.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
-import { isPgUniqueViolation, pgInt, pgTime, pgTimeOrNull, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
+import { isPgUniqueViolation, pgInt, pgJson, pgTime, pgTimeOrNull, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
@@ -75,7 +75,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
         memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by, access_count, last_accessed)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ${RETURNING}`,
       [m.id, m.clientId, m.scope.tenantId, m.scope.mode, m.scope.workspace, m.title, m.content, m.memoryType, m.tags,
-        JSON.stringify(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
+        pgJson(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
         m.accessCount, pgTimeOrNull(m.lastAccessed)])) as [Row];
     } catch (err) {
       throw asConflict(err, m);
@@ -95,7 +95,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     if (patch.content !== undefined) set('content', patch.content);
     if (patch.memoryType !== undefined) set('memory_type', patch.memoryType);
     if (patch.tags !== undefined) set('tags', patch.tags, '::text[]');
-    if (patch.metadata !== undefined) set('metadata', JSON.stringify(patch.metadata), '::jsonb');
+    if (patch.metadata !== undefined) set('metadata', pgJson(patch.metadata), '::jsonb');
     if (patch.topicId !== undefined) set('topic_id', patch.topicId);
     const [row] = await tx.query<Row>(
       `UPDATE memories AS m SET ${sets.join(', ')} WHERE ${scopeSql(p, scope)} AND m.id = ${p.add(id)} ${RETURNING}`, p.values);

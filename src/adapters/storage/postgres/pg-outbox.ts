@@ -1,7 +1,7 @@
 import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import { fanOut, fanOutCandidates } from '../../../core/webhooks/fan-out.ts';
-import { pgInt, pgTime, type PgQueryable } from './pg-executor.ts';
+import { pgInt, pgJson, pgTime, type PgQueryable } from './pg-executor.ts';
 import { toWebhook, type PgWebhookRow } from './pg-webhook.rows.ts';
 
 export interface PgEventRow {
@@ -43,7 +43,7 @@ export class PgOutbox {
     for (const e of events) {
       const [row] = await tx.query<PgEventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [e.id, e.scope.tenantId, e.scope.mode, e.scope.workspace, e.type, JSON.stringify(e.data), pgTime(e.createdAt)]);
+      [e.id, e.scope.tenantId, e.scope.mode, e.scope.workspace, e.type, pgJson(e.data), pgTime(e.createdAt)]);
       const event = toStoredEvent(row!);
       stored.push(event);
       const which = fanOutCandidates(e);

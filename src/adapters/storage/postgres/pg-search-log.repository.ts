@@ -1,6 +1,6 @@
 import type { SearchLogRepository } from '../../../core/search/search-log.ts';
 import { normalizeQuery } from '../sqlite/sqlite-search-log.repository.ts';
-import { pgTime, type PgExecutor } from './pg-executor.ts';
+import { pgJson, pgTime, type PgExecutor } from './pg-executor.ts';
 
 export function createPgSearchLogRepository(db: PgExecutor): SearchLogRepository {
   return {
@@ -9,7 +9,7 @@ export function createPgSearchLogRepository(db: PgExecutor): SearchLogRepository
         query_norm, results_count, execution_ms, avg_score, filters, created_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [e.scope.tenantId, e.scope.mode, e.scope.workspace, e.userId, e.surface, e.kind, e.query, normalizeQuery(e.query),
-        e.resultsCount, e.executionMs, e.avgScore, JSON.stringify(e.filters), pgTime(e.at)]);
+        e.resultsCount, e.executionMs, e.avgScore, pgJson(e.filters), pgTime(e.at)]);
     },
     async suggestQueries(scope, prefix, limit) {
       const pattern = `${normalizeQuery(prefix).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

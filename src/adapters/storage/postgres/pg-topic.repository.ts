@@ -2,7 +2,7 @@ import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
 import type { TopicRepository } from '../../../core/topics/topic.repository.ts';
 import type { Topic } from '../../../core/topics/topic.types.ts';
-import { isPgUniqueViolation, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
+import { isPgUniqueViolation, pgJson, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
 
 interface Row {
   id: string; tenant_id: string; mode: string; workspace: string; name: string; description: string | null;
@@ -35,7 +35,7 @@ export function createPgTopicRepository(db: PgExecutor): TopicRepository {
         await db.query(`INSERT INTO topics (id, tenant_id, mode, workspace, name, description, parent_id, metadata,
           created_at, updated_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [t.id, t.scope.tenantId, t.scope.mode, t.scope.workspace, t.name, t.description, t.parentId,
-          JSON.stringify(t.metadata), pgTime(t.createdAt), pgTime(t.updatedAt), t.createdBy]);
+          pgJson(t.metadata), pgTime(t.createdAt), pgTime(t.updatedAt), t.createdBy]);
       } catch (err) {
         if (isPgUniqueViolation(err, 'topics_scope_parent_name')) throw duplicateName(t.name);
         throw err;
@@ -62,7 +62,7 @@ export function createPgTopicRepository(db: PgExecutor): TopicRepository {
       if (patch.name !== undefined) sets.push(`name = ${p.add(patch.name)}`);
       if (patch.description !== undefined) sets.push(`description = ${p.add(patch.description)}`);
       if (patch.parentId !== undefined) sets.push(`parent_id = ${p.add(patch.parentId)}`);
-      if (patch.metadata !== undefined) sets.push(`metadata = ${p.add(JSON.stringify(patch.metadata))}`);
+      if (patch.metadata !== undefined) sets.push(`metadata = ${p.add(pgJson(patch.metadata))}`);
       try {
         const [row] = await db.query<Row>(`UPDATE topics SET ${sets.join(', ')} WHERE ${where} RETURNING *`, p.values);
         return row ? toTopic(row) : null;

@@ -1,7 +1,7 @@
 import type { EventScope } from '../../../core/events/event.types.ts';
 import type { WebhookRepository } from '../../../core/webhooks/webhook.repository.ts';
 import type { ClaimedDelivery, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
-import { pgInt, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
+import { pgInt, pgJson, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
 import { toStoredEvent, type PgEventRow } from './pg-outbox.ts';
 import { toWebhook, type PgWebhookRow } from './pg-webhook.rows.ts';
 
@@ -20,8 +20,8 @@ export function createPgWebhookRepository(db: PgExecutor): WebhookRepository {
     async insert(w) {
       await db.query(`INSERT INTO webhooks (id, kind, tenant_id, mode, workspace, url, events, secret, description,
         status, retry_policy, filters, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-      [w.id, w.kind, w.scope.tenantId, w.scope.mode, w.scope.workspace, w.url, JSON.stringify(w.events), w.secret,
-        w.description, w.status, JSON.stringify(w.retryPolicy), JSON.stringify(w.filters), pgTime(w.createdAt), pgTime(w.updatedAt)]);
+      [w.id, w.kind, w.scope.tenantId, w.scope.mode, w.scope.workspace, w.url, pgJson(w.events), w.secret,
+        w.description, w.status, pgJson(w.retryPolicy), pgJson(w.filters), pgTime(w.createdAt), pgTime(w.updatedAt)]);
     },
 
     async findById(scope, kind, id) {
@@ -53,11 +53,11 @@ export function createPgWebhookRepository(db: PgExecutor): WebhookRepository {
       const sets = [`updated_at = GREATEST(${p.add(pgTime(at))}::timestamptz, updated_at + interval '1 millisecond')`];
       const set = (column: string, value: unknown) => sets.push(`${column} = ${p.add(value)}`);
       if (patch.url !== undefined) set('url', patch.url);
-      if (patch.events !== undefined) set('events', JSON.stringify(patch.events));
+      if (patch.events !== undefined) set('events', pgJson(patch.events));
       if (patch.description !== undefined) set('description', patch.description);
       if (patch.status !== undefined) set('status', patch.status);
-      if (patch.retryPolicy !== undefined) set('retry_policy', JSON.stringify(patch.retryPolicy));
-      if (patch.filters !== undefined) set('filters', JSON.stringify(patch.filters));
+      if (patch.retryPolicy !== undefined) set('retry_policy', pgJson(patch.retryPolicy));
+      if (patch.filters !== undefined) set('filters', pgJson(patch.filters));
       const [row] = await db.query<PgWebhookRow>(
         `UPDATE webhooks SET ${sets.join(', ')} WHERE ${scopeWhere(p, scope, kind)} AND id = ${p.add(id)} RETURNING *`, p.values);
       return row ? toWebhook(row) : null;
