@@ -3,6 +3,7 @@ import type { KeyMode } from '../../../core/scope.ts';
 import { fanOut, fanOutCandidates } from '../../../core/webhooks/fan-out.ts';
 import { pgInt, pgJson, pgTime, type PgQueryable } from './pg-executor.ts';
 import { toWebhook, type PgWebhookRow } from './pg-webhook.rows.ts';
+import { CommitListeners } from '../commit-listeners.ts';
 
 export interface PgEventRow {
   seq: number | string; id: string; tenant_id: string | null; mode: string | null; workspace: string | null; type: string;
@@ -30,11 +31,12 @@ const EVENT_APPEND_LOCK = 0x6d6e656d; // 'mnem'
  * deliveries core's `fanOut` decides on, on the caller's transaction. Listeners of this process hear about the
  * events only after that transaction commits (`notify`). Mirrors SqliteOutbox.
  */
-export class PgOutbox {
+export class PgOutbox extends CommitListeners {
   /** @param serializeAppends take EVENT_APPEND_LOCK in each appending transaction (concurrent connections). */
-  constructor(private readonly serializeAppends: boolean) {}
+  constructor(private readonly serializeAppends: boolean) {
+    super();
+  }
 
-  private readonly listeners = new Set<(events: readonly StoredEvent[]) => void>();
 
   async appendInTx(tx: PgQueryable, events: readonly NewEvent[]): Promise<StoredEvent[]> {
     if (events.length === 0) return [];
@@ -57,22 +59,5 @@ export class PgOutbox {
       }
     }
     return stored;
-  }
-
-  /** After the commit: wake streams and the delivery worker of this process. */
-  notify(events: readonly StoredEvent[]): void {
-    if (events.length === 0) return;
-    for (const listener of this.listeners) {
-      try {
-        listener(events);
-      } catch {
-        // A listener's failure must not fail the write that already committed.
-      }
-    }
-  }
-
-  onAppended(listener: (events: readonly StoredEvent[]) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 }

@@ -3,6 +3,7 @@ import type { KeyMode } from '../../../core/scope.ts';
 import { fanOut, fanOutCandidates } from '../../../core/webhooks/fan-out.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { toWebhook, type WebhookRow } from './sqlite-webhook.rows.ts';
+import { CommitListeners } from '../commit-listeners.ts';
 
 export interface EventRow {
   seq: number; id: string; tenant_id: string | null; mode: string | null; workspace: string | null; type: string;
@@ -24,14 +25,14 @@ export const toStoredEvent = (r: EventRow): StoredEvent => ({
  * an event and its deliveries commit together). Must run inside the caller's transaction. Listeners hear about the events
  * only after that transaction commits (see `notifyAfterCommit`).
  */
-export class SqliteOutbox {
-  private readonly listeners = new Set<(events: readonly StoredEvent[]) => void>();
+export class SqliteOutbox extends CommitListeners {
   private readonly insertEvent;
   private readonly candidates;
   private readonly systemCandidates;
   private readonly insertDelivery;
 
   constructor(private readonly db: SqliteDb) {
+    super();
     this.insertEvent = db.prepare<unknown[], EventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`);
     this.candidates = db.prepare<[string, string], WebhookRow>(
@@ -56,22 +57,5 @@ export class SqliteOutbox {
       }
     }
     return stored;
-  }
-
-  /** After the commit: wake streams and the delivery worker of this process. */
-  notify(events: readonly StoredEvent[]): void {
-    if (events.length === 0) return;
-    for (const listener of this.listeners) {
-      try {
-        listener(events);
-      } catch {
-        // A listener's failure must not fail the write that already committed.
-      }
-    }
-  }
-
-  onAppended(listener: (events: readonly StoredEvent[]) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 }
