@@ -2,19 +2,13 @@ import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { pgInt, SqlParams, type PgQueryable } from './pg-executor.ts';
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
+import { BM25_COLUMN_WEIGHTS, rankBm25, type RankedKeywordHit } from '../bm25.ts';
 
 /** The text search configuration of `memories.keywords` (stemming, stop words): queries must use the same. */
 export const TEXT_SEARCH_CONFIG = 'english';
-/** BM25 column weights by tsvector weight label: title (A), content (B), tags (C); as the SQLite adapter. */
-const WEIGHTS: Readonly<Record<string, number>> = { A: 2.0, B: 1.0, C: 1.5, D: 1.0 };
-/** BM25's parameters and idf floor, as SQLite's bm25(). */
-const K1 = 1.2;
-const B = 0.75;
-const MIN_IDF = 1e-6;
-
-const inverseDocumentFrequency = (documents: number, holding: number): number => {
-  const idf = Math.log((documents - holding + 0.5) / (holding + 0.5));
-  return idf > 0 ? idf : MIN_IDF;
+/** BM25 column weights by tsvector weight label: title (A), content (B), tags (C). */
+const WEIGHTS: Readonly<Record<string, number>> = {
+  A: BM25_COLUMN_WEIGHTS.title, B: BM25_COLUMN_WEIGHTS.content, C: BM25_COLUMN_WEIGHTS.tags, D: 1.0,
 };
 
 /** A query word as index tokens, each with its offset from the first (stop words leave gaps). */
@@ -22,11 +16,6 @@ type Phrase = { lexeme: string; offset: number }[];
 
 interface OccurrenceRow {
   seq: number | string; keyword_length: number; wanted: boolean; lexeme: string; positions: number[]; weights: string[];
-}
-
-export interface RankedKeywordHit {
-  seq: number;
-  score: number;
 }
 
 /** A lexeme quoted for tsquery input. */
@@ -86,21 +75,11 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
   });
 
   const documents = stats!.n;
-  const averageLength = documents > 0 ? stats!.total / documents : 0;
-  const idf = frequencies.map((f) => inverseDocumentFrequency(documents, f.size));
-  const hits: RankedKeywordHit[] = [];
-  for (const [seq, doc] of docs) {
-    if (!doc.wanted || !frequencies.some((f) => f.has(seq))) continue;
-    const norm = K1 * (1 - B + (averageLength > 0 ? (B * doc.length) / averageLength : 0));
-    let score = 0;
-    frequencies.forEach((f, i) => {
-      const tf = f.get(seq) ?? 0;
-      score += idf[i]! * ((tf * (K1 + 1)) / (tf + norm));
-    });
-    hits.push({ seq, score });
-  }
-  hits.sort((a, b) => b.score - a.score || a.seq - b.seq);
-  return { hits: hits.slice(0, limit), total: hits.length };
+  const candidates = [...docs].filter(([seq, doc]) => doc.wanted && frequencies.some((f) => f.has(seq))).map(([seq]) => seq);
+  return rankBm25({
+    frequencies, candidates, lengthOf: (seq) => docs.get(seq)!.length,
+    documents, averageLength: documents > 0 ? stats!.total / documents : 0, limit,
+  });
 }
 
 /** Each word as the index's tokens (to_tsvector with the index's configuration); words without any are dropped. */

@@ -2,24 +2,10 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
+import { BM25_COLUMN_WEIGHTS, rankBm25, type RankedKeywordHit } from '../bm25.ts';
 
-/** BM25 column weights, in the index's column order. A title hit says more than one word deep in the content. */
-const COLUMN_WEIGHTS: readonly (readonly [string, number])[] = [['title', 2.0], ['content', 1.0], ['tags', 1.5]];
-/** BM25's parameters and idf floor, as SQLite's own bm25(). */
-const K1 = 1.2;
-const B = 0.75;
-const MIN_IDF = 1e-6;
-
-/** As bm25(): a word in half the documents or more still counts, a little. */
-function inverseDocumentFrequency(documents: number, holding: number): number {
-  const idf = Math.log((documents - holding + 0.5) / (holding + 0.5));
-  return idf > 0 ? idf : MIN_IDF;
-}
-
-export interface RankedKeywordHit {
-  seq: number;
-  score: number;
-}
+/** BM25 column weights, in the index's column order. */
+const COLUMN_WEIGHTS: readonly (readonly [string, number])[] = Object.entries(BM25_COLUMN_WEIGHTS);
 
 /** Restricts candidates further; `sql` is ` AND …` over the memories alias `m`. */
 export interface CandidateFilter {
@@ -66,20 +52,10 @@ export class SqliteKeywordRanking {
     }
 
     const documents = scopeLengths.bySeq.size;
-    const averageLength = scopeLengths.totalTokens / documents;
-    const idf = frequencies.map((f) => inverseDocumentFrequency(documents, f.size));
-    const hits: RankedKeywordHit[] = [];
-    for (const seq of candidates) {
-      const norm = K1 * (1 - B + (B * scopeLengths.bySeq.get(seq)!) / averageLength);
-      let score = 0;
-      frequencies.forEach((f, i) => {
-        const tf = f.get(seq) ?? 0;
-        score += idf[i]! * ((tf * (K1 + 1)) / (tf + norm));
-      });
-      hits.push({ seq, score });
-    }
-    hits.sort((a, b) => b.score - a.score || a.seq - b.seq);
-    return { hits: hits.slice(0, limit), total: hits.length };
+    return rankBm25({
+      frequencies, candidates, lengthOf: (seq) => scopeLengths.bySeq.get(seq)!,
+      documents, averageLength: scopeLengths.totalTokens / documents, limit,
+    });
   }
 
   /** Memory seq -> Σ over the phrase's occurrences of its column's weight, for the memories of the scope. */
