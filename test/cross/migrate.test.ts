@@ -5,28 +5,15 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, CliError, type CliIo } from '../../src/app/cli.ts';
+import { CliError } from '../../src/app/cli.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
 import { startPglite } from '../support/pglite.ts';
 import { createTestApp, json } from '../support/test-app.ts';
+import { mnemo } from '../support/cli.ts';
 
 /** The hashing embedder's model id in the test app (256 dimensions). */
 const MODEL = 'hashing:v1-256';
-
-/** Runs `mnemo ...args` in this process, with captured output. */
-async function mnemo(env: Record<string, string>, ...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { env, out: (s) => { stdout += s; }, err: (s) => { stderr += s; } };
-  let error: unknown;
-  try {
-    await buildCli(io).parseAsync(args, { from: 'user' });
-  } catch (err) {
-    error = err;
-  }
-  return { stdout, stderr, error };
-}
 
 /**
  * `mnemo migrate` copies a SQLite store filled through the HTTP surfaces into PostgreSQL (PGlite with pgvector, served

@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, type CliIo } from '../../src/app/cli.ts';
+import { mnemo } from '../support/cli.ts';
 import { startPglite } from '../support/pglite.ts';
 import { createTestApp, json, type TestApp } from '../support/test-app.ts';
 
@@ -51,10 +51,8 @@ describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () 
   });
 
   it('creates a key from the CLI on the same database, which the server then accepts, and never prints the password', async () => {
-    let stdout = '';
-    let stderr = '';
-    const io: CliIo = { env: { ...env, MNEMO_DATA_DIR: '/nonexistent-mnemo-dir' }, out: (s) => { stdout += s; }, err: (s) => { stderr += s; } };
-    await buildCli(io).parseAsync(['keys', 'create', '--tenant', 'cli-pg', '--json'], { from: 'user' });
+    const { stdout, stderr, error } = await mnemo({ ...env, MNEMO_DATA_DIR: '/nonexistent-mnemo-dir' }, 'keys', 'create', '--tenant', 'cli-pg', '--json');
+    expect(error).toBeUndefined();
     expect(stderr).toMatch(/^mnemo: database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\n$/);
     const { key } = JSON.parse(stdout) as { key: string };
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/memories', headers: { 'x-api-key': key } })).statusCode).toBe(200);

@@ -3,25 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildCli, CliError, type CliIo } from '../../src/app/cli.ts';
+import { CliError } from '../../src/app/cli.ts';
+import { mnemo } from '../support/cli.ts';
 
 const dirs: string[] = [];
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-cli-')); dirs.push(d); return d; };
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
-
-/** Runs `mnemo ...args` in this process, with its own environment and captured output. */
-async function mnemo(env: Record<string, string>, ...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { env, out: (s) => { stdout += s; }, err: (s) => { stderr += s; } };
-  let error: unknown;
-  try {
-    await buildCli(io).parseAsync(args, { from: 'user' });
-  } catch (err) {
-    error = err;
-  }
-  return { stdout, stderr, error };
-}
 
 describe('mnemo command line (in process)', () => {
   it('prints help for every command', async () => {
