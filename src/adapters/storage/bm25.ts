@@ -1,3 +1,5 @@
+import type { KeywordHit, Memory } from '../../core/memories/memory.types.ts';
+
 /**
  * BM25 as SQLite's `bm25()` computes it (k1 1.2, b 0.75, idf floored at 1e-6), shared by the adapters so that both
  * stores rank keywords alike: each gives it the statistics of the caller's scope only (docs/architecture.md,
@@ -49,4 +51,12 @@ export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: n
   }
   hits.sort((a, b) => b.score - a.score || a.seq - b.seq);
   return { hits: hits.slice(0, input.limit), total: hits.length };
+}
+
+/** The ranked hits as the port's keyword hits, in rank order; a memory deleted since the ranking is left out. */
+export function toKeywordHits(ranked: readonly RankedKeywordHit[], memoryOf: (seq: number) => Memory | undefined): KeywordHit[] {
+  return ranked.flatMap((h) => {
+    const memory = memoryOf(h.seq);
+    return memory ? [{ memory, relevance: h.score }] : [];
+  });
 }

@@ -9,6 +9,7 @@ import { filterSql, scopeSql } from './pg-memory-filter.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
 import { parseVector, PgVectorIndexes, searchVectors, vectorText } from './pg-vector-search.ts';
+import { toKeywordHits } from '../bm25.ts';
 
 interface Row {
   seq: number | string; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string;
@@ -250,13 +251,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit);
       if (hits.length === 0) return { hits: [], total };
       const rows = await rowsBySeq(scope, hits.map((h) => h.seq));
-      return {
-        hits: hits.flatMap((h) => {
-          const row = rows.get(h.seq);
-          return row ? [{ memory: toMemory(row), relevance: h.score }] : [];
-        }),
-        total,
-      };
+      return { hits: toKeywordHits(hits, (seq) => { const row = rows.get(seq); return row && toMemory(row); }), total };
     },
 
     async vectorsOf(scope, ids, modelId) {

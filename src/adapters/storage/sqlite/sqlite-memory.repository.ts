@@ -14,6 +14,7 @@ import { isUniqueViolation } from './sqlite-errors.ts';
 import type { SqliteOutbox } from './sqlite-outbox.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
+import { toKeywordHits } from '../bm25.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -416,13 +417,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.seq IN (${hits.map(() => '?').join(', ')})`,
       ).all(...scopeParams(scope), ...hits.map((h) => h.seq));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
-      return {
-        hits: hits.flatMap((h) => {
-          const row = bySeq.get(h.seq);
-          return row ? [{ memory: toMemory(row), relevance: h.score }] : [];
-        }),
-        total,
-      };
+      return { hits: toKeywordHits(hits, (seq) => { const row = bySeq.get(seq); return row && toMemory(row); }), total };
     },
 
     async vectorsOf(scope, ids, modelId) {
