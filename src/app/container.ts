@@ -22,7 +22,7 @@ import { createEventHub } from '../core/streams/event-hub.ts';
 import { createLiveSearchService } from '../core/streams/live-search.ts';
 import { DEFAULT_REALTIME_SETTINGS, type RealtimeSettings } from '../core/streams/settings.ts';
 import { createHttpWebhookSender } from '../adapters/webhooks/http.sender.ts';
-import { createDeliveryWorker } from '../core/webhooks/delivery-worker.ts';
+import { createDeliveryWorker, webhookLeaseMs } from '../core/webhooks/delivery-worker.ts';
 import type { WebhookSender } from '../core/webhooks/webhook-sender.port.ts';
 import type { Config } from './config.ts';
 import { createCoordination } from './coordination.factory.ts';
@@ -140,7 +140,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, w
     ?? createHttpWebhookSender({ allowCidrs: config.webhookAllowCidrs, timeoutMs: config.webhookTimeoutMs });
   const deliveries = createDeliveryWorker({
     webhooks: storage.webhooks, events: storage.events, sender: webhookSender, limiter, clock,
-    options: { leaseMs: Math.max(30_000, 3 * config.webhookTimeoutMs), stopGraceMs: config.webhookTimeoutMs },
+    options: { leaseMs: webhookLeaseMs(config.webhookTimeoutMs), stopGraceMs: config.webhookTimeoutMs },
   });
 
   let closed = false;

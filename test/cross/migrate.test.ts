@@ -2,13 +2,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../../src/app/cli.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
 import { startPglite } from '../support/pglite.ts';
+import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json } from '../support/test-app.ts';
 import { mnemo } from '../support/cli.ts';
 
@@ -24,15 +24,14 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
   const dirs: string[] = [];
   const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-migrate-')); dirs.push(d); return d; };
   let pglite: PGlite;
-  let server: PGLiteSocketServer;
+  let server: SharedPglite;
   let url: string;
-  const cliEnv = { MNEMO_DATABASE_POOL_SIZE: '1' };
+  const cliEnv = { MNEMO_DATABASE_POOL_SIZE: '4' };
 
   beforeAll(async () => {
     pglite = await startPglite();
-    server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
-    await server.start();
-    url = `postgres://postgres:secret@127.0.0.1:${Number(server.getServerConn().split(':').pop())}/postgres`;
+    server = await servePglite(pglite);
+    url = server.url;
   }, 60_000);
   afterAll(async () => {
     await server?.stop();

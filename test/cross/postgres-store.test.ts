@@ -1,27 +1,24 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mnemo } from '../support/cli.ts';
 import { startPglite } from '../support/pglite.ts';
+import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json, type TestApp } from '../support/test-app.ts';
 
 /**
  * MNEMO_DATABASE_URL selects the PostgreSQL adapter for the server and the CLI: the real `pg` driver against PGlite
- * (with pgvector) served on loopback by pglite-socket. One connection (MNEMO_DATABASE_POOL_SIZE=1): PGlite is a
- * single session.
+ * (with pgvector) served on loopback by pglite-socket to a pool of four connections.
  */
 describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () => {
   let pglite: PGlite;
-  let server: PGLiteSocketServer;
+  let server: SharedPglite;
   let t: TestApp;
   let env: Record<string, string>;
 
   beforeAll(async () => {
     pglite = await startPglite();
-    server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
-    await server.start();
-    const port = Number(server.getServerConn().split(':').pop());
-    env = { MNEMO_DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres`, MNEMO_DATABASE_POOL_SIZE: '1' };
+    server = await servePglite(pglite);
+    env = { MNEMO_DATABASE_URL: server.url.replace(':postgres@', ':secret@'), MNEMO_DATABASE_POOL_SIZE: '4' };
     t = await createTestApp({ env });
   }, 60_000);
   afterAll(async () => {

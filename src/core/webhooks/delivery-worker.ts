@@ -38,6 +38,13 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * The lease a node takes on each delivery it claims, from the sender's timeout: the claim must outlast the attempt
+ * (the rate-limit check, the send, recording the outcome) with room to spare, or another node would send it again.
+ * It is also how long a crashed node's claims wait before another node sends them (17 s with the 5 s default).
+ */
+export const webhookLeaseMs = (senderTimeoutMs: number): number => 3 * senderTimeoutMs + 2_000;
+
 const silent: DeliveryLogger = { debug() {}, info() {}, warn() {} };
 
 /**
@@ -84,6 +91,8 @@ export function createDeliveryWorker(deps: {
       }
       const attempt = delivery.attempts + 1;
       const request = buildDeliveryRequest(claim, attempt, clock.now());
+      // Before sending, so an operator (or a test) can tell which node made an attempt the receiver saw.
+      log.debug({ ...ids, attempt_id: request.attemptId, attempt }, 'sending webhook');
       const outcome = await sender.send({ url: webhook.url, headers: request.headers, body: request.body, signal: shutdown.signal });
       if (outcome.status === null && outcome.aborted) {
         // Shutting down: leave the claim to expire, so the attempt is made again later rather than counted.
