@@ -7,15 +7,19 @@ import { defineConfig } from 'vitest/config';
 const TIMING_TESTS = ['test/hardening/big-inputs-event-loop.test.ts'];
 
 /**
- * The HTTP surfaces' tests run a second time on the PostgreSQL adapter (PGlite in process, MNEMO_TEST_STORE):
- * createTestApp opens that store instead of the SQLite file. Not all of them: `npm test` must stay under 5 minutes
- * on two cores with room to spare, so this is each surface's happy and security files and one memory through every
- * surface. README (Test it) lists it. The errors files and the fuzz test also pass here but do not fit the budget:
- * `MNEMO_TEST_STORE=postgres npx vitest run --project suite test/g1/errors.test.ts test/hardening/fuzz.test.ts`.
+ * Every test that runs the HTTP stack runs a second time on the PostgreSQL adapter (PGlite with pgvector in process,
+ * MNEMO_TEST_STORE=postgres): createTestApp opens that store instead of the SQLite file. Not isolated: the files of
+ * a worker share one process and so one PGlite (each app gets its own schema), because starting PGlite per file
+ * would double the time of `npm test`.
  */
 const POSTGRES_TESTS = [
-  'test/g*/happy.test.ts', 'test/g*/security.test.ts',
-  'test/cross/one-memory-every-surface.test.ts',
+  'test/g*/*.test.ts', 'test/cross/*.test.ts', 'test/streams/*.test.ts', 'test/hardening/*.test.ts',
+  'test/coordination/{two-nodes,redis-outage}.test.ts', 'test/webhooks/wiring.test.ts', 'test/unit/service-quotas.test.ts',
+];
+/** Tests of SQLite itself (rows it cannot read, a SQLite source to migrate from) or that open PostgreSQL themselves. */
+const NOT_ON_POSTGRES = [
+  'test/hardening/deep-stored-metadata.test.ts', 'test/cross/migrate.test.ts', 'test/cross/postgres-store.test.ts',
+  'test/cross/pglite-server.test.ts',
 ];
 
 export default defineConfig({
@@ -28,8 +32,8 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'postgres', include: POSTGRES_TESTS, env: { MNEMO_TEST_STORE: 'postgres' },
-          setupFiles: ['test/support/postgres-project.setup.ts'], sequence: { groupOrder: 0 },
+          name: 'postgres', include: POSTGRES_TESTS, exclude: [...TIMING_TESTS, ...NOT_ON_POSTGRES],
+          env: { MNEMO_TEST_STORE: 'postgres' }, isolate: false, sequence: { groupOrder: 0 },
         },
       },
       { extends: true, test: { name: 'timing', include: TIMING_TESTS, sequence: { groupOrder: 1 } } },

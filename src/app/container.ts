@@ -174,7 +174,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, w
       if (closed) return;
       closed = true;
       await deliveries.stop();
-      periodic.stop();
+      await periodic.stop();
       eventHub.close();
       await coordination.close();
       await embedder.close();

@@ -36,7 +36,7 @@ export async function startServer(config: Config): Promise<Running> {
     container,
     url,
     stop: () => (stopping ??= (async () => {
-      container.periodic.stop();
+      await container.periodic.stop();
       // app.close() first tells open streams (CONNECTION_ERROR frames, WebSocket close 1001), then waits for requests.
       await app.close();
       await container.close();

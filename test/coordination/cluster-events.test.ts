@@ -92,8 +92,7 @@ describe('periodic events across nodes', () => {
     nodeA.start();
     nodeB.start();
     await sleep(10 * INTERVAL_MS);
-    nodeA.stop();
-    nodeB.stop();
+    await Promise.all([nodeA.stop(), nodeB.stop()]);
     const elapsed = performance.now() - started;
     const together = (await healthByNode()).slice(before);
     // A tick claims the turn for 36 ms (the interval less a tenth): two emissions are at least that far apart,
@@ -105,8 +104,7 @@ describe('periodic events across nodes', () => {
     const mark = (await healthByNode()).length;
     nodeB.start();
     await sleep(4 * INTERVAL_MS);
-    nodeB.stop();
-    await sleep(INTERVAL_MS);
+    await nodeB.stop();
     const afterA = (await healthByNode()).slice(mark);
     expect(afterA.length).toBeGreaterThanOrEqual(1);
     expect(new Set(afterA)).toEqual(new Set([2]));

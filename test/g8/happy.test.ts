@@ -211,7 +211,7 @@ describe('G8 event stream: happy paths', () => {
       await notAsked.waitFor((f) => f.event === 'memory.created' && f.data?.id === m.id);
       expect(notAsked.events().map((f) => f.event)).toEqual(['memory.created']);
     } finally {
-      t.container.periodic.stop();
+      await t.container.periodic.stop();
     }
   });
 

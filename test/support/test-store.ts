@@ -10,18 +10,11 @@ import { startPglite } from './pglite.ts';
  */
 export const testStoreKind = (): 'sqlite' | 'postgres' => (process.env.MNEMO_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite');
 
-// One PGlite per test process (starting one takes seconds), created on first use; each data directory gets its own
-// schema, so an app reopened on the same directory (a restart) finds its data, and two apps open at once do not mix.
+// One PGlite per test process (starting one takes seconds), created on first use and kept until the process ends:
+// the `postgres` project runs its files unisolated, so they all share it. Each data directory gets its own schema,
+// so an app reopened on the same directory (a restart) finds its data, and two apps open at once do not mix.
 let shared: Promise<PGlite> | undefined;
 const schemaOfDataFile = new Map<string, string>();
-
-/** Closes this process's PGlite, if one was started (the postgres project's setup file calls it after each file). */
-export async function closeTestPglite(): Promise<void> {
-  const db = await shared;
-  shared = undefined;
-  schemaOfDataFile.clear();
-  await db?.close();
-}
 
 /**
  * A PostgreSQL storage on the schema that stands for `dataFile`. PGlite is one session, so a session-wide

@@ -126,15 +126,22 @@ export function createPeriodicEvents(deps: {
     return (await deps.claims.claim(`periodic:${what}`, ttlMs)) !== null;
   }
 
+  /** Ticks under way, so stop() can wait for them: an event appended after stop() would outlive the node's turn. */
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (tick: Promise<unknown>): void => {
+    inFlight.add(tick);
+    void tick.finally(() => inFlight.delete(tick));
+  };
+
   const every = (ms: number, what: string, work: () => Promise<unknown>) => {
     let busy = false;
     const t = setInterval(() => {
       if (busy) return;
       busy = true;
-      takeTurn(what, ms)
+      track(takeTurn(what, ms)
         .then((mine) => (mine ? work() : undefined))
         .catch((err: unknown) => reportError?.(what, err))
-        .finally(() => { busy = false; });
+        .finally(() => { busy = false; }));
     }, ms);
     t.unref();
     timers.push(t);
@@ -157,12 +164,14 @@ export function createPeriodicEvents(deps: {
       every(deps.healthIntervalMs, 'system.health', emitHealth);
       every(deps.analyticsIntervalMs, 'analytics.update', emitAnalytics);
       every(deps.pruneIntervalMs, 'event pruning', prune);
-      takeTurn('event pruning', deps.pruneIntervalMs)
+      track(takeTurn('event pruning', deps.pruneIntervalMs)
         .then((mine) => (mine ? prune() : undefined))
-        .catch((err: unknown) => reportError?.('event pruning', err));
+        .catch((err: unknown) => reportError?.('event pruning', err)));
     },
-    stop(): void {
+    /** Stops the timers and waits for the ticks under way (they never reject). */
+    async stop(): Promise<void> {
       for (const t of timers.splice(0)) clearInterval(t);
+      await Promise.all(inFlight);
     },
     get running(): boolean {
       return timers.length > 0;
