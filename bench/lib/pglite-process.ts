@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+// The same serving as the tests': several connections, each client's round trips kept together.
+import { servePglite } from '../../test/support/pglite-server.ts';
 
 /**
  * Child-process entry: an in-process PostgreSQL (PGlite with pgvector 0.8) served on a loopback port by
@@ -10,9 +11,8 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
  */
 const db = await PGlite.create({ extensions: { vector } });
 await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
-const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 8 });
-await server.start();
-process.stdout.write(`pglite on ${server.getServerConn().split(':').pop()}\n`);
+const server = await servePglite(db);
+process.stdout.write(`pglite on ${new URL(server.url).port}\n`);
 process.once('SIGTERM', () => {
   void server.stop().then(() => db.close()).then(() => process.exit(0));
 });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { REPO_ROOT } from './server.ts';
 
 export interface PostgresHandle {
@@ -9,6 +10,8 @@ export interface PostgresHandle {
    * above the default, since one PGlite search at 10,000 memories takes seconds and a 408 would end the run.
    */
   env: Record<string, string>;
+  /** Gathers planner statistics (ANALYZE), which a server's autovacuum does by itself and PGlite never does. */
+  analyze(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -32,6 +35,15 @@ export async function startPglite(timeoutMs = 60_000): Promise<PostgresHandle> {
   return {
     url,
     env: { MNEMO_DATABASE_URL: url, MNEMO_DATABASE_POOL_SIZE: '1', MNEMO_SEARCH_TIMEOUT_MS: '120000' },
+    async analyze() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query('ANALYZE');
+      } finally {
+        await client.end();
+      }
+    },
     async stop() {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -11,8 +11,9 @@ export interface RecallResult { queries: number; k: number; meanRecall: number; 
  * adapter twice over the same database, once told to scan exactly below any size and once to use HNSW from the
  * first vector (`exactScanBelow`), asked the same queries. Recall = shared ids of the two top-k lists / k.
  */
-export async function hnswRecall(url: string, queryVectors: number[][], k = 10): Promise<RecallResult> {
-  const open = async (exactScanBelow: number) => createPostgresStorage(pgPoolExecutor(new pg.Pool({ connectionString: url, max: 1 })), { exactScanBelow });
+export async function hnswRecall(url: string, queryVectors: number[][], o: { efSearch: number; k?: number }): Promise<RecallResult> {
+  const k = o.k ?? 10;
+  const open = async (exactScanBelow: number) => createPostgresStorage(pgPoolExecutor(new pg.Pool({ connectionString: url, max: 1 })), { exactScanBelow, hnswEfSearch: o.efSearch });
   const exact = await open(Number.MAX_SAFE_INTEGER);
   const hnsw = await open(0);
   try {

@@ -1,6 +1,7 @@
+import { spawn } from 'node:child_process';
 import { searchQueries } from '../lib/corpus.ts';
 import { log } from '../lib/progress.ts';
-import { createEnterpriseKey, startServer, type EmbedderKind } from '../lib/server.ts';
+import { createEnterpriseKey, REPO_ROOT, startServer, type EmbedderKind } from '../lib/server.ts';
 import { startPglite, type PostgresHandle } from '../lib/postgres.ts';
 import { fmt } from '../lib/stats.ts';
 import { hnswRecall, type RecallResult } from './recall.ts';
@@ -20,66 +21,106 @@ export interface SearchSuiteOptions {
   seedConcurrency: number;
   /** The stores to run each corpus on, one after the other (postgres: PGlite with pgvector in a child process). */
   stores: StoreKind[];
+  /** `hnsw.ef_search` values whose recall is measured. */
+  efSearch: number[];
 }
 
 export type StoreKind = 'sqlite' | 'postgres';
 
 export interface SearchRow { embedder: EmbedderKind; store: StoreKind; size: number; surface: string; result: LoadResult }
-export interface RecallRow { embedder: EmbedderKind; size: number; recall: RecallResult }
+export interface RecallRow { embedder: EmbedderKind; size: number; efSearch: number; recall: RecallResult }
 
 export async function runSearchSuite(o: SearchSuiteOptions):
-  Promise<{ rows: SearchRow[]; recalls: RecallRow[]; seedPerSecond: Record<string, number> }> {
+  Promise<{ rows: SearchRow[]; recalls: RecallRow[]; seedPerSecond: Record<string, number>; copySeconds: Record<string, number> }> {
   const rows: SearchRow[] = [];
   const recalls: RecallRow[] = [];
   const seedPerSecond: Record<string, number> = {};
-  for (const { embedder, size } of o.runs) for (const store of o.stores) {
-    const database: PostgresHandle | undefined = store === 'postgres' ? await startPglite() : undefined;
-    const env = database?.env ?? {};
-    const server = await startServer(embedder, { env }).catch(async (e: unknown) => { await database?.stop(); throw e; });
+  const copySeconds: Record<string, number> = {};
+  for (const { embedder, size } of o.runs) {
+    // The corpus is seeded once, through G1 into SQLite; PostgreSQL gets a copy of that store (`mnemo migrate`), so
+    // both stores answer over the very same rows and vectors, with the same key.
+    const seeded = await startServer(embedder);
+    let database: PostgresHandle | undefined;
     try {
-      const key = await createEnterpriseKey(server, embedder, env);
-      const seeded = await seedCorpus(server.url, key, size, { concurrency: o.seedConcurrency, seed: 42, label: `seed ${embedder} ${store} ${size}` });
-      seedPerSecond[`${embedder} ${store}`] = seeded.perSecond;
-      const queries = searchQueries(7, 200);
-      const bearer = { authorization: `Bearer ${key}` };
-      // Query vectors for G4 vector search come from the service's own 1536-dimension embeddings endpoint.
-      const vectors: string[] = [];
-      const queryVectors: number[][] = [];
-      for (const q of queries.slice(0, 50)) {
-        const res = await fetch(`${server.url}/v1/embeddings`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ text: q }) });
-        if (res.status !== 200) throw new Error(`POST /v1/embeddings answered ${res.status}`);
-        const embedding = ((await res.json()) as { data: { embedding: number[] } }).data.embedding;
-        queryVectors.push(embedding);
-        vectors.push(JSON.stringify({ vector: embedding, limit: 10, similarity_threshold: 0 }));
+      const key = await createEnterpriseKey(seeded, embedder);
+      const seed = await seedCorpus(seeded.url, key, size, { concurrency: o.seedConcurrency, seed: 42, label: `seed ${embedder} ${size}` });
+      seedPerSecond[`${embedder} ${size.toLocaleString('en')}`] = seed.perSecond;
+      const { queries, vectors } = await queryVectors(seeded.url, key);
+      if (o.stores.includes('sqlite')) rows.push(...await measureSurfaces(seeded.url, key, embedder, 'sqlite', size, queries, vectors, o));
+      await seeded.stop();
+      if (!o.stores.includes('postgres')) continue;
+
+      database = await startPglite();
+      const t0 = performance.now();
+      await copyStore(seeded.dataDir, database.url, `copy ${embedder} ${size} to PostgreSQL`);
+      // PGlite runs no autovacuum: without statistics the planner joins blind. A server's autovacuum would have run.
+      await database.analyze();
+      copySeconds[`${embedder} ${size.toLocaleString('en')}`] = (performance.now() - t0) / 1000;
+      const server = await startServer(embedder, { env: database.env });
+      try {
+        rows.push(...await measureSurfaces(server.url, key, embedder, 'postgres', size, queries, vectors, o));
+        await server.stop();
+      } finally {
+        await server.dispose();
       }
-      let i = 0;
-      const nextQuery = () => queries[i++ % queries.length]!;
-      const cases: { surface: string; run: () => Promise<LoadResult> }[] = [
-        { surface: 'G1 POST /api/v1/memories/search', run: () => measure({ ...common(), path: '/api/v1/memories/search', nextBody: () => JSON.stringify({ query: nextQuery(), limit: 10, threshold: 0 }) }) },
-        { surface: 'G3 POST /api/v1/search/hybrid', run: () => measure({ ...common(), path: '/api/v1/search/hybrid', headers: bearer, nextBody: () => JSON.stringify({ query: nextQuery(), topK: 10 }) }) },
-        { surface: 'G4 GET /v1/search', run: () => measure({ ...common(), method: 'GET', path: '/v1/search', headers: bearer, nextBody: () => '', nextPath: () => `/v1/search?q=${encodeURIComponent(nextQuery())}&limit=10&similarity_threshold=0` }) },
-        { surface: 'G4 POST /v1/search/vector', run: () => measure({ ...common(), path: '/v1/search/vector', headers: bearer, nextBody: () => vectors[i++ % vectors.length]! }) },
-      ];
-      function common() {
-        return { label: `${embedder} ${store}`, baseUrl: server.url, apiKey: key, connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds: o.warmupSeconds };
-      }
-      for (const c of cases) {
-        log(`${embedder} ${store}: ${c.surface}`);
-        const result = await c.run();
-        assertClean(c.surface, result);
-        rows.push({ embedder, store, size, surface: c.surface, result });
-      }
-      await server.stop();
-      if (database) {
-        log(`${embedder} postgres: HNSW recall@10 against the exact scan`);
-        recalls.push({ embedder, size, recall: await hnswRecall(database.url, queryVectors.slice(0, 20)) });
+      log(`${embedder} postgres: HNSW recall@10 against the exact scan`);
+      for (const efSearch of o.efSearch) {
+        recalls.push({ embedder, size, efSearch, recall: await hnswRecall(database.url, vectors.slice(0, 50), { efSearch }) });
       }
     } finally {
-      await server.dispose();
+      await seeded.dispose();
       await database?.stop();
     }
   }
-  return { rows, recalls, seedPerSecond };
+  return { rows, recalls, seedPerSecond, copySeconds };
+}
+
+/** 200 generated questions, and for the first 50 the query vectors of POST /v1/embeddings (1536 numbers). */
+async function queryVectors(url: string, key: string): Promise<{ queries: string[]; vectors: number[][] }> {
+  const queries = searchQueries(7, 200);
+  const vectors: number[][] = [];
+  for (const q of queries.slice(0, 50)) {
+    const res = await fetch(`${url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: q }) });
+    if (res.status !== 200) throw new Error(`POST /v1/embeddings answered ${res.status}`);
+    vectors.push(((await res.json()) as { data: { embedding: number[] } }).data.embedding);
+  }
+  return { queries, vectors };
+}
+
+/** `mnemo migrate --from sqlite:DIR --to URL`, as an operator moves a store; its progress goes to our stderr. */
+async function copyStore(dataDir: string, url: string, label: string): Promise<void> {
+  log(label);
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/mnemo.js', 'migrate', '--from', `sqlite:${dataDir}`, '--to', url], {
+      cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', MNEMO_DATABASE_POOL_SIZE: '1' }, stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mnemo migrate exited with ${code}`))));
+  });
+}
+
+async function measureSurfaces(
+  url: string, key: string, embedder: EmbedderKind, store: StoreKind, size: number, queries: string[], queryVectorList: number[][], o: SearchSuiteOptions,
+): Promise<SearchRow[]> {
+  const bearer = { authorization: `Bearer ${key}` };
+  const vectors = queryVectorList.map((v) => JSON.stringify({ vector: v, limit: 10, similarity_threshold: 0 }));
+  let i = 0;
+  const nextQuery = () => queries[i++ % queries.length]!;
+  const common = () => ({ label: `${embedder} ${store}`, baseUrl: url, apiKey: key, connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds: o.warmupSeconds });
+  const cases: { surface: string; run: () => Promise<LoadResult> }[] = [
+    { surface: 'G1 POST /api/v1/memories/search', run: () => measure({ ...common(), path: '/api/v1/memories/search', nextBody: () => JSON.stringify({ query: nextQuery(), limit: 10, threshold: 0 }) }) },
+    { surface: 'G3 POST /api/v1/search/hybrid', run: () => measure({ ...common(), path: '/api/v1/search/hybrid', headers: bearer, nextBody: () => JSON.stringify({ query: nextQuery(), topK: 10 }) }) },
+    { surface: 'G4 GET /v1/search', run: () => measure({ ...common(), method: 'GET', path: '/v1/search', headers: bearer, nextBody: () => '', nextPath: () => `/v1/search?q=${encodeURIComponent(nextQuery())}&limit=10&similarity_threshold=0` }) },
+    { surface: 'G4 POST /v1/search/vector', run: () => measure({ ...common(), path: '/v1/search/vector', headers: bearer, nextBody: () => vectors[i++ % vectors.length]! }) },
+  ];
+  const out: SearchRow[] = [];
+  for (const c of cases) {
+    log(`${embedder} ${store}: ${c.surface}`);
+    const result = await c.run();
+    assertClean(c.surface, result);
+    out.push({ embedder, store, size, surface: c.surface, result });
+  }
+  return out;
 }
 
 export function searchTable(rows: SearchRow[]): string {
@@ -89,9 +130,9 @@ export function searchTable(rows: SearchRow[]): string {
 }
 
 export function recallTable(rows: RecallRow[]): string {
-  const lines = ['| embedder | memories | queries | recall@10 mean | recall@10 min | exact scan median ms | HNSW median ms |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |'];
-  for (const { embedder, size, recall: r } of rows) {
-    lines.push(`| ${embedder} | ${size.toLocaleString('en')} | ${r.queries} | ${fmt(r.meanRecall, 3)} | ${fmt(r.minRecall, 2)} | ${fmt(r.exactMedianMs)} | ${fmt(r.hnswMedianMs)} |`);
+  const lines = ['| embedder | memories | hnsw.ef_search | queries | recall@10 mean | recall@10 min | exact scan median ms | HNSW median ms |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'];
+  for (const { embedder, size, efSearch, recall: r } of rows) {
+    lines.push(`| ${embedder} | ${size.toLocaleString('en')} | ${efSearch} | ${r.queries} | ${fmt(r.meanRecall, 3)} | ${fmt(r.minRecall, 2)} | ${fmt(r.exactMedianMs)} | ${fmt(r.hnswMedianMs)} |`);
   }
   return lines.join('\n');
 }

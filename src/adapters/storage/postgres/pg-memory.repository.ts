@@ -8,7 +8,7 @@ import { isPgUniqueViolation, pgInt, pgJson, pgTime, pgTimeOrNull, SqlParams, ty
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
-import { parseVector, PgVectorIndexes, searchVectors, vectorText } from './pg-vector-search.ts';
+import { parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
 import { toKeywordHits } from '../bm25.ts';
 
 interface Row {
@@ -55,12 +55,7 @@ const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title COLLATE "C"' } as const;
 
-export interface PgMemoryOptions {
-  /** See DEFAULT_EXACT_SCAN_BELOW. */
-  exactScanBelow: number;
-}
-
-export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, options: PgMemoryOptions): MemoryRepository {
+export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, options: VectorSearchOptions): MemoryRepository {
   const indexes = new PgVectorIndexes(db);
 
   async function upsertVector(tx: PgQueryable, seq: number, v: StoredVector): Promise<void> {
@@ -234,7 +229,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       const { hits, total } = await searchVectors(db, scope, {
         vector: query.vector, modelId: query.modelId, limit: query.limit, filter: query.filter,
         minCosine: cosineFromSimilarity(query.minSimilarity) - 1e-6, withVectors: query.withVectors,
-      }, options.exactScanBelow);
+      }, options);
       if (hits.length === 0) return { hits: [], total };
       const rows = await rowsBySeq(scope, hits.map((h) => h.seq));
       const out: SimilarityHit[] = hits.flatMap((h) => {

@@ -3,13 +3,21 @@ import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { isPgUniqueViolation, pgInt, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
+import { EXACT_SIMILARITY_SCAN_MAX } from '../../../core/memories/memory.repository.ts';
 
 /**
- * Below this many matching vectors in the scope, the top k come from an exact scan (ORDER BY cosine, which no index
- * serves); above it, from the model's HNSW index with pgvector's iterative scan, so that filters (scope, tags,
- * metadata) still fill the k. The exact total the port asks for costs a scan of the scope either way.
+ * Up to this many vectors of the query's model in the scope (before filters), similarity search scans exactly: the
+ * true top k and the exact total. Above it, the top k come from the model's HNSW index with pgvector's iterative
+ * scan (so filters still fill the k), and `total` is the port's lower bound (docs/architecture.md, "Similarity
+ * totals"). The storage port's EXACT_SIMILARITY_SCAN_MAX.
  */
-export const DEFAULT_EXACT_SCAN_BELOW = 10_000;
+export const DEFAULT_EXACT_SCAN_BELOW = EXACT_SIMILARITY_SCAN_MAX;
+/**
+ * `hnsw.ef_search` for index scans: the candidate list pgvector keeps while walking the graph. Its default, 40, gave
+ * a mean recall@10 of 0.85 in BENCHMARKS.md ("Search on SQLite beside PostgreSQL"); the value there is what this
+ * default was chosen from. A query asking for more than this many hits raises it to that number.
+ */
+export const DEFAULT_HNSW_EF_SEARCH = 200;
 /** pgvector indexes `vector` columns of at most 2,000 dimensions; wider models are always scanned exactly. */
 const HNSW_MAX_DIMS = 2000;
 
@@ -20,6 +28,8 @@ export const vectorText = (v: Float32Array): string => `[${Array.from(v, (x) => 
 }).join(',')}]`;
 export const parseVector = (text: string): Float32Array => Float32Array.from(JSON.parse(text) as number[]);
 
+/** A number from configuration (not a request) written into SQL, so that the statement's parameters stay the same. */
+const pgLimit = (n: number): string => String(Math.min(Math.max(0, Math.floor(n)), Number.MAX_SAFE_INTEGER));
 const quoteLiteral = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const checkDims = (dims: number): number => {
   if (!Number.isInteger(dims) || dims < 1 || dims > 16_000) throw new RangeError(`unsupported vector width ${dims}`);
@@ -68,34 +78,52 @@ export interface VectorQuery {
   withVectors?: boolean | undefined;
 }
 
-/** Best first (ties by insertion order); `total` counts every vector of the scope at or above the threshold. */
-export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery, exactScanBelow: number):
+export interface VectorSearchOptions {
+  /** Scopes with at most this many vectors of the model are scanned exactly. */
+  exactScanBelow: number;
+  hnswEfSearch: number;
+}
+
+/**
+ * Best first (ties by insertion order). Exact (the scope holds at most `exactScanBelow` vectors of the model):
+ * `total` counts every vector of the scope at or above the threshold. From the HNSW index: one hit more than asked
+ * is fetched, so `total` (the hits the index found, at most `limit` + 1) tells a caller paging by `total` that
+ * there is more, without counting the whole scope.
+ */
+export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery, o: VectorSearchOptions):
   Promise<{ hits: VectorHit[]; total: number }> {
   const dims = checkDims(q.vector.length);
   const p = new SqlParams();
-  const distance = `(v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims}))`;
-  const where = `${scopeSql(p, scope)} AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims}${filterSql(p, q.filter)}
-    AND ${distance} <= ${p.add(1 - q.minCosine)}`;
   const from = 'FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq';
-  const [count] = await db.query<{ n: number }>(`SELECT COUNT(*)::int AS n ${from} WHERE ${where}`, p.values);
-  const total = count!.n;
-  if (total === 0) return { hits: [], total };
+  const ofModel = `${scopeSql(p, scope)} AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims}`;
+  // How many vectors of the model the scope holds, counted no further than the exact-scan limit: no distances.
+  const exact = dims > HNSW_MAX_DIMS || (await db.query<{ n: number }>(
+    `SELECT COUNT(*)::int AS n FROM (SELECT 1 ${from} WHERE ${ofModel} LIMIT ${pgLimit(o.exactScanBelow + 1)}) AS s`, p.values,
+  ))[0]!.n <= o.exactScanBelow;
+
+  const distance = `(v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims}))`;
+  const where = `${ofModel}${filterSql(p, q.filter)} AND ${distance} <= ${p.add(1 - q.minCosine)}`;
   const columns = `m.seq, 1 - ${distance} AS cosine${q.withVectors ? ', v.embedding::text AS embedding' : ''}`;
-  const limit = p.add(q.limit);
   type Row = { seq: number | string; cosine: number; embedding?: string };
   let rows: Row[];
-  if (total < exactScanBelow || dims > HNSW_MAX_DIMS) {
-    rows = await db.query<Row>(`SELECT ${columns} ${from} WHERE ${where} ORDER BY cosine DESC, m.seq LIMIT ${limit}`, p.values);
+  let total: number;
+  if (exact) {
+    const [count] = await db.query<{ n: number }>(`SELECT COUNT(*)::int AS n ${from} WHERE ${where}`, p.values);
+    total = count!.n;
+    if (total === 0) return { hits: [], total };
+    rows = await db.query<Row>(`SELECT ${columns} ${from} WHERE ${where} ORDER BY cosine DESC, m.seq LIMIT ${p.add(q.limit)}`, p.values);
   } else {
+    const efSearch = Math.min(1000, Math.max(o.hnswEfSearch, q.limit + 1));
     rows = await db.transaction(async (tx: PgQueryable) => {
       // Keep walking the graph until enough rows pass the filters; relaxed order is re-sorted below.
-      await tx.exec("SET LOCAL hnsw.iterative_scan = 'relaxed_order'");
-      return tx.query<Row>(`SELECT ${columns} ${from} WHERE ${where} ORDER BY ${distance} LIMIT ${limit}`, p.values);
+      await tx.exec(`SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = ${efSearch}`);
+      return tx.query<Row>(`SELECT ${columns} ${from} WHERE ${where} ORDER BY ${distance} LIMIT ${p.add(q.limit + 1)}`, p.values);
     });
+    total = rows.length;
   }
   const hits = rows.map((r) => ({
     seq: pgInt(r.seq), cosine: r.cosine, ...(r.embedding !== undefined ? { vector: parseVector(r.embedding) } : {}),
   }));
   hits.sort((a, b) => b.cosine - a.cosine || a.seq - b.seq);
-  return { hits, total };
+  return { hits: hits.slice(0, q.limit), total };
 }

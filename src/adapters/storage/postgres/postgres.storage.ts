@@ -10,12 +10,14 @@ import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
-import { DEFAULT_EXACT_SCAN_BELOW } from './pg-vector-search.ts';
+import { DEFAULT_EXACT_SCAN_BELOW, DEFAULT_HNSW_EF_SEARCH } from './pg-vector-search.ts';
 import { createPgWebhookRepository } from './pg-webhook.repository.ts';
 
 export interface PostgresStorageOptions {
-  /** Matching vectors in a scope below which similarity search scans exactly instead of using HNSW. */
+  /** Vectors of a model in a scope up to which similarity search scans exactly instead of using HNSW. */
   exactScanBelow?: number;
+  /** `hnsw.ef_search` for HNSW scans (recall against speed). */
+  hnswEfSearch?: number;
 }
 
 /**
@@ -28,7 +30,9 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
   let closed = false;
   return {
     kind: 'postgres',
-    memories: createPgMemoryRepository(db, outbox, { exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW }),
+    memories: createPgMemoryRepository(db, outbox, {
+      exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW, hnswEfSearch: options.hnswEfSearch ?? DEFAULT_HNSW_EF_SEARCH,
+    }),
     apiKeys: createPgApiKeyRepository(db),
     searchLog: createPgSearchLogRepository(db),
     topics: createPgTopicRepository(db),
