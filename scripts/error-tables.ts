@@ -12,6 +12,7 @@ import { createG7ErrorHandler, G7_ERRORS } from '../src/surfaces/g7-analytics/er
 import { createG8ErrorHandler, G8_ERRORS } from '../src/surfaces/g8-events/errors.ts';
 import { createG9ErrorHandler } from '../src/surfaces/g9-memory-webhooks/errors.ts';
 import { createG10ErrorHandler } from '../src/surfaces/g10-webhooks/errors.ts';
+import { createG11ErrorHandler, G11_ERRORS } from '../src/surfaces/g11-security/errors.ts';
 import type { ErrorRule, ErrorTable } from '../src/surfaces/http-kit/error-table.ts';
 import { WEBHOOK_ERRORS } from '../src/surfaces/http-kit/webhook-errors.ts';
 
@@ -41,6 +42,7 @@ export const SURFACE_ERROR_TABLES: readonly SurfaceErrorTable[] = [
   { surface: 'G8', prefix: '/api/v1/stream', table: G8_ERRORS, createHandler: createG8ErrorHandler },
   { surface: 'G9', prefix: '/api/v1/webhooks', table: WEBHOOK_ERRORS, createHandler: createG9ErrorHandler },
   { surface: 'G10', prefix: '/v1/webhooks, /v1/events', table: WEBHOOK_ERRORS, createHandler: createG10ErrorHandler },
+  { surface: 'G11', prefix: '/v1/security', table: G11_ERRORS, createHandler: createG11ErrorHandler },
 ];
 
 /** Every wire code a row may answer with: its own, then its variants. */

@@ -58,6 +58,11 @@ export interface Config {
   databaseUrl: string | null;
   /** `MNEMO_DATABASE_POOL_SIZE`: connections this process opens to PostgreSQL. */
   databasePoolSize: number;
+  /**
+   * `MNEMO_MASTER_KEY`: the master key(s) sealing secrets, comma-separated, the first sealing new values; null: the
+   * data directory's `master.key` (app/keyring.factory.ts). Checked when the keyring is loaded, never printed.
+   */
+  masterKey: string | null;
 }
 
 export class ConfigError extends Error {
@@ -77,7 +82,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_DATABASE_URL', 'MNEMO_DATABASE_POOL_SIZE', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
-  'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS',
+  'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -190,5 +195,6 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: serviceUrl(env, 'MNEMO_REDIS_URL', ['redis:', 'rediss:']),
     databaseUrl: serviceUrl(env, 'MNEMO_DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: int(env, 'MNEMO_DATABASE_POOL_SIZE', 10, 1, 1000),
+    masterKey: env.MNEMO_MASTER_KEY?.trim() ? env.MNEMO_MASTER_KEY.trim() : null,
   };
 }

@@ -28,6 +28,10 @@ import type { Config } from './config.ts';
 import { createCoordination } from './coordination.factory.ts';
 import { createEmbedder } from './embedder.factory.ts';
 import { createStorage } from './storage.factory.ts';
+import { loadKeyring } from './keyring.factory.ts';
+import type { Keyring } from '../core/secrets/envelope.ts';
+import { verifyKeyring } from '../core/secrets/keyring-check.ts';
+import { createSecretService } from '../core/secrets/secret.service.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -39,6 +43,8 @@ export interface ContainerOverrides {
   webhookSender?: WebhookSender;
   /** Stream timing and limits (tests shrink the time unit and the caps). */
   realtime?: Partial<RealtimeSettings>;
+  /** The master keyring (instead of MNEMO_MASTER_KEY or the data directory's key file). */
+  keyring?: Keyring;
 }
 
 export type Container = ReturnType<typeof wire>;
@@ -53,17 +59,23 @@ const SEARCH_RETRY_AFTER_MS = 1000;
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}): Promise<Container> {
   // Adapters' warnings go to the server's logger once buildServer attaches it.
   const warnings = createWarningRelay();
-  if (overrides.storage) return wire(config, overrides, overrides.storage, warnings);
+  // A missing, malformed or wrong master key stops here, before anything is served (MasterKeyError, KeyringMismatchError).
+  const keyring = overrides.keyring ?? loadKeyring(config);
+  if (overrides.storage) {
+    await verifyKeyring(overrides.storage.secrets, keyring);
+    return wire(config, overrides, overrides.storage, keyring, warnings);
+  }
   const storage = await createStorage(config, warnings);
   try {
-    return wire(config, overrides, storage, warnings);
+    await verifyKeyring(storage.secrets, keyring);
+    return wire(config, overrides, storage, keyring, warnings);
   } catch (err) {
     await storage.close();
     throw err;
   }
 }
 
-function wire(config: Config, overrides: ContainerOverrides, storage: Storage, warnings: ReturnType<typeof createWarningRelay>) {
+function wire(config: Config, overrides: ContainerOverrides, storage: Storage, keyring: Keyring, warnings: ReturnType<typeof createWarningRelay>) {
   const clock = overrides.clock ?? systemClock;
   const embedder = overrides.embedder ?? createEmbedder(config.embeddings);
   // Limits, stream caps, activity windows and periodic turns: this process's, or every node's (MNEMO_REDIS_URL).
@@ -105,6 +117,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, w
   });
   const webhooks = createWebhookService({ webhooks: storage.webhooks, limits, clock, allowCidrs: config.webhookAllowCidrs });
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
+  const secrets = createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
@@ -161,6 +174,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, w
     deliveries,
     webhooks,
     producerEvents,
+    secrets,
     realtime,
     eventHub,
     streams,

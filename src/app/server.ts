@@ -15,6 +15,7 @@ import { g6Surface } from '../surfaces/g6-batch/index.ts';
 import { g7Surface } from '../surfaces/g7-analytics/index.ts';
 import { g8Surface } from '../surfaces/g8-events/index.ts';
 import { g9Surface } from '../surfaces/g9-memory-webhooks/index.ts';
+import { g11Surface } from '../surfaces/g11-security/index.ts';
 import { g10Surface } from '../surfaces/g10-webhooks/index.ts';
 import { requestObserver } from '../surfaces/http-kit/activity.ts';
 import { redactUrlCredentials } from '../surfaces/http-kit/log-redaction.ts';
@@ -57,6 +58,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     mount(g8Surface, { ...auth, ...streaming, eventHub }),
     mount(g9Surface, { ...auth, webhooks }),
     mount(g10Surface, { ...auth, webhooks, producerEvents }),
+    mount(g11Surface, { ...auth, secrets: c.secrets }),
   ];
   /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
   const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = surfaces.flatMap(({ surface }) => {

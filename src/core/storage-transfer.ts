@@ -81,6 +81,23 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       query_norm: text, results_count: int, execution_ms: 'real', avg_score: 'real', filters: json, created_at: time,
     },
   },
+  {
+    name: 'secrets', key: ['id'],
+    columns: {
+      id: text, tenant_id: text, mode: text, name: text, tags: 'tags', version: int, created_at: time, updated_at: time,
+      expires_at: time, region: text, created_by: text, updated_by: text,
+    },
+  },
+  {
+    // Sealed parts travel as the base64 text they are stored as; the AAD binds them to tenant, mode, name and version,
+    // which the copy keeps, so they open in the target under the same master keys.
+    name: 'secret_versions', key: ['secret_id', 'version'],
+    columns: { secret_id: text, version: int, key_id: text, wrapped_key: text, payload: text, created_at: time, created_by: text },
+  },
+  {
+    name: 'master_key_checks', key: ['key_id'],
+    columns: { key_id: text, wrapped_key: text, payload: text, created_at: time },
+  },
 ];
 
 /** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */

@@ -6,6 +6,7 @@ import type { EventRepository } from './events/event.repository.ts';
 import type { WebhookRepository } from './webhooks/webhook.repository.ts';
 import type { UsageRepository } from './analytics/usage.repository.ts';
 import type { IdempotencyRepository } from './events/idempotency.repository.ts';
+import type { SecretRepository } from './secrets/secret.repository.ts';
 import type { StorageTransfer } from './storage-transfer.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
@@ -22,6 +23,8 @@ export interface Storage {
   readonly usage: UsageRepository;
   /** Answered producer requests (`Idempotency-Key` on `POST /v1/events`). */
   readonly idempotency: IdempotencyRepository;
+  /** G11 secrets (sealed values only), their versions, and the master-key checks. */
+  readonly secrets: SecretRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

@@ -88,7 +88,8 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     expect(again.stdout).toContain('migrated: 0 rows copied, counts verified');
 
     // The target answers as the source did: the same key, memories with their vectors, search, webhooks, events.
-    const after = await createTestApp({ env: { MNEMO_DATABASE_URL: url, MNEMO_DATABASE_POOL_SIZE: '1' } });
+    // The copy holds the source's sealed secrets: it is served with the source's master key (its master.key).
+    const after = await createTestApp({ env: { MNEMO_DATABASE_URL: url, MNEMO_DATABASE_POOL_SIZE: '1', MNEMO_DATA_DIR: source } });
     try {
       expect(await after.container.storage.memories.vectorsOf(scope, ids, MODEL)).toEqual(sourceVectors);
       expect(await after.container.storage.events.readAfter({ ...scope, afterSeq: 0, limit: 100 })).toEqual(sourceEvents);

@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -71,6 +72,8 @@ describe('two `npm start` nodes on one PostgreSQL and one Redis', () => {
       MNEMO_DATABASE_URL: database.url, MNEMO_DATABASE_POOL_SIZE: '3', MNEMO_REDIS_URL: redis.url, MNEMO_DATA_DIR: dataDir,
       HOST: '127.0.0.1', PORT: '0', MNEMO_EMBEDDINGS: 'hashing', MNEMO_LOG_LEVEL: 'debug',
       MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', MNEMO_WEBHOOK_TIMEOUT_MS: '1500',
+      // One master key for the cluster (docs/deploy.md).
+      MNEMO_MASTER_KEY: randomBytes(32).toString('base64'),
     };
     // The CLI migrates the database first; then both nodes start at once on it.
     await key('warm-up', 'free');

@@ -13,6 +13,11 @@ import type { Storage } from '../../src/core/storage.port.ts';
 import type { Topic } from '../../src/core/topics/topic.types.ts';
 import type { EventScope, NewEvent, StoredEvent } from '../../src/core/events/event.types.ts';
 import type { ClaimedDelivery, Webhook } from '../../src/core/webhooks/webhook.types.ts';
+import { DomainError } from '../../src/core/errors.ts';
+import {
+  secretVersionContext, type SealedRef, type SealedValue, type SecretListQuery, type SecretOwner, type SecretVersionChanges,
+  type StoredSecret, type StoredSecretVersion,
+} from '../../src/core/secrets/secret.types.ts';
 import { randomUUID } from 'node:crypto';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { copyStore } from '../../src/core/storage-copy.ts';
@@ -833,6 +838,252 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('secrets', () => {
+      const live: SecretOwner = { tenantId: scopeA.tenantId, mode: 'live' };
+      const sandbox: SecretOwner = { tenantId: scopeA.tenantId, mode: 'test' };
+      const otherTenant: SecretOwner = { tenantId: scopeB.tenantId, mode: 'live' };
+      const t0 = new Date(Date.UTC(2026, 0, 1));
+      const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+      /** Any strings do: storage never opens a sealed value. */
+      const sealed = (n: number | string, keyId = 'k1'): SealedValue => ({ keyId, wrappedKey: `d2s${n}=`, payload: `cGF5${n}` });
+      const secret = (owner: SecretOwner, name: string, over: Partial<StoredSecret> = {}): StoredSecret => ({
+        id: `sec_${randomUUID()}`, owner: { ...owner }, name, tags: [], version: 1, createdAt: t0, updatedAt: t0, expiresAt: null,
+        region: null, createdBy: 'u1', updatedBy: 'u1', ...over,
+      });
+      const version = (n: number, over: Partial<StoredSecretVersion> = {}): StoredSecretVersion =>
+        ({ version: n, sealed: sealed(n), createdAt: at(n), createdBy: `u${n}`, ...over });
+      const changes = (n: number, over: Partial<SecretVersionChanges> = {}): SecretVersionChanges =>
+        ({ tags: [], expiresAt: null, region: null, updatedAt: at(n), updatedBy: `u${n}`, ...over });
+      async function create(owner: SecretOwner, name: string, over: Partial<StoredSecret> = {}, first = version(1)) {
+        const s = secret(owner, name, over);
+        await storage.secrets.create(s, first);
+        return s;
+      }
+      const query = (over: Partial<SecretListQuery> = {}): SecretListQuery => ({ tagsAny: [], limit: 100, afterName: null, now: t0, ...over });
+      const names = async (owner: SecretOwner, over: Partial<SecretListQuery> = {}) =>
+        (await storage.secrets.list(owner, query(over))).items.map((s) => s.name);
+      async function allSealed(limit: number): Promise<SealedRef[]> {
+        const out: SealedRef[] = [];
+        for (let after: string | null = null; ;) {
+          const page = await storage.secrets.sealedValues(after, limit);
+          expect(page.length).toBeLessThanOrEqual(limit);
+          if (page.length === 0) return out;
+          out.push(...page);
+          after = page[page.length - 1]!.ref;
+        }
+      }
+
+      it('creates a secret with its first version and finds it, the newest or by version', async () => {
+        const s = await create(live, 'DB_PASSWORD', { tags: ['db', 'prod'], expiresAt: at(3600), region: 'eu-west-1', createdBy: 'u9', updatedBy: 'u9' });
+        expect(await storage.secrets.find(live, 'DB_PASSWORD')).toEqual({ secret: s, version: version(1) });
+        expect(await storage.secrets.find(live, 'DB_PASSWORD', 1)).toEqual({ secret: s, version: version(1) });
+        expect(await storage.secrets.find(live, 'DB_PASSWORD', 2)).toBeNull();
+        expect(await storage.secrets.find(live, 'db_password')).toBeNull();
+        expect(await storage.secrets.find(live, 'NOPE')).toBeNull();
+      });
+
+      it('refuses a second secret of one name for one owner; another tenant or the test mode has its own, unseen', async () => {
+        const first = await create(live, 'API_TOKEN');
+        const again = storage.secrets.create(secret(live, 'API_TOKEN'), version(1, { sealed: sealed('other') }));
+        await expect(again).rejects.toBeInstanceOf(DomainError);
+        await expect(again).rejects.toMatchObject({ code: 'CONFLICT' });
+        expect(await storage.secrets.find(live, 'API_TOKEN')).toEqual({ secret: first, version: version(1) });
+
+        const inSandbox = await create(sandbox, 'API_TOKEN', {}, version(1, { sealed: sealed('sandbox') }));
+        const ofB = await create(otherTenant, 'API_TOKEN', {}, version(1, { sealed: sealed('b') }));
+        expect((await storage.secrets.find(sandbox, 'API_TOKEN'))).toEqual({ secret: inSandbox, version: version(1, { sealed: sealed('sandbox') }) });
+        expect((await storage.secrets.find(otherTenant, 'API_TOKEN'))!.secret.id).toBe(ofB.id);
+        expect((await storage.secrets.find(live, 'API_TOKEN'))!.version.sealed).toEqual(sealed(1));
+
+        // A secret only the live owner has answers every other owner as a missing one.
+        await create(live, 'ONLY_LIVE', { tags: ['t'] });
+        for (const owner of [sandbox, otherTenant, { tenantId: 'tenant-c', mode: 'live' } as SecretOwner]) {
+          expect(await storage.secrets.find(owner, 'ONLY_LIVE')).toBeNull();
+          expect(await storage.secrets.find(owner, 'ONLY_LIVE', 1)).toBeNull();
+          expect(await storage.secrets.addVersion(owner, 'ONLY_LIVE', 1, version(2), changes(2), 10)).toBeNull();
+          expect(await storage.secrets.delete(owner, 'ONLY_LIVE')).toBe(false);
+          expect(await names(owner)).not.toContain('ONLY_LIVE');
+          expect((await storage.secrets.list(owner, query({ tagsAny: ['t'] }))).total).toBe(0);
+        }
+        expect(await storage.secrets.find(live, 'ONLY_LIVE', 1)).not.toBeNull();
+        expect(await storage.secrets.find(live, 'ONLY_LIVE', 2)).toBeNull();
+        expect(await names(live)).toEqual(['API_TOKEN', 'ONLY_LIVE']);
+      });
+
+      it('adds the next version with its changes and returns the secret as stored; a stale version is a conflict', async () => {
+        const s = await create(live, 'KEY', { tags: ['a'], region: 'eu' });
+        const next = changes(2, { tags: ['b', 'c'], expiresAt: at(86_400), region: 'us-east-1', updatedBy: 'u7' });
+        const stored = await storage.secrets.addVersion(live, 'KEY', 1, version(2), next, 10);
+        const expected: StoredSecret = { ...s, version: 2, tags: ['b', 'c'], expiresAt: at(86_400), region: 'us-east-1', updatedAt: at(2), updatedBy: 'u7' };
+        expect(stored).toEqual(expected);
+        expect(await storage.secrets.find(live, 'KEY')).toEqual({ secret: expected, version: version(2) });
+        expect(await storage.secrets.find(live, 'KEY', 1)).toEqual({ secret: expected, version: version(1) });
+        // Changes replace: no tags, no expiry, no region.
+        expect(await storage.secrets.addVersion(live, 'KEY', 2, version(3), changes(3), 10))
+          .toEqual({ ...expected, version: 3, tags: [], expiresAt: null, region: null, updatedAt: at(3), updatedBy: 'u3' });
+
+        expect(await storage.secrets.addVersion(live, 'MISSING', 1, version(2), changes(2), 10)).toBeNull();
+        for (const stale of [1, 2, 7]) {
+          await expect(storage.secrets.addVersion(live, 'KEY', stale, version(stale + 1), changes(9), 10)).rejects.toMatchObject({ code: 'CONFLICT' });
+        }
+        expect((await storage.secrets.find(live, 'KEY'))!.secret).toMatchObject({ version: 3, updatedAt: at(3) });
+        expect(await storage.secrets.find(live, 'KEY', 4)).toBeNull();
+      });
+
+      it('lets exactly one of the writers that read the same version add the next one', async () => {
+        const stores = await connections();
+        await create(live, 'RACE');
+        const results = await Promise.allSettled(Array.from({ length: 4 }, (_, i) => stores[i % stores.length]!.secrets.addVersion(
+          live, 'RACE', 1, version(2, { sealed: sealed(`w${i}`) }), changes(2, { updatedBy: `w${i}` }), 10)));
+        const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+        expect(won).toHaveLength(1);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'CONFLICT' });
+        const found = await storage.secrets.find(live, 'RACE');
+        expect(found!.secret).toMatchObject({ version: 2, updatedBy: `w${won[0]}` });
+        expect(found!.version.sealed).toEqual(sealed(`w${won[0]}`));
+        expect(await storage.secrets.find(live, 'RACE', 3)).toBeNull();
+        expect((await allSealed(100)).length).toBe(2);
+      });
+
+      it('keeps exactly the newest `keep` versions', async () => {
+        await create(live, 'ROTATED');
+        await create(live, 'SHORT');
+        for (let v = 2; v <= 6; v++) await storage.secrets.addVersion(live, 'ROTATED', v - 1, version(v), changes(v), 3);
+        for (let v = 2; v <= 3; v++) await storage.secrets.addVersion(live, 'SHORT', v - 1, version(v), changes(v), 10);
+        for (let v = 1; v <= 6; v++) {
+          const found = await storage.secrets.find(live, 'ROTATED', v);
+          if (v <= 3) expect(found, `version ${v}`).toBeNull();
+          else expect(found!.version).toEqual(version(v));
+        }
+        expect((await storage.secrets.find(live, 'ROTATED'))!.version).toEqual(version(6));
+        for (let v = 1; v <= 3; v++) expect(await storage.secrets.find(live, 'SHORT', v), `version ${v}`).not.toBeNull();
+        expect((await allSealed(100)).map((r) => r.context.slice(3))).toEqual(expect.arrayContaining([
+          ['ROTATED', '4'], ['ROTATED', '5'], ['ROTATED', '6'], ['SHORT', '1'], ['SHORT', '2'], ['SHORT', '3'],
+        ]));
+        expect(await allSealed(100)).toHaveLength(6);
+      });
+
+      it('deletes a secret with all its versions; the name can then be used again', async () => {
+        const gone = await create(live, 'GONE');
+        await storage.secrets.addVersion(live, 'GONE', 1, version(2), changes(2), 10);
+        await create(live, 'KEPT');
+        expect(await storage.secrets.delete(live, 'GONE')).toBe(true);
+        expect(await storage.secrets.find(live, 'GONE')).toBeNull();
+        expect(await storage.secrets.find(live, 'GONE', 1)).toBeNull();
+        expect(await storage.secrets.delete(live, 'GONE')).toBe(false);
+        expect(await names(live)).toEqual(['KEPT']);
+        expect((await allSealed(100)).map((r) => r.context[3])).toEqual(['KEPT']);
+        const reborn = await create(live, 'GONE', {}, version(1, { sealed: sealed('reborn') }));
+        expect(reborn.id).not.toBe(gone.id);
+        expect(await storage.secrets.find(live, 'GONE')).toEqual({ secret: reborn, version: version(1, { sealed: sealed('reborn') }) });
+        expect(await storage.secrets.find(live, 'GONE', 2)).toBeNull();
+      });
+
+      it('lists names in byte order, by any of some tags, without expired secrets, a page at a time', async () => {
+        // Byte order: upper case before `_` before lower case, and a non-ASCII letter last.
+        const rows: [string, string[], Date | null][] = [
+          ['b', ['db'], null], ['B', ['ops'], null], ['a', ['db', 'ops'], at(1)], ['Z', [], null], ['\u00e9t\u00e9', ['db'], null],
+          ['_x', ['misc'], null], ['a2', ['ops'], at(86_400)],
+          // Expired: at or before `now`, whatever their tags.
+          ['expired', ['db'], t0], ['long-expired', ['ops'], at(-3600)],
+        ];
+        for (const [name, tags, expiresAt] of rows) await create(live, name, { tags, expiresAt });
+        await create(sandbox, 'a', { tags: ['db'] });
+        await create(otherTenant, 'a0', { tags: ['db'] });
+        const everything = ['B', 'Z', '_x', 'a', 'a2', 'b', '\u00e9t\u00e9'];
+
+        const all = await storage.secrets.list(live, query());
+        expect(all.items.map((s) => s.name)).toEqual(everything);
+        expect(all.total).toBe(7);
+        expect(all.items.find((s) => s.name === 'a')).toMatchObject({ tags: ['db', 'ops'], expiresAt: at(1), owner: live });
+        expect(await storage.secrets.list(live, query({ tagsAny: ['db'] }))).toMatchObject({ total: 3 });
+        expect(await names(live, { tagsAny: ['db'] })).toEqual(['a', 'b', '\u00e9t\u00e9']);
+        expect(await names(live, { tagsAny: ['db', 'ops'] })).toEqual(['B', 'a', 'a2', 'b', '\u00e9t\u00e9']);
+        expect(await storage.secrets.list(live, query({ tagsAny: ['nothing'] }))).toEqual({ items: [], total: 0 });
+        // Later, `a` has expired too.
+        expect(await names(live, { now: at(1) })).toEqual(everything.filter((n) => n !== 'a'));
+        // The expired ones are still there for find (the service decides what an expired secret answers).
+        expect(await storage.secrets.find(live, 'expired')).not.toBeNull();
+
+        // Pages: after the last name of the previous page; every page counts the whole match.
+        for (const [limit, tagsAny, expected] of [[2, [], everything], [1, ['ops'], ['B', 'a', 'a2']], [3, ['db'], ['a', 'b', '\u00e9t\u00e9']]] as const) {
+          const seen: string[] = [];
+          for (let afterName: string | null = null; ;) {
+            const page = await storage.secrets.list(live, query({ limit, afterName, tagsAny: [...tagsAny] }));
+            expect(page.total).toBe(expected.length);
+            expect(page.items.length).toBeLessThanOrEqual(limit);
+            if (page.items.length === 0) break;
+            seen.push(...page.items.map((s) => s.name));
+            afterName = page.items[page.items.length - 1]!.name;
+          }
+          expect(seen).toEqual(expected);
+        }
+        // A cursor need not be a stored name.
+        expect(await names(live, { afterName: 'a1' })).toEqual(['a2', 'b', '\u00e9t\u00e9']);
+        expect(await names(live, { afterName: '\u00e9t\u00e9' })).toEqual([]);
+      });
+
+      it('pages through every sealed value of every owner, in a stable order, and re-wraps one in place', async () => {
+        const expected: SealedRef[] = [];
+        const add = async (owner: SecretOwner, name: string, versions: number) => {
+          await create(owner, name, {}, version(1, { sealed: sealed(`${owner.tenantId}/${owner.mode}/${name}/1`) }));
+          for (let v = 2; v <= versions; v++) {
+            await storage.secrets.addVersion(owner, name, v - 1, version(v, { sealed: sealed(`${owner.tenantId}/${owner.mode}/${name}/${v}`) }), changes(v), 10);
+          }
+          for (let v = 1; v <= versions; v++) {
+            expected.push({ ref: '', context: secretVersionContext(owner, name, v), sealed: sealed(`${owner.tenantId}/${owner.mode}/${name}/${v}`) });
+          }
+        };
+        await add(live, 'ONE', 3);
+        await add(live, 'TWO', 1);
+        await add(sandbox, 'ONE', 2);
+        await add(otherTenant, 'THREE', 1);
+        // Key checks are not among them (rotation keeps each key's own check value).
+        await storage.secrets.putKeyCheck('k1', sealed('check'));
+
+        const all = await allSealed(100);
+        const withoutRef = (refs: SealedRef[]) => refs.map((r) => ({ context: r.context, sealed: r.sealed }));
+        const byContext = (refs: { context: string[] }[]) => [...refs].sort((x, y) => (x.context.join('\u0000') < y.context.join('\u0000') ? -1 : 1));
+        expect(byContext(withoutRef(all))).toEqual(byContext(withoutRef(expected)));
+        expect(new Set(all.map((r) => r.ref)).size).toBe(all.length);
+        for (const r of all) expect(typeof r.ref).toBe('string');
+        // Any page size walks the same order.
+        expect(await allSealed(1)).toEqual(all);
+        expect(await allSealed(3)).toEqual(all);
+        // Versions of one secret come in ascending order.
+        const ones = all.filter((r) => r.context[1] === live.tenantId && r.context[2] === 'live' && r.context[3] === 'ONE');
+        expect(ones.map((r) => r.context[4])).toEqual(['1', '2', '3']);
+
+        // Re-wrapping replaces that one value only, in place.
+        const target = ones[1]!;
+        const rewrapped = sealed('rewrapped', 'k2');
+        await storage.secrets.rewrap(target.ref, rewrapped);
+        expect((await storage.secrets.find(live, 'ONE', 2))!.version).toEqual(version(2, { sealed: rewrapped }));
+        const after = await allSealed(2);
+        expect(after).toEqual(all.map((r) => (r.ref === target.ref ? { ...r, sealed: rewrapped } : r)));
+        expect((await storage.secrets.find(live, 'ONE', 1))!.version.sealed).toEqual(sealed(`${live.tenantId}/live/ONE/1`));
+        expect((await storage.secrets.find(sandbox, 'ONE', 2))!.version.sealed).toEqual(sealed(`${sandbox.tenantId}/test/ONE/2`));
+        expect(await storage.secrets.keyCheck('k1')).toEqual(sealed('check'));
+        // A value deleted meanwhile is simply no longer there to re-wrap.
+        const gone = all.find((r) => r.context[3] === 'THREE')!;
+        expect(await storage.secrets.delete(otherTenant, 'THREE')).toBe(true);
+        await storage.secrets.rewrap(gone.ref, rewrapped);
+        expect(await allSealed(100)).toHaveLength(all.length - 1);
+      });
+
+      it('keeps the first check value stored for each master key', async () => {
+        expect(await storage.secrets.keyCheck('k1')).toBeNull();
+        expect(await storage.secrets.keyCheckIds()).toEqual([]);
+        await storage.secrets.putKeyCheck('k1', sealed('first'));
+        await storage.secrets.putKeyCheck('k1', sealed('second'));
+        expect(await storage.secrets.keyCheck('k1')).toEqual(sealed('first'));
+        await storage.secrets.putKeyCheck('k0', sealed('zero', 'k0'));
+        expect(await storage.secrets.keyCheck('k0')).toEqual(sealed('zero', 'k0'));
+        expect(await storage.secrets.keyCheck('k2')).toBeNull();
+        expect(await storage.secrets.keyCheckIds()).toEqual(['k0', 'k1']);
+      });
+    });
+
     describe('dump and load (mnemo migrate)', () => {
       /** Writes one of everything a store holds, through the repositories, as the services would. */
       async function fill(store: Storage) {
@@ -875,7 +1126,26 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           scope: scopeA, userId: 'u1', surface: 'g1', kind: 'semantic', query: 'Deploy blue', resultsCount: 1,
           executionMs: 1.5, avgScore: 0.75, filters: { tags: ['ops'] }, at: new Date(Date.UTC(2026, 0, 3)),
         });
-        return { topic, key, webhook, memories };
+        // Secrets with their sealed versions (one pruned), in two owners, and the master-key check values.
+        const sealedAt = (n: number): StoredSecretVersion => ({
+          version: n, sealed: { keyId: 'k1', wrappedKey: `d2s${n}=`, payload: `cGF5${n}` }, createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n, 7)), createdBy: 'u1',
+        });
+        const secret = (owner: SecretOwner, name: string, over: Partial<StoredSecret> = {}): StoredSecret => ({
+          id: `sec_${randomUUID()}`, owner, name, tags: [], version: 1, createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 1)),
+          updatedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 1)), expiresAt: null, region: null, createdBy: 'u1', updatedBy: 'u1', ...over,
+        });
+        const owners: SecretOwner[] = [{ tenantId: scopeA.tenantId, mode: 'live' }, { tenantId: scopeB.tenantId, mode: 'test' }];
+        await store.secrets.create(secret(owners[0]!, 'DB_PASSWORD', { tags: ['db', 'prod'], expiresAt: new Date(Date.UTC(2099, 0, 1)) }), sealedAt(1));
+        for (let v = 2; v <= 4; v++) {
+          await store.secrets.addVersion(owners[0]!, 'DB_PASSWORD', v - 1, sealedAt(v), {
+            tags: ['db'], expiresAt: null, region: 'eu-west-1', updatedAt: new Date(Date.UTC(2026, 0, 2, 0, 0, v)), updatedBy: 'u2',
+          }, 3);
+        }
+        await store.secrets.create(secret(owners[1]!, 'API_TOKEN', { region: 'us' }), sealedAt(1));
+        await store.secrets.putKeyCheck('k1', { keyId: 'k1', wrappedKey: 'Y2hr', payload: 'Y2hlY2s=' });
+        await store.secrets.putKeyCheck('k0', { keyId: 'k0', wrappedKey: 'Y2hr', payload: 'b2xk' });
+        const secrets = [{ owner: owners[0]!, name: 'DB_PASSWORD', versions: [2, 3, 4] }, { owner: owners[1]!, name: 'API_TOKEN', versions: [1] }];
+        return { topic, key, webhook, memories, secrets };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
       const eventsOf = (store: Storage, scope: Scope) =>
@@ -902,6 +1172,26 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const again = await to.idempotency.appendEventOnce({ tenantId: scopeA.tenantId, mode: scopeA.mode, key: 'k1' },
           { requestHash: 'h2', response: '{}', at: new Date(Date.UTC(2030, 0, 1, 0, 0, 1)), notBefore: new Date(Date.UTC(2029, 0, 1)) }, []);
         expect(again).toMatchObject({ kind: 'existing', record: { requestHash: 'h1', response: '{"ok":true}' } });
+        // Secrets: every kept version, the list, the values rotation would walk, and the key checks.
+        for (const s of f.secrets) {
+          for (const v of s.versions) expect(await to.secrets.find(s.owner, s.name, v)).toEqual(await from.secrets.find(s.owner, s.name, v));
+          expect(await to.secrets.find(s.owner, s.name, s.versions[0]! - 1)).toBeNull();
+          const listing = (store: Storage) => store.secrets.list(s.owner, { tagsAny: [], limit: 10, afterName: null, now: new Date(Date.UTC(2030, 0, 1)) });
+          expect(await to.secrets.list(s.owner, { tagsAny: ['db'], limit: 10, afterName: null, now: new Date(Date.UTC(2030, 0, 1)) }))
+            .toMatchObject({ total: s.name === 'DB_PASSWORD' ? 1 : 0 });
+          expect(await listing(to)).toEqual(await listing(from));
+        }
+        expect((await to.secrets.find(f.secrets[0]!.owner, 'DB_PASSWORD'))!.secret).toMatchObject({ version: 4, tags: ['db'], region: 'eu-west-1' });
+        expect(await to.secrets.sealedValues(null, 100)).toEqual(await from.secrets.sealedValues(null, 100));
+        expect(await to.secrets.sealedValues(null, 100)).toHaveLength(4);
+        expect(await to.secrets.keyCheckIds()).toEqual(['k0', 'k1']);
+        for (const id of ['k0', 'k1']) expect(await to.secrets.keyCheck(id)).toEqual(await from.secrets.keyCheck(id));
+        // The copied secrets take new versions as before.
+        const stored = await to.secrets.addVersion(f.secrets[0]!.owner, 'DB_PASSWORD', 4, { ...(await to.secrets.find(f.secrets[0]!.owner, 'DB_PASSWORD'))!.version, version: 5 }, {
+          tags: [], expiresAt: null, region: null, updatedAt: new Date(Date.UTC(2026, 0, 3)), updatedBy: 'u3',
+        }, 3);
+        expect(stored).toMatchObject({ version: 5 });
+        expect(await to.secrets.find(f.secrets[0]!.owner, 'DB_PASSWORD', 2)).toBeNull();
       }
 
       /** New rows after a load continue the copied sequences: a new event reads after the copied ones. */
@@ -922,6 +1212,10 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           for (const c of result.counts) expect(c.target, c.table).toBe(c.source);
           expect(result.counts.find((c) => c.table === 'memory_vectors')!.source).toBe(3);
           expect(result.counts.find((c) => c.table === 'idempotency_keys')!.source).toBe(2);
+          expect(result.counts.filter((c) => c.table.includes('secret') || c.table === 'master_key_checks')).toEqual([
+            { table: 'secrets', source: 2, target: 2 }, { table: 'secret_versions', source: 4, target: 4 },
+            { table: 'master_key_checks', source: 2, target: 2 },
+          ]);
           await expectSameReads(storage, reference, filled);
           await expectSequencesContinue(reference);
         } finally {

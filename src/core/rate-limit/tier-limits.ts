@@ -22,6 +22,8 @@ export interface TierLimitPolicy {
   batches: WindowLimit;
   /** Webhook creations (G9 and G10 share one bucket per key): the same for every tier. */
   webhookCreations: WindowLimit;
+  /** Every G11 request (`/v1/security`): the spec's standard (free) 1000 and pro 10000 an hour. */
+  security: Record<Tier, WindowLimit>;
 }
 
 export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null } = {}): TierLimitPolicy {
@@ -42,6 +44,12 @@ export function defaultTierLimits(enterprise: { gatewayPerMinute?: number | null
       free: { limit: 1000, windowMs: HOUR },
       pro: { limit: 10_000, windowMs: HOUR },
       enterprise: { limit: null, windowMs: HOUR },
+    },
+    security: {
+      free: { limit: 1000, windowMs: HOUR },
+      pro: { limit: 10_000, windowMs: HOUR },
+      // "Custom" in the spec: a documented default, so that every G11 answer can carry its X-RateLimit headers.
+      enterprise: { limit: 100_000, windowMs: HOUR },
     },
   };
 }
@@ -83,6 +91,8 @@ export function createLimitsService(deps: { limiter: RateLimiter; policy: TierLi
     batch: (p: Principal) => check('batches', p, policy.batches, 'RATE_LIMITED', 'Batch request'),
     /** Webhook creations (G9 `POST /api/v1/webhooks`, G10 `POST /v1/webhooks`): 10 an hour per key, one bucket. */
     webhookCreate: (p: Principal) => check('webhook-creations', p, policy.webhookCreations, 'RATE_LIMITED', 'Webhook creation'),
+    /** Every G11 request: an hourly limit per key. */
+    security: (p: Principal) => check('security', p, policy.security[p.tier], 'RATE_LIMITED', 'Request rate'),
     /** Embedding requests (G5, G4 /v1/embeddings): an hourly limit. */
     embeddings: (p: Principal) =>
       check('embeddings', p, policy.embeddings[p.tier], 'RATE_LIMITED', 'Embedding request'),

@@ -201,6 +201,49 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX idempotency_created ON idempotency_keys (created_at);
     `,
   },
+  {
+    version: 3,
+    name: 'secrets: sealed versions and master-key checks',
+    sql: `
+      -- A named secret of a tenant + mode, without its value. Ids and names compare byte-wise (COLLATE "C"), as in
+      -- SQLite: the list order, its cursor, and the order master-key rotation pages in.
+      CREATE TABLE secrets (
+        id          text COLLATE "C" PRIMARY KEY,
+        tenant_id   text NOT NULL,
+        mode        text NOT NULL CHECK (mode IN ('live', 'test')),
+        name        text COLLATE "C" NOT NULL,
+        tags        text[] NOT NULL,
+        version     integer NOT NULL,
+        created_at  timestamptz NOT NULL,
+        updated_at  timestamptz NOT NULL,
+        expires_at  timestamptz,
+        region      text,
+        created_by  text NOT NULL,
+        updated_by  text NOT NULL,
+        CONSTRAINT secrets_owner_name UNIQUE (tenant_id, mode, name)
+      );
+
+      -- The kept versions of each secret, each value sealed (AES-256-GCM) under a data key wrapped by master key key_id.
+      CREATE TABLE secret_versions (
+        secret_id   text COLLATE "C" NOT NULL REFERENCES secrets (id) ON DELETE CASCADE,
+        version     integer NOT NULL,
+        key_id      text NOT NULL,
+        wrapped_key text NOT NULL,
+        payload     text NOT NULL,
+        created_at  timestamptz NOT NULL,
+        created_by  text NOT NULL,
+        PRIMARY KEY (secret_id, version)
+      );
+
+      -- A check value sealed under each master key at its first use: proves a configured key is the right one.
+      CREATE TABLE master_key_checks (
+        key_id      text COLLATE "C" PRIMARY KEY,
+        wrapped_key text NOT NULL,
+        payload     text NOT NULL,
+        created_at  timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

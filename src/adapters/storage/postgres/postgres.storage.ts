@@ -7,6 +7,7 @@ import { createPgMemoryRepository } from './pg-memory.repository.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { PgOutbox } from './pg-outbox.ts';
 import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
+import { createPgSecretRepository } from './pg-secret.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
@@ -40,6 +41,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     webhooks: createPgWebhookRepository(db),
     usage: createPgUsageRepository(db),
     idempotency: createPgIdempotencyRepository(db, outbox),
+    secrets: createPgSecretRepository(db),
     transfer: createPgTransfer(db),
     async ping() {
       if (closed) return false;

@@ -214,4 +214,47 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'secrets: sealed versions and master-key checks',
+    sql: `
+      -- A named secret of a tenant + mode, without its value. Names compare byte-wise (BINARY collation): the list
+      -- order and its cursor. tags is a JSON array (as memories.tags).
+      CREATE TABLE secrets (
+        id          TEXT PRIMARY KEY,
+        tenant_id   TEXT NOT NULL,
+        mode        TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        name        TEXT NOT NULL,
+        tags        TEXT NOT NULL,
+        version     INTEGER NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        expires_at  INTEGER,
+        region      TEXT,
+        created_by  TEXT NOT NULL,
+        updated_by  TEXT NOT NULL,
+        UNIQUE (tenant_id, mode, name)
+      );
+
+      -- The kept versions of each secret, each value sealed (AES-256-GCM) under a data key wrapped by master key key_id.
+      CREATE TABLE secret_versions (
+        secret_id   TEXT NOT NULL REFERENCES secrets (id) ON DELETE CASCADE,
+        version     INTEGER NOT NULL,
+        key_id      TEXT NOT NULL,
+        wrapped_key TEXT NOT NULL,
+        payload     TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        created_by  TEXT NOT NULL,
+        PRIMARY KEY (secret_id, version)
+      );
+
+      -- A check value sealed under each master key at its first use: proves a configured key is the right one.
+      CREATE TABLE master_key_checks (
+        key_id      TEXT PRIMARY KEY,
+        wrapped_key TEXT NOT NULL,
+        payload     TEXT NOT NULL,
+        created_at  INTEGER NOT NULL
+      );
+    `,
+  },
 ];

@@ -8,6 +8,7 @@ import { SqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteWebhookRepository } from './sqlite-webhook.repository.ts';
 import { createSqliteUsageRepository } from './sqlite-usage.repository.ts';
 import { createSqliteIdempotencyRepository } from './sqlite-idempotency.repository.ts';
+import { createSqliteSecretRepository } from './sqlite-secret.repository.ts';
 import { createSqliteTransfer } from './sqlite-transfer.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
@@ -36,6 +37,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
     webhooks: createSqliteWebhookRepository(db),
     usage: createSqliteUsageRepository(db),
     idempotency: createSqliteIdempotencyRepository(db, outbox),
+    secrets: createSqliteSecretRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);

@@ -1,0 +1,14 @@
+import { mkdirSync } from 'node:fs';
+import { keyringFromEnv, keyringFromFile } from '../adapters/secrets/master-keyring.ts';
+import type { Keyring } from '../core/secrets/envelope.ts';
+import type { Config } from './config.ts';
+
+/**
+ * The master keyring of this process: `MNEMO_MASTER_KEY`, else `master.key` in the data directory (created on first
+ * start). Several nodes on one database must share the key: give each the same MNEMO_MASTER_KEY (docs/deploy.md).
+ */
+export function loadKeyring(config: Pick<Config, 'masterKey' | 'dataDir'>): Keyring {
+  if (config.masterKey !== null) return keyringFromEnv(config.masterKey);
+  mkdirSync(config.dataDir, { recursive: true });
+  return keyringFromFile(config.dataDir).keyring;
+}

@@ -1,0 +1,42 @@
+import { open, seal, SealedValueError, type Keyring } from './envelope.ts';
+import type { SecretRepository } from './secret.repository.ts';
+import { keyCheckContext } from './secret.types.ts';
+
+/** The keyring cannot open what the store holds: the server must not start (it would fail every read later). */
+export class KeyringMismatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyringMismatchError';
+  }
+}
+
+const CHECK_TEXT = 'mnemo master key check';
+
+/**
+ * Proves at start-up that the keyring fits the store, so that a missing or wrong master key stops the start with a
+ * clear message instead of yielding errors (or anything worse) on reads. Every master key that ever sealed a value
+ * here left a check value: each must be in the keyring and open its check value. The active key's check value is
+ * written on first use.
+ */
+export async function verifyKeyring(secrets: Pick<SecretRepository, 'keyCheck' | 'keyCheckIds' | 'putKeyCheck'>, keyring: Keyring): Promise<void> {
+  const stored = await secrets.keyCheckIds();
+  const missing = stored.filter((id) => !keyring.keys.has(id));
+  if (missing.length > 0) {
+    throw new KeyringMismatchError(
+      `the store holds secrets sealed with master key ${missing.join(', ')}, which this server's keyring (${[...keyring.keys.keys()].join(', ')}) ` +
+      'does not have: set MNEMO_MASTER_KEY (or the data directory\'s master.key) to the key the store was written with',
+    );
+  }
+  for (const id of stored) {
+    const check = await secrets.keyCheck(id);
+    try {
+      if (check === null || open(keyring, keyCheckContext(id), check) !== CHECK_TEXT) throw new SealedValueError('mismatch');
+    } catch (err) {
+      if (!(err instanceof SealedValueError)) throw err;
+      throw new KeyringMismatchError(`master key ${id} does not open the store's check value: it is not the key the store was written with`);
+    }
+  }
+  if (!stored.includes(keyring.activeId)) {
+    await secrets.putKeyCheck(keyring.activeId, seal(keyring, keyCheckContext(keyring.activeId), CHECK_TEXT));
+  }
+}

@@ -1,0 +1,128 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireScope } from '../../core/api-keys/api-key.service.ts';
+import type { Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
+import type { Clock } from '../../core/clock.ts';
+import { validationError } from '../../core/errors.ts';
+import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
+import { parseExpiresIn } from '../../core/secrets/secret.rules.ts';
+import type { SecretActor, SecretService } from '../../core/secrets/secret.service.ts';
+import type { SecretOwner } from '../../core/secrets/secret.types.ts';
+import { authGuard, requirePrincipal, setRateLimitHeaders, type AuthDeps } from '../http-kit/auth.ts';
+import { createG11ErrorHandler, G11ErrorWire } from './errors.ts';
+import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
+import { CreateSecretBody, GetSecretQuery, ListSecretsQuery, NameParams, RegionHeaders, Responses, UpdateSecretBody } from './schemas.ts';
+
+export interface G11Deps extends AuthDeps {
+  secrets: SecretService;
+  limits: Pick<LimitsService, 'gateway' | 'security'>;
+  clock: Clock;
+}
+
+const errors = { 400: G11ErrorWire, 401: G11ErrorWire, 403: G11ErrorWire, 404: G11ErrorWire, 429: G11ErrorWire };
+const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11ErrorWire };
+
+/**
+ * Which scope each G11 endpoint needs (docs/api.md shows this table). The spec names the scopes but not the mapping:
+ * reads need `secrets:read`, creating and changing `secrets:write`, deleting `secrets:delete`.
+ */
+export const G11_SCOPES = {
+  'POST /v1/security/secrets': 'secrets:write',
+  'GET /v1/security/secrets': 'secrets:read',
+  'GET /v1/security/secrets/:name': 'secrets:read',
+  'PUT /v1/security/secrets/:name': 'secrets:write',
+  'DELETE /v1/security/secrets/:name': 'secrets:delete',
+} as const satisfies Record<string, KeyScope>;
+
+/** Secrets belong to the key's tenant and mode: a `mnemo_test_` key works on its own sandbox set. */
+function ownerOf(req: FastifyRequest): SecretOwner {
+  const p = requirePrincipal(req);
+  return { tenantId: p.tenantId, mode: p.mode };
+}
+
+function actorOf(req: FastifyRequest & { headers: { 'x-region'?: string } }): SecretActor {
+  return { userId: requirePrincipal(req).userId, region: req.headers['x-region'] ?? null };
+}
+
+function expiresInMs(value: string | null | undefined): number | null | undefined {
+  if (value === undefined || value === null) return value;
+  const parsed = parseExpiresIn(value);
+  if ('problem' in parsed) throw validationError([parsed.problem]);
+  return parsed.ms;
+}
+
+/**
+ * G11, the secrets component (`/v1/security`), `Authorization: Bearer`. Every answer to an authenticated request
+ * carries the G11 hourly limit in X-RateLimit-Limit / -Remaining / -Reset (Unix seconds); 429 adds Retry-After.
+ */
+export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.setErrorHandler(createG11ErrorHandler(deps.clock));
+  r.addHook('onRequest', authGuard(deps, 'bearer'));
+  r.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const decision = await deps.limits.security(requirePrincipal(req));
+    if (decision) setRateLimitHeaders(reply, decision);
+  });
+  const tags = ['G11 secrets'];
+  const security = [{ bearerAuth: [] }];
+  const scope = (req: FastifyRequest, route: keyof typeof G11_SCOPES) => requireScope(requirePrincipal(req), G11_SCOPES[route]);
+
+  r.post('/v1/security/secrets', {
+    schema: {
+      tags, security, summary: 'Create a secret (version 1); its value is encrypted at rest',
+      headers: RegionHeaders, body: CreateSecretBody, response: { 201: Responses.secret, ...writeErrors },
+    },
+  }, async (req, reply) => {
+    scope(req, 'POST /v1/security/secrets');
+    const b = req.body;
+    const secret = await deps.secrets.create(ownerOf(req), actorOf(req), {
+      name: b.name, value: b.value, tags: b.tags ?? [], expiresInMs: expiresInMs(b.expiresIn) ?? null,
+    });
+    return reply.status(201).send(toSecretWire(secret));
+  });
+
+  r.get('/v1/security/secrets', {
+    schema: { tags, security, summary: 'List secrets (names ascending, no values)', querystring: ListSecretsQuery, response: { 200: Responses.list, ...errors } },
+  }, async (req) => {
+    scope(req, 'GET /v1/security/secrets');
+    const q = req.query;
+    const wanted = (q.tags ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+    const page = await deps.secrets.list(ownerOf(req), { tags: wanted, limit: q.limit, cursor: q.cursor ?? null });
+    return {
+      data: page.items.map(toSecretSummaryWire),
+      pagination: { cursor: page.nextCursor, hasMore: page.nextCursor !== null, totalCount: page.total },
+    };
+  });
+
+  r.get('/v1/security/secrets/:name', {
+    schema: {
+      tags, security, summary: 'Read a secret: its newest version, or ?version=N of the last 10',
+      params: NameParams, querystring: GetSecretQuery, response: { 200: Responses.secret, ...errors },
+    },
+  }, async (req) => {
+    scope(req, 'GET /v1/security/secrets/:name');
+    return toSecretWire(await deps.secrets.get(ownerOf(req), req.params.name, req.query.version));
+  });
+
+  r.put('/v1/security/secrets/:name', {
+    schema: {
+      tags, security, summary: 'Write a new version of a secret',
+      headers: RegionHeaders, params: NameParams, body: UpdateSecretBody, response: { 200: Responses.secret, ...writeErrors },
+    },
+  }, async (req) => {
+    scope(req, 'PUT /v1/security/secrets/:name');
+    const b = req.body;
+    return toSecretWire(await deps.secrets.update(ownerOf(req), actorOf(req), req.params.name, {
+      value: b.value, ...(b.tags !== undefined ? { tags: b.tags } : {}), ...(b.expiresIn !== undefined ? { expiresInMs: expiresInMs(b.expiresIn) } : {}),
+    }));
+  });
+
+  r.delete('/v1/security/secrets/:name', {
+    schema: { tags, security, summary: 'Delete a secret and every version of it', params: NameParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errors } },
+  }, async (req, reply) => {
+    scope(req, 'DELETE /v1/security/secrets/:name');
+    await deps.secrets.delete(ownerOf(req), req.params.name);
+    return reply.status(204).send(null);
+  });
+};

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+
+/** A G11 secrets client (`/v1/security/secrets`, Authorization: Bearer) bound to one key. */
+export function g11(app: FastifyInstance, key: string | undefined, headers: Record<string, string> = {}) {
+  const h = { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...headers };
+  const url = (name?: string) => `/v1/security/secrets${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+  return {
+    create: (body: unknown, extra: Record<string, string> = {}) => app.inject({ method: 'POST', url: url(), headers: { ...h, ...extra }, payload: body as object }),
+    list: (query = '') => app.inject({ method: 'GET', url: `${url()}${query ? `?${query}` : ''}`, headers: h }),
+    get: (name: string, query = '') => app.inject({ method: 'GET', url: `${url(name)}${query ? `?${query}` : ''}`, headers: h }),
+    update: (name: string, body: unknown, extra: Record<string, string> = {}) => app.inject({ method: 'PUT', url: url(name), headers: { ...h, ...extra }, payload: body as object }),
+    delete: (name: string) => app.inject({ method: 'DELETE', url: url(name), headers: h }),
+  };
+}
+
+export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
