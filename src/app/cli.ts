@@ -1,22 +1,17 @@
-import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
-import { loadConfig, redactPassword } from './config.ts';
-import { createStorage } from './storage.factory.ts';
+import { loadConfig } from './config.ts';
+import { CliError, withStore, type CliIo } from './cli-store.ts';
+import { registerSecretsCommands } from './secrets.command.ts';
 import { describeLocation, lineProgress, migrate, parseStoreLocation, terminalProgress, type StoreLocation } from './migrate.command.ts';
 import { main as serve } from './start.ts';
 import { VERSION } from './version.ts';
 
 /** `mnemo`: the operator's command line. Every command has --help. */
 
-/** Where the CLI reads its configuration and writes its output: the process's, or a test's. */
-export interface CliIo {
-  env: NodeJS.ProcessEnv;
-  out(text: string): void;
-  err(text: string): void;
-}
+export { CliError, type CliIo } from './cli-store.ts';
 
 export const processIo: CliIo = {
   env: process.env,
@@ -24,28 +19,9 @@ export const processIo: CliIo = {
   err: (text) => process.stderr.write(text),
 };
 
-/** A failure the CLI reports as `mnemo: <message>` with exit code 1 (bad configuration, missing database). */
-export class CliError extends Error {}
-
-/**
- * Key management needs only the store: no model is loaded, and it works while a server runs on the same data.
- * It says on stderr which database it used, because a CLI and a server on different MNEMO_DATA_DIRs is the usual
- * reason for a key that "does not work". Commands that only look at existing keys refuse to create an empty database.
- */
-async function withKeys<T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> {
-  const config = loadConfig(io.env);
-  const { databaseFile } = config;
-  if (config.databaseUrl === null && access === 'existing' && !existsSync(databaseFile)) {
-    throw new CliError(`no database at ${databaseFile}: point MNEMO_DATA_DIR at the server's data directory`);
-  }
-  io.err(`mnemo: database ${config.databaseUrl === null ? databaseFile : redactPassword(config.databaseUrl)}\n`);
-  const storage = await createStorage(config);
-  try {
-    return await fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock }));
-  } finally {
-    await storage.close();
-  }
-}
+/** Key management: the store's keys through the key service. */
+const withKeys = <T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> =>
+  withStore(io, access, (storage) => fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock })));
 
 function parsePositive(value: string): number {
   const n = Number(value);
@@ -78,6 +54,8 @@ export function buildCli(io: CliIo = processIo): Command {
   const program = new Command('mnemo')
     .description('Mnemo: memory, search and secrets service for AI applications and tools')
     .version(VERSION)
+    // `mnemo --version` is the program's; after a command name, options are that command's (`secrets get --version 2`).
+    .enablePositionalOptions()
     // Set before the subcommands are added: they inherit both. Commander throws instead of exiting; cli-main.ts exits.
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
@@ -131,6 +109,8 @@ export function buildCli(io: CliIo = processIo): Command {
       if (!ok) throw new CliError(`no active key ${id}`);
       io.out(`revoked ${id}\n`);
     });
+
+  registerSecretsCommands(program, io);
 
   program.command('migrate')
     .description('copy a whole store into another (memories with vectors, topics, keys, webhooks, deliveries, events, '
