@@ -16,10 +16,13 @@ const POSTGRES_TESTS = [
   'test/g*/*.test.ts', 'test/cross/*.test.ts', 'test/streams/*.test.ts', 'test/hardening/*.test.ts',
   'test/coordination/{two-nodes,redis-outage}.test.ts', 'test/webhooks/wiring.test.ts', 'test/unit/service-quotas.test.ts',
 ];
-/** Tests of SQLite itself (rows it cannot read, a SQLite source to migrate from) or that open PostgreSQL themselves. */
+/**
+ * Tests of SQLite itself (rows it cannot read, a SQLite source to migrate from), tests whose CLI opens the store its
+ * environment names (the data directory's SQLite file), and tests that open PostgreSQL themselves.
+ */
 const NOT_ON_POSTGRES = [
-  'test/hardening/deep-stored-metadata.test.ts', 'test/cross/migrate.test.ts', 'test/cross/postgres-store.test.ts',
-  'test/cross/pglite-server.test.ts',
+  'test/hardening/deep-stored-metadata.test.ts', 'test/cross/migrate.test.ts', 'test/cross/secrets-cli.test.ts',
+  'test/cross/postgres-store.test.ts', 'test/cross/pglite-server.test.ts',
 ];
 
 export default defineConfig({
