@@ -100,4 +100,11 @@ describe('G11 secrets: happy paths', () => {
     const stored = await t.container.storage.secrets.find({ tenantId: t.tenant, mode: 'live' }, 'eu-key');
     expect(stored!.secret.region).toBe('eu-west-1');
   });
+
+  it('documents the G11 routes in /openapi.json with Bearer security', async () => {
+    const spec = json(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/v1/security/secrets', '/v1/security/secrets/{name}']));
+    expect(spec.paths['/v1/security/secrets'].post.security).toEqual([{ bearer: [] }]);
+    expect(Object.keys(spec.paths['/v1/security/secrets/{name}'].delete.responses)).toEqual(expect.arrayContaining(['204', '403', '404']));
+  });
 });

@@ -65,7 +65,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     if (decision) setRateLimitHeaders(reply, decision);
   });
   const tags = ['G11 secrets'];
-  const security = [{ bearerAuth: [] }];
+  const security = [{ bearer: [] }];
   const scope = (req: FastifyRequest, route: keyof typeof G11_SCOPES) => requireScope(requirePrincipal(req), G11_SCOPES[route]);
 
   r.post('/v1/security/secrets', {
