@@ -63,7 +63,7 @@ export function turnMemory(turn: Turn) {
 
 /** The bench writes as an enterprise key of the scope's tenant: no write quota applies. */
 const benchActor = (scope: Scope): Principal => ({
-  keyId: 'bench', tenantId: scope.tenantId, userId: 'bench', tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES),
+  keyId: 'bench', tenantId: scope.tenantId, userId: 'bench', tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES), expiresAt: null,
 });
 
 /** Runs `work` over `items` with at most `limit` calls in flight. */

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_KEY_NAME, KEY_NAME_MAX, keyNameProblem } from '../core/api-keys/api-key.rules.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
@@ -45,9 +46,16 @@ function parseName(value: string): string {
   return value;
 }
 
+function parseKeyName(value: string): string {
+  const problem = keyNameProblem(value);
+  if (problem) throw new InvalidArgumentError(`the name ${problem.message}`);
+  return value.trim();
+}
+
 const keyJson = (r: ApiKeyRecord) => ({
-  id: r.id, tenant: r.tenantId, user: r.userId, tier: r.tier, mode: r.mode, scopes: r.scopes,
-  prefix: r.displayPrefix, created_at: r.createdAt.toISOString(), revoked_at: r.revokedAt?.toISOString() ?? null,
+  id: r.id, name: r.name, tenant: r.tenantId, user: r.userId, tier: r.tier, mode: r.mode, scopes: r.scopes,
+  prefix: r.displayPrefix, created_at: r.createdAt.toISOString(), expires_at: r.expiresAt?.toISOString() ?? null,
+  revoked_at: r.revokedAt?.toISOString() ?? null, replaced_by: r.replacedBy,
 });
 
 export function buildCli(io: CliIo = processIo): Command {
@@ -73,13 +81,14 @@ export function buildCli(io: CliIo = processIo): Command {
     .description('create an API key and print it (the key is shown only once)')
     .option('--tenant <name>', 'tenant that owns the data', parseName, 'default')
     .option('--user <id>', 'user id: the actor in audit rows and events', parseName, 'admin')
+    .option('--name <label>', `a label for people (1-${KEY_NAME_MAX} characters)`, parseKeyName, DEFAULT_KEY_NAME)
     .addOption(new Option('--tier <tier>', 'rate-limit tier').choices([...TIERS]).default('free'))
     .addOption(new Option('--mode <mode>', 'live data or the separate test sandbox').choices(['live', 'test']).default('live'))
     .option('--scopes <list>', `comma-separated scopes (default: all: ${ALL_SCOPES.join(',')})`, parseScopes)
     .option('--json', 'print one JSON object {id, key, tenant, user, tier, mode, scopes}')
-    .action(async (opts: { tenant: string; user: string; tier: (typeof TIERS)[number]; mode: 'live' | 'test'; scopes?: Scope[]; json?: boolean }) => {
+    .action(async (opts: { tenant: string; user: string; name: string; tier: (typeof TIERS)[number]; mode: 'live' | 'test'; scopes?: Scope[]; json?: boolean }) => {
       const { record, key } = await withKeys(io, 'create', (svc) => svc.create({
-        tenantId: opts.tenant, userId: opts.user, tier: opts.tier, mode: opts.mode, scopes: opts.scopes,
+        tenantId: opts.tenant, userId: opts.user, name: opts.name, tier: opts.tier, mode: opts.mode, scopes: opts.scopes,
       }));
       const out = { id: record.id, key, tenant: record.tenantId, user: record.userId, tier: record.tier, mode: record.mode, scopes: record.scopes };
       if (opts.json) io.out(`${JSON.stringify(out)}\n`);
@@ -97,7 +106,7 @@ export function buildCli(io: CliIo = processIo): Command {
       const list = (await withKeys(io, 'existing', (svc) => svc.list(opts.tenant))).map(keyJson);
       if (opts.json) io.out(`${JSON.stringify(list)}\n`);
       else for (const k of list) {
-        io.out(`${k.id}  ${k.prefix}…  ${k.tenant}/${k.user}  ${k.tier} ${k.mode}${k.revoked_at ? '  revoked' : ''}\n`);
+        io.out(`${k.id}  ${k.prefix}…  ${k.tenant}/${k.user}  ${k.tier} ${k.mode}  ${JSON.stringify(k.name)}${k.revoked_at ? '  revoked' : ''}\n`);
       }
     });
 

@@ -1,3 +1,4 @@
+import { createApiKeyManagement } from '../core/api-keys/api-key-management.service.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
@@ -83,6 +84,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const limiter = overrides.limiter ?? coordination.limiter;
 
   const apiKeys = createApiKeyService({ keys: storage.apiKeys, clock });
+  const apiKeyManagement = createApiKeyManagement({ keys: storage.apiKeys, clock });
   const limits = createLimitsService({
     limiter,
     policy: defaultTierLimits({ gatewayPerMinute: config.enterpriseRequestsPerMinute }),
@@ -164,6 +166,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     storage,
     embedder,
     apiKeys,
+    apiKeyManagement,
     limits,
     memories,
     search,

@@ -28,8 +28,8 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
   {
     name: 'api_keys', key: ['id'],
     columns: {
-      id: text, tenant_id: text, user_id: text, tier: text, mode: text, scopes: json, display_prefix: text, digest: text,
-      created_at: time, expires_at: time, revoked_at: time,
+      id: text, tenant_id: text, user_id: text, name: text, tier: text, mode: text, scopes: json, display_prefix: text,
+      digest: text, created_at: time, expires_at: time, revoked_at: time, replaced_by: text,
     },
   },
   {

@@ -14,3 +14,20 @@ export function g11(app: FastifyInstance, key: string | undefined, headers: Reco
 }
 
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A G11 API-keys client (`/v1/security/api-keys`, Authorization: Bearer) bound to one key. */
+export function g11Keys(app: FastifyInstance, key: string | undefined) {
+  const h = key === undefined ? {} : { authorization: `Bearer ${key}` };
+  const url = (id?: string) => `/v1/security/api-keys${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
+  return {
+    create: (body: unknown) => app.inject({ method: 'POST', url: url(), headers: h, payload: body as object }),
+    list: (query = '') => app.inject({ method: 'GET', url: `${url()}${query ? `?${query}` : ''}`, headers: h }),
+    get: (id: string) => app.inject({ method: 'GET', url: url(id), headers: h }),
+    update: (id: string, body: unknown) => app.inject({ method: 'PUT', url: url(id), headers: h, payload: body as object }),
+    revoke: (id: string) => app.inject({ method: 'DELETE', url: url(id), headers: h }),
+    /** No body unless one is given: a client may rotate with a bare POST. */
+    rotate: (id: string, body?: unknown) => app.inject({
+      method: 'POST', url: `${url(id)}/rotate`, headers: h, ...(body === undefined ? {} : { payload: body as object }),
+    }),
+  };
+}

@@ -52,7 +52,7 @@ export const freshScope = (workspace = 'default'): Scope => ({ tenantId: `t-${ra
 
 export function principalOf(scope: Scope, tier: Tier = 'enterprise', userId = 'user-1'): Principal {
   return {
-    keyId: `key-${randomUUID()}`, tenantId: scope.tenantId, userId, tier, mode: scope.mode, scopes: new Set(ALL_SCOPES),
+    keyId: `key-${randomUUID()}`, tenantId: scope.tenantId, userId, tier, mode: scope.mode, scopes: new Set(ALL_SCOPES), expiresAt: null,
   };
 }
 

@@ -102,4 +102,20 @@ describe('postgres specifics', () => {
     expect((await storage.searchLog.suggestQueries(scopeA, 'q', 5)).length).toBe(1);
     await storage.close();
   });
+
+  it('gives API keys made before names and rotation the default name, no successor, and a place in their owner\'s pages', async () => {
+    const db = await freshSchema();
+    // Every migration before the one that adds names (found by name: versions are renumbered when branches merge).
+    await migratePostgres(db, PG_MIGRATIONS.slice(0, PG_MIGRATIONS.findIndex((x) => x.name.startsWith('api keys: names'))));
+    await db.query(`INSERT INTO api_keys (id, tenant_id, user_id, tier, mode, scopes, display_prefix, digest, created_at, expires_at, revoked_at)
+      VALUES ('key_old', 't', 'u', 'pro', 'test', '["secrets:read"]', 'mnemo_test_AbCd', $1, $2, NULL, NULL)`, ['a'.repeat(64), new Date(1000).toISOString()]);
+    const storage = await createPostgresStorage(db);
+    const expected = {
+      id: 'key_old', tenantId: 't', userId: 'u', name: 'API key', tier: 'pro', mode: 'test', scopes: ['secrets:read'],
+      displayPrefix: 'mnemo_test_AbCd', digest: 'a'.repeat(64), createdAt: new Date(1000), expiresAt: null, revokedAt: null, replacedBy: null,
+    };
+    expect(await storage.apiKeys.findById('key_old')).toEqual(expected);
+    expect(await storage.apiKeys.listPage({ tenantId: 't', mode: 'test' }, { limit: 10, after: null })).toEqual({ items: [expected], total: 1 });
+    await storage.close();
+  });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/adapters/storage/sqlite/migrations.ts';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { loadConfig } from '../../src/app/config.ts';
@@ -117,6 +118,28 @@ describe('sqlite specifics', () => {
     expect(await storage.memories.findById(scopeA, broken.id)).toBeNull();
     const list = await storage.memories.list(scopeA, { filter: { tagsAny: ['u'] }, limit: 10, offset: 0, sortBy: 'created_at', sortOrder: 'asc' });
     expect(list.total).toBe(0);
+    await storage.close();
+  });
+
+  it('gives API keys made before names and rotation the default name, no successor, and a place in their owner\'s pages', async () => {
+    const file = join(dir, 'keys-before-names.db');
+    const raw = new Database(file);
+    raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    // Every migration before the one that adds names (found by name: versions are renumbered when branches merge).
+    for (const m of MIGRATIONS.slice(0, MIGRATIONS.findIndex((x) => x.name.startsWith('api keys: names')))) {
+      raw.exec(m.sql);
+      raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+    }
+    raw.prepare(`INSERT INTO api_keys (id, tenant_id, user_id, tier, mode, scopes, display_prefix, digest, created_at, expires_at, revoked_at)
+      VALUES ('key_old', 't', 'u', 'pro', 'test', '["secrets:read"]', 'mnemo_test_AbCd', ?, 1000, NULL, NULL)`).run('a'.repeat(64));
+    raw.close();
+    const storage = createSqliteStorage({ file });
+    const expected = {
+      id: 'key_old', tenantId: 't', userId: 'u', name: 'API key', tier: 'pro', mode: 'test', scopes: ['secrets:read'],
+      displayPrefix: 'mnemo_test_AbCd', digest: 'a'.repeat(64), createdAt: new Date(1000), expiresAt: null, revokedAt: null, replacedBy: null,
+    };
+    expect(await storage.apiKeys.findById('key_old')).toEqual(expected);
+    expect(await storage.apiKeys.listPage({ tenantId: 't', mode: 'test' }, { limit: 10, after: null })).toEqual({ items: [expected], total: 1 });
     await storage.close();
   });
 });

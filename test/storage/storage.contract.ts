@@ -5,7 +5,7 @@
  * returned last, so the concurrency tests also race across connections.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
+import type { ApiKeyOwner, ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.types.ts';
 import { AtomicStepFailed, EXACT_SIMILARITY_SCAN_MAX } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
@@ -810,31 +810,128 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
     });
 
     describe('api keys', () => {
+      const t0 = new Date(Date.UTC(2026, 0, 1));
+      const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
       const record = (over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
-        id: `key_${Math.random().toString(36).slice(2)}`, tenantId: 't1', userId: 'u1', tier: 'pro', mode: 'live',
-        scopes: ['memories:read'], displayPrefix: 'mnemo_live_abcd', digest: Math.random().toString(16).slice(2).padEnd(64, '0'),
-        createdAt: new Date(Date.UTC(2026, 0, 1)), expiresAt: null, revokedAt: null, ...over,
+        id: `key_${randomUUID().replace(/-/g, '')}`, tenantId: 't1', userId: 'u1', name: 'CI deploys', tier: 'pro', mode: 'live',
+        scopes: ['memories:read'], displayPrefix: 'mnemo_live_abcd', digest: randomUUID().replace(/-/g, '').padEnd(64, '0'),
+        createdAt: t0, expiresAt: null, revokedAt: null, replacedBy: null, ...over,
       });
+      const live: ApiKeyOwner = { tenantId: 't1', mode: 'live' };
+      const strangers: ApiKeyOwner[] = [{ tenantId: 't1', mode: 'test' }, { tenantId: 't2', mode: 'live' }];
+      async function insert(over: Partial<ApiKeyRecord> = {}): Promise<ApiKeyRecord> {
+        const k = record(over);
+        await storage.apiKeys.insert(k);
+        return k;
+      }
 
       it('stores keys by digest and finds them', async () => {
-        const k = record();
-        await storage.apiKeys.insert(k);
+        const k = await insert({ name: 'Zoë\'s laptop ✓', scopes: ['secrets:read', 'apikeys:manage'], expiresAt: at(3600), replacedBy: 'key_next' });
         expect(await storage.apiKeys.findByDigest(k.digest)).toEqual(k);
         expect(await storage.apiKeys.findById(k.id)).toEqual(k);
+        expect(await storage.apiKeys.find(live, k.id)).toEqual(k);
         expect(await storage.apiKeys.findByDigest('0'.repeat(64))).toBeNull();
       });
 
       it('revokes once and lists per tenant', async () => {
-        const k1 = record();
-        const k2 = record({ tenantId: 't2' });
-        await storage.apiKeys.insert(k1);
-        await storage.apiKeys.insert(k2);
-        const at = new Date(Date.UTC(2026, 1, 1));
-        expect(await storage.apiKeys.revoke(k1.id, at)).toBe(true);
-        expect(await storage.apiKeys.revoke(k1.id, at)).toBe(false);
-        expect((await storage.apiKeys.findById(k1.id))!.revokedAt).toEqual(at);
+        const k1 = await insert();
+        const k2 = await insert({ tenantId: 't2' });
+        expect(await storage.apiKeys.revoke(k1.id, at(60))).toBe(true);
+        expect(await storage.apiKeys.revoke(k1.id, at(61))).toBe(false);
+        expect((await storage.apiKeys.findById(k1.id))!.revokedAt).toEqual(at(60));
         expect((await storage.apiKeys.list('t2')).map((k) => k.id)).toEqual([k2.id]);
         expect(await storage.apiKeys.list()).toHaveLength(2);
+      });
+
+      it("finds, lists, updates and rotates a key for its owner only: another tenant's or mode's answers as missing", async () => {
+        const k = await insert();
+        for (const owner of strangers) {
+          expect(await storage.apiKeys.find(owner, k.id)).toBeNull();
+          expect(await storage.apiKeys.listPage(owner, { limit: 10, after: null })).toEqual({ items: [], total: 0 });
+          expect(await storage.apiKeys.update(owner, k.id, { name: 'pwned', scopes: ['apikeys:manage'] })).toBeNull();
+          expect(await storage.apiKeys.rotate(owner, k.id, record({ tenantId: owner.tenantId, mode: owner.mode }), at(10), at(1))).toBe(false);
+        }
+        expect(await storage.apiKeys.find(live, k.id)).toEqual(k);
+        expect(await storage.apiKeys.list()).toHaveLength(1);
+      });
+
+      it("pages an owner's keys oldest first (ties by id, byte-wise), revoked and replaced ones too, with the total", async () => {
+        const keys = [
+          await insert({ id: 'key_b', createdAt: at(2) }),
+          await insert({ id: 'key_a', createdAt: at(1), revokedAt: at(5) }),
+          // Same instant: the id decides, upper case before lower case (byte order).
+          await insert({ id: 'key_Z', createdAt: at(3) }),
+          await insert({ id: 'key_c', createdAt: at(3), replacedBy: 'key_d', expiresAt: at(100) }),
+          await insert({ id: 'key_d', createdAt: at(4) }),
+        ];
+        await insert({ id: 'key_other_mode', mode: 'test', createdAt: at(1) });
+        await insert({ id: 'key_other_tenant', tenantId: 't2', createdAt: at(1) });
+        const order = ['key_a', 'key_b', 'key_Z', 'key_c', 'key_d'];
+        const seen: string[] = [];
+        let after: { createdAt: Date; id: string } | null = null;
+        for (let pages = 0; pages < 10; pages++) {
+          const page = await storage.apiKeys.listPage(live, { limit: 2, after });
+          expect(page.total).toBe(5);
+          expect(page.items.length).toBeLessThanOrEqual(2);
+          if (page.items.length === 0) break;
+          seen.push(...page.items.map((x) => x.id));
+          const last: ApiKeyRecord = page.items.at(-1)!;
+          after = { createdAt: last.createdAt, id: last.id };
+        }
+        expect(seen).toEqual(order);
+        const all = await storage.apiKeys.listPage(live, { limit: 100, after: null });
+        expect(all.items).toEqual(order.map((id) => keys.find((k) => k.id === id)));
+      });
+
+      it('updates the name, the scopes or both, and leaves everything else', async () => {
+        const k = await insert({ scopes: ['memories:read', 'memories:write'], expiresAt: at(900) });
+        const renamed = await storage.apiKeys.update(live, k.id, { name: 'Renamed' });
+        expect(renamed).toEqual({ ...k, name: 'Renamed' });
+        const narrowed = await storage.apiKeys.update(live, k.id, { scopes: ['memories:read'] });
+        expect(narrowed).toEqual({ ...k, name: 'Renamed', scopes: ['memories:read'] });
+        const both = await storage.apiKeys.update(live, k.id, { name: 'Both', scopes: ['secrets:read', 'audit:read'] });
+        expect(both).toEqual({ ...k, name: 'Both', scopes: ['secrets:read', 'audit:read'] });
+        expect(await storage.apiKeys.findByDigest(k.digest)).toEqual(both);
+        expect(await storage.apiKeys.update(live, 'key_missing', { name: 'x' })).toBeNull();
+      });
+
+      it('rotates a live key once: the old one is marked replaced with its grace expiry, the new one stored, in one step', async () => {
+        const old = await insert({ expiresAt: at(10_000) });
+        const next = record({ createdAt: at(50) });
+        expect(await storage.apiKeys.rotate(live, old.id, next, at(50 + 86_400), at(50))).toBe(true);
+        expect(await storage.apiKeys.find(live, old.id)).toEqual({ ...old, replacedBy: next.id, expiresAt: at(50 + 86_400) });
+        expect(await storage.apiKeys.findByDigest(next.digest)).toEqual(next);
+        // Rotated already: a second rotation writes nothing.
+        const again = record();
+        expect(await storage.apiKeys.rotate(live, old.id, again, at(60), at(55))).toBe(false);
+        expect(await storage.apiKeys.findById(again.id)).toBeNull();
+        expect((await storage.apiKeys.find(live, old.id))!.replacedBy).toBe(next.id);
+
+        // A revoked key, an expired one (expiry at or before the instant) and a missing one are not rotated.
+        const revoked = await insert({ revokedAt: at(1) });
+        const expired = await insert({ expiresAt: at(100) });
+        for (const id of [revoked.id, expired.id, 'key_missing']) {
+          const r = record();
+          expect(await storage.apiKeys.rotate(live, id, r, at(200), at(100)), id).toBe(false);
+          expect(await storage.apiKeys.findById(r.id)).toBeNull();
+        }
+        expect(await storage.apiKeys.find(live, revoked.id)).toEqual(revoked);
+        expect(await storage.apiKeys.find(live, expired.id)).toEqual(expired);
+        // A grace of zero: the old key's expiry is the instant of rotation.
+        const instant = await insert();
+        expect(await storage.apiKeys.rotate(live, instant.id, record(), at(7), at(7))).toBe(true);
+        expect((await storage.apiKeys.find(live, instant.id))!.expiresAt).toEqual(at(7));
+      });
+
+      it('lets exactly one of several concurrent rotations of one key win', async () => {
+        const stores = await connections();
+        const old = await insert();
+        const replacements = Array.from({ length: 6 }, () => record({ createdAt: at(5) }));
+        const results = await Promise.all(replacements.map((r, i) => stores[i % stores.length]!.apiKeys.rotate(live, old.id, r, at(100), at(5))));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const winner = replacements[results.indexOf(true)]!;
+        expect((await storage.apiKeys.find(live, old.id))!.replacedBy).toBe(winner.id);
+        for (const r of replacements) expect(await storage.apiKeys.findById(r.id)).toEqual(r === winner ? winner : null);
       });
     });
 
@@ -1094,8 +1191,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await store.topics.insert(topic);
         const key: ApiKeyRecord = {
           id: `key_${randomUUID()}`, tenantId: scopeA.tenantId, userId: 'u1', tier: 'pro', mode: 'live', scopes: ['memories:read'],
-          displayPrefix: 'mnemo_live_abcd', digest: randomUUID().replace(/-/g, '').padEnd(64, '0'),
-          createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 123)), expiresAt: null, revokedAt: new Date(Date.UTC(2026, 1, 1)),
+          displayPrefix: 'mnemo_live_abcd', digest: randomUUID().replace(/-/g, '').padEnd(64, '0'), name: 'Migrated key',
+          createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 123)), expiresAt: new Date(Date.UTC(2026, 1, 2)), revokedAt: new Date(Date.UTC(2026, 1, 1)),
+          replacedBy: 'key_successor',
         };
         await store.apiKeys.insert(key);
         const webhook: Webhook = {

@@ -11,7 +11,7 @@ export const scopeB: Scope = { tenantId: 'tenant-b', mode: 'live', workspace: 'd
  * so its writes count against no quota, under a key id no test key has.
  */
 export function actorIn(scope: Scope, userId = 'user-1'): Principal {
-  return { keyId: `seed-${userId}`, tenantId: scope.tenantId, userId, tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES) };
+  return { keyId: `seed-${userId}`, tenantId: scope.tenantId, userId, tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES), expiresAt: null };
 }
 
 let tick = Date.UTC(2026, 0, 1);

@@ -30,12 +30,26 @@ describe('mnemo command line (in process)', () => {
 
     const listed = await mnemo({ MNEMO_DATA_DIR: dataDir }, 'keys', 'list', '--json');
     expect((JSON.parse(listed.stdout) as { id: string }[]).map((k) => k.id)).toEqual([created.id]);
+    expect(JSON.parse(listed.stdout)[0]).toMatchObject({ name: 'API key', expires_at: null, revoked_at: null, replaced_by: null });
     expect(listed.stderr).toContain(join(dataDir, 'mnemo.db'));
 
     const revoked = await mnemo({ MNEMO_DATA_DIR: dataDir }, 'keys', 'revoke', created.id as string);
     expect(revoked.stdout).toBe(`revoked ${created.id as string}\n`);
     const again = await mnemo({ MNEMO_DATA_DIR: dataDir }, 'keys', 'revoke', created.id as string);
     expect(again.error).toBeInstanceOf(CliError);
+  });
+
+  it('names a key with --name (1-100 characters, not blank)', async () => {
+    const env = { MNEMO_DATA_DIR: tempDir() };
+    const named = await mnemo(env, 'keys', 'create', '--name', 'Nightly backup job', '--json');
+    expect(named.error).toBeUndefined();
+    const listed = await mnemo(env, 'keys', 'list');
+    expect(listed.stdout).toContain('"Nightly backup job"');
+    for (const bad of ['   ', 'x'.repeat(101)]) {
+      const refused = await mnemo(env, 'keys', 'create', '--name', bad, '--json');
+      expect(refused.error).toBeInstanceOf(CommanderError);
+      expect(refused.stderr).toContain('the name must be 1-100 characters');
+    }
   });
 
   it('refuses to list or revoke keys of a database that does not exist, and creates none', async () => {

@@ -4,11 +4,14 @@ import { prefixedId } from '../ids.ts';
 import type { KeyMode } from '../scope.ts';
 import { DISPLAY_PREFIX_LENGTH, digestKey, digestsEqual, generateKeyText, parseKeyText } from './api-key.format.ts';
 import type { ApiKeyRepository } from './api-key.repository.ts';
+import { DEFAULT_KEY_NAME } from './api-key.rules.ts';
 import { ALL_SCOPES, type ApiKeyRecord, type Principal, type Scope, type Tier } from './api-key.types.ts';
 
 export interface CreateKeyInput {
   tenantId: string;
   userId: string;
+  /** Absent: "API key". */
+  name?: string | undefined;
   tier: Tier;
   mode: KeyMode;
   /** Empty or absent: all scopes. */
@@ -18,29 +21,37 @@ export interface CreateKeyInput {
 
 export type ApiKeyService = ReturnType<typeof createApiKeyService>;
 
+/** A new key's text and the record stored for it (its digest and display prefix, never the text). */
+export function newKeyRecord(input: CreateKeyInput, now: Date): { record: ApiKeyRecord; key: string } {
+  const key = generateKeyText(input.mode);
+  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...ALL_SCOPES];
+  const record: ApiKeyRecord = {
+    id: prefixedId('key'),
+    tenantId: input.tenantId,
+    userId: input.userId,
+    name: input.name ?? DEFAULT_KEY_NAME,
+    tier: input.tier,
+    mode: input.mode,
+    scopes,
+    displayPrefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+    digest: digestKey(key),
+    createdAt: now,
+    expiresAt: input.expiresAt ?? null,
+    revokedAt: null,
+    replacedBy: null,
+  };
+  return { record, key };
+}
+
 export function createApiKeyService(deps: { keys: ApiKeyRepository; clock: Clock }) {
   const { keys, clock } = deps;
   const unauthenticated = (message: string) => new DomainError('UNAUTHENTICATED', message);
 
   return {
     async create(input: CreateKeyInput): Promise<{ record: ApiKeyRecord; key: string }> {
-      const key = generateKeyText(input.mode);
-      const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...ALL_SCOPES];
-      const record: ApiKeyRecord = {
-        id: prefixedId('key'),
-        tenantId: input.tenantId,
-        userId: input.userId,
-        tier: input.tier,
-        mode: input.mode,
-        scopes,
-        displayPrefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
-        digest: digestKey(key),
-        createdAt: clock.now(),
-        expiresAt: input.expiresAt ?? null,
-        revokedAt: null,
-      };
-      await keys.insert(record);
-      return { record, key };
+      const made = newKeyRecord(input, clock.now());
+      await keys.insert(made.record);
+      return made;
     },
 
     /** Resolves a presented key to its principal; any failure is the same UNAUTHENTICATED. */
@@ -61,6 +72,7 @@ export function createApiKeyService(deps: { keys: ApiKeyRepository; clock: Clock
         tier: record.tier,
         mode: record.mode,
         scopes: new Set(record.scopes),
+        expiresAt: record.expiresAt,
       };
     },
 

@@ -12,7 +12,8 @@ import { wireFields } from '../http-kit/wire-fields.ts';
  * AUTHENTICATION_REQUIRED 401, PERMISSION_DENIED 403, RESOURCE_NOT_FOUND 404, RATE_LIMIT_EXCEEDED 429,
  * INTERNAL_ERROR 500) and, where the spec names none, CONFLICT 409, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE
  * 415 and SERVICE_UNAVAILABLE 503. `details` is an object: `fields` ([{field, message}]) for a 400, `reason` for a
- * 401, `requiredScope` for a 403, `limit`, `remaining` and `resetAt` for a 429.
+ * 401, `requiredScope` (a scope the route needs) or `field` (what an API-key request asked beyond the caller's own)
+ * for a 403, `limit`, `remaining` and `resetAt` for a 429.
  */
 type Details = Record<string, unknown>;
 interface G11Error { status: number; code: string; message: string; details: Details }
@@ -37,7 +38,17 @@ export const G11_ERRORS = errorTable<G11Error>({
     status: 401, code: 'AUTHENTICATION_REQUIRED',
     build: (b, _e, req) => ({ ...b, details: { reason: readCredential(req, 'bearer') === undefined ? 'missing_api_key' : 'invalid_api_key' } }),
   },
-  PERMISSION_DENIED: { status: 403, code: 'PERMISSION_DENIED', build: (b, e) => ({ ...b, details: e.details.requiredScope ? { requiredScope: e.details.requiredScope } : {} }) },
+  PERMISSION_DENIED: {
+    status: 403, code: 'PERMISSION_DENIED',
+    // requiredScope: the scope a route needs; field: what an API-key request asked for beyond the caller's own.
+    build: (b, e) => ({
+      ...b,
+      details: {
+        ...(e.details.requiredScope ? { requiredScope: e.details.requiredScope } : {}),
+        ...(typeof e.details.field === 'string' ? { field: e.details.field } : {}),
+      },
+    }),
+  },
   NOT_FOUND: { status: 404, code: 'RESOURCE_NOT_FOUND' },
   AMBIGUOUS_ID: { status: 409, code: 'CONFLICT' },
   CONFLICT: { status: 409, code: 'CONFLICT', build: (b, e) => ({ ...b, details: typeof e.details.field === 'string' ? { field: e.details.field } : {} }) },

@@ -10,11 +10,12 @@ import { parseExpiresIn } from '../../core/secrets/secret.rules.ts';
 import type { SecretActor, SecretService } from '../../core/secrets/secret.service.ts';
 import type { SecretOwner } from '../../core/secrets/secret.types.ts';
 import { authGuard, requirePrincipal, setRateLimitHeaders, type AuthDeps } from '../http-kit/auth.ts';
+import { apiKeyRoutes, G11_API_KEY_SCOPES, type ApiKeyRouteDeps } from './api-keys.routes.ts';
 import { createG11ErrorHandler, G11ErrorWire } from './errors.ts';
 import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
 import { CreateSecretBody, GetSecretQuery, ListSecretsQuery, NameParams, RegionHeaders, Responses, UpdateSecretBody } from './schemas.ts';
 
-export interface G11Deps extends AuthDeps {
+export interface G11Deps extends AuthDeps, ApiKeyRouteDeps {
   secrets: SecretService;
   limits: Pick<LimitsService, 'gateway' | 'security'>;
   clock: Clock;
@@ -25,7 +26,8 @@ const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11E
 
 /**
  * Which scope each G11 endpoint needs (docs/api.md shows this table). The spec names the scopes but not the mapping:
- * reads need `secrets:read`, creating and changing `secrets:write`, deleting `secrets:delete`.
+ * for secrets, reads need `secrets:read`, creating and changing `secrets:write`, deleting `secrets:delete`; every
+ * API-key endpoint needs `apikeys:manage`.
  */
 export const G11_SCOPES = {
   'POST /v1/security/secrets': 'secrets:write',
@@ -33,6 +35,7 @@ export const G11_SCOPES = {
   'GET /v1/security/secrets/:name': 'secrets:read',
   'PUT /v1/security/secrets/:name': 'secrets:write',
   'DELETE /v1/security/secrets/:name': 'secrets:delete',
+  ...G11_API_KEY_SCOPES,
 } as const satisfies Record<string, KeyScope>;
 
 /** Secrets belong to the key's tenant and mode: a `mnemo_test_` key works on its own sandbox set. */
@@ -125,4 +128,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     await deps.secrets.delete(ownerOf(req), req.params.name);
     return reply.status(204).send(null);
   });
+
+  // After the hooks above, so that they apply to these routes too.
+  await app.register(apiKeyRoutes, { apiKeyManagement: deps.apiKeyManagement });
 };

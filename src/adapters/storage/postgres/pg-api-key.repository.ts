@@ -1,17 +1,19 @@
 import type { ApiKeyRepository } from '../../../core/api-keys/api-key.repository.ts';
-import type { ApiKeyRecord, Scope, Tier } from '../../../core/api-keys/api-key.types.ts';
+import type { ApiKeyOwner, ApiKeyRecord, Scope, Tier } from '../../../core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
-import { pgJson, pgTime, pgTimeOrNull, type PgExecutor } from './pg-executor.ts';
+import { pgJson, pgTime, pgTimeOrNull, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 
 interface Row {
-  id: string; tenant_id: string; user_id: string; tier: string; mode: string; scopes: Scope[];
+  id: string; tenant_id: string; user_id: string; name: string; tier: string; mode: string; scopes: Scope[];
   display_prefix: string; digest: string; created_at: Date; expires_at: Date | null; revoked_at: Date | null;
+  replaced_by: string | null;
 }
 
 const toRecord = (r: Row): ApiKeyRecord => ({
   id: r.id,
   tenantId: r.tenant_id,
   userId: r.user_id,
+  name: r.name,
   tier: r.tier as Tier,
   mode: r.mode as KeyMode,
   scopes: r.scopes,
@@ -20,7 +22,19 @@ const toRecord = (r: Row): ApiKeyRecord => ({
   createdAt: r.created_at,
   expiresAt: r.expires_at,
   revokedAt: r.revoked_at,
+  replacedBy: r.replaced_by,
 });
+
+const OWNER = 'tenant_id = $1 AND mode = $2';
+const ownerParams = (o: ApiKeyOwner): unknown[] => [o.tenantId, o.mode];
+/** Ids compare byte-wise, as in SQLite, so that both stores page an owner's keys in one order. */
+const ORDER = 'created_at, id COLLATE "C"';
+
+const insertKey = (db: PgQueryable, k: ApiKeyRecord) => db.query(`INSERT INTO api_keys
+  (id, tenant_id, user_id, name, tier, mode, scopes, display_prefix, digest, created_at, expires_at, revoked_at, replaced_by)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+[k.id, k.tenantId, k.userId, k.name, k.tier, k.mode, pgJson(k.scopes), k.displayPrefix, k.digest,
+  pgTime(k.createdAt), pgTimeOrNull(k.expiresAt), pgTimeOrNull(k.revokedAt), k.replacedBy]);
 
 export function createPgApiKeyRepository(db: PgExecutor): ApiKeyRepository {
   const one = async (sql: string, params: unknown[]) => {
@@ -29,11 +43,7 @@ export function createPgApiKeyRepository(db: PgExecutor): ApiKeyRepository {
   };
   return {
     async insert(k) {
-      await db.query(`INSERT INTO api_keys
-        (id, tenant_id, user_id, tier, mode, scopes, display_prefix, digest, created_at, expires_at, revoked_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [k.id, k.tenantId, k.userId, k.tier, k.mode, pgJson(k.scopes), k.displayPrefix, k.digest,
-        pgTime(k.createdAt), pgTimeOrNull(k.expiresAt), pgTimeOrNull(k.revokedAt)]);
+      await insertKey(db, k);
     },
     findByDigest: (digest) => one('SELECT * FROM api_keys WHERE digest = $1', [digest]),
     findById: (id) => one('SELECT * FROM api_keys WHERE id = $1', [id]),
@@ -46,6 +56,31 @@ export function createPgApiKeyRepository(db: PgExecutor): ApiKeyRepository {
     async revoke(id, at) {
       const rows = await db.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id', [pgTime(at), id]);
       return rows.length > 0;
+    },
+    find: (owner, id) => one(`SELECT * FROM api_keys WHERE ${OWNER} AND id = $3`, [...ownerParams(owner), id]),
+    async listPage(owner, query) {
+      // One statement: the count and the page come from one snapshot.
+      const after = query.after === null ? '' : `AND (created_at, id COLLATE "C") > ($3::timestamptz, $4 COLLATE "C")`;
+      const params = [...ownerParams(owner), ...(query.after === null ? [] : [pgTime(query.after.createdAt), query.after.id]), query.limit];
+      const rows = await db.query<Row & { total: number }>(`SELECT k.*, c.total FROM
+        (SELECT COUNT(*)::int AS total FROM api_keys WHERE ${OWNER}) c
+        LEFT JOIN LATERAL (SELECT * FROM api_keys WHERE ${OWNER} ${after} ORDER BY ${ORDER} LIMIT $${params.length}) k ON true`, params);
+      const items = rows.filter((r) => r.id !== null).map(toRecord);
+      return { items, total: rows[0]?.total ?? 0 };
+    },
+    update: (owner, id, changes) => one(`UPDATE api_keys SET name = COALESCE($4, name), scopes = COALESCE($5::jsonb, scopes)
+      WHERE ${OWNER} AND id = $3 RETURNING *`,
+    [...ownerParams(owner), id, changes.name ?? null, changes.scopes === undefined ? null : pgJson(changes.scopes)]),
+    async rotate(owner, id, replacement, oldExpiresAt, at) {
+      return db.transaction(async (tx) => {
+        // Only a live key is retired; a concurrent rotation waits for the row lock, then matches nothing.
+        const retired = await tx.query(`UPDATE api_keys SET replaced_by = $4, expires_at = $5
+          WHERE ${OWNER} AND id = $3 AND revoked_at IS NULL AND replaced_by IS NULL AND (expires_at IS NULL OR expires_at > $6)
+          RETURNING id`, [...ownerParams(owner), id, replacement.id, pgTime(oldExpiresAt), pgTime(at)]);
+        if (retired.length === 0) return false;
+        await insertKey(tx, replacement);
+        return true;
+      });
     },
   };
 }

@@ -244,6 +244,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'api keys: names, rotation, pages per tenant and mode',
+    sql: `
+      -- A label for people; keys made before names existed get the command line's default.
+      ALTER TABLE api_keys ADD COLUMN name text NOT NULL DEFAULT 'API key';
+      -- The key that replaced this one by rotation (its grace period is its expires_at).
+      ALTER TABLE api_keys ADD COLUMN replaced_by text;
+      -- G11 lists one tenant's keys of one mode, oldest first, a page at a time (ids byte-wise, as in SQLite).
+      CREATE INDEX api_keys_owner ON api_keys (tenant_id, mode, created_at, id COLLATE "C");
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

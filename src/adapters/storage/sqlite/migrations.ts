@@ -257,4 +257,16 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'api keys: names, rotation, pages per tenant and mode',
+    sql: `
+      -- A label for people; keys made before names existed get the command line's default.
+      ALTER TABLE api_keys ADD COLUMN name TEXT NOT NULL DEFAULT 'API key';
+      -- The key that replaced this one by rotation (its grace period is its expires_at).
+      ALTER TABLE api_keys ADD COLUMN replaced_by TEXT;
+      -- G11 lists one tenant's keys of one mode, oldest first, a page at a time.
+      CREATE INDEX api_keys_owner ON api_keys (tenant_id, mode, created_at, id);
+    `,
+  },
 ];
