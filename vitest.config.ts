@@ -19,7 +19,7 @@ const POSTGRES_TESTS = [
 /** Tests of SQLite itself (rows it cannot read, a SQLite source to migrate from) or that open PostgreSQL themselves. */
 const NOT_ON_POSTGRES = [
   'test/hardening/deep-stored-metadata.test.ts', 'test/cross/migrate.test.ts', 'test/cross/postgres-store.test.ts',
-  'test/cross/pglite-server.test.ts',
+  'test/cross/pglite-server.test.ts', 'test/cross/master-key-rotation.test.ts',
 ];
 
 export default defineConfig({
