@@ -22,7 +22,7 @@ const POSTGRES_TESTS = [
  */
 const NOT_ON_POSTGRES = [
   'test/hardening/deep-stored-metadata.test.ts', 'test/cross/migrate.test.ts', 'test/cross/secrets-cli.test.ts',
-  'test/cross/postgres-store.test.ts', 'test/cross/pglite-server.test.ts',
+  'test/cross/postgres-store.test.ts', 'test/cross/pglite-server.test.ts', 'test/cross/master-key-rotation.test.ts',
 ];
 
 export default defineConfig({

@@ -7,6 +7,7 @@ import { loadConfig } from './config.ts';
 import { CliError, withStore, type CliIo } from './cli-store.ts';
 import { registerSecretsCommands } from './secrets.command.ts';
 import { describeLocation, lineProgress, migrate, parseStoreLocation, terminalProgress, type StoreLocation } from './migrate.command.ts';
+import { rotateMaster } from './rotate-master.command.ts';
 import { main as serve } from './start.ts';
 import { VERSION } from './version.ts';
 
@@ -75,7 +76,7 @@ export function buildCli(io: CliIo = processIo): Command {
     .description('start the HTTP server (same as npm start)')
     .action(async () => { await serve(); });
 
-  const keys = program.command('keys').description('manage API keys');
+  const keys = program.command('keys').description('manage API keys, and rotate the master key');
 
   keys.command('create')
     .description('create an API key and print it (the key is shown only once)')
@@ -117,6 +118,25 @@ export function buildCli(io: CliIo = processIo): Command {
       const ok = await withKeys(io, 'existing', (svc) => svc.revoke(id));
       if (!ok) throw new CliError(`no active key ${id}`);
       io.out(`revoked ${id}\n`);
+    });
+
+  keys.command('rotate-master')
+    .description('re-wrap every sealed value (G11 secret versions, webhook signing secrets) under a new master key, '
+      + 'then forget the old key: afterwards a server starts with the new key alone. Progress on stderr, a summary on '
+      + 'stdout; values already under the new key are skipped, so an interrupted run is finished by running it again')
+    .option('--page-size <values>', 'sealed values read per page', parsePositive, 500)
+    .addHelpText('after', `
+With MNEMO_MASTER_KEY (several nodes): it must list the new key first and the old one second, as every node's
+already does (docs/deploy.md: add the new key second everywhere, rolling restart, make it first, rolling restart,
+run this, then remove the old key everywhere). A server still sealing with the old key while this runs is detected:
+the old key then stays required and the command exits 1.
+
+Without MNEMO_MASTER_KEY (the data directory's master.key): stop the servers of this data directory first (they read
+the file when they start). It writes a new key first in master.key (atomically, mode 0600), re-wraps, then leaves
+only the new key in the file. A file already holding several keys is an interrupted rotation: it is finished.`)
+    .action(async (opts: { pageSize: number }) => {
+      const failure = await rotateMaster({ config: loadConfig(io.env), pageSize: opts.pageSize, err: (s) => io.err(s), out: (s) => io.out(s) });
+      if (failure !== null) throw new CliError(failure);
     });
 
   registerSecretsCommands(program, io);

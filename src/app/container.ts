@@ -33,6 +33,7 @@ import { loadKeyring } from './keyring.factory.ts';
 import type { Keyring } from '../core/secrets/envelope.ts';
 import { verifyKeyring } from '../core/secrets/keyring-check.ts';
 import { createSecretService } from '../core/secrets/secret.service.ts';
+import { sealPlaintextWebhookSecrets } from '../core/webhooks/webhook-secret.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -63,17 +64,27 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   // A missing, malformed or wrong master key stops here, before anything is served (MasterKeyError, KeyringMismatchError).
   const keyring = overrides.keyring ?? loadKeyring(config);
   if (overrides.storage) {
-    await verifyKeyring(overrides.storage.secrets, keyring);
+    await prepareSealedValues(overrides.storage, keyring);
     return wire(config, overrides, overrides.storage, keyring, warnings);
   }
   const storage = await createStorage(config, warnings);
   try {
-    await verifyKeyring(storage.secrets, keyring);
+    await prepareSealedValues(storage, keyring);
     return wire(config, overrides, storage, keyring, warnings);
   } catch (err) {
     await storage.close();
     throw err;
   }
+}
+
+/**
+ * Before anything is served: the keyring must open what the store holds (else the start stops, saying which key is
+ * missing), and then the data migration that schema migrations cannot do, lacking the key: webhook signing secrets
+ * still stored in plaintext are sealed (once; afterwards one indexed query finds none).
+ */
+async function prepareSealedValues(storage: Storage, keyring: Keyring): Promise<void> {
+  await verifyKeyring(storage.secrets, keyring);
+  await sealPlaintextWebhookSecrets(storage.webhooks, keyring);
 }
 
 function wire(config: Config, overrides: ContainerOverrides, storage: Storage, keyring: Keyring, warnings: ReturnType<typeof createWarningRelay>) {
@@ -117,7 +128,9 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const embeddings = createEmbeddingService({
     embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars, quota: limits,
   });
-  const webhooks = createWebhookService({ webhooks: storage.webhooks, limits, clock, allowCidrs: config.webhookAllowCidrs });
+  const webhooks = createWebhookService({
+    webhooks: storage.webhooks, limits, clock, keyring: () => keyring, allowCidrs: config.webhookAllowCidrs,
+  });
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
   const secrets = createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock });
 
@@ -154,7 +167,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const webhookSender = overrides.webhookSender
     ?? createHttpWebhookSender({ allowCidrs: config.webhookAllowCidrs, timeoutMs: config.webhookTimeoutMs });
   const deliveries = createDeliveryWorker({
-    webhooks: storage.webhooks, events: storage.events, sender: webhookSender, limiter, clock,
+    webhooks: storage.webhooks, events: storage.events, sender: webhookSender, limiter, clock, keyring: () => keyring,
     options: { leaseMs: webhookLeaseMs(config.webhookTimeoutMs), stopGraceMs: config.webhookTimeoutMs },
   });
 

@@ -56,11 +56,14 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     columns: { seq: int, id: text, tenant_id: text, mode: text, workspace: text, type: text, data: json, created_at: time },
   },
   {
+    // The signing secret travels sealed (or, from a store not yet started since secrets were sealed, as the plaintext
+    // the target's next start seals); the context binds it to the webhook's tenant, mode and id, which the copy keeps.
     name: 'webhooks', key: ['seq'], sequence: 'seq',
     columns: {
-      seq: int, id: text, kind: text, tenant_id: text, mode: text, workspace: text, url: text, events: json, secret: text,
+      seq: int, id: text, kind: text, tenant_id: text, mode: text, workspace: text, url: text, events: json,
       description: text, status: text, retry_policy: json, filters: json, created_at: time, updated_at: time,
       last_delivery_at: time, total_attempts: int, successful_deliveries: int, failed_deliveries: int,
+      plaintext_secret: text, secret_key_id: text, secret_wrapped_key: text, secret_payload: text,
     },
   },
   {

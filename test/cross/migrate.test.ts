@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyringFromFile } from '../../src/adapters/secrets/master-keyring.ts';
 import { CliError } from '../../src/app/cli.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
+import { open } from '../../src/core/secrets/envelope.ts';
 import { startPglite } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json } from '../support/test-app.ts';
@@ -100,9 +102,9 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
       expect(search.data.results.map((r: { id: string }) => r.id)).toEqual(found.data.results.map((r: { id: string }) => r.id));
       const hooks = json(await after.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: bearer }));
       expect(hooks.data.webhooks.map((w: { id: string }) => w.id)).toEqual([json(hook).data.id]);
-      // With its secret, which signs the deliveries and is never shown again.
-      const stored = await after.container.storage.webhooks.findById({ ...scope }, 'g9', json(hook).data.id as string);
-      expect(stored?.secret).toBe(json(hook).data.secret);
+      // With its secret, sealed, which signs the deliveries and is never shown again: the source's master key opens it.
+      const sealed = (await after.container.storage.webhooks.sealedSecrets(null, 100)).find((r) => r.context.at(-1) === json(hook).data.id);
+      expect(open(keyringFromFile(source).keyring, sealed!.context, sealed!.sealed)).toBe(json(hook).data.secret);
       expect(json(await after.app.inject({ method: 'GET', url: '/v1/webhooks', headers: xKey })).data.webhooks.map((w: { id: string }) => w.id)).toEqual([json(g10).data.id]);
       // The same Idempotency-Key is answered from the copied record.
       const replay = await after.app.inject({ method: 'POST', url: '/v1/events', headers: { ...xKey, 'idempotency-key': 'once' }, payload: { type: 'wallet.created', data: { n: 1 } } });

@@ -19,6 +19,8 @@ import {
   type StoredSecret, type StoredSecretVersion,
 } from '../../src/core/secrets/secret.types.ts';
 import { randomUUID } from 'node:crypto';
+import { TRANSFER_TABLES, type TransferRow } from '../../src/core/storage-transfer.ts';
+import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { copyStore } from '../../src/core/storage-copy.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
@@ -463,10 +465,12 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
     describe('event log and webhook deliveries (outbox)', () => {
       const hook = (scope: EventScope, over: Partial<Webhook> = {}): Webhook => ({
         id: `webhook_${randomUUID()}`, kind: 'g9', scope, url: 'http://127.0.0.1:9/hook', events: ['memory.created'],
-        secret: 'whsec_test', description: null, status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 300_000 },
+        description: null, status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 300_000 },
         filters: {}, createdAt: new Date(Date.UTC(2026, 0, 1)), updatedAt: new Date(Date.UTC(2026, 0, 1)), lastDeliveryAt: null,
         stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 }, ...over,
       });
+      /** Any strings do: storage never opens a sealed value. */
+      const hookSecret: SealedValue = { keyId: 'k1', wrappedKey: 'd2hr', payload: 'c2VjcmV0' };
       const created = (m: ReturnType<typeof makeMemory>): NewEvent[] => [{
         id: `evt_${randomUUID()}`, type: 'memory.created', scope: m.scope, createdAt: m.createdAt,
         data: { id: m.id, tags: m.tags, metadata: m.metadata, memory_type: m.memoryType },
@@ -509,7 +513,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const disabled = hook(eventScope(scopeA), { status: 'disabled' });
         const otherTenant = hook(eventScope(scopeB));
         const otherWorkspace = hook({ ...eventScope(scopeA), workspace: 'w2' });
-        for (const w of [wanted, otherType, disabled, otherTenant, otherWorkspace]) await storage.webhooks.insert(w);
+        for (const w of [wanted, otherType, disabled, otherTenant, otherWorkspace]) await storage.webhooks.insert(w, hookSecret);
 
         await storage.memories.insert(makeMemory(scopeA, { tags: ['ops'] }), vec(0), created);
         await storage.memories.insert(makeMemory(scopeA, { tags: ['misc'] }), vec(0), created);
@@ -519,6 +523,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const [claim, ...rest] = await storage.webhooks.claimDue(t0, 10, 5, 30_000);
         expect(rest).toEqual([]);
         expect(claim).toMatchObject({ webhook: { id: wanted.id }, delivery: { attempts: 0 }, event: { type: 'memory.created' } });
+        // The claim alone carries the signing secret, sealed as stored; no read of the webhook does.
+        expect(claim!.secret).toEqual({ sealed: hookSecret });
+        expect(Object.keys((await storage.webhooks.findById(eventScope(scopeA), 'g9', wanted.id))!)).not.toContain('secret');
         // Leased: not claimable again until the lease expires (a crashed worker), then it is.
         expect(await storage.webhooks.claimDue(t0, 10, 5, 30_000)).toEqual([]);
         const again = await storage.webhooks.claimDue(new Date(t0.getTime() + 30_000), 10, 5, 30_000);
@@ -537,7 +544,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
 
       it('caps deliveries in flight per webhook, gives up, and can fail a webhook', async () => {
         const w = hook({ ...scopeA }, { kind: 'g10', scope: { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null }, events: ['transfer.completed'] });
-        await storage.webhooks.insert(w);
+        await storage.webhooks.insert(w, hookSecret);
         const evt = () => ({ id: `evt_${randomUUID()}`, type: 'transfer.completed', scope: { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null }, createdAt: new Date(Date.UTC(2029, 0, 1)), data: {} });
         await storage.events.append([evt(), evt(), evt(), evt(), evt(), evt(), evt()]);
         const now = new Date(Date.UTC(2030, 0, 1));
@@ -560,9 +567,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       it('keeps webhooks per scope and kind, lists, updates and deletes them', async () => {
         const a = hook({ ...scopeA }, { events: ['memory.created', 'memory.deleted'] });
         const b = hook({ ...scopeA }, { status: 'disabled' });
-        await storage.webhooks.insert(a);
-        await storage.webhooks.insert(b);
-        await storage.webhooks.insert(hook({ ...scopeB }));
+        await storage.webhooks.insert(a, hookSecret);
+        await storage.webhooks.insert(b, hookSecret);
+        await storage.webhooks.insert(hook({ ...scopeB }), hookSecret);
         expect((await storage.webhooks.list({ ...scopeA }, 'g9', { limit: 10, offset: 0 })).total).toBe(2);
         expect((await storage.webhooks.list({ ...scopeA }, 'g9', { active: true, limit: 10, offset: 0 })).items.map((w) => w.id)).toEqual([a.id]);
         expect((await storage.webhooks.list({ ...scopeA }, 'g9', { event: 'memory.deleted', limit: 10, offset: 0 })).items.map((w) => w.id)).toEqual([a.id]);
@@ -578,9 +585,98 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.webhooks.findById({ ...scopeA }, 'g9', a.id)).toBeNull();
       });
 
+      describe('signing secrets (sealed at rest)', () => {
+        const webhooksTable = TRANSFER_TABLES.find((t) => t.name === 'webhooks')!;
+        let nextSeq = 10_000;
+        /** A row as a store written before secrets were sealed holds it: the secret in plaintext (loaded as `mnemo migrate` would). */
+        const legacyRow = (w: Webhook, plaintext: string): TransferRow => ({
+          seq: nextSeq++, id: w.id, kind: w.kind, tenant_id: w.scope.tenantId, mode: w.scope.mode, workspace: w.scope.workspace,
+          url: w.url, events: w.events, description: w.description, status: w.status, retry_policy: w.retryPolicy, filters: w.filters,
+          created_at: w.createdAt.getTime(), updated_at: w.updatedAt.getTime(), last_delivery_at: null, total_attempts: 0,
+          successful_deliveries: 0, failed_deliveries: 0,
+          plaintext_secret: plaintext, secret_key_id: null, secret_wrapped_key: null, secret_payload: null,
+        });
+        const sealedAs = (n: number | string, keyId = 'k1'): SealedValue => ({ keyId, wrappedKey: `d2hr${n}=`, payload: `c2Vj${n}` });
+        async function allSealed(store: Storage, limit: number): Promise<SealedRef[]> {
+          const out: SealedRef[] = [];
+          for (let after: string | null = null; ;) {
+            const page = await store.webhooks.sealedSecrets(after, limit);
+            expect(page.length).toBeLessThanOrEqual(limit);
+            if (page.length === 0) return out;
+            out.push(...page);
+            after = page.at(-1)!.ref;
+          }
+        }
+
+        it('pages through every sealed secret, with its webhook\'s context, in a stable order, and re-wraps one in place', async () => {
+          const g10Scope: EventScope = { tenantId: scopeB.tenantId, mode: 'test', workspace: null };
+          const hooks = [hook({ ...scopeA }), hook({ ...scopeA }, { status: 'disabled' }), hook(g10Scope, { kind: 'g10', events: ['transfer.completed'] })];
+          for (const [i, w] of hooks.entries()) await storage.webhooks.insert(w, sealedAs(i));
+          expect(await storage.webhooks.plaintextSecrets(10)).toEqual([]);
+
+          const all = await allSealed(storage, 100);
+          expect(all.map((r) => ({ context: r.context, sealed: r.sealed }))).toEqual(hooks.map((w, i) => ({ context: webhookSecretContext(w), sealed: sealedAs(i) })));
+          expect(all.map((r) => r.context)).toContainEqual(['webhook-secret', scopeB.tenantId, 'test', hooks[2]!.id]);
+          expect(new Set(all.map((r) => r.ref)).size).toBe(3);
+          expect(await allSealed(storage, 1)).toEqual(all);
+          expect(await allSealed(storage, 2)).toEqual(all);
+
+          // Re-wrapping replaces that one secret only, and the next claim carries it.
+          await storage.webhooks.rewrapSecret(all[0]!.ref, sealedAs('rewrapped', 'k2'));
+          expect(await allSealed(storage, 100)).toEqual(all.map((r, i) => (i === 0 ? { ...r, sealed: sealedAs('rewrapped', 'k2') } : r)));
+          await storage.memories.insert(makeMemory(scopeA), vec(0), created);
+          const [claim] = await storage.webhooks.claimDue(new Date(Date.UTC(2030, 0, 1)), 10, 5, 30_000);
+          expect(claim).toMatchObject({ webhook: { id: hooks[0]!.id }, secret: { sealed: sealedAs('rewrapped', 'k2') } });
+          // A webhook deleted meanwhile is simply no longer there to re-wrap.
+          expect(await storage.webhooks.delete(g10Scope, 'g10', hooks[2]!.id)).toBe(true);
+          await storage.webhooks.rewrapSecret(all[2]!.ref, sealedAs('late', 'k2'));
+          expect((await allSealed(storage, 100)).map((r) => r.sealed)).toEqual([sealedAs('rewrapped', 'k2'), sealedAs(1)]);
+        });
+
+        it('finds the plaintext secrets an older store left, seals each once (where still that plaintext), and claims either form', async () => {
+          const legacy = [hook({ ...scopeA }), hook({ ...scopeA }, { events: ['memory.deleted'] }), hook({ ...scopeB }, { kind: 'g10', scope: { tenantId: scopeB.tenantId, mode: 'live', workspace: null }, events: ['transfer.completed'] })];
+          expect(await storage.transfer.load(webhooksTable, legacy.map((w, i) => legacyRow(w, `legacy-plaintext-${i}`)))).toBe(3);
+          const current = hook({ ...scopeA });
+          await storage.webhooks.insert(current, sealedAs('current'));
+          expect(await storage.webhooks.findById({ ...scopeA }, 'g9', legacy[0]!.id)).toMatchObject({ id: legacy[0]!.id, events: ['memory.created'] });
+
+          // Oldest first, with what the context of its sealed value needs; never a sealed one.
+          const found = await storage.webhooks.plaintextSecrets(2);
+          expect(found).toEqual(legacy.slice(0, 2).map((w, i) => ({ id: w.id, kind: w.kind, scope: w.scope, plaintext: `legacy-plaintext-${i}` })));
+          expect((await storage.webhooks.plaintextSecrets(10)).map((r) => r.id)).toEqual(legacy.map((w) => w.id));
+          expect((await allSealed(storage, 100)).map((r) => r.sealed)).toEqual([sealedAs('current')]);
+          // A claim of a row not yet sealed carries the plaintext.
+          await storage.memories.insert(makeMemory(scopeA), vec(0), created);
+          const claims = await storage.webhooks.claimDue(new Date(Date.UTC(2030, 0, 1)), 10, 5, 30_000);
+          expect(claims.map((c) => [c.webhook.id, c.secret]).sort()).toEqual([
+            [legacy[0]!.id, { plaintext: 'legacy-plaintext-0' }], [current.id, { sealed: sealedAs('current') }],
+          ].sort());
+
+          // Replaced only where the row still holds that plaintext; again, nothing.
+          const seal = (w: Webhook, plaintext: string) => ({ id: w.id, plaintext, sealed: sealedAs(`of-${w.id}`) });
+          expect(await storage.webhooks.sealSecrets([seal(legacy[0]!, 'legacy-plaintext-0'), seal(legacy[1]!, 'not-what-it-holds')])).toBe(1);
+          expect(await storage.webhooks.sealSecrets([seal(legacy[0]!, 'legacy-plaintext-0')])).toBe(0);
+          expect(await storage.webhooks.sealSecrets([])).toBe(0);
+          expect((await storage.webhooks.plaintextSecrets(10)).map((r) => r.id)).toEqual([legacy[1]!.id, legacy[2]!.id]);
+          // Sealers racing on several connections (nodes starting together) seal each row once.
+          const stores = await connections();
+          const rest = legacy.slice(1).map((w, i) => seal(w, `legacy-plaintext-${i + 1}`));
+          const results = await Promise.all([0, 1, 2, 3].map((i) => stores[i % stores.length]!.webhooks.sealSecrets(rest)));
+          expect(results.reduce((a, b) => a + b, 0)).toBe(2);
+          expect(await storage.webhooks.plaintextSecrets(10)).toEqual([]);
+
+          const sealed = await allSealed(storage, 100);
+          expect(sealed.map((r) => r.context)).toEqual([...legacy, current].map((w) => webhookSecretContext(w)));
+          expect(sealed.map((r) => r.sealed)).toEqual([...legacy, current].map((w) => sealedAs(w === current ? 'current' : `of-${w.id}`)));
+          // No row holds a plaintext any more.
+          const rows = JSON.stringify(await storage.transfer.dump(webhooksTable, null, 1000));
+          for (let i = 0; i < 3; i++) expect(rows).not.toContain(`legacy-plaintext-${i}`);
+        });
+      });
+
       it('prunes old events, but never one a delivery still waits for', async () => {
         const w = hook({ ...scopeA });
-        await storage.webhooks.insert(w);
+        await storage.webhooks.insert(w, hookSecret);
         const old = makeMemory(scopeA, { createdAt: new Date(Date.UTC(2020, 0, 1)) });
         await storage.memories.insert(old, vec(0), created);
         await storage.events.append([{ id: `evt_${randomUUID()}`, type: 'search.performed', scope: { ...scopeA }, createdAt: new Date(Date.UTC(2020, 0, 1)), data: {} }]);
@@ -685,7 +781,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           ({ id: `evt_${randomUUID()}`, type: 'wallet.created', scope, createdAt: at, data: { n: 1 } });
 
         it('appends once per key, tenant and mode, with its deliveries; an expired record is replaced', async () => {
-          await storage.webhooks.insert(hook(producerScope, { kind: 'g10', events: ['wallet.created'] }));
+          await storage.webhooks.insert(hook(producerScope, { kind: 'g10', events: ['wallet.created'] }), hookSecret);
           const first = await storage.idempotency.appendEventOnce(ref, write('h1'), [walletCreated()]);
           expect(first.kind).toBe('appended');
           const [stored] = first.kind === 'appended' ? first.events : [];
@@ -747,7 +843,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const stores = await connections();
         const producerScope: EventScope = { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null };
         const hooks = [0, 1].map(() => hook(producerScope, { kind: 'g10', events: ['transfer.completed'] }));
-        for (const w of hooks) await storage.webhooks.insert(w);
+        for (const w of hooks) await storage.webhooks.insert(w, hookSecret);
         const at = new Date(Date.UTC(2029, 0, 1));
         await storage.events.append(Array.from({ length: 12 }, () =>
           ({ id: `evt_${randomUUID()}`, type: 'transfer.completed', scope: producerScope, createdAt: at, data: {} })));
@@ -1179,6 +1275,20 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.secrets.keyCheck('k2')).toBeNull();
         expect(await storage.secrets.keyCheckIds()).toEqual(['k0', 'k1']);
       });
+
+      it('forgets the check value of a retired key, and only that one', async () => {
+        await storage.secrets.putKeyCheck('k0', sealed('zero', 'k0'));
+        await storage.secrets.putKeyCheck('k1', sealed('one'));
+        expect(await storage.secrets.deleteKeyCheck('k0')).toBe(true);
+        expect(await storage.secrets.deleteKeyCheck('k0')).toBe(false);
+        expect(await storage.secrets.deleteKeyCheck('k9')).toBe(false);
+        expect(await storage.secrets.keyCheckIds()).toEqual(['k1']);
+        expect(await storage.secrets.keyCheck('k0')).toBeNull();
+        expect(await storage.secrets.keyCheck('k1')).toEqual(sealed('one'));
+        // A key that seals again later gets a new check value.
+        await storage.secrets.putKeyCheck('k0', sealed('again', 'k0'));
+        expect(await storage.secrets.keyCheck('k0')).toEqual(sealed('again', 'k0'));
+      });
     });
 
     describe('dump and load (mnemo migrate)', () => {
@@ -1198,11 +1308,19 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await store.apiKeys.insert(key);
         const webhook: Webhook = {
           id: `webhook_${randomUUID()}`, kind: 'g9', scope: { ...scopeA }, url: 'http://127.0.0.1:9/hook', events: ['memory.created'],
-          secret: 'whsec_secret', description: 'd', status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 300_000 },
+          description: 'd', status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 300_000 },
           filters: {}, createdAt: new Date(Date.UTC(2026, 0, 1)), updatedAt: new Date(Date.UTC(2026, 0, 1)), lastDeliveryAt: null,
           stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 },
         };
-        await store.webhooks.insert(webhook);
+        await store.webhooks.insert(webhook, { keyId: 'k1', wrappedKey: 'd2hr', payload: 'c2VjcmV0' });
+        // And one from a store written before secrets were sealed, its secret still in plaintext (sealed at the next start).
+        await store.transfer.load(TRANSFER_TABLES.find((t) => t.name === 'webhooks')!, [{
+          seq: 500, id: `webhook_${randomUUID()}`, kind: 'g10', tenant_id: scopeB.tenantId, mode: 'live', workspace: null,
+          url: 'http://127.0.0.1:9/legacy', events: ['transfer.completed'], description: null, status: 'active',
+          retry_policy: { maxAttempts: 7, backoffMultiplier: 1, maxDelayMs: 86_400_000 }, filters: {}, created_at: Date.UTC(2026, 0, 1),
+          updated_at: Date.UTC(2026, 0, 1), last_delivery_at: null, total_attempts: 0, successful_deliveries: 0, failed_deliveries: 0,
+          plaintext_secret: 'legacy-plaintext', secret_key_id: null, secret_wrapped_key: null, secret_payload: null,
+        }]);
         const memories = [
           makeMemory(scopeA, { title: 'Deploy notes', content: 'blue green deploy', tags: ['ops', 'deploy'], metadata: { n: [1, { b: null }] }, topicId: topic.id }),
           makeMemory(scopeA, { title: 'Lunch', content: 'pasta at noon', tags: [] }),
@@ -1263,6 +1381,11 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await to.apiKeys.findByDigest(f.key.digest)).toEqual(f.key);
         expect(await to.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id)).toEqual(await from.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id));
         expect(await to.webhooks.pendingCount()).toBe(await from.webhooks.pendingCount());
+        // Signing secrets as stored: sealed, and the older store's plaintext one (sealed by the target's next start).
+        expect(await to.webhooks.sealedSecrets(null, 100)).toEqual(await from.webhooks.sealedSecrets(null, 100));
+        expect((await to.webhooks.sealedSecrets(null, 100)).map((r) => r.context.at(-1))).toEqual([f.webhook.id]);
+        expect(await to.webhooks.plaintextSecrets(100)).toEqual(await from.webhooks.plaintextSecrets(100));
+        expect((await to.webhooks.plaintextSecrets(100)).map((r) => r.plaintext)).toEqual(['legacy-plaintext']);
         for (const scope of [scopeA, scopeB]) expect(await eventsOf(to, scope)).toEqual(await eventsOf(from, scope));
         expect(await to.events.latestSeq()).toBe(await from.events.latestSeq());
         expect(await to.searchLog.suggestQueries(scopeA, 'dep', 5)).toEqual(await from.searchLog.suggestQueries(scopeA, 'dep', 5));

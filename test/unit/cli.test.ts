@@ -12,7 +12,7 @@ afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true 
 
 describe('mnemo command line (in process)', () => {
   it('prints help for every command', async () => {
-    for (const args of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '--help'], ['keys', 'revoke', '--help'], ['serve', '--help'], ['migrate', '--help']]) {
+    for (const args of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '--help'], ['keys', 'revoke', '--help'], ['keys', 'rotate-master', '--help'], ['serve', '--help'], ['migrate', '--help']]) {
       const { stdout, error } = await mnemo({}, ...args);
       expect(stdout, args.join(' ')).toContain('Usage: mnemo');
       expect(error).toBeInstanceOf(CommanderError);

@@ -6,7 +6,7 @@ import type { Webhook } from '../../src/core/webhooks/webhook.types.ts';
 const at = new Date(Date.UTC(2026, 0, 1));
 const hook = (id: string, over: Partial<Webhook> = {}): Webhook => ({
   id, kind: 'g9', scope: { tenantId: 't1', mode: 'live', workspace: 'default' }, url: 'http://127.0.0.1:9/', events: ['memory.created'],
-  secret: 's', description: null, status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 1000 },
+  description: null, status: 'active', retryPolicy: { maxAttempts: 3, backoffMultiplier: 2, maxDelayMs: 1000 },
   filters: {}, createdAt: at, updatedAt: at, lastDeliveryAt: null, stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 }, ...over,
 });
 const event = (over: Partial<StoredEvent> = {}): StoredEvent => ({

@@ -21,7 +21,7 @@ describe('G10 deliveries (generic events)', () => {
 
   it('posts {id, type, created_at, data} signed t=…,v1=… exactly as Stripe verifies it', async () => {
     const hook = g10Hook(`${receiver.url}/in`);
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     const [event] = await rig.storage.events.append([transferEvent(rig.clock)]);
 
     expect(await rig.worker.tick()).toBe(1);
@@ -59,7 +59,7 @@ describe('G10 deliveries (generic events)', () => {
   it('retries after 1 min, 5 min, 30 min, 2 h, 8 h, 24 h, then marks the webhook failed; PATCH back to active resumes', async () => {
     receiver.respondWith((_q, res) => { res.statusCode = 500; res.end(); });
     const hook = g10Hook(receiver.url);
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     await rig.storage.events.append([transferEvent(rig.clock)]);
 
     expect(await rig.worker.tick()).toBe(1);
@@ -94,7 +94,7 @@ describe('G10 deliveries (generic events)', () => {
   it('a 410 Gone fails the webhook at once, without retries', async () => {
     receiver.respondWith((_q, res) => { res.statusCode = 410; res.end('unsubscribed'); });
     const hook = g10Hook(receiver.url);
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     await rig.storage.events.append([transferEvent(rig.clock)]);
     expect(await rig.worker.tick()).toBe(1);
     rig.clock.advance(86_400_000);

@@ -30,7 +30,7 @@ describe('G9 deliveries (memory events)', () => {
 
   it('posts the spec body with exact headers, signed twice (hex HMAC and Standard Webhooks)', async () => {
     const hook = g9Hook(`${receiver.url}/hooks/mnemo?src=test`);
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     const memory = await service().create(TENANT, actorIn(TENANT), { title: 'Trip', content: 'Pack the tent', tags: ['ops'], metadata: { k: 'v' } });
 
     expect(await rig.worker.tick()).toBe(1);
@@ -73,7 +73,7 @@ describe('G9 deliveries (memory events)', () => {
 
   it('keys Standard Webhooks with the secret text itself when it is not whsec_<base64>', async () => {
     const hook = g9Hook(receiver.url, { secret: 'plain secret, not base64!' });
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
     await rig.worker.tick();
     const r = receiver.received[0]!;
@@ -82,7 +82,7 @@ describe('G9 deliveries (memory events)', () => {
 
   it('says livemode false for test-mode data', async () => {
     const scope = { ...TENANT, mode: 'test' as const };
-    await rig.storage.webhooks.insert(g9Hook(receiver.url, { scope }));
+    await rig.insert(g9Hook(receiver.url, { scope }));
     await service().create(scope, actorIn(scope), { title: 't', content: 'c' });
     await rig.worker.tick();
     expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ livemode: false });
@@ -91,7 +91,7 @@ describe('G9 deliveries (memory events)', () => {
   it('retries on the default policy: after 1 s, after 2 s, then gives up; the webhook stays active', async () => {
     receiver.respondWith((_q, res) => { res.statusCode = 500; res.end('boom'); });
     const hook = g9Hook(receiver.url);
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
 
     expect(await rig.worker.tick()).toBe(1);
@@ -121,7 +121,7 @@ describe('G9 deliveries (memory events)', () => {
 
   it('follows a custom retry_policy: delays multiply and are capped at max_delay', async () => {
     receiver.respondWith((_q, res) => { res.statusCode = 503; res.end(); });
-    await rig.storage.webhooks.insert(g9Hook(receiver.url, { retryPolicy: { maxAttempts: 6, backoffMultiplier: 3, maxDelayMs: 5000 } }));
+    await rig.insert(g9Hook(receiver.url, { retryPolicy: { maxAttempts: 6, backoffMultiplier: 3, maxDelayMs: 5000 } }));
     await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
 
     expect(await rig.worker.tick()).toBe(1);
@@ -145,7 +145,7 @@ describe('G9 deliveries (memory events)', () => {
   it('a success after failures completes the delivery', async () => {
     let calls = 0;
     receiver.respondWith((_q, res) => { res.statusCode = ++calls === 1 ? 502 : 204; res.end(); });
-    await rig.storage.webhooks.insert(g9Hook(receiver.url));
+    await rig.insert(g9Hook(receiver.url));
     await service().create(TENANT, actorIn(TENANT), { title: 't', content: 'c' });
     await rig.worker.tick();
     rig.clock.advance(1000);

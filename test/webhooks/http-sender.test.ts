@@ -122,7 +122,7 @@ describe('failures through the worker', () => {
 
   it('a refused address is a failed attempt, retried on schedule, with the reason as last_error', async () => {
     rig = createRig({ sender: { allowCidrs: [] } });
-    await rig.storage.webhooks.insert(g10Hook(receiver.url));
+    await rig.insert(g10Hook(receiver.url));
     await rig.storage.events.append([transferEvent(rig.clock)]);
     expect(await rig.worker.tick()).toBe(1);
     expect(receiver.received).toHaveLength(0);
@@ -137,7 +137,7 @@ describe('failures through the worker', () => {
   it('a timeout is a failed attempt, retried', async () => {
     rig = createRig({ sender: { timeoutMs: 100 } });
     receiver.respondWith(() => {});
-    await rig.storage.webhooks.insert(g9Hook(receiver.url, { events: ['search.performed'] }));
+    await rig.insert(g9Hook(receiver.url, { events: ['search.performed'] }));
     await rig.storage.events.append([{ id: 'evt_timeout1', type: 'search.performed', scope: { ...TENANT }, createdAt: rig.clock.now(), data: { object: 'search' } }]);
     expect(await rig.worker.tick()).toBe(1);
     expect(rig.deliveryRows()).toMatchObject([{ state: 'pending', attempts: 1, last_error: 'timed out after 100 ms', next_attempt_at: rig.clock.now().getTime() + 1000 }]);
@@ -147,7 +147,7 @@ describe('failures through the worker', () => {
     rig = createRig();
     receiver.respondWith((_q, res) => { res.writeHead(301, { Location: 'http://127.0.0.1:9/' }).end(); });
     const hook = g9Hook(receiver.url, { events: ['search.performed'] });
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     await rig.storage.events.append([{ id: 'evt_redirect1', type: 'search.performed', scope: { ...TENANT }, createdAt: rig.clock.now(), data: {} }]);
     await rig.worker.tick();
     expect(rig.deliveryRows()[0]).toMatchObject({ state: 'pending', last_status: 301, last_error: 'HTTP 301 (redirects are not followed)' });

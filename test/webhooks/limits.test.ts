@@ -39,7 +39,7 @@ describe('delivery limits', () => {
 
     it('claims no more than 5 for a webhook while they are in flight', async () => {
       const hook = g10Hook(receiver.url);
-      await rig.storage.webhooks.insert(hook);
+      await rig.insert(hook);
       await rig.storage.events.append(Array.from({ length: 12 }, () => transferEvent(rig.clock)));
 
       const first = rig.worker.tick();
@@ -65,8 +65,8 @@ describe('delivery limits', () => {
     });
 
     it('keeps other webhooks flowing beside a slow one', async () => {
-      await rig.storage.webhooks.insert(g10Hook(receiver.url));
-      await rig.storage.webhooks.insert(g10Hook(receiver.url));
+      await rig.insert(g10Hook(receiver.url));
+      await rig.insert(g10Hook(receiver.url));
       await rig.storage.events.append(Array.from({ length: 8 }, () => transferEvent(rig.clock)));
       const tick = rig.worker.tick();
       await waitFor(() => holder.held.length === 10);
@@ -82,7 +82,7 @@ describe('delivery limits', () => {
         maxOpen = Math.max(maxOpen, open);
         setTimeout(() => { open--; res.end(); }, 20);
       });
-      await rig.storage.webhooks.insert(g10Hook(receiver.url));
+      await rig.insert(g10Hook(receiver.url));
       rig.worker.start();
       await rig.storage.events.append(Array.from({ length: 23 }, () => transferEvent(rig.clock)));
       await waitFor(async () => (await rig.storage.webhooks.pendingCount()) === 0);
@@ -98,8 +98,8 @@ describe('delivery limits', () => {
       rig = createRig({ worker: { rateLimit: { limit: 3, windowMs: 60_000 } } });
       const hook = g10Hook(receiver.url);
       const other = g10Hook(receiver.url, { events: ['transfer.failed'] });
-      await rig.storage.webhooks.insert(hook);
-      await rig.storage.webhooks.insert(other);
+      await rig.insert(hook);
+      await rig.insert(other);
       await rig.storage.events.append(Array.from({ length: 5 }, () => transferEvent(rig.clock)));
       await rig.storage.events.append([{ ...transferEvent(rig.clock), type: 'transfer.failed' }]);
 
@@ -120,7 +120,7 @@ describe('delivery limits', () => {
 
     it('uses the spec default of 1000 a minute', async () => {
       rig = createRig();
-      await rig.storage.webhooks.insert(g10Hook(receiver.url));
+      await rig.insert(g10Hook(receiver.url));
       await rig.storage.events.append(Array.from({ length: 1003 }, () => transferEvent(rig.clock)));
       let sent = 0;
       for (let n = await rig.worker.tick(); n > 0; n = await rig.worker.tick()) sent += n;

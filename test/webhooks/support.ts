@@ -6,12 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createMemoryRateLimiter } from '../../src/adapters/rate-limit/memory.rate-limiter.ts';
+import { keyringFrom } from '../../src/adapters/secrets/master-keyring.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { createHttpWebhookSender, type HttpSenderOptions } from '../../src/adapters/webhooks/http.sender.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { NewEvent } from '../../src/core/events/event.types.ts';
+import type { Keyring } from '../../src/core/secrets/envelope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import { createDeliveryWorker, type DeliveryWorkerOptions } from '../../src/core/webhooks/delivery-worker.ts';
+import type { WebhookRepository } from '../../src/core/webhooks/webhook.repository.ts';
+import { sealWebhookSecret } from '../../src/core/webhooks/webhook-secret.ts';
 import { DEFAULT_G9_RETRY, type Webhook } from '../../src/core/webhooks/webhook.types.ts';
 
 /** One request as a receiver saw it: the raw body exactly as sent, and lower-cased headers. */
@@ -59,7 +63,17 @@ export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64
 
 export const TENANT = { tenantId: 'tenant-w', mode: 'live' as const, workspace: 'default' };
 
-export function g9Hook(url: string, over: Partial<Webhook> = {}): Webhook {
+/** A webhook with the plaintext of its signing secret, which the tests verify signatures with (storage keeps it sealed). */
+export type TestHook = Webhook & { secret: string };
+
+/** A keyring of one random master key. */
+export const testKeyring = (): Keyring => keyringFrom([randomBytes(32)]);
+
+/** Stores a test webhook as the service would: its secret sealed with `keyring`. */
+export const insertHook = (webhooks: Pick<WebhookRepository, 'insert'>, keyring: Keyring, hook: TestHook): Promise<void> =>
+  webhooks.insert(hook, sealWebhookSecret(keyring, hook, hook.secret));
+
+export function g9Hook(url: string, over: Partial<TestHook> = {}): TestHook {
   const at = new Date(Date.UTC(2026, 0, 1));
   return {
     id: `webhook_${randomUUID().replace(/-/g, '')}`, kind: 'g9', scope: { ...TENANT }, url, events: ['memory.created'],
@@ -69,7 +83,7 @@ export function g9Hook(url: string, over: Partial<Webhook> = {}): Webhook {
   };
 }
 
-export function g10Hook(url: string, over: Partial<Webhook> = {}): Webhook {
+export function g10Hook(url: string, over: Partial<TestHook> = {}): TestHook {
   return g9Hook(url, {
     id: `whk_${randomUUID().replace(/-/g, '')}`, kind: 'g10', scope: { tenantId: TENANT.tenantId, mode: 'live', workspace: null },
     events: ['transfer.completed'], ...over,
@@ -95,10 +109,15 @@ export function createRig(options: { worker?: DeliveryWorkerOptions; sender?: Pa
   const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
   const limiter = createMemoryRateLimiter(clock);
   const sender = createHttpWebhookSender({ allowCidrs: ['127.0.0.0/8'], timeoutMs: 2000, ...options.sender });
-  const worker = createDeliveryWorker({ webhooks: storage.webhooks, events: storage.events, sender, limiter, clock, options: options.worker });
+  const keyring = testKeyring();
+  const worker = createDeliveryWorker({
+    webhooks: storage.webhooks, events: storage.events, sender, limiter, clock, keyring: () => keyring, options: options.worker,
+  });
   const file = join(dir, 'mnemo.db');
   return {
-    storage, clock, limiter, sender, worker,
+    storage, clock, limiter, sender, worker, keyring,
+    /** Stores a webhook with its secret sealed under the rig's keyring. */
+    insert: (hook: TestHook) => insertHook(storage.webhooks, keyring, hook),
     /** Delivery rows as stored (the port has no query for them; a read-only second connection does). */
     deliveryRows(): DeliveryRow[] {
       const db = new Database(file, { readonly: true });

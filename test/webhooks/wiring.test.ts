@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
 import { verifyMemoryEventSignature } from '../../src/client/webhook-receiver.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
-import { g9Hook, startReceiver, waitFor, type Receiver } from './support.ts';
+import { g9Hook, insertHook, startReceiver, testKeyring, waitFor, type Receiver } from './support.ts';
 
 describe('webhook delivery wiring (config -> container -> worker)', () => {
   let t: TestApp | undefined;
@@ -14,10 +14,11 @@ describe('webhook delivery wiring (config -> container -> worker)', () => {
 
   it('delivers a memory created over HTTP to a receiver the allow list admits', async () => {
     receiver = await startReceiver();
-    t = await createTestApp({ env: { MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', MNEMO_WEBHOOK_TIMEOUT_MS: '2000' } });
+    const keyring = testKeyring();
+    t = await createTestApp({ env: { MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', MNEMO_WEBHOOK_TIMEOUT_MS: '2000' }, overrides: { keyring } });
     const key = await t.key({ tenant: 'acme' });
     const hook = g9Hook(`${receiver.url}/in`, { scope: { tenantId: 'acme', mode: 'live', workspace: 'default' } });
-    await t.container.storage.webhooks.insert(hook);
+    await insertHook(t.container.storage.webhooks, keyring, hook);
     t.container.deliveries.start();
 
     const res = await g1(t.app, key).create({ title: 'Wired', content: 'through the container' });
@@ -51,8 +52,9 @@ describe('webhook delivery wiring (config -> container -> worker)', () => {
 
   it('refuses loopback receivers when the allow list is empty (the default)', async () => {
     receiver = await startReceiver();
-    t = await createTestApp();
-    await t.container.storage.webhooks.insert(g9Hook(receiver.url, { scope: { tenantId: 'acme', mode: 'live', workspace: 'default' } }));
+    const keyring = testKeyring();
+    t = await createTestApp({ overrides: { keyring } });
+    await insertHook(t.container.storage.webhooks, keyring, g9Hook(receiver.url, { scope: { tenantId: 'acme', mode: 'live', workspace: 'default' } }));
     await g1(t.app, await t.key({ tenant: 'acme' })).create({ title: 'x', content: 'y' });
     expect(await t.container.deliveries.tick()).toBe(1);
     expect(receiver.received).toHaveLength(0);

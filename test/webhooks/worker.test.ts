@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDeliveryWorker } from '../../src/core/webhooks/delivery-worker.ts';
-import { createRig, g10Hook, startReceiver, transferEvent, waitFor, type Receiver, type Rig } from './support.ts';
+import { createRig, g10Hook, insertHook, startReceiver, testKeyring, transferEvent, waitFor, type Receiver, type Rig } from './support.ts';
+
+const rigDeps = (rig: Rig) => ({ webhooks: rig.storage.webhooks, events: rig.storage.events, sender: rig.sender, limiter: rig.limiter, clock: rig.clock });
 
 describe('delivery worker lifecycle', () => {
   let rig: Rig;
@@ -13,7 +15,7 @@ describe('delivery worker lifecycle', () => {
   it('start() delivers new events as they commit, and retries when the clock says so', async () => {
     receiver = await startReceiver();
     rig = createRig({ worker: { pollMs: 20 } });
-    await rig.storage.webhooks.insert(g10Hook(receiver.url));
+    await rig.insert(g10Hook(receiver.url));
     const logs: string[] = [];
     rig.worker.start({ logger: { debug: (_o, m) => logs.push(m), info: (_o, m) => logs.push(m), warn: (_o, m) => logs.push(m) } });
 
@@ -41,7 +43,7 @@ describe('delivery worker lifecycle', () => {
     receiver = await startReceiver((_q, res) => { if (!hang) res.end(); });
     rig = createRig({ worker: { stopGraceMs: 100, leaseMs: 30_000 }, sender: { timeoutMs: 10_000 } });
     const hook = g10Hook(receiver.url);
-    await rig.storage.webhooks.insert(hook);
+    await rig.insert(hook);
     rig.worker.start();
     const [event] = await rig.storage.events.append([transferEvent(rig.clock)]);
     await waitFor(() => receiver.received.length === 1);
@@ -54,11 +56,35 @@ describe('delivery worker lifecycle', () => {
 
     // Another worker (a restarted process) picks it up once the lease has expired.
     hang = false;
-    const next = createDeliveryWorker({ webhooks: rig.storage.webhooks, events: rig.storage.events, sender: rig.sender, limiter: rig.limiter, clock: rig.clock });
+    const next = createDeliveryWorker({ webhooks: rig.storage.webhooks, events: rig.storage.events, sender: rig.sender, limiter: rig.limiter, clock: rig.clock, keyring: () => rig.keyring });
     expect(await next.tick()).toBe(0);
     rig.clock.advance(30_000);
     expect(await next.tick()).toBe(1);
     expect(receiver.received.map((r) => (JSON.parse(r.body) as { id: string }).id)).toEqual([event!.id, event!.id]);
+    expect(rig.deliveryRows()).toMatchObject([{ state: 'succeeded', attempts: 1 }]);
+  });
+
+  it('sends nothing, and counts no attempt, for a secret its keyring does not open; a worker whose keyring does sends it', async () => {
+    receiver = await startReceiver();
+    rig = createRig({ worker: { leaseMs: 30_000 } });
+    // Sealed under a master key this worker lacks (a node started without the key the store was rotated to).
+    const elsewhere = testKeyring();
+    const hook = g10Hook(receiver.url);
+    await insertHook(rig.storage.webhooks, elsewhere, hook);
+    await rig.storage.events.append([transferEvent(rig.clock)]);
+    const warnings: { obj: object; msg: string }[] = [];
+    const logger = { debug() {}, info() {}, warn: (obj: object, msg: string) => warnings.push({ obj, msg }) };
+    const blind = createDeliveryWorker({ ...rigDeps(rig), keyring: () => rig.keyring, logger });
+    expect(await blind.tick()).toBe(0);
+    expect(receiver.received).toHaveLength(0);
+    expect(rig.deliveryRows()).toMatchObject([{ state: 'pending', attempts: 0 }]);
+    expect(warnings).toEqual([{ obj: expect.objectContaining({ webhook: hook.id, err: expect.stringMatching(/is not in the keyring/) }), msg: expect.stringMatching(/does not open/) }]);
+    expect(JSON.stringify(warnings)).not.toContain(hook.secret);
+
+    rig.clock.advance(30_000);
+    const sighted = createDeliveryWorker({ ...rigDeps(rig), keyring: () => elsewhere });
+    expect(await sighted.tick()).toBe(1);
+    expect(receiver.received).toHaveLength(1);
     expect(rig.deliveryRows()).toMatchObject([{ state: 'succeeded', attempts: 1 }]);
   });
 

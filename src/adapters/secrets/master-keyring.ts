@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync, constants, existsSync, fstatSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Keyring } from '../../core/secrets/envelope.ts';
 
@@ -45,6 +47,9 @@ export function keyringFromEnv(value: string): Keyring {
   return keyringFrom(parts.map((p, i) => parseKey(p, 'MNEMO_MASTER_KEY', i)));
 }
 
+/** A new random master key, as master.key holds it (base64). */
+export const generateMasterKey = (): string => randomBytes(32).toString('base64');
+
 /** Reads `dataDir/master.key`, creating it (0600, one random key) when absent. Refuses a file others may read. */
 export function keyringFromFile(dataDir: string): { keyring: Keyring; created: boolean } {
   const path = join(dataDir, MASTER_KEY_FILE);
@@ -56,7 +61,7 @@ export function keyringFromFile(dataDir: string): { keyring: Keyring; created: b
     try {
       const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
       try {
-        writeSync(fd, `${randomBytes(32).toString('base64')}\n`);
+        writeSync(fd, `${generateMasterKey()}\n`);
         fsyncSync(fd);
       } finally {
         closeSync(fd);
@@ -69,6 +74,15 @@ export function keyringFromFile(dataDir: string): { keyring: Keyring; created: b
       rmSync(temporary, { force: true });
     }
   }
+  return { keyring: keyringFrom(readKeyFile(dataDir).keys), created };
+}
+
+/**
+ * The keys of `dataDir/master.key`, first (active) first, as written (`lines`) and decoded (`keys`). Refuses a file
+ * others may read, or one without a key.
+ */
+export function readKeyFile(dataDir: string): { path: string; lines: string[]; keys: Buffer[] } {
+  const path = join(dataDir, MASTER_KEY_FILE);
   let text: string;
   const fd = openSync(path, 'r');
   try {
@@ -82,5 +96,36 @@ export function keyringFromFile(dataDir: string): { keyring: Keyring; created: b
   }
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith('#'));
   if (lines.length === 0) throw new MasterKeyError(`${path} holds no key`);
-  return { keyring: keyringFrom(lines.map((l, i) => parseKey(l, path, i))), created };
+  return { path, lines, keys: lines.map((l, i) => parseKey(l, path, i)) };
+}
+
+/**
+ * Replaces `dataDir/master.key` with `lines` (one key each, the first active), atomically: written whole (0600) under
+ * a temporary name, synced, then renamed over the file, so a crash leaves the old file or the new one, never half of
+ * one. Each line is checked first: a key file that would not load is never written.
+ */
+export function writeKeyFile(dataDir: string, lines: readonly string[]): void {
+  const path = join(dataDir, MASTER_KEY_FILE);
+  if (lines.length === 0) throw new MasterKeyError(`${path} would hold no key`);
+  lines.forEach((l, i) => parseKey(l, path, i));
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      writeSync(fd, `${lines.join('\n')}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  // The rename itself is durable once the directory is synced.
+  const dir = openSync(dataDir, 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
 }

@@ -14,9 +14,9 @@ const CHECK_TEXT = 'mnemo master key check';
 
 /**
  * Proves at start-up that the keyring fits the store, so that a missing or wrong master key stops the start with a
- * clear message instead of yielding errors (or anything worse) on reads. Every master key that ever sealed a value
- * here left a check value: each must be in the keyring and open its check value. The active key's check value is
- * written on first use.
+ * clear message instead of yielding errors (or anything worse) on reads. Every master key that sealed a value still
+ * stored here has a check value (rotation drops a key's check once nothing is sealed under it): each must be in the
+ * keyring and open its check value. The active key's check value is written on first use, before it seals anything.
  */
 export async function verifyKeyring(secrets: Pick<SecretRepository, 'keyCheck' | 'keyCheckIds' | 'putKeyCheck'>, keyring: Keyring): Promise<void> {
   const stored = await secrets.keyCheckIds();
@@ -36,7 +36,10 @@ export async function verifyKeyring(secrets: Pick<SecretRepository, 'keyCheck' |
       throw new KeyringMismatchError(`master key ${id} does not open the store's check value: it is not the key the store was written with`);
     }
   }
-  if (!stored.includes(keyring.activeId)) {
-    await secrets.putKeyCheck(keyring.activeId, seal(keyring, keyCheckContext(keyring.activeId), CHECK_TEXT));
-  }
+  if (!stored.includes(keyring.activeId)) await putKeyCheckOf(secrets, keyring, keyring.activeId);
+}
+
+/** Stores the check value of `keyId`, a key of the keyring (the active one, or one rotation finds still in use). */
+export async function putKeyCheckOf(secrets: Pick<SecretRepository, 'putKeyCheck'>, keyring: Keyring, keyId: string): Promise<void> {
+  await secrets.putKeyCheck(keyId, seal({ activeId: keyId, keys: keyring.keys }, keyCheckContext(keyId), CHECK_TEXT));
 }

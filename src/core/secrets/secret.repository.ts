@@ -39,4 +39,9 @@ export interface SecretRepository {
   keyCheckIds(): Promise<string[]>;
   /** Stores the check value of master key `keyId` unless one is already stored (then keeps the stored one). */
   putKeyCheck(keyId: string, sealed: SealedValue): Promise<void>;
+  /**
+   * Forgets master key `keyId`'s check value, once rotation has re-wrapped everything it sealed: a server no longer
+   * needs that key to start. False when there was none.
+   */
+  deleteKeyCheck(keyId: string): Promise<boolean>;
 }

@@ -61,8 +61,8 @@ export const genericEventBody = (event: StoredEvent): string => JSON.stringify({
   data: event.data,
 });
 
-/** Body and headers of attempt `attempt` (1-based) of a claimed delivery, made at `at`. */
-export function buildDeliveryRequest(claim: ClaimedDelivery, attempt: number, at: Date): DeliveryRequest {
+/** Body and headers of attempt `attempt` (1-based) of a claimed delivery, made at `at`, signed with `secret` (opened). */
+export function buildDeliveryRequest(claim: Pick<ClaimedDelivery, 'webhook' | 'event'>, secret: string, attempt: number, at: Date): DeliveryRequest {
   const { webhook, event } = claim;
   const attemptId = prefixedId('dlv', 24);
   const unix = Math.floor(at.getTime() / 1000);
@@ -74,7 +74,7 @@ export function buildDeliveryRequest(claim: ClaimedDelivery, attempt: number, at
   };
   if (webhook.kind === 'g10') {
     const body = genericEventBody(event);
-    return { body, attemptId, headers: { ...common, 'X-Service-Signature': timestampedSignature(webhook.secret, unix, body) } };
+    return { body, attemptId, headers: { ...common, 'X-Service-Signature': timestampedSignature(secret, unix, body) } };
   }
   const body = memoryEventBody(event, webhook.id, attempt);
   return {
@@ -82,11 +82,11 @@ export function buildDeliveryRequest(claim: ClaimedDelivery, attempt: number, at
     attemptId,
     headers: {
       ...common,
-      'X-Service-Signature': hexSignature(webhook.secret, body),
+      'X-Service-Signature': hexSignature(secret, body),
       // Standard Webhooks headers: a signed timestamp gives receivers replay protection the hex signature lacks.
       'webhook-id': event.id,
       'webhook-timestamp': String(unix),
-      'webhook-signature': standardWebhooksSignature(webhook.secret, event.id, unix, body),
+      'webhook-signature': standardWebhooksSignature(secret, event.id, unix, body),
     },
   };
 }

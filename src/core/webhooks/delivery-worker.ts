@@ -1,9 +1,11 @@
 import type { Clock } from '../clock.ts';
 import type { EventRepository } from '../events/event.repository.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.port.ts';
+import { SealedValueError, type Keyring } from '../secrets/envelope.ts';
 import { buildDeliveryRequest } from './delivery-payload.ts';
 import { attemptResult } from './delivery-schedule.ts';
 import type { WebhookRepository } from './webhook.repository.ts';
+import { openWebhookSecret } from './webhook-secret.ts';
 import type { WebhookSender } from './webhook-sender.port.ts';
 import type { ClaimedDelivery } from './webhook.types.ts';
 
@@ -58,6 +60,8 @@ export function createDeliveryWorker(deps: {
   sender: WebhookSender;
   limiter: RateLimiter;
   clock: Clock;
+  /** Opens each webhook's sealed signing secret, just before the attempt that signs with it. */
+  keyring: () => Keyring;
   logger?: DeliveryLogger;
   options?: DeliveryWorkerOptions;
 }): DeliveryWorker {
@@ -82,6 +86,16 @@ export function createDeliveryWorker(deps: {
     const { delivery, webhook, event } = claim;
     const ids = { delivery: delivery.id, webhook: webhook.id, event: event.id, type: event.type };
     try {
+      let secret: string;
+      try {
+        secret = openWebhookSecret(deps.keyring(), webhook, claim.secret);
+      } catch (err) {
+        if (!(err instanceof SealedValueError)) throw err;
+        // Not an attempt, and nothing is sent unsigned: the claim expires and a node whose keyring opens it (after
+        // the master key is fixed) sends it. The message names the key problem, never the secret.
+        log.warn({ ...ids, err: err.message }, 'webhook secret does not open with this node\'s master keys; delivery left for later');
+        return false;
+      }
       const decision = await limiter.hit(`webhook:${webhook.id}`, rate.limit, rate.windowMs);
       if (!decision.allowed) {
         // Not an attempt: the delivery waits for the next window and keeps its attempt count.
@@ -90,7 +104,7 @@ export function createDeliveryWorker(deps: {
         return false;
       }
       const attempt = delivery.attempts + 1;
-      const request = buildDeliveryRequest(claim, attempt, clock.now());
+      const request = buildDeliveryRequest(claim, secret, attempt, clock.now());
       // Before sending, so an operator (or a test) can tell which node made an attempt the receiver saw.
       log.debug({ ...ids, attempt_id: request.attemptId, attempt }, 'sending webhook');
       const outcome = await sender.send({ url: webhook.url, headers: request.headers, body: request.body, signal: shutdown.signal });

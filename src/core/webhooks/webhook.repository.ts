@@ -1,5 +1,11 @@
 import type { EventScope } from '../events/event.types.ts';
+import type { SealedRef, SealedValue } from '../secrets/secret.types.ts';
 import type { ClaimedDelivery, DeliveryResult, Webhook, WebhookKind, WebhookPatch } from './webhook.types.ts';
+
+/** A webhook whose row still holds its signing secret in plaintext (written before secrets were sealed). */
+export interface PlaintextWebhookSecret extends Pick<Webhook, 'id' | 'kind' | 'scope'> {
+  plaintext: string;
+}
 
 export interface WebhookListQuery {
   active?: boolean | undefined;
@@ -8,9 +14,12 @@ export interface WebhookListQuery {
   offset: number;
 }
 
-/** Storage port for webhooks and their deliveries. Scope and kind always both match, or it is not found. */
+/**
+ * Storage port for webhooks and their deliveries. Scope and kind always both match, or it is not found. Signing
+ * secrets are stored sealed (core/webhooks/webhook-secret.ts) and come back only with a claimed delivery.
+ */
 export interface WebhookRepository {
-  insert(webhook: Webhook): Promise<void>;
+  insert(webhook: Webhook, secret: SealedValue): Promise<void>;
   findById(scope: EventScope, kind: WebhookKind, id: string): Promise<Webhook | null>;
   list(scope: EventScope, kind: WebhookKind, query: WebhookListQuery): Promise<{ items: Webhook[]; total: number }>;
   /** Webhooks created in the scope within the window, for the creation limit. */
@@ -31,4 +40,19 @@ export interface WebhookRepository {
   release(deliveryId: string, retryAt: Date): Promise<void>;
   /** Deliveries not yet finished, for tests and the health of the queue. */
   pendingCount(): Promise<number>;
+
+  /** Up to `limit` webhooks whose secret is still plaintext, oldest first (the start-up sealing migration). */
+  plaintextSecrets(limit: number): Promise<PlaintextWebhookSecret[]>;
+  /**
+   * Replaces each webhook's plaintext secret with its sealed value, in one transaction, where the row still holds
+   * exactly that plaintext (a row already sealed, by another node, is left alone); returns how many were replaced.
+   */
+  sealSecrets(rows: readonly { id: string; plaintext: string; sealed: SealedValue }[]): Promise<number>;
+  /**
+   * Every sealed signing secret, `limit` at a time after `after` (null: from the start), in a stable order, for
+   * master-key rotation; the context is `webhookSecretContext` of its webhook.
+   */
+  sealedSecrets(after: string | null, limit: number): Promise<SealedRef[]>;
+  /** Replaces the sealed secret `ref` (same payload, data key re-wrapped under another master key); a deleted webhook is skipped. */
+  rewrapSecret(ref: string, sealed: SealedValue): Promise<void>;
 }

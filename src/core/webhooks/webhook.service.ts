@@ -6,8 +6,12 @@ import { GENERIC_EVENT_TYPES, MEMORY_EVENT_TYPES, type EventScope } from '../eve
 import { prefixedId } from '../ids.ts';
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenKeySegment } from '../json-limits.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
+import type { Keyring } from '../secrets/envelope.ts';
 import type { WebhookRepository } from './webhook.repository.ts';
-import { DEFAULT_G9_RETRY, type RetryPolicy, type Webhook, type WebhookKind, type WebhookPatch, type WebhookStatus } from './webhook.types.ts';
+import { sealWebhookSecret } from './webhook-secret.ts';
+import {
+  DEFAULT_G9_RETRY, type CreatedWebhook, type RetryPolicy, type Webhook, type WebhookKind, type WebhookPatch, type WebhookStatus,
+} from './webhook.types.ts';
 import { checkWebhookUrl, parseAllowCidrs } from './address-policy.ts';
 
 /**
@@ -79,6 +83,8 @@ export interface WebhookServiceDeps {
   webhooks: Pick<WebhookRepository, 'insert' | 'findById' | 'list' | 'update' | 'delete'>;
   limits: Pick<LimitsService, 'webhookCreate'>;
   clock: Clock;
+  /** Seals each new webhook's signing secret before it reaches storage. */
+  keyring: () => Keyring;
   /** `MNEMO_WEBHOOK_ALLOW_CIDRS`: ranges a webhook URL may point at although they are not public. */
   allowCidrs?: readonly string[] | undefined;
 }
@@ -210,8 +216,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   }
 
   return {
-    /** Validates, counts the creation against the key's hourly limit (valid requests only), then stores. */
-    async create(principal: Principal, scope: EventScope, kind: WebhookKind, input: NewWebhookInput): Promise<Webhook> {
+    /**
+     * Validates, counts the creation against the key's hourly limit (valid requests only), then stores it with its
+     * secret sealed. The answer is the only one that carries the secret.
+     */
+    async create(principal: Principal, scope: EventScope, kind: WebhookKind, input: NewWebhookInput): Promise<CreatedWebhook> {
       const problems: FieldProblem[] = [];
       refuseForKind(kind, input, problems);
       const url = checkUrl(input.url, problems);
@@ -232,7 +241,6 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         scope: scopeFor(scope, kind),
         url,
         events,
-        secret: input.secret ?? generateSecret(),
         description,
         status: input.active === false ? 'disabled' : 'active',
         retryPolicy,
@@ -242,8 +250,9 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         lastDeliveryAt: null,
         stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 },
       };
-      await webhooks.insert(webhook);
-      return webhook;
+      const secret = input.secret ?? generateSecret();
+      await webhooks.insert(webhook, sealWebhookSecret(deps.keyring(), webhook, secret));
+      return { ...webhook, secret };
     },
 
     async get(scope: EventScope, kind: WebhookKind, id: string): Promise<Webhook> {

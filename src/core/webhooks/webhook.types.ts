@@ -1,4 +1,5 @@
 import type { EventScope, StoredEvent } from '../events/event.types.ts';
+import type { SealedValue } from '../secrets/secret.types.ts';
 
 /**
  * Webhooks of both generations live in one store: G9 (memory events, per workspace, `active` flag, retry policy,
@@ -28,7 +29,6 @@ export interface Webhook {
   scope: EventScope;
   url: string;
   events: string[];
-  secret: string;
   description: string | null;
   status: WebhookStatus;
   retryPolicy: RetryPolicy;
@@ -39,6 +39,20 @@ export interface Webhook {
   lastDeliveryAt: Date | null;
   stats: DeliveryStats;
 }
+
+/**
+ * A webhook as its creation answers it: the only time its signing secret is shown. Storage keeps the secret sealed
+ * (core/webhooks/webhook-secret.ts), never in a `Webhook`.
+ */
+export interface CreatedWebhook extends Webhook {
+  secret: string;
+}
+
+/**
+ * A signing secret as a row holds it: sealed, or plaintext in a row written before secrets were sealed (until the
+ * start-up migration, `sealPlaintextWebhookSecrets`, seals it).
+ */
+export type StoredWebhookSecret = { sealed: SealedValue } | { plaintext: string };
 
 export interface WebhookPatch {
   url?: string | undefined;
@@ -64,6 +78,8 @@ export interface ClaimedDelivery {
   delivery: Delivery;
   webhook: Webhook;
   event: StoredEvent;
+  /** The webhook's signing secret as stored; the worker opens it with the keyring (storage never does). */
+  secret: StoredWebhookSecret;
 }
 
 export type DeliveryResult =

@@ -1,6 +1,6 @@
 import { isoTimestamp } from '../../core/clock.ts';
 import type { PublishedEvent } from '../../core/webhooks/event-publisher.ts';
-import type { Webhook } from '../../core/webhooks/webhook.types.ts';
+import type { CreatedWebhook, Webhook } from '../../core/webhooks/webhook.types.ts';
 
 /** G10 wire <-> domain. */
 
@@ -15,6 +15,6 @@ export const toWire = (w: Webhook) => ({
 });
 
 /** The create answer: the only one with the secret. */
-export const toCreatedWire = (w: Webhook) => ({ ...toWire(w), secret: w.secret });
+export const toCreatedWire = (w: CreatedWebhook) => ({ ...toWire(w), secret: w.secret });
 
 export const toEventWire = (e: PublishedEvent) => ({ id: e.id, type: e.type, created_at: isoTimestamp(e.createdAt), data: e.data });

@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import { isoTimestamp } from '../../core/clock.ts';
 import type { NewWebhookInput, RetryPolicyInput, WebhookUpdateInput } from '../../core/webhooks/webhook.service.ts';
-import type { Webhook } from '../../core/webhooks/webhook.types.ts';
+import type { CreatedWebhook, Webhook } from '../../core/webhooks/webhook.types.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** G9 wire <-> domain. */
@@ -56,4 +56,4 @@ export const toWire = (w: Webhook) => ({
 });
 
 /** The create answer: the only one with the secret. */
-export const toCreatedWire = (w: Webhook) => ({ ...toWire(w), secret: w.secret });
+export const toCreatedWire = (w: CreatedWebhook) => ({ ...toWire(w), secret: w.secret });

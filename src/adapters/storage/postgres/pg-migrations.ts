@@ -256,6 +256,27 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX api_keys_owner ON api_keys (tenant_id, mode, created_at, id COLLATE "C");
     `,
   },
+  {
+    version: 5,
+    name: 'webhook signing secrets sealed',
+    sql: `
+      -- Signing secrets are sealed as G11 secrets are (secret_key_id, secret_wrapped_key, secret_payload; see
+      -- core/webhooks/webhook-secret.ts). A migration has no key, so it cannot seal: the secrets already stored move
+      -- to plaintext_secret, which the app seals and clears at its next start (sealPlaintextWebhookSecrets). A row
+      -- holds exactly one of the two forms.
+      ALTER TABLE webhooks RENAME COLUMN secret TO plaintext_secret;
+      ALTER TABLE webhooks
+        ALTER COLUMN plaintext_secret DROP NOT NULL,
+        ADD COLUMN secret_key_id text,
+        ADD COLUMN secret_wrapped_key text,
+        ADD COLUMN secret_payload text,
+        ADD CONSTRAINT webhooks_secret_sealed_or_plaintext CHECK (
+          (plaintext_secret IS NOT NULL AND secret_key_id IS NULL AND secret_wrapped_key IS NULL AND secret_payload IS NULL)
+          OR (plaintext_secret IS NULL AND secret_key_id IS NOT NULL AND secret_wrapped_key IS NOT NULL AND secret_payload IS NOT NULL));
+      -- What the start-up sealing looks for: empty once every secret is sealed, so the look costs nothing.
+      CREATE INDEX webhooks_plaintext_secret ON webhooks (seq) WHERE plaintext_secret IS NOT NULL;
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -146,5 +146,8 @@ export function createPgSecretRepository(db: PgExecutor): SecretRepository {
       await db.query(`INSERT INTO master_key_checks (key_id, wrapped_key, payload, created_at) VALUES ($1, $2, $3, $4)
         ON CONFLICT (key_id) DO NOTHING`, [keyId, sealed.wrappedKey, sealed.payload, pgTime(new Date())]);
     },
+    async deleteKeyCheck(keyId) {
+      return (await db.query('DELETE FROM master_key_checks WHERE key_id = $1 RETURNING key_id', [keyId])).length > 0;
+    },
   };
 }

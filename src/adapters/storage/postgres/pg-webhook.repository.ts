@@ -1,12 +1,26 @@
 import type { EventScope } from '../../../core/events/event.types.ts';
+import type { KeyMode } from '../../../core/scope.ts';
 import type { WebhookRepository } from '../../../core/webhooks/webhook.repository.ts';
+import { webhookSecretContext } from '../../../core/webhooks/webhook-secret.ts';
 import type { ClaimedDelivery, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
 import { pgInt, pgJson, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
 import { toStoredEvent, type PgEventRow } from './pg-outbox.ts';
-import { toWebhook, type PgWebhookRow } from './pg-webhook.rows.ts';
+import { storedSecretOf, toWebhook, type PgWebhookRow } from './pg-webhook.rows.ts';
 
 interface DeliveryRow {
   id: string; webhook_id: string; event_seq: number | string; attempts: number; next_attempt_at: Date;
+}
+
+interface SecretRow { seq: number | string; id: string; kind: string; tenant_id: string; mode: string; workspace: string | null }
+interface PlaintextRow extends SecretRow { plaintext_secret: string }
+interface SealedRow extends SecretRow { secret_key_id: string; secret_wrapped_key: string; secret_payload: string }
+
+const scopeOf = (r: SecretRow) => ({ tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace });
+
+/** `sealedSecrets` refs: the row's seq, the order they are paged in. */
+function parseRef(ref: string): string {
+  if (!/^-?[0-9]{1,19}$/.test(ref)) throw new Error(`not a webhook secret ref: ${ref}`);
+  return ref;
 }
 
 /** G9 webhooks belong to a workspace; G10 ones to a tenant and mode only. */
@@ -17,11 +31,12 @@ function scopeWhere(p: SqlParams, scope: EventScope, kind: WebhookKind): string 
 
 export function createPgWebhookRepository(db: PgExecutor): WebhookRepository {
   return {
-    async insert(w) {
-      await db.query(`INSERT INTO webhooks (id, kind, tenant_id, mode, workspace, url, events, secret, description,
-        status, retry_policy, filters, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-      [w.id, w.kind, w.scope.tenantId, w.scope.mode, w.scope.workspace, w.url, pgJson(w.events), w.secret,
-        w.description, w.status, pgJson(w.retryPolicy), pgJson(w.filters), pgTime(w.createdAt), pgTime(w.updatedAt)]);
+    async insert(w, secret) {
+      await db.query(`INSERT INTO webhooks (id, kind, tenant_id, mode, workspace, url, events, description, status,
+        retry_policy, filters, created_at, updated_at, secret_key_id, secret_wrapped_key, secret_payload)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+      [w.id, w.kind, w.scope.tenantId, w.scope.mode, w.scope.workspace, w.url, pgJson(w.events), w.description, w.status,
+        pgJson(w.retryPolicy), pgJson(w.filters), pgTime(w.createdAt), pgTime(w.updatedAt), secret.keyId, secret.wrappedKey, secret.payload]);
     },
 
     async findById(scope, kind, id) {
@@ -106,10 +121,12 @@ export function createPgWebhookRepository(db: PgExecutor): WebhookRepository {
         for (const d of chosen) {
           const event = events.get(pgInt(d.event_seq));
           if (!event) continue;
+          const webhook = webhooks.get(d.webhook_id)!;
           claimed.push({
             delivery: { id: d.id, webhookId: d.webhook_id, eventSeq: event.seq, attempts: d.attempts, nextAttemptAt: d.next_attempt_at },
-            webhook: toWebhook(webhooks.get(d.webhook_id)!),
+            webhook: toWebhook(webhook),
             event,
+            secret: storedSecretOf(webhook),
           });
         }
         return claimed;
@@ -150,6 +167,42 @@ export function createPgWebhookRepository(db: PgExecutor): WebhookRepository {
     async pendingCount() {
       const [row] = await db.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM webhook_deliveries WHERE state = 'pending'");
       return row!.n;
+    },
+
+    async plaintextSecrets(limit) {
+      const rows = await db.query<PlaintextRow>(`SELECT seq, id, kind, tenant_id, mode, workspace, plaintext_secret
+        FROM webhooks WHERE plaintext_secret IS NOT NULL ORDER BY seq LIMIT $1`, [limit]);
+      return rows.map((r) => ({ id: r.id, kind: r.kind as WebhookKind, scope: scopeOf(r), plaintext: r.plaintext_secret }));
+    },
+
+    async sealSecrets(rows) {
+      if (rows.length === 0) return 0;
+      return db.transaction(async (tx) => {
+        let n = 0;
+        for (const r of rows) {
+          n += (await tx.query(`UPDATE webhooks SET plaintext_secret = NULL, secret_key_id = $1, secret_wrapped_key = $2,
+            secret_payload = $3 WHERE id = $4 AND plaintext_secret = $5 RETURNING 1 AS one`,
+          [r.sealed.keyId, r.sealed.wrappedKey, r.sealed.payload, r.id, r.plaintext])).length;
+        }
+        return n;
+      });
+    },
+
+    async sealedSecrets(after, limit) {
+      const p = new SqlParams();
+      const from = after === null ? '' : `AND seq > ${p.add(parseRef(after))}::bigint`;
+      const rows = await db.query<SealedRow>(`SELECT seq, id, kind, tenant_id, mode, workspace, secret_key_id, secret_wrapped_key,
+        secret_payload FROM webhooks WHERE secret_key_id IS NOT NULL ${from} ORDER BY seq LIMIT ${p.add(limit)}`, p.values);
+      return rows.map((r) => ({
+        ref: String(pgInt(r.seq)),
+        context: webhookSecretContext({ id: r.id, scope: scopeOf(r) }),
+        sealed: { keyId: r.secret_key_id, wrappedKey: r.secret_wrapped_key, payload: r.secret_payload },
+      }));
+    },
+
+    async rewrapSecret(ref, sealed) {
+      await db.query(`UPDATE webhooks SET secret_key_id = $1, secret_wrapped_key = $2, secret_payload = $3
+        WHERE seq = $4::bigint AND secret_key_id IS NOT NULL`, [sealed.keyId, sealed.wrappedKey, sealed.payload, parseRef(ref)]);
     },
   };
 }

@@ -269,4 +269,53 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_keys_owner ON api_keys (tenant_id, mode, created_at, id);
     `,
   },
+  {
+    version: 7,
+    name: 'webhook signing secrets sealed',
+    sql: `
+      -- Signing secrets are sealed as G11 secrets are (secret_key_id, secret_wrapped_key, secret_payload; see
+      -- core/webhooks/webhook-secret.ts). A migration has no key, so it cannot seal: the secrets already stored move
+      -- to plaintext_secret, which the app seals and clears at its next start (sealPlaintextWebhookSecrets). A row
+      -- holds exactly one of the two forms. SQLite cannot drop NOT NULL from a column: the table is rebuilt (nothing
+      -- references it by foreign key).
+      CREATE TABLE webhooks_sealed_secrets (
+        seq                   INTEGER PRIMARY KEY,
+        id                    TEXT NOT NULL UNIQUE,
+        kind                  TEXT NOT NULL CHECK (kind IN ('g9', 'g10')),
+        tenant_id             TEXT NOT NULL,
+        mode                  TEXT NOT NULL,
+        workspace             TEXT,
+        url                   TEXT NOT NULL,
+        events                TEXT NOT NULL,
+        description           TEXT,
+        status                TEXT NOT NULL CHECK (status IN ('active', 'disabled', 'failed')),
+        retry_policy          TEXT NOT NULL,
+        filters               TEXT NOT NULL,
+        created_at            INTEGER NOT NULL,
+        updated_at            INTEGER NOT NULL,
+        last_delivery_at      INTEGER,
+        total_attempts        INTEGER NOT NULL DEFAULT 0,
+        successful_deliveries INTEGER NOT NULL DEFAULT 0,
+        failed_deliveries     INTEGER NOT NULL DEFAULT 0,
+        plaintext_secret      TEXT,
+        secret_key_id         TEXT,
+        secret_wrapped_key    TEXT,
+        secret_payload        TEXT,
+        CHECK ((plaintext_secret IS NOT NULL AND secret_key_id IS NULL AND secret_wrapped_key IS NULL AND secret_payload IS NULL)
+          OR (plaintext_secret IS NULL AND secret_key_id IS NOT NULL AND secret_wrapped_key IS NOT NULL AND secret_payload IS NOT NULL))
+      );
+      INSERT INTO webhooks_sealed_secrets (seq, id, kind, tenant_id, mode, workspace, url, events, description, status,
+          retry_policy, filters, created_at, updated_at, last_delivery_at, total_attempts, successful_deliveries,
+          failed_deliveries, plaintext_secret)
+        SELECT seq, id, kind, tenant_id, mode, workspace, url, events, description, status,
+          retry_policy, filters, created_at, updated_at, last_delivery_at, total_attempts, successful_deliveries,
+          failed_deliveries, secret
+        FROM webhooks;
+      DROP TABLE webhooks;
+      ALTER TABLE webhooks_sealed_secrets RENAME TO webhooks;
+      CREATE INDEX webhooks_scope ON webhooks (tenant_id, mode, kind, created_at);
+      -- What the start-up sealing looks for: empty once every secret is sealed, so the look costs nothing.
+      CREATE INDEX webhooks_plaintext_secret ON webhooks (seq) WHERE plaintext_secret IS NOT NULL;
+    `,
+  },
 ];

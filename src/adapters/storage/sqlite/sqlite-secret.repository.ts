@@ -82,6 +82,7 @@ export function createSqliteSecretRepository(db: SqliteDb): SecretRepository {
   const keyCheckIds = db.prepare<[], string>('SELECT key_id FROM master_key_checks ORDER BY key_id').pluck();
   const putKeyCheck = db.prepare(`INSERT INTO master_key_checks (key_id, wrapped_key, payload, created_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (key_id) DO NOTHING`);
+  const deleteKeyCheck = db.prepare('DELETE FROM master_key_checks WHERE key_id = ?');
 
   const writeVersion = (secretId: string, v: StoredSecretVersion) => insertVersion.run(secretId, v.version, v.sealed.keyId,
     v.sealed.wrappedKey, v.sealed.payload, v.createdAt.getTime(), v.createdBy);
@@ -166,6 +167,9 @@ export function createSqliteSecretRepository(db: SqliteDb): SecretRepository {
     async putKeyCheck(keyId, sealed) {
       if (sealed.keyId !== keyId) throw new Error(`the check value of master key ${keyId} is sealed under ${sealed.keyId}`);
       putKeyCheck.run(keyId, sealed.wrappedKey, sealed.payload, Date.now());
+    },
+    async deleteKeyCheck(keyId) {
+      return deleteKeyCheck.run(keyId).changes > 0;
     },
   };
 }

@@ -1,13 +1,27 @@
 import type { EventScope } from '../../../core/events/event.types.ts';
+import type { KeyMode } from '../../../core/scope.ts';
+import type { SealedValue } from '../../../core/secrets/secret.types.ts';
 import type { WebhookRepository } from '../../../core/webhooks/webhook.repository.ts';
+import { webhookSecretContext } from '../../../core/webhooks/webhook-secret.ts';
 import type { ClaimedDelivery, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { toStoredEvent, type EventRow } from './sqlite-outbox.ts';
-import { toWebhook, type WebhookRow } from './sqlite-webhook.rows.ts';
+import { storedSecretOf, toWebhook, type WebhookRow } from './sqlite-webhook.rows.ts';
 
 interface DeliveryRow {
   seq: number; id: string; webhook_id: string; event_seq: number; attempts: number; state: string;
   next_attempt_at: number; lease_until: number | null;
+}
+
+interface SecretRow { seq: number; id: string; kind: string; tenant_id: string; mode: string; workspace: string | null }
+interface PlaintextRow extends SecretRow { plaintext_secret: string }
+interface SealedRow extends SecretRow { secret_key_id: string; secret_wrapped_key: string; secret_payload: string }
+
+/** `sealedSecrets` refs: the row's seq, the order they are paged in. */
+function parseRef(ref: string): number {
+  const seq = Number(ref);
+  if (!Number.isSafeInteger(seq) || String(seq) !== ref) throw new Error(`not a webhook secret ref: ${ref}`);
+  return seq;
 }
 
 /** G9 webhooks belong to a workspace; G10 ones to a tenant and mode only. */
@@ -18,8 +32,20 @@ function scopeWhere(scope: EventScope, kind: WebhookKind): { sql: string; params
 }
 
 export function createSqliteWebhookRepository(db: SqliteDb): WebhookRepository {
-  const insert = db.prepare(`INSERT INTO webhooks (id, kind, tenant_id, mode, workspace, url, events, secret, description,
-    status, retry_policy, filters, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.prepare(`INSERT INTO webhooks (id, kind, tenant_id, mode, workspace, url, events, description,
+    status, retry_policy, filters, created_at, updated_at, secret_key_id, secret_wrapped_key, secret_payload)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const plaintextSecrets = db.prepare<[number], PlaintextRow>(`SELECT seq, id, kind, tenant_id, mode, workspace, plaintext_secret
+    FROM webhooks WHERE plaintext_secret IS NOT NULL ORDER BY seq LIMIT ?`);
+  const sealSecret = db.prepare(`UPDATE webhooks SET plaintext_secret = NULL, secret_key_id = ?, secret_wrapped_key = ?,
+    secret_payload = ? WHERE id = ? AND plaintext_secret = ?`);
+  const sealedSecrets = db.prepare<[number, number], SealedRow>(`SELECT seq, id, kind, tenant_id, mode, workspace, secret_key_id,
+    secret_wrapped_key, secret_payload FROM webhooks WHERE seq > ? AND secret_key_id IS NOT NULL ORDER BY seq LIMIT ?`);
+  const rewrapSecret = db.prepare(`UPDATE webhooks SET secret_key_id = ?, secret_wrapped_key = ?, secret_payload = ?
+    WHERE seq = ? AND secret_key_id IS NOT NULL`);
+  const sealAll = db.transaction((rows: readonly { id: string; plaintext: string; sealed: SealedValue }[]) => rows.reduce((n, r) =>
+    n + sealSecret.run(r.sealed.keyId, r.sealed.wrappedKey, r.sealed.payload, r.id, r.plaintext).changes, 0));
+  const scopeOf = (r: SecretRow) => ({ tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace });
   const webhookById = db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE id = ?');
   const eventBySeq = db.prepare<[number], EventRow>('SELECT * FROM events WHERE seq = ?');
 
@@ -48,6 +74,7 @@ export function createSqliteWebhookRepository(db: SqliteDb): WebhookRepository {
         delivery: { id: d.id, webhookId: d.webhook_id, eventSeq: d.event_seq, attempts: d.attempts, nextAttemptAt: new Date(d.next_attempt_at) },
         webhook: toWebhook(webhook),
         event: toStoredEvent(event),
+        secret: storedSecretOf(webhook),
       });
     }
     return claimed;
@@ -77,9 +104,10 @@ export function createSqliteWebhookRepository(db: SqliteDb): WebhookRepository {
   });
 
   return {
-    async insert(w) {
-      insert.run(w.id, w.kind, w.scope.tenantId, w.scope.mode, w.scope.workspace, w.url, JSON.stringify(w.events), w.secret,
-        w.description, w.status, JSON.stringify(w.retryPolicy), JSON.stringify(w.filters), w.createdAt.getTime(), w.updatedAt.getTime());
+    async insert(w, secret) {
+      insert.run(w.id, w.kind, w.scope.tenantId, w.scope.mode, w.scope.workspace, w.url, JSON.stringify(w.events), w.description,
+        w.status, JSON.stringify(w.retryPolicy), JSON.stringify(w.filters), w.createdAt.getTime(), w.updatedAt.getTime(),
+        secret.keyId, secret.wrappedKey, secret.payload);
     },
 
     async findById(scope, kind, id) {
@@ -146,6 +174,26 @@ export function createSqliteWebhookRepository(db: SqliteDb): WebhookRepository {
 
     async pendingCount() {
       return (db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'pending'").get() as { n: number }).n;
+    },
+
+    async plaintextSecrets(limit) {
+      return plaintextSecrets.all(limit).map((r) => ({ id: r.id, kind: r.kind as WebhookKind, scope: scopeOf(r), plaintext: r.plaintext_secret }));
+    },
+
+    async sealSecrets(rows) {
+      return sealAll(rows);
+    },
+
+    async sealedSecrets(after, limit) {
+      return sealedSecrets.all(after === null ? Number.MIN_SAFE_INTEGER : parseRef(after), limit).map((r) => ({
+        ref: String(r.seq),
+        context: webhookSecretContext({ id: r.id, scope: scopeOf(r) }),
+        sealed: { keyId: r.secret_key_id, wrappedKey: r.secret_wrapped_key, payload: r.secret_payload },
+      }));
+    },
+
+    async rewrapSecret(ref, sealed) {
+      rewrapSecret.run(sealed.keyId, sealed.wrappedKey, sealed.payload, parseRef(ref));
     },
   };
 }
