@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
+import { verifyAuditChains, type AuditVerification } from '../core/audit/audit.verifier.ts';
 import { systemClock } from '../core/clock.ts';
+import type { Storage } from '../core/storage.port.ts';
 import { loadConfig, redactPassword } from './config.ts';
 import { createStorage } from './storage.factory.ts';
 import { describeLocation, lineProgress, migrate, parseStoreLocation, terminalProgress, type StoreLocation } from './migrate.command.ts';
@@ -28,11 +30,12 @@ export const processIo: CliIo = {
 export class CliError extends Error {}
 
 /**
- * Key management needs only the store: no model is loaded, and it works while a server runs on the same data.
- * It says on stderr which database it used, because a CLI and a server on different MNEMO_DATA_DIRs is the usual
- * reason for a key that "does not work". Commands that only look at existing keys refuse to create an empty database.
+ * Key management and audit checks need only the store: no model is loaded, and they work while a server runs on the
+ * same data. They say on stderr which database they used, because a CLI and a server on different MNEMO_DATA_DIRs is
+ * the usual reason for a key that "does not work". Commands that only look at existing data refuse to create an
+ * empty database.
  */
-async function withKeys<T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> {
+async function withStorage<T>(io: CliIo, access: 'create' | 'existing', fn: (storage: Storage) => Promise<T>): Promise<T> {
   const config = loadConfig(io.env);
   const { databaseFile } = config;
   if (config.databaseUrl === null && access === 'existing' && !existsSync(databaseFile)) {
@@ -41,10 +44,26 @@ async function withKeys<T>(io: CliIo, access: 'create' | 'existing', fn: (keys: 
   io.err(`mnemo: database ${config.databaseUrl === null ? databaseFile : redactPassword(config.databaseUrl)}\n`);
   const storage = await createStorage(config);
   try {
-    return await fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock }));
+    return await fn(storage);
   } finally {
     await storage.close();
   }
+}
+
+const withKeys = <T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> =>
+  withStorage(io, access, (storage) => fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock })));
+
+/** `tenant/mode`, as the audit commands name a chain. */
+const chainName = (owner: { tenantId: string; mode: string }) => `${owner.tenantId}/${owner.mode}`;
+
+/** What `mnemo audit verify` prints: one line per chain, its head (seq and hash) to keep elsewhere. */
+function describeVerification(v: AuditVerification): string {
+  const lines = [v.ok
+    ? `audit log intact: ${v.rows} rows in ${v.intact.length} chain${v.intact.length === 1 ? '' : 's'}`
+    : `audit log BROKEN: ${v.broken.length} of ${v.broken.length + v.intact.length} chains (${v.rows} rows)`];
+  for (const b of v.broken) lines.push(`  ${chainName(b.owner)}  broken at row ${b.seq} (${b.id}): ${b.reason}: ${b.message}`);
+  for (const c of v.intact) lines.push(`  ${chainName(c.owner)}  ${c.rows} rows  head ${c.headSeq} ${c.headHash}`);
+  return `${lines.join('\n')}\n`;
 }
 
 function parsePositive(value: string): number {
@@ -130,6 +149,25 @@ export function buildCli(io: CliIo = processIo): Command {
       const ok = await withKeys(io, 'existing', (svc) => svc.revoke(id));
       if (!ok) throw new CliError(`no active key ${id}`);
       io.out(`revoked ${id}\n`);
+    });
+
+  const audit = program.command('audit').description('check the G11 audit log');
+
+  audit.command('verify')
+    .description('walk every audit chain (one per tenant and mode) and check each row\'s links and hash: exit 0 when '
+      + 'every chain holds, exit 1 naming the first broken row of each chain that does not (an edited, deleted, '
+      + 'inserted or moved row). Rows cut from the end of a chain leave no trace in it: keep the heads printed here '
+      + 'elsewhere and compare them on the next run.')
+    .option('--json', 'print the result as one JSON object {ok, rows, intact: [{owner, rows, headSeq, headHash}], broken: [{owner, seq, id, reason, message}]}')
+    .option('--page-size <rows>', 'rows read at a time', parsePositive, 1000)
+    .action(async (opts: { json?: boolean; pageSize: number }) => {
+      const result = await withStorage(io, 'existing', (storage) => verifyAuditChains(storage.audit, { pageSize: opts.pageSize }));
+      io.out(opts.json ? `${JSON.stringify(result)}\n` : describeVerification(result));
+      if (!result.ok) {
+        const first = result.broken[0]!;
+        throw new CliError(`audit chain ${chainName(first.owner)} is broken at row ${first.seq} (${first.id})`
+          + `${result.broken.length > 1 ? ` and ${result.broken.length - 1} more chain(s)` : ''}`);
+      }
     });
 
   program.command('migrate')

@@ -32,6 +32,7 @@ import { loadKeyring } from './keyring.factory.ts';
 import type { Keyring } from '../core/secrets/envelope.ts';
 import { verifyKeyring } from '../core/secrets/keyring-check.ts';
 import { createSecretService } from '../core/secrets/secret.service.ts';
+import { createAuditService } from '../core/audit/audit.service.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -118,6 +119,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const webhooks = createWebhookService({ webhooks: storage.webhooks, limits, clock, allowCidrs: config.webhookAllowCidrs });
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
   const secrets = createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock });
+  const audit = createAuditService({ audit: storage.audit, clock });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
@@ -175,6 +177,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     webhooks,
     producerEvents,
     secrets,
+    audit,
     realtime,
     eventHub,
     streams,

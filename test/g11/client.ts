@@ -14,3 +14,13 @@ export function g11(app: FastifyInstance, key: string | undefined, headers: Reco
 }
 
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A G11 audit-log client (`/v1/security/audit-logs`) bound to one key. */
+export function g11Audit(app: FastifyInstance, key: string | undefined, headers: Record<string, string> = {}) {
+  const h = { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...headers };
+  return {
+    list: (query = '') => app.inject({ method: 'GET', url: `/v1/security/audit-logs${query ? `?${query}` : ''}`, headers: h }),
+    get: (id: string) => app.inject({ method: 'GET', url: `/v1/security/audit-logs/${encodeURIComponent(id)}`, headers: h }),
+    export: (body: unknown) => app.inject({ method: 'POST', url: '/v1/security/audit-logs/export', headers: h, payload: body as object }),
+  };
+}
