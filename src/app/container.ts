@@ -34,6 +34,7 @@ import type { Keyring } from '../core/secrets/envelope.ts';
 import { verifyKeyring } from '../core/secrets/keyring-check.ts';
 import { createSecretService } from '../core/secrets/secret.service.ts';
 import { sealPlaintextWebhookSecrets } from '../core/webhooks/webhook-secret.ts';
+import { createAuditService } from '../core/audit/audit.service.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -133,6 +134,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   });
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
   const secrets = createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock });
+  const audit = createAuditService({ audit: storage.audit, clock });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
@@ -191,6 +193,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     webhooks,
     producerEvents,
     secrets,
+    audit,
     realtime,
     eventHub,
     streams,

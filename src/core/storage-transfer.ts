@@ -101,6 +101,16 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     name: 'master_key_checks', key: ['key_id'],
     columns: { key_id: text, wrapped_key: text, payload: text, created_at: time },
   },
+  {
+    // Rows keep their chain (seq, prev_hash, hash) and metadata travels as the canonical text that was hashed, so the
+    // copy verifies as the source does (mnemo audit verify).
+    name: 'audit_logs', key: ['tenant_id', 'mode', 'seq'],
+    columns: {
+      tenant_id: text, mode: text, seq: int, id: text, created_at: time, user_id: text, key_id: text, action: text,
+      resource: text, outcome: text, status: int, ip: text, user_agent: text, region: text, request_id: text,
+      metadata: text, prev_hash: text, hash: text,
+    },
+  },
 ];
 
 /** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */

@@ -7,6 +7,7 @@ import type { WebhookRepository } from './webhooks/webhook.repository.ts';
 import type { UsageRepository } from './analytics/usage.repository.ts';
 import type { IdempotencyRepository } from './events/idempotency.repository.ts';
 import type { SecretRepository } from './secrets/secret.repository.ts';
+import type { AuditRepository } from './audit/audit.repository.ts';
 import type { StorageTransfer } from './storage-transfer.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
@@ -25,6 +26,8 @@ export interface Storage {
   readonly idempotency: IdempotencyRepository;
   /** G11 secrets (sealed values only), their versions, and the master-key checks. */
   readonly secrets: SecretRepository;
+  /** The G11 audit log: append-only, one hash chain per tenant and mode. */
+  readonly audit: AuditRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

@@ -54,4 +54,15 @@ describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () 
     const { key } = JSON.parse(stdout) as { key: string };
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/memories', headers: { 'x-api-key': key } })).statusCode).toBe(200);
   });
+
+  it('records G11 requests in the database, whose chains `mnemo audit verify` checks', async () => {
+    const auth = { authorization: `Bearer ${await t.key({ tenant: 'audited' })}` };
+    await t.app.inject({ method: 'POST', url: '/v1/security/secrets', headers: auth, payload: { name: 'pg-secret', value: 'v' } });
+    await t.app.inject({ method: 'GET', url: '/v1/security/secrets/pg-secret', headers: auth });
+    const logs = json(await t.app.inject({ method: 'GET', url: '/v1/security/audit-logs', headers: auth }));
+    expect(logs.data.map((r: { action: string }) => r.action)).toEqual(['secret.read', 'secret.create']);
+    const { stdout, error } = await mnemo({ ...env, MNEMO_DATA_DIR: '/nonexistent-mnemo-dir' }, 'audit', 'verify');
+    expect(error).toBeUndefined();
+    expect(stdout).toMatch(/^audit log intact: 3 rows in 1 chain\n {2}audited\/live {2}3 rows {2}head 3 [0-9a-f]{64}\n$/);
+  });
 });

@@ -31,3 +31,13 @@ export function g11Keys(app: FastifyInstance, key: string | undefined) {
     }),
   };
 }
+
+/** A G11 audit-log client (`/v1/security/audit-logs`) bound to one key. */
+export function g11Audit(app: FastifyInstance, key: string | undefined, headers: Record<string, string> = {}) {
+  const h = { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...headers };
+  return {
+    list: (query = '') => app.inject({ method: 'GET', url: `/v1/security/audit-logs${query ? `?${query}` : ''}`, headers: h }),
+    get: (id: string) => app.inject({ method: 'GET', url: `/v1/security/audit-logs/${encodeURIComponent(id)}`, headers: h }),
+    export: (body: unknown) => app.inject({ method: 'POST', url: '/v1/security/audit-logs/export', headers: h, payload: body as object }),
+  };
+}

@@ -21,8 +21,17 @@ afterAll(async () => {
   await pglite.close();
 });
 
+/** Raw SQL on the shared PGlite (its search_path is the current contract schema), as someone with database access. */
+const auditSql = {
+  sql: async (statement: string, params: unknown[] = []) => {
+    let i = 0;
+    await pglite.query(statement.replace(/\?/g, () => `$${++i}`), params);
+  },
+  liftAppendOnlyGuard: async () => { await pglite.exec('ALTER TABLE audit_logs DISABLE TRIGGER USER'); },
+};
+
 describeStorageContract('postgres (pg driver over pglite-socket)', async () => {
   await useFreshSchema(pglite);
   const pool = new pg.Pool({ connectionString: server.url, max: 4 });
   return createPostgresStorage(pgPoolExecutor(pool));
-});
+}, { audit: auditSql });

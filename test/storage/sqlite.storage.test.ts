@@ -18,10 +18,25 @@ let n = 0;
 // A real file per test, as `npm start` uses: WAL, migrations and all; the second connection is another handle on
 // that file, as the CLI opens beside the server.
 const contractFile = () => join(dir, `contract-${n}.db`);
+/** Runs `fn` on a handle of its own to the contract's current file, as someone with the file in hand could. */
+function onFile(fn: (db: Database.Database) => void): void {
+  const db = new Database(contractFile());
+  try {
+    fn(db);
+  } finally {
+    db.close();
+  }
+}
 describeStorageContract('sqlite', async () => {
   n++;
   return createSqliteStorage({ file: contractFile() });
-}, { openSecond: async () => createSqliteStorage({ file: contractFile() }) });
+}, {
+  openSecond: async () => createSqliteStorage({ file: contractFile() }),
+  audit: {
+    sql: async (statement, params = []) => onFile((db) => db.prepare(statement).run(...params)),
+    liftAppendOnlyGuard: async () => onFile((db) => db.exec('DROP TRIGGER audit_logs_no_update; DROP TRIGGER audit_logs_no_delete')),
+  },
+});
 
 describe('sqlite specifics', () => {
   it('syncs every commit by default (synchronous=FULL in WAL mode), NORMAL only when configured', async () => {

@@ -18,6 +18,9 @@ import {
   secretVersionContext, type SealedRef, type SealedValue, type SecretListQuery, type SecretOwner, type SecretVersionChanges,
   type StoredSecret, type StoredSecretVersion,
 } from '../../src/core/secrets/secret.types.ts';
+import { auditRowHash, GENESIS_HASH } from '../../src/core/audit/audit.hash.ts';
+import type { AuditEntry, AuditListQuery, AuditOwner, AuditRow } from '../../src/core/audit/audit.types.ts';
+import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
 import { randomUUID } from 'node:crypto';
 import { TRANSFER_TABLES, type TransferRow } from '../../src/core/storage-transfer.ts';
 import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
@@ -35,6 +38,15 @@ const listAll = (overrides: Partial<ListQuery> = {}): ListQuery => ({
 export interface ContractExtras {
   /** Another connection to the store `open` returned last; the suite closes it. */
   openSecond?: () => Promise<Storage>;
+  /**
+   * Raw SQL on the store `open` returned last, as someone with access to the database would tamper with the audit
+   * log (statements use `?` placeholders, in order); without it the tampering cases are skipped.
+   */
+  audit?: {
+    sql(statement: string, params?: unknown[]): Promise<void>;
+    /** Drops or disables what keeps audit_logs append-only (its triggers), as such a person could. */
+    liftAppendOnlyGuard(): Promise<void>;
+  };
 }
 
 export function describeStorageContract(name: string, open: () => Promise<Storage>, extras: ContractExtras = {}): void {
@@ -1291,6 +1303,178 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('audit log', () => {
+      const live: AuditOwner = { tenantId: scopeA.tenantId, mode: 'live' };
+      const sandbox: AuditOwner = { tenantId: scopeA.tenantId, mode: 'test' };
+      const otherTenant: AuditOwner = { tenantId: scopeB.tenantId, mode: 'live' };
+      const t0 = Date.UTC(2026, 5, 1, 12);
+      let n = 0;
+      const entry = (owner: AuditOwner, over: Partial<AuditEntry> = {}): AuditEntry => {
+        n++;
+        return {
+          id: `aud_${randomUUID().replaceAll('-', '')}`, owner: { ...owner }, timestamp: new Date(t0 + n * 1000),
+          actor: { userId: 'u1', keyId: 'key_1' }, action: 'secret.read', resource: `secret:s${n}`, outcome: 'success', status: 200,
+          ip: '10.0.0.1', userAgent: 'agent/1', region: null, requestId: `req_${n}`, metadata: { version: n, note: 'é "q"', ok: true, none: null },
+          ...over,
+        };
+      };
+      const query = (over: Partial<AuditListQuery> = {}): AuditListQuery => ({ filter: {}, order: 'asc', afterSeq: null, limit: 100, ...over });
+      const ids = async (owner: AuditOwner, over: Partial<AuditListQuery> = {}) => (await storage.audit.list(owner, query(over))).items.map((r) => r.id);
+      async function appendAll(owner: AuditOwner, count: number, over: Partial<AuditEntry> = {}): Promise<AuditRow[]> {
+        const rows: AuditRow[] = [];
+        for (let i = 0; i < count; i++) rows.push(await storage.audit.append(entry(owner, over)));
+        return rows;
+      }
+
+      it('appends rows to the owner\'s chain and reads them back exactly as hashed', async () => {
+        const first = entry(live, { actor: { userId: 'u1', keyId: null }, region: 'eu-west-1', userAgent: null, ip: null, requestId: null, metadata: {} });
+        const rows = [await storage.audit.append(first), ...(await appendAll(live, 2))];
+        expect(rows.map((r) => r.seq)).toEqual([1, 2, 3]);
+        expect(rows[0]).toEqual({ ...first, seq: 1, prevHash: GENESIS_HASH, hash: auditRowHash({ ...first, seq: 1, prevHash: GENESIS_HASH }) });
+        expect(rows[1]!.prevHash).toBe(rows[0]!.hash);
+        expect(rows[2]!.prevHash).toBe(rows[1]!.hash);
+        for (const r of rows) {
+          const read = await storage.audit.findById(live, r.id);
+          expect(read).toEqual(r);
+          expect(auditRowHash(read!)).toBe(r.hash);
+        }
+        expect(await storage.audit.list(live, query())).toEqual({ items: rows, total: 3 });
+        expect(await storage.audit.scan(null, 10)).toEqual(rows);
+      });
+
+      it('keeps one chain per tenant and mode, each invisible to the others', async () => {
+        const a = await appendAll(live, 2);
+        const s = await appendAll(sandbox, 1);
+        const b = await appendAll(otherTenant, 3);
+        expect([a, s, b].map((rows) => rows.map((r) => r.seq))).toEqual([[1, 2], [1], [1, 2, 3]]);
+        expect(s[0]!.prevHash).toBe(GENESIS_HASH);
+        for (const [owner, others] of [[live, [...s, ...b]], [sandbox, [...a, ...b]], [otherTenant, [...a, ...s]]] as const) {
+          for (const r of others) expect(await storage.audit.findById(owner, r.id)).toBeNull();
+        }
+        expect(await ids(live)).toEqual(a.map((r) => r.id));
+        expect(await ids(sandbox)).toEqual(s.map((r) => r.id));
+        expect((await storage.audit.list({ tenantId: 'nobody', mode: 'live' }, query())).total).toBe(0);
+        // scan walks every chain whole, owners in byte order, any page size alike.
+        const all = [...a, ...s, ...b];
+        for (const size of [1, 2, 100]) {
+          const seen: AuditRow[] = [];
+          for (let after: AuditRow | null = null; ;) {
+            const page: AuditRow[] = await storage.audit.scan(after && { ...after.owner, seq: after.seq }, size);
+            seen.push(...page);
+            if (page.length < size) break;
+            after = page.at(-1)!;
+          }
+          expect(seen.map((r) => r.id), `page size ${size}`).toEqual(all.map((r) => r.id));
+        }
+        expect(await verifyAuditChains(storage.audit, { pageSize: 2 })).toMatchObject({ ok: true, rows: 6 });
+      });
+
+      it('filters by actor, action, resource and time, newest or oldest first, a page at a time', async () => {
+        const rows = [
+          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_a' }, action: 'secret.create', resource: 'secret:db' })),
+          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_b' }, action: 'secret.read', resource: 'secret:db' })),
+          await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'secret.list', resource: 'secret:*' })),
+          await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'audit.read', resource: 'audit-log:*' })),
+          await storage.audit.append(entry(live, { actor: { userId: 'key_a', keyId: 'key_z' }, action: 'secret_x.read', resource: 'secret:db' })),
+        ];
+        const id = (...i: number[]) => i.map((k) => rows[k]!.id);
+        expect(await ids(live, { filter: { actor: 'alice' } })).toEqual(id(0, 1));
+        // A key id matches too (and a user named like a key).
+        expect(await ids(live, { filter: { actor: 'key_a' } })).toEqual(id(0, 4));
+        expect(await ids(live, { filter: { action: { exact: 'secret.read' } } })).toEqual(id(1));
+        // A family is a plain prefix: `_` is not a wildcard, `secret.` does not match `secret_x.`.
+        expect(await ids(live, { filter: { action: { prefix: 'secret.' } } })).toEqual(id(0, 1, 2));
+        expect(await ids(live, { filter: { action: { prefix: 'secret_x.' } } })).toEqual(id(4));
+        expect(await ids(live, { filter: { resource: 'secret:db' } })).toEqual(id(0, 1, 4));
+        // from is inclusive, to exclusive.
+        expect(await ids(live, { filter: { from: rows[1]!.timestamp, to: rows[3]!.timestamp } })).toEqual(id(1, 2));
+        expect(await ids(live, { filter: { actor: 'bob', action: { prefix: 'secret.' } } })).toEqual(id(2));
+        expect(await ids(live, { filter: { resource: 'secret:none' } })).toEqual([]);
+
+        expect(await ids(live, { order: 'desc' })).toEqual(id(4, 3, 2, 1, 0));
+        const page = await storage.audit.list(live, query({ order: 'desc', afterSeq: 4, limit: 2, filter: { resource: 'secret:db' } }));
+        expect(page.items.map((r) => r.id)).toEqual(id(1, 0));
+        expect(page.total).toBe(3);
+        const next = await storage.audit.list(live, query({ order: 'asc', afterSeq: 2, limit: 2 }));
+        expect(next).toMatchObject({ items: [{ id: rows[2]!.id }, { id: rows[3]!.id }], total: 5 });
+      });
+
+      it('makes one unbroken chain of concurrent appends, from every connection', async () => {
+        const stores = await connections();
+        const appended = await Promise.all(Array.from({ length: 24 }, (_, i) =>
+          stores[i % stores.length]!.audit.append(entry(i % 3 === 0 ? sandbox : live))));
+        const chainOf = async (owner: AuditOwner) => (await storage.audit.list(owner, query())).items;
+        const lives = await chainOf(live);
+        expect(lives.map((r) => r.seq)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+        expect((await chainOf(sandbox)).map((r) => r.seq)).toEqual(Array.from({ length: 8 }, (_, i) => i + 1));
+        expect(new Set(appended.map((r) => r.id)).size).toBe(24);
+        // What each append returned is what was stored.
+        for (const r of appended) expect(await storage.audit.findById(r.owner, r.id)).toEqual(r);
+        const verified = await verifyAuditChains(storage.audit);
+        expect(verified).toMatchObject({ ok: true, rows: 24, broken: [] });
+        expect(verified.intact.map((c) => [c.owner.mode, c.headSeq])).toEqual([['live', 16], ['test', 8]]);
+      });
+
+      describe('tampering through SQL', () => {
+        const tamper = extras.audit;
+        const verifyBreak = async () => {
+          const result = await verifyAuditChains(storage.audit, { pageSize: 2 });
+          expect(result.ok).toBe(false);
+          // The other tenant's chain still holds.
+          expect(result.intact.map((c) => c.owner.tenantId)).toEqual([otherTenant.tenantId]);
+          expect(result.broken).toHaveLength(1);
+          return result.broken[0]!;
+        };
+        /** Five rows of `live` and an untouched chain beside them; the guard lifted, as a tamperer would. */
+        async function setUp(): Promise<AuditRow[]> {
+          const rows = await appendAll(live, 5);
+          await appendAll(otherTenant, 2);
+          expect((await verifyAuditChains(storage.audit)).ok).toBe(true);
+          await tamper!.liftAppendOnlyGuard();
+          return rows;
+        }
+
+        it.skipIf(!tamper)('refuses UPDATE and DELETE of audit rows while its guard is in place', async () => {
+          const [row] = await appendAll(live, 1);
+          await expect(tamper!.sql('UPDATE audit_logs SET resource = ? WHERE id = ?', ['secret:x', row!.id])).rejects.toThrow(/append-only/);
+          await expect(tamper!.sql('DELETE FROM audit_logs WHERE id = ?', [row!.id])).rejects.toThrow(/append-only/);
+          expect(await storage.audit.findById(live, row!.id)).toEqual(row);
+        });
+
+        it.skipIf(!tamper)('finds an edited row', async () => {
+          const rows = await setUp();
+          await tamper!.sql('UPDATE audit_logs SET action = ? WHERE id = ?', ['secret.list', rows[2]!.id]);
+          expect(await verifyBreak()).toMatchObject({ owner: live, seq: 3, id: rows[2]!.id, reason: 'hash_mismatch' });
+        });
+
+        it.skipIf(!tamper)('finds a deleted row', async () => {
+          const rows = await setUp();
+          await tamper!.sql('DELETE FROM audit_logs WHERE id = ?', [rows[1]!.id]);
+          expect(await verifyBreak()).toMatchObject({ owner: live, seq: 3, id: rows[2]!.id, reason: 'missing_rows' });
+        });
+
+        it.skipIf(!tamper)('finds an inserted row and moved rows', async () => {
+          const rows = await setUp();
+          // Make room after row 2 (two steps, so that no seq is ever taken twice), then copy row 1 in as seq 3.
+          await tamper!.sql('UPDATE audit_logs SET seq = seq + 1000 WHERE id IN (?, ?, ?)', rows.slice(2).map((r) => r.id));
+          await tamper!.sql('UPDATE audit_logs SET seq = seq - 999 WHERE id IN (?, ?, ?)', rows.slice(2).map((r) => r.id));
+          await tamper!.sql(`INSERT INTO audit_logs (tenant_id, mode, seq, id, created_at, user_id, key_id, action, resource, outcome,
+            status, ip, user_agent, region, request_id, metadata, prev_hash, hash)
+            SELECT tenant_id, mode, 3, ?, created_at, user_id, key_id, action, resource, outcome, status, ip, user_agent, region,
+            request_id, metadata, ?, hash FROM audit_logs WHERE id = ?`, ['aud_forged', rows[1]!.hash, rows[0]!.id]);
+          expect(await verifyBreak()).toMatchObject({ owner: live, seq: 3, id: 'aud_forged', reason: 'hash_mismatch' });
+        });
+
+        it.skipIf(!tamper)('finds two rows swapped', async () => {
+          const rows = await setUp();
+          await tamper!.sql('UPDATE audit_logs SET seq = 1000 WHERE id = ?', [rows[1]!.id]);
+          await tamper!.sql('UPDATE audit_logs SET seq = 2 WHERE id = ?', [rows[2]!.id]);
+          await tamper!.sql('UPDATE audit_logs SET seq = 3 WHERE id = ?', [rows[1]!.id]);
+          expect(await verifyBreak()).toMatchObject({ owner: live, seq: 2, id: rows[2]!.id, reason: 'prev_hash_mismatch' });
+        });
+      });
+    });
+
     describe('dump and load (mnemo migrate)', () => {
       /** Writes one of everything a store holds, through the repositories, as the services would. */
       async function fill(store: Storage) {
@@ -1361,6 +1545,15 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await store.secrets.putKeyCheck('k1', { keyId: 'k1', wrappedKey: 'Y2hr', payload: 'Y2hlY2s=' });
         await store.secrets.putKeyCheck('k0', { keyId: 'k0', wrappedKey: 'Y2hr', payload: 'b2xk' });
         const secrets = [{ owner: owners[0]!, name: 'DB_PASSWORD', versions: [2, 3, 4] }, { owner: owners[1]!, name: 'API_TOKEN', versions: [1] }];
+        // Audit rows in two chains, with every optional field both set and empty.
+        for (const [i, owner] of [owners[0]!, owners[0]!, owners[1]!, owners[0]!].entries()) {
+          await store.audit.append({
+            id: `aud_${randomUUID().replaceAll('-', '')}`, owner, timestamp: new Date(Date.UTC(2026, 0, 4, 0, 0, i, 9)),
+            actor: { userId: 'u1', keyId: i === 2 ? null : `key_${i}` }, action: 'secret.read', resource: `secret:s${i}`,
+            outcome: i === 1 ? 'failure' : 'success', status: i === 1 ? 404 : 200, ip: i === 2 ? null : '::1', userAgent: 'agent "x", y',
+            region: i === 0 ? 'eu' : null, requestId: `req_${i}`, metadata: i === 2 ? {} : { version: i, format: 'json', b: false, none: null },
+          });
+        }
         return { topic, key, webhook, memories, secrets };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
@@ -1413,6 +1606,22 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }, 3);
         expect(stored).toMatchObject({ version: 5 });
         expect(await to.secrets.find(f.secrets[0]!.owner, 'DB_PASSWORD', 2)).toBeNull();
+        // The audit chains came along whole: same rows, still verifying, and new rows continue them.
+        const auditRows = await from.audit.scan(null, 100);
+        expect(await to.audit.scan(null, 100)).toEqual(auditRows);
+        expect(auditRows).toHaveLength(4);
+        const verified = await verifyAuditChains(to.audit);
+        expect(verified).toEqual(await verifyAuditChains(from.audit));
+        expect(verified).toMatchObject({ ok: true, rows: 4 });
+        const owner = f.secrets[0]!.owner;
+        const last = auditRows.filter((r) => r.owner.tenantId === owner.tenantId).at(-1)!;
+        const next = await to.audit.append({
+          id: `aud_${randomUUID().replaceAll('-', '')}`, owner, timestamp: new Date(Date.UTC(2026, 0, 5)), actor: last.actor,
+          action: 'audit.read', resource: 'audit-log:*', outcome: 'success', status: 200, ip: null, userAgent: null, region: null,
+          requestId: null, metadata: {},
+        });
+        expect(next).toMatchObject({ seq: 4, prevHash: last.hash });
+        expect((await verifyAuditChains(to.audit)).ok).toBe(true);
       }
 
       /** New rows after a load continue the copied sequences: a new event reads after the copied ones. */

@@ -66,14 +66,20 @@ function fromRequestProblem(p: RequestProblem): G11Error {
   }
 }
 
+/** The answer to an unexpected failure: nothing about it leaves the server. */
+export const G11_INTERNAL_ERROR: G11Error = { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: {} };
+
+/** The G11 body of an error. */
+export const g11ErrorBody = (e: G11Error) => ({ error: { code: e.code, message: e.message, details: e.details } });
+
 export function createG11ErrorHandler(_clock: Clock) {
   return createSurfaceErrorHandler<G11Error>({
     fromDomain: (e, req) => fromErrorTable(G11_ERRORS, e, req, (b) => ({ ...b, details: {} })),
     fromRequestProblem: (p) => fromRequestProblem(p),
-    internal: { status: 500, code: 'INTERNAL_ERROR', message: 'An internal error occurred', details: {} },
+    internal: G11_INTERNAL_ERROR,
     send: (e, _req, reply) => {
       if (e.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
-      return reply.status(e.status).send({ error: { code: e.code, message: e.message, details: e.details } });
+      return reply.status(e.status).send(g11ErrorBody(e));
     },
   });
 }

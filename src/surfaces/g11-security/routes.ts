@@ -5,18 +5,22 @@ import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
 import type { Clock } from '../../core/clock.ts';
 import { validationError } from '../../core/errors.ts';
+import type { AuditService } from '../../core/audit/audit.service.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
-import { parseExpiresIn } from '../../core/secrets/secret.rules.ts';
+import { parseExpiresIn, secretNameProblem } from '../../core/secrets/secret.rules.ts';
 import type { SecretActor, SecretService } from '../../core/secrets/secret.service.ts';
 import type { SecretOwner } from '../../core/secrets/secret.types.ts';
 import { authGuard, requirePrincipal, setRateLimitHeaders, type AuthDeps } from '../http-kit/auth.ts';
 import { apiKeyRoutes, G11_API_KEY_SCOPES, type ApiKeyRouteDeps } from './api-keys.routes.ts';
-import { createG11ErrorHandler, G11ErrorWire } from './errors.ts';
+import { auditRecorder, noteForAudit, requireAuditedRoutes, type AuditedRoute } from './audit-recorder.ts';
+import { auditLogRoutes } from './audit-routes.ts';
+import { createG11ErrorHandler, G11_INTERNAL_ERROR, G11ErrorWire, g11ErrorBody } from './errors.ts';
 import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
 import { CreateSecretBody, GetSecretQuery, ListSecretsQuery, NameParams, RegionHeaders, Responses, UpdateSecretBody } from './schemas.ts';
 
 export interface G11Deps extends AuthDeps, ApiKeyRouteDeps {
   secrets: SecretService;
+  audit: AuditService;
   limits: Pick<LimitsService, 'gateway' | 'security'>;
   clock: Clock;
 }
@@ -27,7 +31,7 @@ const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11E
 /**
  * Which scope each G11 endpoint needs (docs/api.md shows this table). The spec names the scopes but not the mapping:
  * for secrets, reads need `secrets:read`, creating and changing `secrets:write`, deleting `secrets:delete`; every
- * API-key endpoint needs `apikeys:manage`.
+ * API-key endpoint needs `apikeys:manage`; the audit log `audit:read`.
  */
 export const G11_SCOPES = {
   'POST /v1/security/secrets': 'secrets:write',
@@ -36,7 +40,44 @@ export const G11_SCOPES = {
   'PUT /v1/security/secrets/:name': 'secrets:write',
   'DELETE /v1/security/secrets/:name': 'secrets:delete',
   ...G11_API_KEY_SCOPES,
+  'GET /v1/security/audit-logs': 'audit:read',
+  'GET /v1/security/audit-logs/:id': 'audit:read',
+  'POST /v1/security/audit-logs/export': 'audit:read',
 } as const satisfies Record<string, KeyScope>;
+
+/** A request's path parameter or body field, when it is text. */
+const textOf = (source: unknown, field: string): string | undefined => {
+  const v = source !== null && typeof source === 'object' ? (source as Record<string, unknown>)[field] : undefined;
+  return typeof v === 'string' ? v : undefined;
+};
+/** `secret:<name>`, or `secret` when the request named no valid secret (an invalid name is not recorded). */
+const secretResource = (name: string | undefined): string =>
+  (name !== undefined && secretNameProblem(name) === undefined ? `secret:${name}` : 'secret');
+/** `api-key:<id>` (the record's id, never the key), or `api-key` when the id is not one. */
+const apiKeyResource = (id: string | undefined): string => (id !== undefined && /^key_[A-Za-z0-9]{1,60}$/.test(id) ? `api-key:${id}` : 'api-key');
+const auditLogResource = (id: string | undefined): string => (id !== undefined && /^aud_[A-Za-z0-9]{1,60}$/.test(id) ? `audit-log:${id}` : 'audit-log');
+
+/**
+ * What each G11 endpoint records in the caller's audit log (audit-recorder.ts): every key of G11_SCOPES must have
+ * an entry (it does not compile otherwise), and a route registered without one stops the server at start. New
+ * endpoints (API keys, approvals, MCP) add their action to core/audit/audit.rules.ts and a line here.
+ */
+export const G11_AUDIT_ACTIONS = {
+  'POST /v1/security/secrets': { action: 'secret.create', resource: (req) => secretResource(textOf(req.body, 'name')) },
+  'GET /v1/security/secrets': { action: 'secret.list', resource: () => 'secret:*' },
+  'GET /v1/security/secrets/:name': { action: 'secret.read', resource: (req) => secretResource(textOf(req.params, 'name')) },
+  'PUT /v1/security/secrets/:name': { action: 'secret.update', resource: (req) => secretResource(textOf(req.params, 'name')) },
+  'DELETE /v1/security/secrets/:name': { action: 'secret.delete', resource: (req) => secretResource(textOf(req.params, 'name')) },
+  'GET /v1/security/audit-logs': { action: 'audit.read', resource: () => 'audit-log:*' },
+  'GET /v1/security/audit-logs/:id': { action: 'audit.read', resource: (req) => auditLogResource(textOf(req.params, 'id')) },
+  'POST /v1/security/audit-logs/export': { action: 'audit.export', resource: () => 'audit-log:*' },
+  'POST /v1/security/api-keys': { action: 'apikey.create', resource: () => 'api-key' },
+  'GET /v1/security/api-keys': { action: 'apikey.list', resource: () => 'api-key:*' },
+  'GET /v1/security/api-keys/:id': { action: 'apikey.read', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
+  'PUT /v1/security/api-keys/:id': { action: 'apikey.update', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
+  'DELETE /v1/security/api-keys/:id': { action: 'apikey.revoke', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
+  'POST /v1/security/api-keys/:id/rotate': { action: 'apikey.rotate', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
+} as const satisfies Record<keyof typeof G11_SCOPES, AuditedRoute>;
 
 /** Secrets belong to the key's tenant and mode: a `mnemo_test_` key works on its own sandbox set. */
 function ownerOf(req: FastifyRequest): SecretOwner {
@@ -62,6 +103,10 @@ function expiresInMs(value: string | null | undefined): number | null | undefine
 export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   r.setErrorHandler(createG11ErrorHandler(deps.clock));
+  // Before any route: every G11 route must have its audit action, and every answer is recorded before it leaves.
+  r.addHook('onRoute', requireAuditedRoutes(G11_AUDIT_ACTIONS));
+  const withheld = { status: G11_INTERNAL_ERROR.status, body: g11ErrorBody(G11_INTERNAL_ERROR) };
+  r.addHook('onSend', auditRecorder(deps.audit, G11_AUDIT_ACTIONS, withheld));
   r.addHook('onRequest', authGuard(deps, 'bearer'));
   r.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const decision = await deps.limits.security(requirePrincipal(req));
@@ -82,6 +127,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     const secret = await deps.secrets.create(ownerOf(req), actorOf(req), {
       name: b.name, value: b.value, tags: b.tags ?? [], expiresInMs: expiresInMs(b.expiresIn) ?? null,
     });
+    noteForAudit(req, { version: secret.version });
     return reply.status(201).send(toSecretWire(secret));
   });
 
@@ -92,6 +138,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     const q = req.query;
     const wanted = (q.tags ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
     const page = await deps.secrets.list(ownerOf(req), { tags: wanted, limit: q.limit, cursor: q.cursor ?? null });
+    noteForAudit(req, { returned: page.items.length });
     return {
       data: page.items.map(toSecretSummaryWire),
       pagination: { cursor: page.nextCursor, hasMore: page.nextCursor !== null, totalCount: page.total },
@@ -105,7 +152,9 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     },
   }, async (req) => {
     scope(req, 'GET /v1/security/secrets/:name');
-    return toSecretWire(await deps.secrets.get(ownerOf(req), req.params.name, req.query.version));
+    const secret = await deps.secrets.get(ownerOf(req), req.params.name, req.query.version);
+    noteForAudit(req, { version: secret.version });
+    return toSecretWire(secret);
   });
 
   r.put('/v1/security/secrets/:name', {
@@ -116,9 +165,11 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   }, async (req) => {
     scope(req, 'PUT /v1/security/secrets/:name');
     const b = req.body;
-    return toSecretWire(await deps.secrets.update(ownerOf(req), actorOf(req), req.params.name, {
+    const secret = await deps.secrets.update(ownerOf(req), actorOf(req), req.params.name, {
       value: b.value, ...(b.tags !== undefined ? { tags: b.tags } : {}), ...(b.expiresIn !== undefined ? { expiresInMs: expiresInMs(b.expiresIn) } : {}),
-    }));
+    });
+    noteForAudit(req, { version: secret.version });
+    return toSecretWire(secret);
   });
 
   r.delete('/v1/security/secrets/:name', {
@@ -129,6 +180,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     return reply.status(204).send(null);
   });
 
+  await r.register(auditLogRoutes, { audit: deps.audit, scope });
   // After the hooks above, so that they apply to these routes too.
   await app.register(apiKeyRoutes, { apiKeyManagement: deps.apiKeyManagement });
 };

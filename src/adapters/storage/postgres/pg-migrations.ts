@@ -277,6 +277,51 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX webhooks_plaintext_secret ON webhooks (seq) WHERE plaintext_secret IS NOT NULL;
     `,
   },
+  {
+    version: 6,
+    name: 'audit log: append-only, one hash chain per tenant and mode',
+    sql: `
+      -- G11 audit rows (core/audit). seq numbers each tenant + mode's chain 1, 2, 3 …; prev_hash and hash link it
+      -- (core/audit/audit.hash.ts). metadata is the canonical JSON text that was hashed (keys sorted): text, not
+      -- jsonb, which would reorder it. Tenants compare byte-wise (COLLATE "C"), as in SQLite: the order chains are
+      -- verified in.
+      CREATE TABLE audit_logs (
+        tenant_id   text COLLATE "C" NOT NULL,
+        mode        text NOT NULL CHECK (mode IN ('live', 'test')),
+        seq         bigint NOT NULL,
+        id          text COLLATE "C" NOT NULL,
+        created_at  timestamptz NOT NULL,
+        user_id     text NOT NULL,
+        key_id      text,
+        action      text NOT NULL,
+        resource    text NOT NULL,
+        outcome     text NOT NULL CHECK (outcome IN ('success', 'failure')),
+        status      integer NOT NULL,
+        ip          text,
+        user_agent  text,
+        region      text,
+        request_id  text,
+        metadata    text NOT NULL,
+        prev_hash   text NOT NULL,
+        hash        text NOT NULL,
+        PRIMARY KEY (tenant_id, mode, seq),
+        CONSTRAINT audit_logs_id UNIQUE (id)
+      );
+      CREATE INDEX audit_logs_time ON audit_logs (tenant_id, mode, created_at);
+
+      -- Append-only: the server never changes or removes a row. Whoever can drop this trigger can also edit rows;
+      -- the hash chain is what shows it (mnemo audit verify).
+      CREATE FUNCTION audit_logs_append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        RAISE EXCEPTION 'audit_logs is append-only';
+      END
+      $fn$;
+      CREATE TRIGGER audit_logs_no_change BEFORE UPDATE OR DELETE ON audit_logs
+        FOR EACH ROW EXECUTE FUNCTION audit_logs_append_only();
+      CREATE TRIGGER audit_logs_no_truncate BEFORE TRUNCATE ON audit_logs
+        FOR EACH STATEMENT EXECUTE FUNCTION audit_logs_append_only();
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

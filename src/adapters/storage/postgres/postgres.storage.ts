@@ -8,6 +8,7 @@ import { migratePostgres } from './pg-migrations.ts';
 import { PgOutbox } from './pg-outbox.ts';
 import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
 import { createPgSecretRepository } from './pg-secret.repository.ts';
+import { createPgAuditRepository } from './pg-audit.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
@@ -42,6 +43,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     usage: createPgUsageRepository(db),
     idempotency: createPgIdempotencyRepository(db, outbox),
     secrets: createPgSecretRepository(db),
+    audit: createPgAuditRepository(db),
     transfer: createPgTransfer(db),
     async ping() {
       if (closed) return false;

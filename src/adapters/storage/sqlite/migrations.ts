@@ -318,4 +318,42 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhooks_plaintext_secret ON webhooks (seq) WHERE plaintext_secret IS NOT NULL;
     `,
   },
+  {
+    version: 8,
+    name: 'audit log: append-only, one hash chain per tenant and mode',
+    sql: `
+      -- G11 audit rows (core/audit). seq numbers each tenant + mode's chain 1, 2, 3 …; prev_hash and hash link it
+      -- (core/audit/audit.hash.ts). metadata is the canonical JSON text that was hashed (keys sorted), kept as text
+      -- so that it reads back byte for byte. created_at is epoch ms.
+      CREATE TABLE audit_logs (
+        tenant_id   TEXT NOT NULL,
+        mode        TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        seq         INTEGER NOT NULL,
+        id          TEXT NOT NULL UNIQUE,
+        created_at  INTEGER NOT NULL,
+        user_id     TEXT NOT NULL,
+        key_id      TEXT,
+        action      TEXT NOT NULL,
+        resource    TEXT NOT NULL,
+        outcome     TEXT NOT NULL CHECK (outcome IN ('success', 'failure')),
+        status      INTEGER NOT NULL,
+        ip          TEXT,
+        user_agent  TEXT,
+        region      TEXT,
+        request_id  TEXT,
+        metadata    TEXT NOT NULL,
+        prev_hash   TEXT NOT NULL,
+        hash        TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, mode, seq)
+      );
+      CREATE INDEX audit_logs_time ON audit_logs (tenant_id, mode, created_at);
+
+      -- Append-only: the server never changes or removes a row. Whoever can drop these triggers can also edit rows;
+      -- the hash chain is what shows it (mnemo audit verify).
+      CREATE TRIGGER audit_logs_no_update BEFORE UPDATE ON audit_logs
+        BEGIN SELECT RAISE(ABORT, 'audit_logs is append-only'); END;
+      CREATE TRIGGER audit_logs_no_delete BEFORE DELETE ON audit_logs
+        BEGIN SELECT RAISE(ABORT, 'audit_logs is append-only'); END;
+    `,
+  },
 ];

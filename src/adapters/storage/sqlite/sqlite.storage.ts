@@ -9,6 +9,7 @@ import { createSqliteWebhookRepository } from './sqlite-webhook.repository.ts';
 import { createSqliteUsageRepository } from './sqlite-usage.repository.ts';
 import { createSqliteIdempotencyRepository } from './sqlite-idempotency.repository.ts';
 import { createSqliteSecretRepository } from './sqlite-secret.repository.ts';
+import { createSqliteAuditRepository } from './sqlite-audit.repository.ts';
 import { createSqliteTransfer } from './sqlite-transfer.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
@@ -38,6 +39,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
     usage: createSqliteUsageRepository(db),
     idempotency: createSqliteIdempotencyRepository(db, outbox),
     secrets: createSqliteSecretRepository(db),
+    audit: createSqliteAuditRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);

@@ -1,0 +1,26 @@
+import type { AuditEntry, AuditListQuery, AuditOwner, AuditPosition, AuditRow } from './audit.types.ts';
+
+/**
+ * Storage port of the audit log: append-only, one hash chain per owner (tenant + mode). Every read is scoped to one
+ * owner except `scan`, which the verifier (an operator's command) uses to walk every chain.
+ */
+export interface AuditRepository {
+  /**
+   * Appends `entry` at the end of its owner's chain: reads the chain's head and links the row to it with core's
+   * `linkAuditRow` (which decides seq, prevHash and hash), then inserts it, all while holding a lock that every
+   * other append to that chain takes too, on any connection or node, until the insert commits. So concurrent
+   * appends make one unbroken chain: seq 1, 2, 3 … without gaps, each row's prevHash the hash of the one before.
+   * (SQLite: an IMMEDIATE transaction; PostgreSQL: a transaction-level advisory lock keyed on the owner.)
+   * Returns the stored row.
+   */
+  append(entry: AuditEntry): Promise<AuditRow>;
+  /** The owner's row with this id; null when there is none (another owner's row too). */
+  findById(owner: AuditOwner, id: string): Promise<AuditRow | null>;
+  /** The owner's rows matching `query.filter`, a page at a time; `total` counts every match (all pages). */
+  list(owner: AuditOwner, query: AuditListQuery): Promise<{ items: AuditRow[]; total: number }>;
+  /**
+   * Every row of every owner, `limit` at a time after `after` (null: from the start), ordered by tenantId (byte
+   * order), mode, then seq: each chain whole and in order, one after another. For `mnemo audit verify`.
+   */
+  scan(after: AuditPosition | null, limit: number): Promise<AuditRow[]>;
+}
