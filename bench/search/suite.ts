@@ -87,13 +87,15 @@ async function queryVectors(url: string, key: string): Promise<{ queries: string
   return { queries, vectors };
 }
 
-/** `mnemo migrate --from sqlite:DIR --to URL`, as an operator moves a store; its progress goes to our stderr. */
+/** `mnemo migrate --from sqlite:DIR --to URL`, as an operator moves a store; its progress and summary go to our stderr. */
 async function copyStore(dataDir: string, url: string, label: string): Promise<void> {
   log(label);
   await new Promise<void>((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/mnemo.js', 'migrate', '--from', `sqlite:${dataDir}`, '--to', url], {
-      cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', MNEMO_DATABASE_POOL_SIZE: '1' }, stdio: ['ignore', 'inherit', 'inherit'],
+      cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', MNEMO_DATABASE_POOL_SIZE: '1' }, stdio: ['ignore', 'pipe', 'inherit'],
     });
+    // Its summary table too goes to stderr: stdout is the benchmark's markdown.
+    child.stdout.pipe(process.stderr);
     child.once('error', reject);
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mnemo migrate exited with ${code}`))));
   });
