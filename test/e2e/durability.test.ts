@@ -28,6 +28,9 @@ describe('durable webhook delivery across SIGKILL', () => {
   const env = {
     ...process.env, MNEMO_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', MNEMO_EMBEDDINGS: 'hashing',
     MNEMO_LOG_LEVEL: 'warn', MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+    // Load shedding is tested on its own (test/cross/load-shedding.test.ts); here a busy test machine would turn
+    // writes into 503s that say nothing about durability.
+    MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0',
   };
 
   /** The server process itself (not npm), so SIGKILL hits it and nothing else gets a chance to clean up. */
