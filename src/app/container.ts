@@ -133,7 +133,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     webhooks: storage.webhooks, limits, clock, keyring: () => keyring, allowCidrs: config.webhookAllowCidrs,
   });
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
-  const secrets = createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock });
+  const secrets = createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
   const audit = createAuditService({ audit: storage.audit, clock });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.

@@ -42,7 +42,7 @@ async function withSecrets<T>(io: CliIo, fn: (secrets: SecretService) => Promise
     const keyring = loadKeyring(config);
     await verifyKeyring(storage.secrets, keyring);
     try {
-      return await fn(createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock: systemClock }));
+      return await fn(createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock: systemClock }));
     } catch (err) {
       // Not found, a conflict, a bad value: the CLI's one-line error, not a stack trace.
       if (isDomainError(err)) throw new CliError(err.message);
@@ -71,8 +71,9 @@ export function registerSecretsCommands(program: Command, io: CliIo): void {
     .argument('<name>', 'secret name', parseSecretName)
     .option('--version <n>', 'a kept version', parseVersion)
     .option('--json', 'print the whole secret as JSON {id, name, value, version, tags, createdAt, updatedAt, expiresAt}')
-    .action(async (name: string, opts: OwnerOptions & { version?: number; json?: boolean }) => {
-      const secret = await withSecrets(io, (svc) => svc.get(ownerOf(opts), name, opts.version));
+    .option('--user <id>', 'the reader named in the secret.accessed event', 'cli')
+    .action(async (name: string, opts: OwnerOptions & { version?: number; json?: boolean; user: string }) => {
+      const secret = await withSecrets(io, (svc) => svc.get(ownerOf(opts), { userId: opts.user, via: 'cli' }, name, opts.version));
       io.out(opts.json ? `${JSON.stringify({ ...summaryJson(secret), value: secret.value })}\n` : `${secret.value}\n`);
     });
 

@@ -4,8 +4,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * Helpers for services that RECEIVE Mnemo's webhooks. Self-contained (node:crypto only): copy this file into a
  * receiver as it is. Always verify the raw request body exactly as received, before any JSON parsing.
  *
- * - G10 deliveries (`/v1/webhooks`): `X-Service-Signature: t=<unix>,v1=<hex>` — use `verifyMnemoSignature`.
- *   It is Stripe's scheme, so Stripe's own verifier accepts it too.
+ * - G10 deliveries (`/v1/webhooks`) and G11 deliveries (`/v1/security/webhooks`): `X-Service-Signature:
+ *   t=<unix>,v1=<hex>` — use `verifyMnemoSignature`. It is Stripe's scheme, so Stripe's own verifier accepts it too.
  * - G9 deliveries (`/api/v1/webhooks`): `X-Service-Signature: <hex>` — use `verifyMemoryEventSignature`; they
  *   also carry Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) that any
  *   Standard Webhooks library verifies, with replay protection.

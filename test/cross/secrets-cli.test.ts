@@ -47,6 +47,17 @@ describe('mnemo secrets', () => {
     expect(JSON.parse((await mnemo(env, 'secrets', 'list', '--tenant', 'cli-tenant', '--mode', 'test', '--json')).stdout)).toEqual([]);
   });
 
+  it('announces what it does as the server would: secret.created on a new secret, secret.accessed (via cli) on a read', async () => {
+    const since = await t.container.storage.events.latestSeq();
+    expect((await mnemo(env, 'secrets', 'set', 'announced', '--tenant', 'cli-tenant', '--value', 'CLI_MARKER_VALUE', '--user', 'ops')).error).toBeUndefined();
+    expect((await mnemo(env, 'secrets', 'get', 'announced', '--tenant', 'cli-tenant', '--user', 'alice')).stdout).toBe('CLI_MARKER_VALUE\n');
+    const events = await t.container.storage.events.readAfter({ tenantId: 'cli-tenant', mode: 'live', workspace: null, afterSeq: since, limit: 10 });
+    expect(events.map((e) => [e.type, e.scope.workspace, e.data.name])).toEqual([['secret.created', null, 'announced'], ['secret.accessed', null, 'announced']]);
+    expect(events[0]!.data).toMatchObject({ createdBy: 'ops', version: 1 });
+    expect(events[1]!.data).toMatchObject({ accessedBy: 'alice', accessedVia: 'cli', version: 1 });
+    expect(JSON.stringify(events)).not.toContain('CLI_MARKER_VALUE');
+  });
+
   it('says what is wrong in one line: unknown secret, bad name, both or neither value options', async () => {
     const missing = await mnemo(env, 'secrets', 'get', 'nope', '--tenant', 'cli-tenant');
     expect(missing.error).toBeInstanceOf(CliError);

@@ -41,3 +41,16 @@ export function g11Audit(app: FastifyInstance, key: string | undefined, headers:
     export: (body: unknown) => app.inject({ method: 'POST', url: '/v1/security/audit-logs/export', headers: h, payload: body as object }),
   };
 }
+
+/** A G11 webhooks client (`/v1/security/webhooks`) bound to one key. */
+export function g11Hooks(app: FastifyInstance, key: string | undefined) {
+  const h = key === undefined ? {} : { authorization: `Bearer ${key}` };
+  const url = (id?: string) => `/v1/security/webhooks${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
+  return {
+    create: (body: unknown) => app.inject({ method: 'POST', url: url(), headers: h, payload: body as object }),
+    list: (query = '') => app.inject({ method: 'GET', url: `${url()}${query ? `?${query}` : ''}`, headers: h }),
+    get: (id: string) => app.inject({ method: 'GET', url: url(id), headers: h }),
+    update: (id: string, body: unknown) => app.inject({ method: 'PUT', url: url(id), headers: h, payload: body as object }),
+    delete: (id: string) => app.inject({ method: 'DELETE', url: url(id), headers: h }),
+  };
+}

@@ -10,7 +10,7 @@ import { createSecretService } from '../../src/core/secrets/secret.service.ts';
 import { secretVersionContext, type SecretOwner } from '../../src/core/secrets/secret.types.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { sealPlaintextWebhookSecrets } from '../../src/core/webhooks/webhook-secret.ts';
-import { g10Hook, g9Hook, insertHook, type TestHook } from '../webhooks/support.ts';
+import { g10Hook, g11Hook, g9Hook, insertHook, type TestHook } from '../webhooks/support.ts';
 
 /**
  * Master-key rotation over a real store (SQLite in memory; both adapters' parts are in the storage contract): every
@@ -26,10 +26,11 @@ describe('master-key rotation (core)', () => {
   const fresh = keyringFrom([keyB]);
   const owner: SecretOwner = { tenantId: 'tenant-r', mode: 'live' };
   const actor = { userId: 'u1', region: null };
+  const reader = { userId: 'u1', via: 'cli' as const };
   let storage: SqliteStorage;
   let hooks: TestHook[];
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const secretsUnder = (keyring: Keyring) => createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock });
+  const secretsUnder = (keyring: Keyring) => createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
   const NAMES = ['one', 'two', 'three', 'four', 'five'];
 
   beforeEach(async () => {
@@ -41,7 +42,7 @@ describe('master-key rotation (core)', () => {
       await secrets.create(owner, actor, { name, value: `${name}-v1`, tags: [], expiresInMs: null });
       await secrets.update(owner, actor, name, { value: `${name}-v2` });
     }
-    hooks = [g9Hook('https://example.com/a'), g9Hook('https://example.com/b'), g10Hook('https://example.com/c')];
+    hooks = [g9Hook('https://example.com/a'), g9Hook('https://example.com/b'), g10Hook('https://example.com/c'), g11Hook('https://example.com/d')];
     for (const h of hooks) await insertHook(storage.webhooks, old, h);
   });
   afterEach(() => storage.close());
@@ -70,12 +71,13 @@ describe('master-key rotation (core)', () => {
     const summary = await rotateMasterKey({ storage, keyring: rotating, pageSize: 3, progress: (p) => { progress.push(p); } });
     expect(summary).toEqual({
       activeKeyId: idB, sealedPlaintext: 0,
-      sources: [{ name: 'secret versions', values: 10, rewrapped: 10 }, { name: 'webhook secrets', values: 3, rewrapped: 3 }],
+      sources: [{ name: 'secret versions', values: 10, rewrapped: 10 }, { name: 'webhook secrets', values: 4, rewrapped: 4 }],
       retiredKeyIds: [idA], keptKeyIds: [], failed: 0, failures: [], lateWrites: 0, complete: true,
     });
-    // In pages, each told: four of the ten versions' pages and one of the webhooks' on each pass.
+    // In pages, each told: four of the ten versions' pages and two of the webhooks' (G9, G10 and G11 alike) on each pass.
     expect(progress.filter((p) => p.pass === 1).map((p) => [p.source, p.checked, p.rewrapped])).toEqual([
-      ['secret versions', 3, 3], ['secret versions', 6, 6], ['secret versions', 9, 9], ['secret versions', 10, 10], ['webhook secrets', 3, 3],
+      ['secret versions', 3, 3], ['secret versions', 6, 6], ['secret versions', 9, 9], ['secret versions', 10, 10],
+      ['webhook secrets', 3, 3], ['webhook secrets', 4, 4],
     ]);
     expect(progress.filter((p) => p.pass === 2).every((p) => p.rewrapped === 0)).toBe(true);
 
@@ -84,11 +86,11 @@ describe('master-key rotation (core)', () => {
     await verifyKeyring(storage.secrets, fresh);
     // The old key alone no longer fits the store.
     await expect(verifyKeyring(storage.secrets, old)).rejects.toBeInstanceOf(KeyringMismatchError);
-    expect(await secretsUnder(fresh).get(owner, 'three', 1)).toMatchObject({ value: 'three-v1' });
+    expect(await secretsUnder(fresh).get(owner, reader, 'three', 1)).toMatchObject({ value: 'three-v1' });
 
     // Again: nothing to do.
     expect(await rotateMasterKey({ storage, keyring: rotating })).toMatchObject({
-      sources: [{ values: 10, rewrapped: 0 }, { values: 3, rewrapped: 0 }], retiredKeyIds: [], complete: true,
+      sources: [{ values: 10, rewrapped: 0 }, { values: 4, rewrapped: 0 }], retiredKeyIds: [], complete: true,
     });
   });
 
@@ -112,7 +114,7 @@ describe('master-key rotation (core)', () => {
     await expect(verifyKeyring(storage.secrets, old)).rejects.toThrow(/does not have/);
 
     const summary = await rotateMasterKey({ storage, keyring: rotating, pageSize: 2 });
-    expect(summary).toMatchObject({ sources: [{ values: 10, rewrapped: 6 }, { values: 3, rewrapped: 3 }], retiredKeyIds: [idA], complete: true });
+    expect(summary).toMatchObject({ sources: [{ values: 10, rewrapped: 6 }, { values: 4, rewrapped: 4 }], retiredKeyIds: [idA], complete: true });
     expect(await readAll(fresh)).toEqual([idB]);
   });
 
@@ -136,7 +138,7 @@ describe('master-key rotation (core)', () => {
 
     // Once every server seals with B, a run completes.
     expect(await rotateMasterKey({ storage, keyring: rotating })).toMatchObject({ lateWrites: 0, retiredKeyIds: [idA], complete: true });
-    expect(await secretsUnder(fresh).get(owner, 'late')).toMatchObject({ value: 'written-late' });
+    expect(await secretsUnder(fresh).get(owner, reader, 'late')).toMatchObject({ value: 'written-late' });
   });
 
   it('leaves a value that does not open as it is, reports it, and keeps its key required', async () => {
@@ -147,7 +149,7 @@ describe('master-key rotation (core)', () => {
     await storage.secrets.rewrap(y.ref, x.sealed);
     const summary = await rotateMasterKey({ storage, keyring: rotating });
     expect(summary).toMatchObject({
-      sources: [{ values: 10, rewrapped: 8 }, { values: 3, rewrapped: 3 }], failed: 2, keptKeyIds: [idA], retiredKeyIds: [], complete: false,
+      sources: [{ values: 10, rewrapped: 8 }, { values: 4, rewrapped: 4 }], failed: 2, keptKeyIds: [idA], retiredKeyIds: [], complete: false,
     });
     expect(summary.failures).toEqual([x, y].map((r) => ({ source: 'secret versions', ref: r.ref, keyId: idA, error: expect.stringMatching(/failed authentication/) })));
     expect(await storage.secrets.keyCheckIds()).toEqual([idA, idB].sort());
@@ -179,7 +181,7 @@ describe('master-key rotation (core)', () => {
     await storage.transfer.load(table, [{ ...(await storage.transfer.dump(table, null, 1))[0]!, seq: 200, id: 'webhook_more',
       plaintext_secret: 'one-more-legacy-secret', secret_key_id: null, secret_wrapped_key: null, secret_payload: null }]);
     const summary = await rotateMasterKey({ storage, keyring: rotating });
-    expect(summary).toMatchObject({ sealedPlaintext: 1, sources: [{ values: 10 }, { values: 9, rewrapped: 8 }], complete: true });
+    expect(summary).toMatchObject({ sealedPlaintext: 1, sources: [{ values: 10 }, { values: 10, rewrapped: 9 }], complete: true });
     const more = (await storage.webhooks.sealedSecrets(null, 100)).find((r) => r.context.at(-1) === 'webhook_more')!;
     expect(open(fresh, more.context, more.sealed)).toBe('one-more-legacy-secret');
   });

@@ -597,6 +597,31 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.webhooks.findById({ ...scopeA }, 'g9', a.id)).toBeNull();
       });
 
+      it('keeps G11 webhooks per tenant and mode, apart from G9\'s and G10\'s, and fans their events out to them', async () => {
+        const tenantOf = (s: Scope): EventScope => ({ tenantId: s.tenantId, mode: s.mode, workspace: null });
+        const mine = hook(tenantOf(scopeA), { kind: 'g11', events: ['secret.created', 'apikey.rotated'] });
+        const otherTenant = hook(tenantOf(scopeB), { kind: 'g11', events: ['secret.created'] });
+        const otherMode = hook({ ...tenantOf(scopeA), mode: 'test' }, { kind: 'g11', events: ['secret.created'] });
+        const g10 = hook(tenantOf(scopeA), { kind: 'g10', events: ['transfer.completed'] });
+        for (const w of [mine, otherTenant, otherMode, g10]) await storage.webhooks.insert(w, hookSecret);
+
+        expect(await storage.webhooks.findById(tenantOf(scopeA), 'g11', mine.id)).toEqual(mine);
+        for (const kind of ['g9', 'g10'] as const) expect(await storage.webhooks.findById(tenantOf(scopeA), kind, mine.id)).toBeNull();
+        expect(await storage.webhooks.findById(tenantOf(scopeB), 'g11', mine.id)).toBeNull();
+        expect((await storage.webhooks.list(tenantOf(scopeA), 'g11', { limit: 10, offset: 0 })).items.map((w) => w.id)).toEqual([mine.id]);
+        expect((await storage.webhooks.list(tenantOf(scopeA), 'g11', { event: 'apikey.rotated', limit: 10, offset: 0 })).total).toBe(1);
+        expect(await storage.webhooks.countCreatedSince(tenantOf(scopeA), 'g11', new Date(0))).toBe(1);
+
+        const event = (type: string): NewEvent => ({ id: `evt_${randomUUID()}`, type, scope: tenantOf(scopeA), createdAt: new Date(Date.UTC(2029, 0, 1)), data: { id: 'sec_1' } });
+        await storage.events.append([event('secret.created'), event('secret.accessed')]);
+        const claims = await storage.webhooks.claimDue(new Date(Date.UTC(2030, 0, 1)), 10, 5, 30_000);
+        expect(claims.map((c) => [c.webhook.id, c.webhook.kind, c.event.type])).toEqual([[mine.id, 'g11', 'secret.created']]);
+        expect(claims[0]!.secret).toEqual({ sealed: hookSecret });
+        expect(await storage.webhooks.delete(tenantOf(scopeA), 'g10', mine.id)).toBe(false);
+        expect(await storage.webhooks.delete(tenantOf(scopeA), 'g11', mine.id)).toBe(true);
+        expect(await storage.webhooks.pendingCount()).toBe(0);
+      });
+
       describe('signing secrets (sealed at rest)', () => {
         const webhooksTable = TRANSFER_TABLES.find((t) => t.name === 'webhooks')!;
         let nextSeq = 10_000;
@@ -1031,6 +1056,32 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await storage.apiKeys.find(live, instant.id))!.expiresAt).toEqual(at(7));
       });
 
+      it('appends a rotation\'s events (and their deliveries) with it, and none when it does not rotate', async () => {
+        const scope: EventScope = { tenantId: live.tenantId, mode: live.mode, workspace: null };
+        const readAll = () => storage.events.readAfter({ ...live, workspace: null, afterSeq: 0, limit: 100 });
+        const rotated = (id: string): NewEvent => ({ id: `evt_${randomUUID()}`, type: 'apikey.rotated', scope, createdAt: at(50), data: { id } });
+        await storage.webhooks.insert({
+          id: `whk_${randomUUID().replace(/-/g, '')}`, kind: 'g11', scope, url: 'http://127.0.0.1:9/hook', events: ['apikey.rotated'],
+          description: null, status: 'active', retryPolicy: { maxAttempts: 7, backoffMultiplier: 1, maxDelayMs: 86_400_000 }, filters: {},
+          createdAt: t0, updatedAt: t0, lastDeliveryAt: null, stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 },
+        }, { keyId: 'k1', wrappedKey: 'd2hr', payload: 'c2VjcmV0' });
+        const heard: string[] = [];
+        const stop = storage.events.onAppended((events) => heard.push(...events.map((e) => e.id)));
+        const old = await insert();
+        const event = rotated(old.id);
+        expect(await storage.apiKeys.rotate(live, old.id, record({ createdAt: at(50) }), at(100), at(50), [event])).toBe(true);
+        const [stored] = await readAll();
+        expect(stored).toMatchObject({ id: event.id, type: 'apikey.rotated', scope, data: { id: old.id } });
+        expect(await storage.webhooks.pendingCount()).toBe(1);
+        // Not rotated (already replaced, or another owner's key): nothing is appended.
+        expect(await storage.apiKeys.rotate(live, old.id, record(), at(100), at(60), [rotated(old.id)])).toBe(false);
+        expect(await storage.apiKeys.rotate(strangers[0]!, (await insert()).id, record(), at(100), at(60), [rotated('x')])).toBe(false);
+        stop();
+        expect((await readAll()).map((e) => e.id)).toEqual([event.id]);
+        expect(heard).toEqual([event.id]);
+        expect(await storage.webhooks.pendingCount()).toBe(1);
+      });
+
       it('lets exactly one of several concurrent rotations of one key win', async () => {
         const stores = await connections();
         const old = await insert();
@@ -1133,6 +1184,29 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }
         expect((await storage.secrets.find(live, 'KEY'))!.secret).toMatchObject({ version: 3, updatedAt: at(3) });
         expect(await storage.secrets.find(live, 'KEY', 4)).toBeNull();
+      });
+
+      it('appends a creation\'s events (and their deliveries) with it, and none when the creation is refused', async () => {
+        const scope: EventScope = { tenantId: live.tenantId, mode: live.mode, workspace: null };
+        const readAll = () => storage.events.readAfter({ ...live, workspace: null, afterSeq: 0, limit: 100 });
+        const created = (name: string): NewEvent => ({ id: `evt_${randomUUID()}`, type: 'secret.created', scope, createdAt: t0, data: { name } });
+        await storage.webhooks.insert({
+          id: `whk_${randomUUID().replace(/-/g, '')}`, kind: 'g11', scope, url: 'http://127.0.0.1:9/hook', events: ['secret.created'],
+          description: null, status: 'active', retryPolicy: { maxAttempts: 7, backoffMultiplier: 1, maxDelayMs: 86_400_000 }, filters: {},
+          createdAt: t0, updatedAt: t0, lastDeliveryAt: null, stats: { totalAttempts: 0, successfulDeliveries: 0, failedDeliveries: 0 },
+        }, sealed('hook'));
+        const heard: string[] = [];
+        const stop = storage.events.onAppended((events) => heard.push(...events.map((e) => e.id)));
+        const first = created('API_TOKEN');
+        await storage.secrets.create(secret(live, 'API_TOKEN'), version(1), [first]);
+        expect(await readAll()).toEqual([expect.objectContaining({ id: first.id, type: 'secret.created', scope, data: { name: 'API_TOKEN' } })]);
+        expect(await storage.webhooks.pendingCount()).toBe(1);
+        // A duplicate name is refused: neither the secret nor its event is written.
+        await expect(storage.secrets.create(secret(live, 'API_TOKEN'), version(1), [created('API_TOKEN')])).rejects.toMatchObject({ code: 'CONFLICT' });
+        stop();
+        expect((await readAll()).map((e) => e.id)).toEqual([first.id]);
+        expect(heard).toEqual([first.id]);
+        expect(await storage.webhooks.pendingCount()).toBe(1);
       });
 
       it('lets exactly one of the writers that read the same version add the next one', async () => {

@@ -4,6 +4,7 @@ import { DEFAULT_G9_RETRY } from '../../src/core/webhooks/webhook.types.ts';
 
 const g9 = (retryPolicy = DEFAULT_G9_RETRY) => ({ kind: 'g9' as const, retryPolicy });
 const g10 = { kind: 'g10' as const, retryPolicy: DEFAULT_G9_RETRY };
+const g11 = { kind: 'g11' as const, retryPolicy: DEFAULT_G9_RETRY };
 const at = new Date(Date.UTC(2026, 0, 1));
 
 describe('delivery schedules', () => {
@@ -22,6 +23,13 @@ describe('delivery schedules', () => {
       .toEqual([60_000, 300_000, 1_800_000, 7_200_000, 28_800_000, 86_400_000, null]);
     expect(attemptResult(g10, 7, { status: 500, bodyExcerpt: '', durationMs: 1 }, at)).toMatchObject({ ok: false, retryAt: null, failWebhook: true });
     expect(attemptResult(g9(), 3, { status: 500, bodyExcerpt: '', durationMs: 1 }, at)).toMatchObject({ ok: false, retryAt: null, failWebhook: false });
+  });
+
+  it('G11 follows G10\'s schedule, and fails the webhook after the 7th attempt', () => {
+    expect(Array.from({ length: G10_MAX_ATTEMPTS }, (_, i) => retryDelayMs(g11, i + 1)))
+      .toEqual([60_000, 300_000, 1_800_000, 7_200_000, 28_800_000, 86_400_000, null]);
+    expect(attemptResult(g11, 6, { status: 503, bodyExcerpt: '', durationMs: 1 }, at)).toMatchObject({ retryAt: new Date(at.getTime() + 86_400_000), failWebhook: false });
+    expect(attemptResult(g11, 7, { status: 503, bodyExcerpt: '', durationMs: 1 }, at)).toMatchObject({ ok: false, retryAt: null, failWebhook: true });
   });
 
   it('maps outcomes: 2xx ok, 410 gives up and fails the webhook, anything else retries', () => {

@@ -90,6 +90,11 @@ export function g10Hook(url: string, over: Partial<TestHook> = {}): TestHook {
   });
 }
 
+/** A G11 webhook: the secrets component's events, per tenant and mode. */
+export function g11Hook(url: string, over: Partial<TestHook> = {}): TestHook {
+  return g10Hook(url, { id: `whk_${randomUUID().replace(/-/g, '')}`, kind: 'g11', events: ['secret.created'], ...over });
+}
+
 export function transferEvent(clock: ManualClock, data: Record<string, unknown> = {}): NewEvent {
   return {
     id: `evt_${randomUUID().replace(/-/g, '')}`, type: 'transfer.completed',

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { DomainError, validationError, type FieldProblem } from '../errors.ts';
+import { apiKeyRotated } from './api-key-events.ts';
 import type { ApiKeyRepository } from './api-key.repository.ts';
 import {
   assertMayGrant, assertMayManage, DEFAULT_ROTATION_GRACE_SECONDS, expiresAtProblem, gracePeriodProblem, keyNameProblem, scopesProblems,
@@ -125,7 +126,7 @@ export function createApiKeyManagement(deps: { keys: ApiKeyRepository; clock: Cl
   /**
    * A new key with the same name, scopes, tier, user and expiry; the old one keeps working for the grace period
    * (default 24 h; 0: it stops at once), never past its own expiry. A key is rotated once: its replacement is the
-   * one to rotate next.
+   * one to rotate next. Emits `apikey.rotated`, written with the rotation (api-key-events.ts).
    */
   async function rotate(caller: Principal, id: string, options: { gracePeriodSeconds?: number | undefined } = {}): Promise<IssuedKey> {
     const grace = options.gracePeriodSeconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
@@ -145,7 +146,8 @@ export function createApiKeyManagement(deps: { keys: ApiKeyRepository; clock: Cl
     }, now);
     const graceEnd = now.getTime() + grace * 1000;
     const oldExpiresAt = new Date(target.expiresAt === null ? graceEnd : Math.min(target.expiresAt.getTime(), graceEnd));
-    if (!(await keys.rotate(ownerOf(caller), id, made.record, oldExpiresAt, now))) {
+    const events = [apiKeyRotated(target, made.record, oldExpiresAt, caller.userId, now)];
+    if (!(await keys.rotate(ownerOf(caller), id, made.record, oldExpiresAt, now, events))) {
       // Another request revoked or rotated it since it was read.
       throw refuse('changed while it was being rotated');
     }

@@ -1,3 +1,4 @@
+import type { NewEvent } from '../events/event.types.ts';
 import type { ApiKeyChanges, ApiKeyListQuery, ApiKeyOwner, ApiKeyRecord } from './api-key.types.ts';
 
 /**
@@ -21,8 +22,9 @@ export interface ApiKeyRepository {
   /**
    * Rotation, in one transaction: when the owner's key `id` is still live at `at` (not revoked, not expired, not
    * replaced), marks it replaced by `replacement.id`, sets its expiry to `oldExpiresAt` (the end of its grace period)
-   * and inserts `replacement`. Returns false, writing nothing, when the key is missing or no longer live: of two
-   * concurrent rotations of one key, exactly one succeeds.
+   * and inserts `replacement`, and appends `events` to the event log (with their webhook deliveries, as
+   * EventRepository.append stores them). Returns false, writing nothing (no event either), when the key is missing or
+   * no longer live: of two concurrent rotations of one key, exactly one succeeds.
    */
-  rotate(owner: ApiKeyOwner, id: string, replacement: ApiKeyRecord, oldExpiresAt: Date, at: Date): Promise<boolean>;
+  rotate(owner: ApiKeyOwner, id: string, replacement: ApiKeyRecord, oldExpiresAt: Date, at: Date, events?: readonly NewEvent[]): Promise<boolean>;
 }

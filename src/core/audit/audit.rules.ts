@@ -10,6 +10,7 @@ export const AUDIT_ACTIONS = [
   'secret.create', 'secret.read', 'secret.update', 'secret.delete', 'secret.list',
   'audit.read', 'audit.export',
   'apikey.create', 'apikey.list', 'apikey.read', 'apikey.update', 'apikey.revoke', 'apikey.rotate',
+  'webhook.create', 'webhook.list', 'webhook.read', 'webhook.update', 'webhook.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

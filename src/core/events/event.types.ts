@@ -17,7 +17,15 @@ export const GENERIC_EVENT_TYPES = [
 export type GenericEventType = (typeof GENERIC_EVENT_TYPES)[number];
 
 /**
- * Where an event belongs. Memory events carry the full scope; G10 events a tenant and mode (no workspace);
+ * Event types of the secrets component (G11 webhooks), emitted by the secret service and API-key management
+ * (core/secrets/secret-events.ts, core/api-keys/api-key-events.ts). They belong to a tenant and mode (no workspace)
+ * and never carry a secret's value or an API key.
+ */
+export const SECURITY_EVENT_TYPES = ['secret.created', 'secret.accessed', 'apikey.rotated'] as const;
+export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
+
+/**
+ * Where an event belongs. Memory events carry the full scope; G10 and G11 events a tenant and mode (no workspace);
  * system-wide events (system.health) none: they reach every subscriber that asks for them.
  */
 export interface EventScope {

@@ -20,7 +20,7 @@ export interface TierLimitPolicy {
   embeddings: Record<Tier, WindowLimit>;
   /** Batch requests (G6): the same for every tier. */
   batches: WindowLimit;
-  /** Webhook creations (G9 and G10 share one bucket per key): the same for every tier. */
+  /** Webhook creations (G9, G10 and G11 share one bucket per key): the same for every tier. */
   webhookCreations: WindowLimit;
   /** Every G11 request (`/v1/security`): the spec's standard (free) 1000 and pro 10000 an hour. */
   security: Record<Tier, WindowLimit>;

@@ -1,3 +1,4 @@
+import type { NewEvent } from '../events/event.types.ts';
 import type {
   SealedRef, SealedValue, SecretListQuery, SecretOwner, SecretVersionChanges, StoredSecret, StoredSecretVersion,
 } from './secret.types.ts';
@@ -10,8 +11,12 @@ export const SECRET_VERSIONS_KEPT = 10;
  * owner (tenant + mode), and another owner's secret answers exactly like a missing one.
  */
 export interface SecretRepository {
-  /** A new secret with its version 1. Throws DomainError CONFLICT when the owner already has a secret of that name. */
-  create(secret: StoredSecret, first: StoredSecretVersion): Promise<void>;
+  /**
+   * A new secret with its version 1, and `events` appended to the event log (with their webhook deliveries, as
+   * EventRepository.append stores them) in the same transaction. Throws DomainError CONFLICT, writing nothing, when
+   * the owner already has a secret of that name.
+   */
+  create(secret: StoredSecret, first: StoredSecretVersion, events?: readonly NewEvent[]): Promise<void>;
   /** The secret and one of its versions (`version` absent: the newest); null when either does not exist. */
   find(owner: SecretOwner, name: string, version?: number): Promise<{ secret: StoredSecret; version: StoredSecretVersion } | null>;
   /**

@@ -1,7 +1,9 @@
 import type { Clock } from '../clock.ts';
 import { DomainError, isDomainError, validationError, type FieldProblem } from '../errors.ts';
+import type { EventRepository } from '../events/event.repository.ts';
 import { prefixedId } from '../ids.ts';
 import { open, seal, type Keyring } from './envelope.ts';
+import { secretAccessed, secretCreated, type SecretReader, type SecretRef } from './secret-events.ts';
 import { SECRET_VERSIONS_KEPT, type SecretRepository } from './secret.repository.ts';
 import { secretNameProblem, secretTagsProblems, secretValueProblem } from './secret.rules.ts';
 import { secretVersionContext, type SecretOwner, type StoredSecret } from './secret.types.ts';
@@ -61,11 +63,20 @@ function decodeCursor(cursor: string): string {
 const notFound = (name: string) => new DomainError('NOT_FOUND', `Secret ${JSON.stringify(name)} not found`);
 const tagsOf = (tags: readonly string[]): string[] => [...new Set(tags.map((t) => t.trim()))];
 
+export interface SecretServiceDeps {
+  secrets: SecretRepository;
+  /** Where `secret.accessed` goes (`secret.created` is written with the secret, by the repository). */
+  events: Pick<EventRepository, 'append'>;
+  keyring: () => Keyring;
+  clock: Clock;
+}
+
 /**
  * Named, versioned secrets of one owner (tenant + key mode), sealed before they reach storage. An expired secret
- * is never returned: it reads as not found, and a new secret may take its name.
+ * is never returned: it reads as not found, and a new secret may take its name. Creating one emits
+ * `secret.created` (in the creating transaction), reading a value `secret.accessed` (secret-events.ts).
  */
-export function createSecretService(deps: { secrets: SecretRepository; keyring: () => Keyring; clock: Clock }) {
+export function createSecretService(deps: SecretServiceDeps) {
   const { secrets, clock } = deps;
   const isExpired = (s: StoredSecret) => s.expiresAt !== null && s.expiresAt.getTime() <= clock.now().getTime();
   const summary = (s: StoredSecret): SecretSummary => ({
@@ -86,8 +97,9 @@ export function createSecretService(deps: { secrets: SecretRepository; keyring: 
       region: actor.region, createdBy: actor.userId, updatedBy: actor.userId,
     };
     const first = { version: 1, sealed: seal(deps.keyring(), secretVersionContext(owner, input.name, 1), input.value), createdAt: now, createdBy: actor.userId };
+    const events = [secretCreated(secret)];
     try {
-      await secrets.create(secret, first);
+      await secrets.create(secret, first, events);
     } catch (err) {
       if (!isDomainError(err) || err.code !== 'CONFLICT') throw err;
       // An expired secret no longer holds its name: it is removed, and the new one takes its place.
@@ -96,12 +108,23 @@ export function createSecretService(deps: { secrets: SecretRepository; keyring: 
         throw new DomainError('CONFLICT', `A secret named ${JSON.stringify(input.name)} already exists`, { field: 'name' });
       }
       await secrets.delete(owner, input.name);
-      await secrets.create(secret, first);
+      await secrets.create(secret, first, events);
     }
     return { ...summary(secret), value: input.value };
   }
 
-  async function get(owner: SecretOwner, name: string, version?: number): Promise<SecretView> {
+  /**
+   * Records that `reader` read the value of `secret` (one version): appends `secret.accessed`, which G11 webhooks
+   * subscribed to it receive. `get` calls it for every value it returns; code that hands out a secret's value by
+   * another path (an MCP resource) calls it too. Awaited before the value is handed out: when the event cannot be
+   * written the read fails, so no value leaves unannounced.
+   */
+  async function recordAccess(owner: SecretOwner, secret: SecretRef, reader: SecretReader): Promise<void> {
+    await deps.events.append([secretAccessed(owner, secret, reader, clock.now())]);
+  }
+
+  /** A secret's value (the newest version, or `version` of the kept ones), read by `reader`: emits `secret.accessed`. */
+  async function get(owner: SecretOwner, reader: SecretReader, name: string, version?: number): Promise<SecretView> {
     const found = await secrets.find(owner, name, version);
     if (!found || isExpired(found.secret)) {
       if (found === null && version !== undefined && (await secrets.find(owner, name)) !== null) {
@@ -110,7 +133,9 @@ export function createSecretService(deps: { secrets: SecretRepository; keyring: 
       throw notFound(name);
     }
     const value = open(deps.keyring(), secretVersionContext(owner, name, found.version.version), found.version.sealed);
-    return { ...summary(found.secret), version: found.version.version, value };
+    const view = { ...summary(found.secret), version: found.version.version, value };
+    await recordAccess(owner, view, reader);
+    return view;
   }
 
   async function update(owner: SecretOwner, actor: SecretActor, name: string, input: UpdateSecretInput): Promise<SecretView> {
@@ -155,5 +180,5 @@ export function createSecretService(deps: { secrets: SecretRepository; keyring: 
     return { items: page.map(summary), total, nextCursor: more ? encodeCursor(page.at(-1)!.name) : null };
   }
 
-  return { create, get, update, delete: remove, list };
+  return { create, get, update, delete: remove, list, recordAccess };
 }

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { isoTimestamp } from '../clock.ts';
 import { prefixedId } from '../ids.ts';
 import type { StoredEvent } from '../events/event.types.ts';
-import type { ClaimedDelivery } from './webhook.types.ts';
+import { deliveredAsGeneric, type ClaimedDelivery } from './webhook.types.ts';
 
 /**
  * What one delivery attempt sends: the JSON body and the headers that sign it. The body is serialised once and
@@ -22,7 +22,7 @@ const hmac = (key: string | Buffer, text: string) => createHmac('sha256', key).u
 /** G9 `X-Service-Signature`: hex HMAC-SHA256 of the body, keyed with the secret's UTF-8 bytes. */
 export const hexSignature = (secret: string, body: string): string => hmac(secret, body).digest('hex');
 
-/** G10 `X-Service-Signature`: `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (Stripe's scheme). */
+/** G10 and G11 `X-Service-Signature`: `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (Stripe's scheme). */
 export const timestampedSignature = (secret: string, unixSeconds: number, body: string): string =>
   `t=${unixSeconds},v1=${hmac(secret, `${unixSeconds}.${body}`).digest('hex')}`;
 
@@ -53,7 +53,7 @@ export const memoryEventBody = (event: StoredEvent, webhookId: string, attempt: 
   livemode: event.scope.mode !== 'test',
 });
 
-/** G10 body: `{id, type, created_at, data}`. */
+/** G10 (and G11) body: `{id, type, created_at, data}`. */
 export const genericEventBody = (event: StoredEvent): string => JSON.stringify({
   id: event.id,
   type: event.type,
@@ -72,7 +72,7 @@ export function buildDeliveryRequest(claim: Pick<ClaimedDelivery, 'webhook' | 'e
     'X-Service-Event': event.type,
     'X-Service-Delivery': attemptId,
   };
-  if (webhook.kind === 'g10') {
+  if (deliveredAsGeneric(webhook.kind)) {
     const body = genericEventBody(event);
     return { body, attemptId, headers: { ...common, 'X-Service-Signature': timestampedSignature(secret, unix, body) } };
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Principal } from '../api-keys/api-key.types.ts';
 import type { Clock } from '../clock.ts';
 import { DomainError, validationError, type FieldProblem, type FieldReason } from '../errors.ts';
-import { GENERIC_EVENT_TYPES, MEMORY_EVENT_TYPES, type EventScope } from '../events/event.types.ts';
+import { GENERIC_EVENT_TYPES, MEMORY_EVENT_TYPES, SECURITY_EVENT_TYPES, type EventScope } from '../events/event.types.ts';
 import { prefixedId } from '../ids.ts';
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenKeySegment } from '../json-limits.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
@@ -15,12 +15,14 @@ import {
 import { checkWebhookUrl, parseAllowCidrs } from './address-policy.ts';
 
 /**
- * Managing webhooks of both generations (no delivery here): G9 (memory events, per workspace, `active`, retry
- * policy, filters, a secret the caller may choose) and G10 (generic events, per tenant and mode, `status`,
- * description, always a generated secret). Field names in problems are the wire's (snake_case).
+ * Managing webhooks of every generation (no delivery here): G9 (memory events, per workspace, `active`, retry
+ * policy, filters, a secret the caller may choose), G10 (generic events, per tenant and mode, `status`,
+ * description, always a generated secret) and G11 (the secrets component's events, per tenant and mode, `status`, a
+ * secret the caller may choose). Field names in problems are the wire's (snake_case for G9 and G10; G11's are single
+ * words, the same in both styles).
  */
 
-/** G10 deliveries follow the spec's fixed schedule (7 attempts, the last 24 h after the previous). */
+/** G10 deliveries follow the spec's fixed schedule (7 attempts, the last 24 h after the previous); G11's too. */
 export const G10_RETRY: RetryPolicy = { maxAttempts: 7, backoffMultiplier: 1, maxDelayMs: 86_400_000 };
 
 export const RETRY_BOUNDS = {
@@ -49,7 +51,7 @@ export interface RetryPolicyInput {
 export interface NewWebhookInput {
   url: string;
   events: readonly string[];
-  /** G9 only; generated when absent. */
+  /** G9 and G11; generated when absent. */
   secret?: string | undefined;
   /** G9 `active: false` creates it `disabled`. G10 webhooks start `active`. */
   active?: boolean | undefined;
@@ -91,16 +93,17 @@ export interface WebhookServiceDeps {
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
-export const eventTypesOf = (kind: WebhookKind): readonly string[] => (kind === 'g9' ? MEMORY_EVENT_TYPES : GENERIC_EVENT_TYPES);
+const EVENT_TYPES: Record<WebhookKind, readonly string[]> = { g9: MEMORY_EVENT_TYPES, g10: GENERIC_EVENT_TYPES, g11: SECURITY_EVENT_TYPES };
+export const eventTypesOf = (kind: WebhookKind): readonly string[] => EVENT_TYPES[kind];
 
 /** `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret form). */
 export const generateSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 const notFound = (id: string) => new DomainError('NOT_FOUND', `No webhook with id ${id}`, { resource: 'webhook', id });
 
-/** G9 webhooks belong to a workspace; G10 ones to a tenant and mode only. */
+/** G9 webhooks belong to a workspace; G10 and G11 ones to a tenant and mode only. */
 const scopeFor = (scope: EventScope, kind: WebhookKind): EventScope =>
-  kind === 'g10' ? { tenantId: scope.tenantId, mode: scope.mode, workspace: null } : scope;
+  kind === 'g9' ? scope : { tenantId: scope.tenantId, mode: scope.mode, workspace: null };
 
 function checkEvents(raw: readonly string[], kind: WebhookKind, problems: FieldProblem[]): string[] {
   const known = eventTypesOf(kind);
@@ -178,14 +181,16 @@ function checkDescription(raw: string | null | undefined, problems: FieldProblem
   return raw;
 }
 
+/** The fields each generation does not have (a surface's schema refuses them first; this keeps the core honest). */
+const UNSUPPORTED: Record<WebhookKind, Partial<Record<keyof NewWebhookInput, string>>> = {
+  g9: { description: 'description' },
+  g10: { retryPolicy: 'retry_policy', filters: 'filters', secret: 'secret' },
+  g11: { retryPolicy: 'retry_policy', filters: 'filters', description: 'description', active: 'active' },
+};
+
 function refuseForKind(kind: WebhookKind, input: NewWebhookInput | WebhookUpdateInput, problems: FieldProblem[]): void {
-  const g9Only = { retryPolicy: 'retry_policy', filters: 'filters', secret: 'secret' } as const;
-  if (kind === 'g10') {
-    for (const [prop, field] of Object.entries(g9Only)) {
-      if ((input as Record<string, unknown>)[prop] !== undefined) problems.push({ field, reason: 'not_allowed', message: 'is not supported by this API' });
-    }
-  } else if (input.description !== undefined) {
-    problems.push({ field: 'description', reason: 'not_allowed', message: 'is not supported by this API' });
+  for (const [prop, field] of Object.entries(UNSUPPORTED[kind])) {
+    if ((input as Record<string, unknown>)[prop] !== undefined) problems.push({ field, reason: 'not_allowed', message: 'is not supported by this API' });
   }
 }
 

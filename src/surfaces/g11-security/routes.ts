@@ -16,9 +16,10 @@ import { auditRecorder, noteForAudit, requireAuditedRoutes, type AuditedRoute } 
 import { auditLogRoutes } from './audit-routes.ts';
 import { createG11ErrorHandler, G11_INTERNAL_ERROR, G11ErrorWire, g11ErrorBody } from './errors.ts';
 import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
+import { G11_WEBHOOK_SCOPES, webhookRoutes, type WebhookRouteDeps } from './webhooks.routes.ts';
 import { CreateSecretBody, GetSecretQuery, ListSecretsQuery, NameParams, RegionHeaders, Responses, UpdateSecretBody } from './schemas.ts';
 
-export interface G11Deps extends AuthDeps, ApiKeyRouteDeps {
+export interface G11Deps extends AuthDeps, ApiKeyRouteDeps, WebhookRouteDeps {
   secrets: SecretService;
   audit: AuditService;
   limits: Pick<LimitsService, 'gateway' | 'security'>;
@@ -31,7 +32,8 @@ const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11E
 /**
  * Which scope each G11 endpoint needs (docs/api.md shows this table). The spec names the scopes but not the mapping:
  * for secrets, reads need `secrets:read`, creating and changing `secrets:write`, deleting `secrets:delete`; every
- * API-key endpoint needs `apikeys:manage`; the audit log `audit:read`.
+ * API-key endpoint needs `apikeys:manage`; the audit log `audit:read`; webhooks `secrets:read` to read them and
+ * `secrets:write` to manage them (plus, per event subscribed, G11_EVENT_SCOPES).
  */
 export const G11_SCOPES = {
   'POST /v1/security/secrets': 'secrets:write',
@@ -43,6 +45,7 @@ export const G11_SCOPES = {
   'GET /v1/security/audit-logs': 'audit:read',
   'GET /v1/security/audit-logs/:id': 'audit:read',
   'POST /v1/security/audit-logs/export': 'audit:read',
+  ...G11_WEBHOOK_SCOPES,
 } as const satisfies Record<string, KeyScope>;
 
 /** A request's path parameter or body field, when it is text. */
@@ -56,6 +59,7 @@ const secretResource = (name: string | undefined): string =>
 /** `api-key:<id>` (the record's id, never the key), or `api-key` when the id is not one. */
 const apiKeyResource = (id: string | undefined): string => (id !== undefined && /^key_[A-Za-z0-9]{1,60}$/.test(id) ? `api-key:${id}` : 'api-key');
 const auditLogResource = (id: string | undefined): string => (id !== undefined && /^aud_[A-Za-z0-9]{1,60}$/.test(id) ? `audit-log:${id}` : 'audit-log');
+const webhookResource = (id: string | undefined): string => (id !== undefined && /^whk_[A-Za-z0-9]{1,60}$/.test(id) ? `webhook:${id}` : 'webhook');
 
 /**
  * What each G11 endpoint records in the caller's audit log (audit-recorder.ts): every key of G11_SCOPES must have
@@ -77,6 +81,11 @@ export const G11_AUDIT_ACTIONS = {
   'PUT /v1/security/api-keys/:id': { action: 'apikey.update', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
   'DELETE /v1/security/api-keys/:id': { action: 'apikey.revoke', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
   'POST /v1/security/api-keys/:id/rotate': { action: 'apikey.rotate', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
+  'POST /v1/security/webhooks': { action: 'webhook.create', resource: () => 'webhook' },
+  'GET /v1/security/webhooks': { action: 'webhook.list', resource: () => 'webhook:*' },
+  'GET /v1/security/webhooks/:id': { action: 'webhook.read', resource: (req) => webhookResource(textOf(req.params, 'id')) },
+  'PUT /v1/security/webhooks/:id': { action: 'webhook.update', resource: (req) => webhookResource(textOf(req.params, 'id')) },
+  'DELETE /v1/security/webhooks/:id': { action: 'webhook.delete', resource: (req) => webhookResource(textOf(req.params, 'id')) },
 } as const satisfies Record<keyof typeof G11_SCOPES, AuditedRoute>;
 
 /** Secrets belong to the key's tenant and mode: a `mnemo_test_` key works on its own sandbox set. */
@@ -152,7 +161,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     },
   }, async (req) => {
     scope(req, 'GET /v1/security/secrets/:name');
-    const secret = await deps.secrets.get(ownerOf(req), req.params.name, req.query.version);
+    const secret = await deps.secrets.get(ownerOf(req), { userId: requirePrincipal(req).userId, via: 'api' }, req.params.name, req.query.version);
     noteForAudit(req, { version: secret.version });
     return toSecretWire(secret);
   });
@@ -183,4 +192,5 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   await r.register(auditLogRoutes, { audit: deps.audit, scope });
   // After the hooks above, so that they apply to these routes too.
   await app.register(apiKeyRoutes, { apiKeyManagement: deps.apiKeyManagement });
+  await app.register(webhookRoutes, { webhooks: deps.webhooks });
 };

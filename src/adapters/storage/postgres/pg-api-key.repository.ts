@@ -2,6 +2,7 @@ import type { ApiKeyRepository } from '../../../core/api-keys/api-key.repository
 import type { ApiKeyOwner, ApiKeyRecord, Scope, Tier } from '../../../core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import { pgJson, pgTime, pgTimeOrNull, type PgExecutor, type PgQueryable } from './pg-executor.ts';
+import type { PgOutbox } from './pg-outbox.ts';
 
 interface Row {
   id: string; tenant_id: string; user_id: string; name: string; tier: string; mode: string; scopes: Scope[];
@@ -36,7 +37,8 @@ const insertKey = (db: PgQueryable, k: ApiKeyRecord) => db.query(`INSERT INTO ap
 [k.id, k.tenantId, k.userId, k.name, k.tier, k.mode, pgJson(k.scopes), k.displayPrefix, k.digest,
   pgTime(k.createdAt), pgTimeOrNull(k.expiresAt), pgTimeOrNull(k.revokedAt), k.replacedBy]);
 
-export function createPgApiKeyRepository(db: PgExecutor): ApiKeyRepository {
+/** API keys; a rotation's events go through the outbox in its transaction, last. */
+export function createPgApiKeyRepository(db: PgExecutor, outbox: PgOutbox): ApiKeyRepository {
   const one = async (sql: string, params: unknown[]) => {
     const [row] = await db.query<Row>(sql, params);
     return row ? toRecord(row) : null;
@@ -71,16 +73,19 @@ export function createPgApiKeyRepository(db: PgExecutor): ApiKeyRepository {
     update: (owner, id, changes) => one(`UPDATE api_keys SET name = COALESCE($4, name), scopes = COALESCE($5::jsonb, scopes)
       WHERE ${OWNER} AND id = $3 RETURNING *`,
     [...ownerParams(owner), id, changes.name ?? null, changes.scopes === undefined ? null : pgJson(changes.scopes)]),
-    async rotate(owner, id, replacement, oldExpiresAt, at) {
-      return db.transaction(async (tx) => {
+    async rotate(owner, id, replacement, oldExpiresAt, at, events = []) {
+      const stored = await db.transaction(async (tx) => {
         // Only a live key is retired; a concurrent rotation waits for the row lock, then matches nothing.
         const retired = await tx.query(`UPDATE api_keys SET replaced_by = $4, expires_at = $5
           WHERE ${OWNER} AND id = $3 AND revoked_at IS NULL AND replaced_by IS NULL AND (expires_at IS NULL OR expires_at > $6)
           RETURNING id`, [...ownerParams(owner), id, replacement.id, pgTime(oldExpiresAt), pgTime(at)]);
-        if (retired.length === 0) return false;
+        if (retired.length === 0) return null;
         await insertKey(tx, replacement);
-        return true;
+        return outbox.appendInTx(tx, events);
       });
+      if (stored === null) return false;
+      outbox.notify(stored);
+      return true;
     },
   };
 }

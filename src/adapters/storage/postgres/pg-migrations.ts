@@ -322,6 +322,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION audit_logs_append_only();
     `,
   },
+  {
+    version: 7,
+    name: 'webhooks of G11 (kind g11)',
+    sql: `
+      -- G11 webhooks (the secrets component's events) share the table with G9's and G10's: kind may now be 'g11'.
+      ALTER TABLE webhooks
+        DROP CONSTRAINT webhooks_kind_check,
+        ADD CONSTRAINT webhooks_kind_check CHECK (kind IN ('g9', 'g10', 'g11'));
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -5,6 +5,7 @@ import {
   secretVersionContext, type SealedValue, type SecretOwner, type StoredSecret, type StoredSecretVersion,
 } from '../../../core/secrets/secret.types.ts';
 import { isPgUniqueViolation, pgTime, pgTimeOrNull, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
+import type { PgOutbox } from './pg-outbox.ts';
 
 interface SecretRow {
   id: string; tenant_id: string; mode: string; name: string; tags: string[]; version: number; created_at: Date;
@@ -56,22 +57,28 @@ const insertVersion = (tx: PgQueryable, secretId: string, v: StoredSecretVersion
   (secret_id, version, key_id, wrapped_key, payload, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 [secretId, v.version, v.sealed.keyId, v.sealed.wrappedKey, v.sealed.payload, pgTime(v.createdAt), v.createdBy]);
 
-/** Secrets, their sealed versions and the master-key checks; names compare byte-wise (the columns are COLLATE "C"). */
-export function createPgSecretRepository(db: PgExecutor): SecretRepository {
+/**
+ * Secrets, their sealed versions and the master-key checks; names compare byte-wise (the columns are COLLATE "C"). A
+ * creation's events go through the outbox in its transaction, last (the outbox's lock is held only to the commit).
+ */
+export function createPgSecretRepository(db: PgExecutor, outbox: PgOutbox): SecretRepository {
   return {
-    async create(s, first) {
+    async create(s, first, events = []) {
+      let stored;
       try {
-        await db.transaction(async (tx) => {
+        stored = await db.transaction(async (tx) => {
           await tx.query(`INSERT INTO secrets (id, tenant_id, mode, name, tags, version, created_at, updated_at, expires_at,
             region, created_by, updated_by) VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10, $11, $12)`,
           [s.id, s.owner.tenantId, s.owner.mode, s.name, s.tags, s.version, pgTime(s.createdAt), pgTime(s.updatedAt),
             pgTimeOrNull(s.expiresAt), s.region, s.createdBy, s.updatedBy]);
           await insertVersion(tx, s.id, first);
+          return outbox.appendInTx(tx, events);
         });
       } catch (err) {
         if (isPgUniqueViolation(err, 'secrets_owner_name')) throw duplicateName(s.name);
         throw err;
       }
+      outbox.notify(stored);
     },
     async find(owner, name, version) {
       // One statement, so the secret and its version come from one snapshot.

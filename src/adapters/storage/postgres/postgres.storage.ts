@@ -35,14 +35,14 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     memories: createPgMemoryRepository(db, outbox, {
       exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW, hnswEfSearch: options.hnswEfSearch ?? DEFAULT_HNSW_EF_SEARCH,
     }),
-    apiKeys: createPgApiKeyRepository(db),
+    apiKeys: createPgApiKeyRepository(db, outbox),
     searchLog: createPgSearchLogRepository(db),
     topics: createPgTopicRepository(db),
     events: createPgEventRepository(db, outbox),
     webhooks: createPgWebhookRepository(db),
     usage: createPgUsageRepository(db),
     idempotency: createPgIdempotencyRepository(db, outbox),
-    secrets: createPgSecretRepository(db),
+    secrets: createPgSecretRepository(db, outbox),
     audit: createPgAuditRepository(db),
     transfer: createPgTransfer(db),
     async ping() {

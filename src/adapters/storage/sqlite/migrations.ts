@@ -356,4 +356,50 @@ export const MIGRATIONS: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'audit_logs is append-only'); END;
     `,
   },
+  {
+    version: 9,
+    name: 'webhooks of G11 (kind g11)',
+    sql: `
+      -- G11 webhooks (the secrets component's events) share the table with G9's and G10's: kind may now be 'g11'.
+      -- SQLite cannot alter a CHECK constraint: the table is rebuilt as it stands, with the wider CHECK, its rows
+      -- copied and its indexes made again (nothing references it by foreign key; deliveries name webhooks by id).
+      CREATE TABLE webhooks_with_g11 (
+        seq                   INTEGER PRIMARY KEY,
+        id                    TEXT NOT NULL UNIQUE,
+        kind                  TEXT NOT NULL CHECK (kind IN ('g9', 'g10', 'g11')),
+        tenant_id             TEXT NOT NULL,
+        mode                  TEXT NOT NULL,
+        workspace             TEXT,
+        url                   TEXT NOT NULL,
+        events                TEXT NOT NULL,
+        description           TEXT,
+        status                TEXT NOT NULL CHECK (status IN ('active', 'disabled', 'failed')),
+        retry_policy          TEXT NOT NULL,
+        filters               TEXT NOT NULL,
+        created_at            INTEGER NOT NULL,
+        updated_at            INTEGER NOT NULL,
+        last_delivery_at      INTEGER,
+        total_attempts        INTEGER NOT NULL DEFAULT 0,
+        successful_deliveries INTEGER NOT NULL DEFAULT 0,
+        failed_deliveries     INTEGER NOT NULL DEFAULT 0,
+        plaintext_secret      TEXT,
+        secret_key_id         TEXT,
+        secret_wrapped_key    TEXT,
+        secret_payload        TEXT,
+        CHECK ((plaintext_secret IS NOT NULL AND secret_key_id IS NULL AND secret_wrapped_key IS NULL AND secret_payload IS NULL)
+          OR (plaintext_secret IS NULL AND secret_key_id IS NOT NULL AND secret_wrapped_key IS NOT NULL AND secret_payload IS NOT NULL))
+      );
+      INSERT INTO webhooks_with_g11 (seq, id, kind, tenant_id, mode, workspace, url, events, description, status,
+          retry_policy, filters, created_at, updated_at, last_delivery_at, total_attempts, successful_deliveries,
+          failed_deliveries, plaintext_secret, secret_key_id, secret_wrapped_key, secret_payload)
+        SELECT seq, id, kind, tenant_id, mode, workspace, url, events, description, status,
+          retry_policy, filters, created_at, updated_at, last_delivery_at, total_attempts, successful_deliveries,
+          failed_deliveries, plaintext_secret, secret_key_id, secret_wrapped_key, secret_payload
+        FROM webhooks;
+      DROP TABLE webhooks;
+      ALTER TABLE webhooks_with_g11 RENAME TO webhooks;
+      CREATE INDEX webhooks_scope ON webhooks (tenant_id, mode, kind, created_at);
+      CREATE INDEX webhooks_plaintext_secret ON webhooks (seq) WHERE plaintext_secret IS NOT NULL;
+    `,
+  },
 ];

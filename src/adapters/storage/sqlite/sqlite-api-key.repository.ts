@@ -1,6 +1,8 @@
 import type { ApiKeyRepository } from '../../../core/api-keys/api-key.repository.ts';
 import type { ApiKeyOwner, ApiKeyRecord, Scope, Tier } from '../../../core/api-keys/api-key.types.ts';
+import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
+import type { SqliteOutbox } from './sqlite-outbox.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 
 interface Row {
@@ -28,7 +30,8 @@ const toRecord = (r: Row): ApiKeyRecord => ({
 const OWNER = 'tenant_id = ? AND mode = ?';
 const ownerParams = (o: ApiKeyOwner): [string, string] => [o.tenantId, o.mode];
 
-export function createSqliteApiKeyRepository(db: SqliteDb): ApiKeyRepository {
+/** API keys; a rotation's events go through the outbox in its transaction. */
+export function createSqliteApiKeyRepository(db: SqliteDb, outbox: SqliteOutbox): ApiKeyRepository {
   const insert = db.prepare(`INSERT INTO api_keys
     (id, tenant_id, user_id, name, tier, mode, scopes, display_prefix, digest, created_at, expires_at, revoked_at, replaced_by)
     VALUES (@id, @tenant_id, @user_id, @name, @tier, @mode, @scopes, @display_prefix, @digest, @created_at, @expires_at,
@@ -55,10 +58,11 @@ export function createSqliteApiKeyRepository(db: SqliteDb): ApiKeyRepository {
     created_at: k.createdAt.getTime(), expires_at: k.expiresAt?.getTime() ?? null,
     revoked_at: k.revokedAt?.getTime() ?? null, replaced_by: k.replacedBy,
   });
-  const rotateTx = db.transaction((owner: ApiKeyOwner, id: string, replacement: ApiKeyRecord, oldExpiresAt: Date, at: Date): boolean => {
-    if (retire.run(replacement.id, oldExpiresAt.getTime(), ...ownerParams(owner), id, at.getTime()).changes === 0) return false;
+  const rotateTx = db.transaction((owner: ApiKeyOwner, id: string, replacement: ApiKeyRecord, oldExpiresAt: Date, at: Date,
+    events: readonly NewEvent[]): StoredEvent[] | null => {
+    if (retire.run(replacement.id, oldExpiresAt.getTime(), ...ownerParams(owner), id, at.getTime()).changes === 0) return null;
     insertRow(replacement);
-    return true;
+    return outbox.appendInTx(events);
   });
   const pageTx = db.transaction((owner: ApiKeyOwner, limit: number, after: { createdAt: Date; id: string } | null) => ({
     // One read transaction: the count and the page see the same keys.
@@ -97,9 +101,12 @@ export function createSqliteApiKeyRepository(db: SqliteDb): ApiKeyRepository {
       const row = update.get(changes.name ?? null, changes.scopes === undefined ? null : JSON.stringify(changes.scopes), ...ownerParams(owner), id);
       return row ? toRecord(row) : null;
     },
-    async rotate(owner, id, replacement, oldExpiresAt, at) {
+    async rotate(owner, id, replacement, oldExpiresAt, at, events = []) {
       // IMMEDIATE: the write lock is taken before the check, so a rotation on another connection waits its turn.
-      return rotateTx.immediate(owner, id, replacement, oldExpiresAt, at);
+      const stored = rotateTx.immediate(owner, id, replacement, oldExpiresAt, at, events);
+      if (stored === null) return false;
+      outbox.notify(stored);
+      return true;
     },
   };
 }

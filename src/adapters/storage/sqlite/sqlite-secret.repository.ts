@@ -5,7 +5,9 @@ import {
   secretVersionContext, type SealedRef, type SealedValue, type SecretOwner, type SecretVersionChanges, type StoredSecret,
   type StoredSecretVersion,
 } from '../../../core/secrets/secret.types.ts';
+import type { NewEvent } from '../../../core/events/event.types.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
+import type { SqliteOutbox } from './sqlite-outbox.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 
 interface SecretRow {
@@ -54,8 +56,11 @@ function parseRef(ref: string): [string, number] {
   return [ref.slice(0, at), version];
 }
 
-/** Secrets, their sealed versions and the master-key checks; names compare byte-wise (SQLite's BINARY collation). */
-export function createSqliteSecretRepository(db: SqliteDb): SecretRepository {
+/**
+ * Secrets, their sealed versions and the master-key checks; names compare byte-wise (SQLite's BINARY collation). A
+ * creation's events go through the outbox in its transaction.
+ */
+export function createSqliteSecretRepository(db: SqliteDb, outbox: SqliteOutbox): SecretRepository {
   const insertSecret = db.prepare(`INSERT INTO secrets (id, tenant_id, mode, name, tags, version, created_at, updated_at,
     expires_at, region, created_by, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertVersion = db.prepare(`INSERT INTO secret_versions (secret_id, version, key_id, wrapped_key, payload, created_at,
@@ -87,10 +92,11 @@ export function createSqliteSecretRepository(db: SqliteDb): SecretRepository {
   const writeVersion = (secretId: string, v: StoredSecretVersion) => insertVersion.run(secretId, v.version, v.sealed.keyId,
     v.sealed.wrappedKey, v.sealed.payload, v.createdAt.getTime(), v.createdBy);
 
-  const createTx = db.transaction((s: StoredSecret, first: StoredSecretVersion) => {
+  const createTx = db.transaction((s: StoredSecret, first: StoredSecretVersion, events: readonly NewEvent[]) => {
     insertSecret.run(s.id, s.owner.tenantId, s.owner.mode, s.name, JSON.stringify(s.tags), s.version, s.createdAt.getTime(),
       s.updatedAt.getTime(), s.expiresAt?.getTime() ?? null, s.region, s.createdBy, s.updatedBy);
     writeVersion(s.id, first);
+    return outbox.appendInTx(events);
   });
 
   const addVersionTx = db.transaction((owner: SecretOwner, name: string, expected: number, next: StoredSecretVersion,
@@ -108,13 +114,15 @@ export function createSqliteSecretRepository(db: SqliteDb): SecretRepository {
   });
 
   return {
-    async create(secret, first) {
+    async create(secret, first, events = []) {
+      let stored;
       try {
-        createTx(secret, first);
+        stored = createTx(secret, first, events);
       } catch (err) {
         if (isUniqueViolation(err, 'secrets.name')) throw duplicateName(secret.name);
         throw err;
       }
+      outbox.notify(stored);
     },
     async find(owner, name, version) {
       const row = find.get(version ?? null, ...ownerParams(owner), name);

@@ -31,14 +31,14 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
   return {
     kind: 'sqlite',
     memories: createSqliteMemoryRepository(db, outbox, options.log),
-    apiKeys: createSqliteApiKeyRepository(db),
+    apiKeys: createSqliteApiKeyRepository(db, outbox),
     searchLog: createSqliteSearchLogRepository(db),
     topics: createSqliteTopicRepository(db),
     events: createSqliteEventRepository(db, outbox),
     webhooks: createSqliteWebhookRepository(db),
     usage: createSqliteUsageRepository(db),
     idempotency: createSqliteIdempotencyRepository(db, outbox),
-    secrets: createSqliteSecretRepository(db),
+    secrets: createSqliteSecretRepository(db, outbox),
     audit: createSqliteAuditRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
