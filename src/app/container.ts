@@ -35,6 +35,7 @@ import { verifyKeyring } from '../core/secrets/keyring-check.ts';
 import { createSecretService } from '../core/secrets/secret.service.ts';
 import { sealPlaintextWebhookSecrets } from '../core/webhooks/webhook-secret.ts';
 import { createAuditService } from '../core/audit/audit.service.ts';
+import { createIdempotentRequestService } from '../core/idempotency/idempotent-request.service.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -135,6 +136,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
   const secrets = createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
   const audit = createAuditService({ audit: storage.audit, clock });
+  const idempotentRequests = createIdempotentRequestService({ requests: storage.idempotentRequests, keyring: () => keyring, clock });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
@@ -194,6 +196,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     producerEvents,
     secrets,
     audit,
+    idempotentRequests,
     realtime,
     eventHub,
     streams,

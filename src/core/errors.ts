@@ -16,6 +16,11 @@ export const DOMAIN_ERROR_CODES = [
   'CONFLICT',
   /** The server is too busy to take this on now (details.retryAfterMs says when to try again). */
   'OVERLOADED',
+  /**
+   * An `Idempotency-Key` already used (within its lifetime) for a different request: the same key must carry the
+   * same request (G11). G10's producer events answer this case as CONFLICT, as they always have.
+   */
+  'IDEMPOTENCY_KEY_REUSED',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

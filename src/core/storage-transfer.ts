@@ -111,6 +111,16 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       metadata: text, prev_hash: text, hash: text,
     },
   },
+  {
+    // G11 Idempotency-Key rows: answers travel sealed; their context (tenant, mode, API key id, key, reservation) is
+    // kept by the copy, so they open in the target under the same master keys. Pending reservations come too: they
+    // lapse after their lock.
+    name: 'idempotent_requests', key: ['tenant_id', 'mode', 'api_key_id', 'idempotency_key'],
+    columns: {
+      tenant_id: text, mode: text, api_key_id: text, idempotency_key: text, reservation: text, created_at: time,
+      locked_until: time, response_key_id: text, response_wrapped_key: text, response_payload: text,
+    },
+  },
 ];
 
 /** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */

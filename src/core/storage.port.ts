@@ -8,6 +8,7 @@ import type { UsageRepository } from './analytics/usage.repository.ts';
 import type { IdempotencyRepository } from './events/idempotency.repository.ts';
 import type { SecretRepository } from './secrets/secret.repository.ts';
 import type { AuditRepository } from './audit/audit.repository.ts';
+import type { IdempotentRequestRepository } from './idempotency/idempotent-request.repository.ts';
 import type { StorageTransfer } from './storage-transfer.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
@@ -28,6 +29,8 @@ export interface Storage {
   readonly secrets: SecretRepository;
   /** The G11 audit log: append-only, one hash chain per tenant and mode. */
   readonly audit: AuditRepository;
+  /** G11 requests with an `Idempotency-Key`: reservations, and the answers kept for replays (sealed). */
+  readonly idempotentRequests: IdempotentRequestRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

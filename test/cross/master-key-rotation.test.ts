@@ -67,7 +67,12 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
   }
 
   /** What the first test created; the tests of one store run in order, each going on from the last. */
-  const state = { key: '', g9Secret: '', g10Secret: '' };
+  const state = { key: '', g9Secret: '', g10Secret: '', replayed: '' };
+  /** An API key made with an Idempotency-Key: its answer (holding the key) is kept sealed for replays. */
+  const makeKeyOnce = (t: TestApp) => t.app.inject({
+    method: 'POST', url: '/v1/security/api-keys', headers: { authorization: `Bearer ${state.key}`, 'idempotency-key': 'rotation-1' },
+    payload: { name: 'made once' },
+  });
 
   /** Every version of every secret reads, and a G9 and a G10 delivery are signed with the secrets shown at creation. */
   async function expectEverythingWorks(t: TestApp): Promise<void> {
@@ -86,6 +91,8 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
     const g10 = receiver.received.find((r) => r.url === '/g10')!;
     expect(verifyMemoryEventSignature({ payload: g9.body, signature: g9.headers['x-service-signature'], secret: state.g9Secret })).toBe(true);
     expect(verifyMnemoSignature({ payload: g10.body, header: g10.headers['x-service-signature']!, secret: state.g10Secret, now: new Date() })).toBe(true);
+    const replay = await makeKeyOnce(t);
+    expect([replay.statusCode, replay.headers['idempotent-replayed'], replay.body]).toEqual([201, 'true', state.replayed]);
   }
 
   /** Every row of every table, as `mnemo migrate` reads them. */
@@ -111,9 +118,12 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
       expect(g10.statusCode, g10.body).toBe(201);
       state.g9Secret = json(g9).data.secret as string;
       state.g10Secret = json(g10).data.secret as string;
+      const once = await makeKeyOnce(first);
+      expect(once.statusCode, once.body).toBe(201);
+      state.replayed = once.body;
       // No row holds a webhook secret in plaintext.
       const rows = await dump(first);
-      for (const secret of [state.g9Secret, state.g10Secret]) expect(rows.includes(secret), secret).toBe(false);
+      for (const secret of [state.g9Secret, state.g10Secret, json(once).key as string]) expect(rows.includes(secret), secret).toBe(false);
       await expectEverythingWorks(first);
     } finally {
       await first.close();
@@ -127,6 +137,7 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
     expect(run.stderr).not.toContain(keyA);
     expect(run.stdout).toMatch(/^ {2}secret versions {2}24 values, 24 re-wrapped$/m);
     expect(run.stdout).toMatch(/^ {2}webhook secrets {2}2 values, 2 re-wrapped$/m);
+    expect(run.stdout).toMatch(/^ {2}request replays {2}1 values, 1 re-wrapped$/m);
     expect(run.stdout).toContain(`Retired keys (no server needs them any more): ${idOf(keyA)}\n`);
     expect(run.stdout).toContain(`Remove the other keys from MNEMO_MASTER_KEY on every node (keep ${idOf(keyB)})`);
     // Run again: nothing left to do.

@@ -139,6 +139,24 @@ describe('G11 audit logs: happy paths', () => {
     expect(new Set(seqs).size).toBe(5);
   });
 
+  it('filters by region (X-Region of the request), in lists and exports', async () => {
+    const key = await t.freshTenant();
+    const s = g11(t.app, key);
+    await s.create({ name: 'eu', value: 'v' }, { 'x-region': 'eu-west-1' });
+    await s.create({ name: 'us', value: 'v' }, { 'x-region': 'us-east-1' });
+    await s.get('eu');
+    await g11(t.app, key, { 'x-region': 'eu-west-1' }).get('us');
+    const a = g11Audit(t.app, key);
+    const listed = json(await a.list('region=eu-west-1'));
+    expect(listed.data.map((r: Json) => [r.action, r.resource, r.region])).toEqual([
+      ['secret.read', 'secret:us', 'eu-west-1'], ['secret.create', 'secret:eu', 'eu-west-1'],
+    ]);
+    expect(listed.pagination.totalCount).toBe(2);
+    const exported = await a.export({ region: 'us-east-1' });
+    expect(json(exported).map((r: Json) => r.resource)).toEqual(['secret:us']);
+    expect(exported.headers['x-total-count']).toBe('1');
+  });
+
   it('exports the chain as JSON that anyone can check, and as RFC 4180 CSV, in pages', async () => {
     const key = await t.freshTenant();
     const s = g11(t.app, key, { 'user-agent': 'agent, with "quotes"\r\nand a new line' });
@@ -265,6 +283,8 @@ describe('G11 audit logs: errors', () => {
     expect(await fields(await a.list('action=secret.*.*'))).toEqual(['action']);
     expect(await fields(await a.list('from=yesterday'))).toEqual(['from']);
     expect(await fields(await a.list('from=2026-06-02T00:00:00Z&to=2026-06-01T00:00:00Z'))).toEqual(['from']);
+    expect(await fields(await a.list('region=eu_west'))).toEqual(['region']);
+    expect(await fields(await a.export({ region: 'x'.repeat(33) }))).toEqual(['region']);
     expect(await fields(await a.list('limit=0'))).toEqual(['limit']);
     expect(await fields(await a.list('limit=101'))).toEqual(['limit']);
     expect(await fields(await a.list('cursor=not-a-cursor'))).toEqual(['cursor']);

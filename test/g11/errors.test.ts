@@ -80,6 +80,11 @@ describe('G11 secrets: errors', () => {
     expect((await s.get('x', 'version=0')).statusCode).toBe(400);
     const region = await s.create({ name: 'r', value: 'v' }, { 'x-region': 'not a region!' });
     expect(region.statusCode).toBe(400);
+    for (const q of ['region=not%20a%20region', `region=${'a'.repeat(33)}`, 'region=-eu', 'region=']) {
+      const res = await s.list(q);
+      expect(res.statusCode, q).toBe(400);
+      expect(json(res).error.details.fields.map((f: { field: string }) => f.field), q).toEqual(['region']);
+    }
   });
 
   it('answers 429 RATE_LIMIT_EXCEEDED with Retry-After past the hourly limit (free: 1000)', async () => {

@@ -94,11 +94,23 @@ describe('G11 secrets: happy paths', () => {
     expect(json(await s.create({ name: 'short-lived', value: 'again' }))).toMatchObject({ version: 1, value: 'again', expiresAt: null });
   });
 
-  it('records X-Region on writes', async () => {
+  it('records X-Region on writes, and lists by it', async () => {
     const s = g11(t.app, await t.freshTenant());
     expect((await s.create({ name: 'eu-key', value: 'v' }, { 'x-region': 'eu-west-1' })).statusCode).toBe(201);
     const stored = await t.container.storage.secrets.find({ tenantId: t.tenant, mode: 'live' }, 'eu-key');
     expect(stored!.secret.region).toBe('eu-west-1');
+    await s.create({ name: 'us-key', value: 'v', tags: ['db'] }, { 'x-region': 'us-east-1' });
+    await s.create({ name: 'no-region', value: 'v', tags: ['db'] });
+    const names = async (query: string) => json(await s.list(query)).data.map((x: { name: string }) => x.name);
+    expect(await names('region=eu-west-1')).toEqual(['eu-key']);
+    expect(json(await s.list('region=eu-west-1')).pagination.totalCount).toBe(1);
+    expect(await names('region=us-east-1&tags=db')).toEqual(['us-key']);
+    expect(await names('region=ap-south-1')).toEqual([]);
+    // A later write's region is the secret's region from then on; a write without one keeps it.
+    await s.update('us-key', { value: 'v2' }, { 'x-region': 'eu-west-1' });
+    await s.update('eu-key', { value: 'v2' });
+    expect(await names('region=eu-west-1')).toEqual(['eu-key', 'us-key']);
+    expect(await names('')).toEqual(['eu-key', 'no-region', 'us-key']);
   });
 
   it('documents the G11 routes in /openapi.json with Bearer security', async () => {

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keyringFrom, masterKeyId } from '../../src/adapters/secrets/master-keyring.ts';
 import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { ManualClock } from '../../src/core/clock.ts';
+import { createIdempotentRequestService, requestFingerprint } from '../../src/core/idempotency/idempotent-request.service.ts';
 import { open, type Keyring } from '../../src/core/secrets/envelope.ts';
 import { KeyringMismatchError, verifyKeyring } from '../../src/core/secrets/keyring-check.ts';
 import { rotateMasterKey, type RotationProgress } from '../../src/core/secrets/master-key-rotation.ts';
@@ -29,6 +30,12 @@ describe('master-key rotation (core)', () => {
   const reader = { userId: 'u1', via: 'cli' as const };
   let storage: SqliteStorage;
   let hooks: TestHook[];
+  /** The bodies of the answers kept for Idempotency-Key replays, by key. */
+  const REPLAYS = new Map([['idem-1', '{"value":"replayed-one"}'], ['idem-2', '{"key":"mnemo_live_replayed"}']]);
+  const caller = { tenantId: 'tenant-r', mode: 'live' as const, apiKeyId: 'key_r' };
+  const fingerprint = requestFingerprint({ method: 'POST', route: '/v1/security/secrets', params: {}, query: {}, body: {}, region: null });
+  const replaysUnder = (keyring: Keyring) =>
+    createIdempotentRequestService({ requests: storage.idempotentRequests, keyring: () => keyring, clock });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const secretsUnder = (keyring: Keyring) => createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
   const NAMES = ['one', 'two', 'three', 'four', 'five'];
@@ -44,6 +51,12 @@ describe('master-key rotation (core)', () => {
     }
     hooks = [g9Hook('https://example.com/a'), g9Hook('https://example.com/b'), g10Hook('https://example.com/c'), g11Hook('https://example.com/d')];
     for (const h of hooks) await insertHook(storage.webhooks, old, h);
+    // And two answers kept for Idempotency-Key replays.
+    for (const [key, body] of REPLAYS) {
+      const begun = await replaysUnder(old).begin(caller, key, fingerprint);
+      if (begun.kind !== 'run') throw new Error('the key was new');
+      expect(await replaysUnder(old).finish(begun.ticket, { status: 201, headers: { 'content-type': 'application/json' }, body })).toBe(true);
+    }
   });
   afterEach(() => storage.close());
 
@@ -63,6 +76,11 @@ describe('master-key rotation (core)', () => {
       expect(open(keyring, r.context, r.sealed)).toBe(hooks[i]!.secret);
       keys.push(r.sealed.keyId);
     }
+    for (const [key, body] of REPLAYS) {
+      const replay = await replaysUnder(keyring).begin(caller, key, fingerprint);
+      expect(replay).toEqual({ kind: 'replay', answer: { status: 201, headers: { 'content-type': 'application/json' }, body } });
+    }
+    for (const r of await storage.idempotentRequests.sealedValues(null, 100)) keys.push(r.sealed.keyId);
     return [...new Set(keys)];
   }
 
@@ -71,13 +89,17 @@ describe('master-key rotation (core)', () => {
     const summary = await rotateMasterKey({ storage, keyring: rotating, pageSize: 3, progress: (p) => { progress.push(p); } });
     expect(summary).toEqual({
       activeKeyId: idB, sealedPlaintext: 0,
-      sources: [{ name: 'secret versions', values: 10, rewrapped: 10 }, { name: 'webhook secrets', values: 4, rewrapped: 4 }],
+      sources: [
+        { name: 'secret versions', values: 10, rewrapped: 10 }, { name: 'webhook secrets', values: 4, rewrapped: 4 },
+        { name: 'request replays', values: 2, rewrapped: 2 },
+      ],
       retiredKeyIds: [idA], keptKeyIds: [], failed: 0, failures: [], lateWrites: 0, complete: true,
     });
     // In pages, each told: four of the ten versions' pages and two of the webhooks' (G9, G10 and G11 alike) on each pass.
     expect(progress.filter((p) => p.pass === 1).map((p) => [p.source, p.checked, p.rewrapped])).toEqual([
       ['secret versions', 3, 3], ['secret versions', 6, 6], ['secret versions', 9, 9], ['secret versions', 10, 10],
       ['webhook secrets', 3, 3], ['webhook secrets', 4, 4],
+      ['request replays', 2, 2],
     ]);
     expect(progress.filter((p) => p.pass === 2).every((p) => p.rewrapped === 0)).toBe(true);
 
@@ -90,7 +112,7 @@ describe('master-key rotation (core)', () => {
 
     // Again: nothing to do.
     expect(await rotateMasterKey({ storage, keyring: rotating })).toMatchObject({
-      sources: [{ values: 10, rewrapped: 0 }, { values: 4, rewrapped: 0 }], retiredKeyIds: [], complete: true,
+      sources: [{ values: 10, rewrapped: 0 }, { values: 4, rewrapped: 0 }, { values: 2, rewrapped: 0 }], retiredKeyIds: [], complete: true,
     });
   });
 
@@ -114,7 +136,9 @@ describe('master-key rotation (core)', () => {
     await expect(verifyKeyring(storage.secrets, old)).rejects.toThrow(/does not have/);
 
     const summary = await rotateMasterKey({ storage, keyring: rotating, pageSize: 2 });
-    expect(summary).toMatchObject({ sources: [{ values: 10, rewrapped: 6 }, { values: 4, rewrapped: 4 }], retiredKeyIds: [idA], complete: true });
+    expect(summary).toMatchObject({
+      sources: [{ values: 10, rewrapped: 6 }, { values: 4, rewrapped: 4 }, { values: 2, rewrapped: 2 }], retiredKeyIds: [idA], complete: true,
+    });
     expect(await readAll(fresh)).toEqual([idB]);
   });
 
@@ -149,7 +173,8 @@ describe('master-key rotation (core)', () => {
     await storage.secrets.rewrap(y.ref, x.sealed);
     const summary = await rotateMasterKey({ storage, keyring: rotating });
     expect(summary).toMatchObject({
-      sources: [{ values: 10, rewrapped: 8 }, { values: 4, rewrapped: 4 }], failed: 2, keptKeyIds: [idA], retiredKeyIds: [], complete: false,
+      sources: [{ values: 10, rewrapped: 8 }, { values: 4, rewrapped: 4 }, { values: 2, rewrapped: 2 }], failed: 2, keptKeyIds: [idA], retiredKeyIds: [],
+      complete: false,
     });
     expect(summary.failures).toEqual([x, y].map((r) => ({ source: 'secret versions', ref: r.ref, keyId: idA, error: expect.stringMatching(/failed authentication/) })));
     expect(await storage.secrets.keyCheckIds()).toEqual([idA, idB].sort());
@@ -181,7 +206,7 @@ describe('master-key rotation (core)', () => {
     await storage.transfer.load(table, [{ ...(await storage.transfer.dump(table, null, 1))[0]!, seq: 200, id: 'webhook_more',
       plaintext_secret: 'one-more-legacy-secret', secret_key_id: null, secret_wrapped_key: null, secret_payload: null }]);
     const summary = await rotateMasterKey({ storage, keyring: rotating });
-    expect(summary).toMatchObject({ sealedPlaintext: 1, sources: [{ values: 10 }, { values: 10, rewrapped: 9 }], complete: true });
+    expect(summary).toMatchObject({ sealedPlaintext: 1, sources: [{ values: 10 }, { values: 10, rewrapped: 9 }, { values: 2 }], complete: true });
     const more = (await storage.webhooks.sealedSecrets(null, 100)).find((r) => r.context.at(-1) === 'webhook_more')!;
     expect(open(fresh, more.context, more.sealed)).toBe('one-more-legacy-secret');
   });

@@ -21,6 +21,9 @@ import {
 import { auditRowHash, GENESIS_HASH } from '../../src/core/audit/audit.hash.ts';
 import type { AuditEntry, AuditListQuery, AuditOwner, AuditRow } from '../../src/core/audit/audit.types.ts';
 import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
+import {
+  idempotentRecordContext, type IdempotentRequestRef, type IdempotentReservation,
+} from '../../src/core/idempotency/idempotent-request.repository.ts';
 import { randomUUID } from 'node:crypto';
 import { TRANSFER_TABLES, type TransferRow } from '../../src/core/storage-transfer.ts';
 import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
@@ -1302,6 +1305,23 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await names(live, { afterName: '\u00e9t\u00e9' })).toEqual([]);
       });
 
+      it('lists by region (X-Region of the last write), exactly, with tags and pages', async () => {
+        await create(live, 'eu-1', { region: 'eu-west-1', tags: ['db'] });
+        await create(live, 'eu-2', { region: 'eu-west-1' });
+        await create(live, 'us-1', { region: 'us-east-1', tags: ['db'] });
+        await create(live, 'none');
+        await create(sandbox, 'eu-sandbox', { region: 'eu-west-1' });
+        await create(otherTenant, 'eu-other', { region: 'eu-west-1' });
+        expect(await storage.secrets.list(live, query({ region: 'eu-west-1' }))).toMatchObject({ total: 2, items: [{ name: 'eu-1' }, { name: 'eu-2' }] });
+        expect(await names(live, { region: 'EU-WEST-1' })).toEqual([]);
+        expect(await names(live, { region: 'eu-west-1', tagsAny: ['db'] })).toEqual(['eu-1']);
+        expect(await storage.secrets.list(live, query({ region: 'eu-west-1', limit: 1, afterName: 'eu-1' }))).toMatchObject({ total: 2, items: [{ name: 'eu-2' }] });
+        // A new version moves the secret to the region of its write.
+        await storage.secrets.addVersion(live, 'none', 1, version(2), changes(2, { region: 'us-east-1' }), 10);
+        expect(await names(live, { region: 'us-east-1' })).toEqual(['none', 'us-1']);
+        expect(await names(live)).toEqual(['eu-1', 'eu-2', 'none', 'us-1']);
+      });
+
       it('pages through every sealed value of every owner, in a stable order, and re-wraps one in place', async () => {
         const expected: SealedRef[] = [];
         const add = async (owner: SecretOwner, name: string, versions: number) => {
@@ -1377,6 +1397,139 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('G11 idempotent requests', () => {
+      const t0 = new Date(Date.UTC(2026, 0, 1));
+      const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+      const ref = (over: Partial<IdempotentRequestRef> = {}): IdempotentRequestRef =>
+        ({ tenantId: scopeA.tenantId, mode: 'live', apiKeyId: 'key_1', key: 'order-1', ...over });
+      /** A reservation at `seconds`, locked for a minute, with records older than a day expired. */
+      const reservation = (name: string, seconds = 0): IdempotentReservation =>
+        ({ reservation: name, at: at(seconds), lockedUntil: at(seconds + 60), notBefore: at(seconds - 86_400 + 1) });
+      /** Any strings do: storage never opens a sealed value. */
+      const sealed = (n: number | string, keyId = 'k1'): SealedValue => ({ keyId, wrappedKey: `d3I${n}=`, payload: `YW5z${n}` });
+      async function answered(r: IdempotentRequestRef, name: string, seconds = 0, value = sealed(name)) {
+        expect(await storage.idempotentRequests.reserve(r, reservation(name, seconds))).toEqual({ kind: 'reserved' });
+        expect(await storage.idempotentRequests.complete(r, name, value)).toBe(true);
+      }
+      async function allSealed(limit: number): Promise<SealedRef[]> {
+        const out: SealedRef[] = [];
+        for (let after: string | null = null; ;) {
+          const page = await storage.idempotentRequests.sealedValues(after, limit);
+          expect(page.length).toBeLessThanOrEqual(limit);
+          if (page.length === 0) return out;
+          out.push(...page);
+          after = page[page.length - 1]!.ref;
+        }
+      }
+
+      it('reserves a key once; only its reservation completes it; then answers with the sealed record', async () => {
+        const r = ref();
+        expect(await storage.idempotentRequests.reserve(r, reservation('r1'))).toEqual({ kind: 'reserved' });
+        expect(await storage.idempotentRequests.reserve(r, reservation('r2', 59))).toEqual({ kind: 'in_progress' });
+        expect(await storage.idempotentRequests.complete(r, 'r2', sealed('wrong'))).toBe(false);
+        expect(await storage.idempotentRequests.complete(r, 'r1', sealed(1))).toBe(true);
+        // Once: a second completion, or a release, of an answered key changes nothing.
+        expect(await storage.idempotentRequests.complete(r, 'r1', sealed(2))).toBe(false);
+        expect(await storage.idempotentRequests.release(r, 'r1')).toBe(false);
+        expect(await storage.idempotentRequests.reserve(r, reservation('r3', 3600))).toEqual({ kind: 'completed', reservation: 'r1', createdAt: t0, sealed: sealed(1) });
+
+        // Every part of the key counts: another tenant, mode, API key or key text is another key.
+        for (const other of [ref({ tenantId: scopeB.tenantId }), ref({ mode: 'test' }), ref({ apiKeyId: 'key_2' }), ref({ key: 'order-2' }), ref({ key: 'ORDER-1' })]) {
+          expect(await storage.idempotentRequests.reserve(other, reservation('o1', 10)), JSON.stringify(other)).toEqual({ kind: 'reserved' });
+        }
+        expect(await storage.idempotentRequests.reserve(r, reservation('r4', 20))).toMatchObject({ kind: 'completed', reservation: 'r1' });
+      });
+
+      it('frees a key when its reservation is released, and only by that reservation', async () => {
+        const r = ref();
+        await storage.idempotentRequests.reserve(r, reservation('r1'));
+        expect(await storage.idempotentRequests.release(r, 'other')).toBe(false);
+        expect(await storage.idempotentRequests.reserve(r, reservation('r2', 1))).toEqual({ kind: 'in_progress' });
+        expect(await storage.idempotentRequests.release(r, 'r1')).toBe(true);
+        expect(await storage.idempotentRequests.release(r, 'r1')).toBe(false);
+        expect(await storage.idempotentRequests.reserve(r, reservation('r2', 2))).toEqual({ kind: 'reserved' });
+      });
+
+      it('lets a new reservation take a key whose lock lapsed; the old one can then neither complete nor release it', async () => {
+        const r = ref();
+        await storage.idempotentRequests.reserve(r, reservation('dead'));
+        expect(await storage.idempotentRequests.reserve(r, reservation('early', 59))).toEqual({ kind: 'in_progress' });
+        expect(await storage.idempotentRequests.reserve(r, reservation('late', 60))).toEqual({ kind: 'reserved' });
+        expect(await storage.idempotentRequests.complete(r, 'dead', sealed('dead'))).toBe(false);
+        expect(await storage.idempotentRequests.release(r, 'dead')).toBe(false);
+        expect(await storage.idempotentRequests.complete(r, 'late', sealed('late'))).toBe(true);
+        // The lifetime counts from the new reservation.
+        expect(await storage.idempotentRequests.reserve(r, reservation('next', 60 + 86_399))).toMatchObject({ kind: 'completed', reservation: 'late', createdAt: at(60) });
+      });
+
+      it('replaces an expired record as if absent', async () => {
+        const r = ref();
+        await answered(r, 'old');
+        expect(await storage.idempotentRequests.reserve(r, reservation('x', 86_399))).toMatchObject({ kind: 'completed', reservation: 'old' });
+        expect(await storage.idempotentRequests.reserve(r, reservation('new', 86_400))).toEqual({ kind: 'reserved' });
+        // The old answer is gone with it: the key is pending again.
+        expect(await storage.idempotentRequests.reserve(r, reservation('y', 86_401))).toEqual({ kind: 'in_progress' });
+        expect(await storage.idempotentRequests.sealedValues(null, 10)).toEqual([]);
+      });
+
+      it('reserves once when callers race on one key', async () => {
+        const stores = await connections();
+        const results = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+          stores[i % stores.length]!.idempotentRequests.reserve(ref(), reservation(`r${i}`))));
+        expect(results.filter((x) => x.kind === 'reserved')).toHaveLength(1);
+        expect(results.filter((x) => x.kind === 'in_progress')).toHaveLength(7);
+        // And once when they race to take over a lapsed reservation.
+        const takeover = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+          stores[i % stores.length]!.idempotentRequests.reserve(ref(), reservation(`t${i}`, 61))));
+        expect(takeover.filter((x) => x.kind === 'reserved')).toHaveLength(1);
+      });
+
+      it('prunes rows created before a cut, answered or not', async () => {
+        await answered(ref({ key: 'a' }), 'a', 0);
+        await storage.idempotentRequests.reserve(ref({ key: 'b' }), reservation('b', 10));
+        await answered(ref({ key: 'c', tenantId: scopeB.tenantId }), 'c', 20);
+        expect(await storage.idempotentRequests.prune(at(20))).toBe(2);
+        expect(await storage.idempotentRequests.prune(at(20))).toBe(0);
+        expect(await storage.idempotentRequests.reserve(ref({ key: 'a' }), reservation('a2', 30))).toEqual({ kind: 'reserved' });
+        expect(await storage.idempotentRequests.reserve(ref({ key: 'c', tenantId: scopeB.tenantId }), reservation('c2', 30)))
+          .toMatchObject({ kind: 'completed', reservation: 'c' });
+      });
+
+      it('pages through every kept answer in a stable order, and re-wraps one in place (not a later answer of its key)', async () => {
+        const refs = [
+          ref(), ref({ key: 'a key, with "quotes" and [brackets]' }), ref({ apiKeyId: 'key_0' }), ref({ mode: 'test' }),
+          ref({ tenantId: scopeB.tenantId }), ref({ key: 'order-0' }),
+        ];
+        for (const [i, r] of refs.entries()) await answered(r, `res${i}`, i);
+        // A pending reservation has nothing sealed.
+        await storage.idempotentRequests.reserve(ref({ key: 'pending' }), reservation('p'));
+        const all = await allSealed(100);
+        expect(all).toHaveLength(refs.length);
+        const byContext = (xs: { context: string[] }[]) => xs.map((x) => x.context.join('\u0000')).sort();
+        expect(byContext(all)).toEqual(byContext(refs.map((r, i) => ({ context: idempotentRecordContext(r, `res${i}`) }))));
+        for (const x of all) expect(x.sealed).toEqual(sealed(x.context.at(-1)!));
+        expect(new Set(all.map((x) => x.ref)).size).toBe(all.length);
+        expect(await allSealed(1)).toEqual(all);
+        expect(await allSealed(4)).toEqual(all);
+
+        const target = all[2]!;
+        await storage.idempotentRequests.rewrap(target.ref, sealed('rewrapped', 'k2'));
+        expect(await allSealed(3)).toEqual(all.map((x) => (x.ref === target.ref ? { ...x, sealed: sealed('rewrapped', 'k2') } : x)));
+        const [tenantId, mode, apiKeyId, key] = target.context.slice(1, 5) as [string, 'live' | 'test', string, string];
+        expect(await storage.idempotentRequests.reserve({ tenantId, mode, apiKeyId, key }, reservation('look', 10)))
+          .toMatchObject({ kind: 'completed', sealed: sealed('rewrapped', 'k2') });
+
+        // The key expired and was answered again meanwhile: the old ref re-wraps nothing.
+        const first = all[0]!;
+        const [t1, m1, k1, key1] = first.context.slice(1, 5) as [string, 'live' | 'test', string, string];
+        const again = { tenantId: t1, mode: m1, apiKeyId: k1, key: key1 };
+        await answered(again, 'newer', 86_400 * 2);
+        await storage.idempotentRequests.rewrap(first.ref, sealed('stale', 'k2'));
+        expect(await storage.idempotentRequests.reserve(again, reservation('look2', 86_400 * 2 + 1)))
+          .toMatchObject({ kind: 'completed', reservation: 'newer', sealed: sealed('newer') });
+      });
+    });
+
     describe('audit log', () => {
       const live: AuditOwner = { tenantId: scopeA.tenantId, mode: 'live' };
       const sandbox: AuditOwner = { tenantId: scopeA.tenantId, mode: 'test' };
@@ -1443,10 +1596,10 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await verifyAuditChains(storage.audit, { pageSize: 2 })).toMatchObject({ ok: true, rows: 6 });
       });
 
-      it('filters by actor, action, resource and time, newest or oldest first, a page at a time', async () => {
+      it('filters by actor, action, resource, region and time, newest or oldest first, a page at a time', async () => {
         const rows = [
-          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_a' }, action: 'secret.create', resource: 'secret:db' })),
-          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_b' }, action: 'secret.read', resource: 'secret:db' })),
+          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_a' }, action: 'secret.create', resource: 'secret:db', region: 'eu-west-1' })),
+          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_b' }, action: 'secret.read', resource: 'secret:db', region: 'us-east-1' })),
           await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'secret.list', resource: 'secret:*' })),
           await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'audit.read', resource: 'audit-log:*' })),
           await storage.audit.append(entry(live, { actor: { userId: 'key_a', keyId: 'key_z' }, action: 'secret_x.read', resource: 'secret:db' })),
@@ -1464,6 +1617,11 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await ids(live, { filter: { from: rows[1]!.timestamp, to: rows[3]!.timestamp } })).toEqual(id(1, 2));
         expect(await ids(live, { filter: { actor: 'bob', action: { prefix: 'secret.' } } })).toEqual(id(2));
         expect(await ids(live, { filter: { resource: 'secret:none' } })).toEqual([]);
+        // A region exactly as recorded (case and all); rows without one match no region.
+        expect(await ids(live, { filter: { region: 'eu-west-1' } })).toEqual(id(0));
+        expect(await ids(live, { filter: { region: 'EU-WEST-1' } })).toEqual([]);
+        expect(await ids(live, { filter: { region: 'us-east-1', resource: 'secret:db' } })).toEqual(id(1));
+        expect(await storage.audit.list(live, query({ filter: { region: 'eu-west-1' } }))).toMatchObject({ total: 1 });
 
         expect(await ids(live, { order: 'desc' })).toEqual(id(4, 3, 2, 1, 0));
         const page = await storage.audit.list(live, query({ order: 'desc', afterSeq: 4, limit: 2, filter: { resource: 'secret:db' } }));
@@ -1628,7 +1786,16 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
             region: i === 0 ? 'eu' : null, requestId: `req_${i}`, metadata: i === 2 ? {} : { version: i, format: 'json', b: false, none: null },
           });
         }
-        return { topic, key, webhook, memories, secrets };
+        // G11 idempotent requests: two kept answers (a key with a comma, so paging walks text keys) and a reservation.
+        const idemAt = new Date(Date.UTC(2030, 0, 1));
+        const idem = (key: string, apiKeyId = 'key_1') => ({ tenantId: scopeA.tenantId, mode: 'live' as const, apiKeyId, key });
+        const idemReservation = (reservation: string) =>
+          ({ reservation, at: idemAt, lockedUntil: new Date(idemAt.getTime() + 60_000), notBefore: new Date(idemAt.getTime() - 86_400_000) });
+        for (const [key, apiKeyId] of [['k, 1', 'key_1'], ['k2', 'key_0'], ['pending', 'key_1']] as const) {
+          await store.idempotentRequests.reserve(idem(key, apiKeyId), idemReservation(`res-${key}`));
+          if (key !== 'pending') await store.idempotentRequests.complete(idem(key, apiKeyId), `res-${key}`, { keyId: 'k1', wrappedKey: 'aWRl', payload: `bXA${key}` });
+        }
+        return { topic, key, webhook, memories, secrets, idem, idemReservation };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
       const eventsOf = (store: Storage, scope: Scope) =>
@@ -1696,6 +1863,16 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         });
         expect(next).toMatchObject({ seq: 4, prevHash: last.hash });
         expect((await verifyAuditChains(to.audit)).ok).toBe(true);
+        // Idempotent requests: the kept answers as they were (rotation walks the same), the reservation still held.
+        expect(await to.idempotentRequests.sealedValues(null, 100)).toEqual(await from.idempotentRequests.sealedValues(null, 100));
+        expect(await to.idempotentRequests.sealedValues(null, 100)).toHaveLength(2);
+        const later = new Date(Date.UTC(2030, 0, 1, 0, 0, 30));
+        const look = { reservation: 'look', at: later, lockedUntil: new Date(later.getTime() + 60_000), notBefore: new Date(later.getTime() - 86_400_000) };
+        expect(await to.idempotentRequests.reserve(f.idem('k, 1'), look)).toEqual({
+          kind: 'completed', reservation: 'res-k, 1', createdAt: new Date(Date.UTC(2030, 0, 1)), sealed: { keyId: 'k1', wrappedKey: 'aWRl', payload: 'bXAk, 1' },
+        });
+        expect(await to.idempotentRequests.reserve(f.idem('pending'), look)).toEqual({ kind: 'in_progress' });
+        expect(await to.idempotentRequests.complete(f.idem('pending'), 'res-pending', { keyId: 'k1', wrappedKey: 'aWRl', payload: 'ZG9uZQ' })).toBe(true);
       }
 
       /** New rows after a load continue the copied sequences: a new event reads after the copied ones. */
@@ -1716,6 +1893,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           for (const c of result.counts) expect(c.target, c.table).toBe(c.source);
           expect(result.counts.find((c) => c.table === 'memory_vectors')!.source).toBe(3);
           expect(result.counts.find((c) => c.table === 'idempotency_keys')!.source).toBe(2);
+          expect(result.counts.find((c) => c.table === 'idempotent_requests')).toEqual({ table: 'idempotent_requests', source: 3, target: 3 });
           expect(result.counts.filter((c) => c.table.includes('secret') || c.table === 'master_key_checks')).toEqual([
             { table: 'secrets', source: 2, target: 2 }, { table: 'secret_versions', source: 4, target: 4 },
             { table: 'master_key_checks', source: 2, target: 2 },

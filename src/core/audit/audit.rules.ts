@@ -1,4 +1,5 @@
 import type { FieldProblem } from '../errors.ts';
+import { REGION_PATTERN, REGION_RULE } from '../region.ts';
 import { parseTimestamp } from '../search/filters.ts';
 import type { AuditFilter, AuditMetadata } from './audit.types.ts';
 
@@ -55,7 +56,10 @@ export function cleanAuditMetadata(metadata: Record<string, unknown>): AuditMeta
 
 /** The filter a request names, checked; problems are added for bad parts (field names as the surface gives them). */
 export function parseAuditFilter(
-  raw: { actor?: string | undefined; action?: string | undefined; resource?: string | undefined; from?: string | undefined; to?: string | undefined },
+  raw: {
+    actor?: string | undefined; action?: string | undefined; resource?: string | undefined; from?: string | undefined; to?: string | undefined;
+    region?: string | undefined;
+  },
   problems: FieldProblem[],
 ): AuditFilter {
   const filter: AuditFilter = {};
@@ -72,6 +76,10 @@ export function parseAuditFilter(
     if (raw.resource.length === 0 || raw.resource.length > AUDIT_TEXT_MAX.resource) {
       problems.push({ field: 'resource', reason: raw.resource.length === 0 ? 'empty' : 'too_long', message: `must be 1-${AUDIT_TEXT_MAX.resource} characters` });
     } else filter.resource = raw.resource;
+  }
+  if (raw.region !== undefined) {
+    if (!REGION_PATTERN.test(raw.region)) problems.push({ field: 'region', reason: 'invalid_format', message: REGION_RULE });
+    else filter.region = raw.region;
   }
   for (const field of ['from', 'to'] as const) {
     const text = raw[field];

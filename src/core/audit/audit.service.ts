@@ -32,6 +32,8 @@ export interface AuditFilterInput {
   from?: string | undefined;
   /** ISO 8601: rows before it. */
   to?: string | undefined;
+  /** Rows of requests that named this region (`X-Region`). */
+  region?: string | undefined;
 }
 
 export type AuditService = ReturnType<typeof createAuditService>;

@@ -75,6 +75,8 @@ export interface AuditFilter {
   from?: Date;
   /** timestamp < to. */
   to?: Date;
+  /** Exactly this region (rows of requests that named a valid `X-Region`). */
+  region?: string;
 }
 
 export interface AuditListQuery {

@@ -22,10 +22,16 @@ export interface SealedValueSource {
  * Every kind of sealed value a store holds. A new one must be listed here, or rotation would leave it under a key
  * it then retires. (The key checks are not: each stays sealed under its own key.)
  */
-export function sealedValueSources(storage: Pick<Storage, 'secrets' | 'webhooks'>): SealedValueSource[] {
+export function sealedValueSources(storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests'>): SealedValueSource[] {
   return [
     { name: 'secret versions', page: (after, limit) => storage.secrets.sealedValues(after, limit), rewrap: (ref, s) => storage.secrets.rewrap(ref, s) },
     { name: 'webhook secrets', page: (after, limit) => storage.webhooks.sealedSecrets(after, limit), rewrap: (ref, s) => storage.webhooks.rewrapSecret(ref, s) },
+    // The answers kept for G11 Idempotency-Key replays (core/idempotency): they may hold a secret's value or a key.
+    {
+      name: 'request replays',
+      page: (after, limit) => storage.idempotentRequests.sealedValues(after, limit),
+      rewrap: (ref, s) => storage.idempotentRequests.rewrap(ref, s),
+    },
   ];
 }
 
@@ -76,7 +82,7 @@ export interface RotationSummary {
  * the key, and the run is reported incomplete.
  */
 export async function rotateMasterKey(deps: {
-  storage: Pick<Storage, 'secrets' | 'webhooks'>;
+  storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests'>;
   keyring: Keyring;
   pageSize?: number;
   /** Told after each page (and awaited: a caller may act between pages). */

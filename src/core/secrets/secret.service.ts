@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import { DomainError, isDomainError, validationError, type FieldProblem } from '../errors.ts';
 import type { EventRepository } from '../events/event.repository.ts';
 import { prefixedId } from '../ids.ts';
+import { REGION_PATTERN, REGION_RULE } from '../region.ts';
 import { open, seal, type Keyring } from './envelope.ts';
 import { secretAccessed, secretCreated, type SecretReader, type SecretRef } from './secret-events.ts';
 import { SECRET_VERSIONS_KEPT, type SecretRepository } from './secret.repository.ts';
@@ -169,12 +170,15 @@ export function createSecretService(deps: SecretServiceDeps) {
     await secrets.delete(owner, name);
   }
 
-  /** Names ascending; `cursor` continues after the previous page (null: from the first). */
-  async function list(owner: SecretOwner, q: { tags: string[]; limit: number; cursor: string | null }):
+  /** Names ascending; `cursor` continues after the previous page (null: from the first); `region`: of that region only. */
+  async function list(owner: SecretOwner, q: { tags: string[]; region?: string | null; limit: number; cursor: string | null }):
     Promise<{ items: SecretSummary[]; total: number; nextCursor: string | null }> {
     const afterName = q.cursor === null ? null : decodeCursor(q.cursor);
+    if (q.region && !REGION_PATTERN.test(q.region)) throw validationError([{ field: 'region', reason: 'invalid_format', message: REGION_RULE }]);
     // One more than asked tells whether another page follows.
-    const { items, total } = await secrets.list(owner, { tagsAny: tagsOf(q.tags), limit: q.limit + 1, afterName, now: clock.now() });
+    const { items, total } = await secrets.list(owner, {
+      tagsAny: tagsOf(q.tags), ...(q.region ? { region: q.region } : {}), limit: q.limit + 1, afterName, now: clock.now(),
+    });
     const page = items.slice(0, q.limit);
     const more = items.length > q.limit;
     return { items: page.map(summary), total, nextCursor: more ? encodeCursor(page.at(-1)!.name) : null };

@@ -61,6 +61,8 @@ export interface SecretVersionChanges {
 export interface SecretListQuery {
   /** Secrets carrying any of these tags; empty: all. */
   tagsAny: string[];
+  /** Secrets whose last write named this region (`X-Region`), exactly; absent: any region, or none. */
+  region?: string;
   limit: number;
   /** Names after this one (names ascend in byte order): the cursor of the previous page. */
   afterName: string | null;

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Principal } from '../api-keys/api-key.types.ts';
+import { canonicalJson } from '../canonical-json.ts';
 import { isoTimestamp, type Clock } from '../clock.ts';
 import { DomainError, validationError, type FieldProblem } from '../errors.ts';
 import type { EventRepository } from '../events/event.repository.ts';
 import { GENERIC_EVENT_TYPES, type NewEvent } from '../events/event.types.ts';
 import type { IdempotencyRepository } from '../events/idempotency.repository.ts';
 import { newEventId } from '../events/memory-events.ts';
+import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency/idempotent-request.service.ts';
 import { checkJsonDepth } from '../json-limits.ts';
 
 /**
@@ -21,8 +23,6 @@ export const MAX_EVENT_DATA_BYTES = 64 * 1024;
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Expired keys are swept at most this often, by whichever publish comes along. */
 export const IDEMPOTENCY_PRUNE_EVERY_MS = 10 * 60 * 1000;
-/** 1-255 printable ASCII characters. */
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
 
 export interface PublishInput {
   type: string;
@@ -49,18 +49,6 @@ export interface EventPublisherDeps {
 }
 
 export type EventPublisher = ReturnType<typeof createEventPublisher>;
-
-/** JSON with object keys sorted at every depth: the same request always has the same digest. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 export const requestDigest = (input: PublishInput): string =>
   createHash('sha256').update(canonicalJson({ type: input.type, data: input.data })).digest('hex');

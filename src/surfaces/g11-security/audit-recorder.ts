@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { AuditAction } from '../../core/audit/audit.rules.ts';
 import type { AuditService } from '../../core/audit/audit.service.ts';
+import { REGION_PATTERN } from '../../core/region.ts';
 
 /** How a G11 route is recorded: its action, and what it acts on (from the path or the body, never a value). */
 export interface AuditedRoute {
@@ -82,7 +83,7 @@ export function auditRecorder(
         ip: req.ip,
         userAgent: req.headers['user-agent'] ?? null,
         // Only a region the write routes would accept (RegionHeaders): anything else is the client's noise.
-        region: typeof region === 'string' && /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/.test(region) ? region : null,
+        region: typeof region === 'string' && REGION_PATTERN.test(region) ? region : null,
         requestId: req.id,
         metadata: notes.get(req) ?? {},
       });

@@ -34,7 +34,7 @@ export const auditLogRoutes: FastifyPluginAsync<AuditRouteDeps> = async (app, de
 
   r.get('/v1/security/audit-logs', {
     schema: {
-      tags, security, summary: 'List audit log entries, newest first, filtered by actor, action, resource and time',
+      tags, security, summary: 'List audit log entries, newest first, filtered by actor, action, resource, region and time',
       querystring: ListAuditLogsQuery, response: { 200: AuditResponses.list, ...errors },
     },
   }, async (req) => {

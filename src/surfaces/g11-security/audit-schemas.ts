@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { AUDIT_ACTION_FILTER_RULE, AUDIT_TEXT_MAX } from '../../core/audit/audit.rules.ts';
 import { AUDIT_EXPORT_MAX_ROWS } from '../../core/audit/audit.service.ts';
 import { AUDIT_CSV_COLUMNS } from './audit-mappers.ts';
-import { Pagination } from './schemas.ts';
+import { Pagination, Region } from './schemas.ts';
 
 /** G11 audit-log wire schemas: shapes and bounds here; the filter rules in core/audit/audit.rules.ts. */
 
@@ -15,6 +15,7 @@ const FilterFields = {
   resource: Type.Optional(Type.String({ minLength: 1, maxLength: AUDIT_TEXT_MAX.resource, description: 'Exactly this resource, e.g. secret:db-password' })),
   from: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'ISO 8601: rows at or after this instant' })),
   to: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'ISO 8601: rows before this instant' })),
+  region: Type.Optional(Region('Rows of requests that named this X-Region')),
 };
 
 export const ListAuditLogsQuery = Type.Object({

@@ -11,9 +11,10 @@ import { wireFields } from '../http-kit/wire-fields.ts';
  * The G11 envelope: `{error: {code, message, details}}` with the spec's codes (VALIDATION_ERROR 400,
  * AUTHENTICATION_REQUIRED 401, PERMISSION_DENIED 403, RESOURCE_NOT_FOUND 404, RATE_LIMIT_EXCEEDED 429,
  * INTERNAL_ERROR 500) and, where the spec names none, CONFLICT 409, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE
- * 415 and SERVICE_UNAVAILABLE 503. `details` is an object: `fields` ([{field, message}]) for a 400, `reason` for a
- * 401, `requiredScope` (a scope the route needs) or `field` (what an API-key request asked beyond the caller's own)
- * for a 403, `limit`, `remaining` and `resetAt` for a 429.
+ * 415, IDEMPOTENCY_KEY_REUSED 422 and SERVICE_UNAVAILABLE 503. `details` is an object: `fields` ([{field, message}])
+ * for a 400, `reason` for a 401, `requiredScope` (a scope the route needs) or `field` (what an API-key request asked
+ * beyond the caller's own) for a 403, `field` for a 409 or 422 that names one, `limit`, `remaining` and `resetAt`
+ * for a 429.
  */
 type Details = Record<string, unknown>;
 interface G11Error { status: number; code: string; message: string; details: Details }
@@ -30,6 +31,9 @@ const rateLimited = (b: WireBase, e: DomainError): G11Error => {
   const limit = e.details.limit;
   return { ...b, details: limit ? { limit: limit.limit, remaining: limit.remaining, resetAt: isoTimestamp(limit.resetAt) } : {} };
 };
+
+/** `details.field`, when the error names one (a 409's `name` or `Idempotency-Key`, a 422's `Idempotency-Key`). */
+const withField = (b: WireBase, e: DomainError): G11Error => ({ ...b, details: typeof e.details.field === 'string' ? { field: e.details.field } : {} });
 
 /** Every domain error as G11 answers it (docs/api.md renders this table). */
 export const G11_ERRORS = errorTable<G11Error>({
@@ -51,7 +55,8 @@ export const G11_ERRORS = errorTable<G11Error>({
   },
   NOT_FOUND: { status: 404, code: 'RESOURCE_NOT_FOUND' },
   AMBIGUOUS_ID: { status: 409, code: 'CONFLICT' },
-  CONFLICT: { status: 409, code: 'CONFLICT', build: (b, e) => ({ ...b, details: typeof e.details.field === 'string' ? { field: e.details.field } : {} }) },
+  CONFLICT: { status: 409, code: 'CONFLICT', build: withField },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, code: 'IDEMPOTENCY_KEY_REUSED', build: withField },
   RATE_LIMITED: { status: 429, code: 'RATE_LIMIT_EXCEEDED', build: rateLimited },
   QUOTA_EXCEEDED: { status: 429, code: 'RATE_LIMIT_EXCEEDED', build: rateLimited },
 });

@@ -6,6 +6,7 @@ import type { Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
 import type { Clock } from '../../core/clock.ts';
 import { validationError } from '../../core/errors.ts';
 import type { AuditService } from '../../core/audit/audit.service.ts';
+import type { IdempotentRequestService } from '../../core/idempotency/idempotent-request.service.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { parseExpiresIn, secretNameProblem } from '../../core/secrets/secret.rules.ts';
 import type { SecretActor, SecretService } from '../../core/secrets/secret.service.ts';
@@ -14,6 +15,7 @@ import { authGuard, requirePrincipal, setRateLimitHeaders, type AuthDeps } from 
 import { apiKeyRoutes, G11_API_KEY_SCOPES, type ApiKeyRouteDeps } from './api-keys.routes.ts';
 import { auditRecorder, noteForAudit, requireAuditedRoutes, type AuditedRoute } from './audit-recorder.ts';
 import { auditLogRoutes } from './audit-routes.ts';
+import { idempotencyHooks } from './idempotency.ts';
 import { createG11ErrorHandler, G11_INTERNAL_ERROR, G11ErrorWire, g11ErrorBody } from './errors.ts';
 import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
 import { G11_WEBHOOK_SCOPES, webhookRoutes, type WebhookRouteDeps } from './webhooks.routes.ts';
@@ -22,6 +24,7 @@ import { CreateSecretBody, GetSecretQuery, ListSecretsQuery, NameParams, RegionH
 export interface G11Deps extends AuthDeps, ApiKeyRouteDeps, WebhookRouteDeps {
   secrets: SecretService;
   audit: AuditService;
+  idempotentRequests: Pick<IdempotentRequestService, 'begin' | 'finish' | 'abandon'>;
   limits: Pick<LimitsService, 'gateway' | 'security'>;
   clock: Clock;
 }
@@ -114,6 +117,10 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   r.setErrorHandler(createG11ErrorHandler(deps.clock));
   // Before any route: every G11 route must have its audit action, and every answer is recorded before it leaves.
   r.addHook('onRoute', requireAuditedRoutes(G11_AUDIT_ACTIONS));
+  // Idempotency-Key on every POST and PUT (idempotency.ts); its onSend goes before the audit recorder's.
+  const idempotency = idempotencyHooks(deps.idempotentRequests, G11_SCOPES);
+  r.addHook('onRoute', idempotency.requireScopes);
+  r.addHook('onSend', idempotency.onSend);
   const withheld = { status: G11_INTERNAL_ERROR.status, body: g11ErrorBody(G11_INTERNAL_ERROR) };
   r.addHook('onSend', auditRecorder(deps.audit, G11_AUDIT_ACTIONS, withheld));
   r.addHook('onRequest', authGuard(deps, 'bearer'));
@@ -121,6 +128,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
     const decision = await deps.limits.security(requirePrincipal(req));
     if (decision) setRateLimitHeaders(reply, decision);
   });
+  r.addHook('preHandler', idempotency.preHandler);
   const tags = ['G11 secrets'];
   const security = [{ bearer: [] }];
   const scope = (req: FastifyRequest, route: keyof typeof G11_SCOPES) => requireScope(requirePrincipal(req), G11_SCOPES[route]);
@@ -141,12 +149,12 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   });
 
   r.get('/v1/security/secrets', {
-    schema: { tags, security, summary: 'List secrets (names ascending, no values)', querystring: ListSecretsQuery, response: { 200: Responses.list, ...errors } },
+    schema: { tags, security, summary: 'List secrets (names ascending, no values), by tags and region', querystring: ListSecretsQuery, response: { 200: Responses.list, ...errors } },
   }, async (req) => {
     scope(req, 'GET /v1/security/secrets');
     const q = req.query;
     const wanted = (q.tags ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
-    const page = await deps.secrets.list(ownerOf(req), { tags: wanted, limit: q.limit, cursor: q.cursor ?? null });
+    const page = await deps.secrets.list(ownerOf(req), { tags: wanted, region: q.region ?? null, limit: q.limit, cursor: q.cursor ?? null });
     noteForAudit(req, { returned: page.items.length });
     return {
       data: page.items.map(toSecretSummaryWire),

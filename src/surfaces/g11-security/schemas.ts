@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { REGION_PATTERN } from '../../core/region.ts';
 import { EXPIRES_IN_RULE, SECRET_NAME_RULE, SECRET_TAGS_MAX, SECRET_VALUE_MAX_BYTES } from '../../core/secrets/secret.rules.ts';
 import { G11ErrorWire } from './errors.ts';
 
@@ -28,14 +29,18 @@ export const GetSecretQuery = Type.Object({
   version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A kept version (default: the newest)' })),
 });
 
+/** A data-residency region (core/region.ts): what X-Region records on writes, and what `region` filters on. */
+export const Region = (description: string) => Type.String({ pattern: REGION_PATTERN.source, description: `${description} (1-32 letters, digits, -)` });
+
 export const ListSecretsQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'pagination.cursor of the previous page' })),
   tags: Type.Optional(Type.String({ maxLength: 2000, description: 'Comma-separated: secrets carrying any of them' })),
+  region: Type.Optional(Region('Only secrets whose last write named this X-Region')),
 });
 
 export const RegionHeaders = Type.Object({
-  'x-region': Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9-]{0,31}$', description: 'Data-residency region recorded on writes (1-32 letters, digits, -)' })),
+  'x-region': Type.Optional(Region('Data-residency region recorded on writes')),
 });
 
 const Time = Type.String({ format: 'date-time' });

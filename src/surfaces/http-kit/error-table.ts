@@ -38,6 +38,8 @@ export const DEFAULT_ERROR_TABLE: ErrorTable<never> = {
   TIMEOUT: { status: 504, code: 'TIMEOUT' },
   CONFLICT: { status: 409, code: 'CONFLICT' },
   OVERLOADED: { status: 503, code: 'SERVICE_UNAVAILABLE' },
+  // 422 as the IETF Idempotency-Key draft answers a key reused with another payload (409 is a key still in use).
+  IDEMPOTENCY_KEY_REUSED: { status: 422, code: 'IDEMPOTENCY_KEY_REUSED' },
 };
 
 /** A surface's table: the shared rows with its own over them. */

@@ -40,6 +40,7 @@ function matching(owner: AuditOwner, filter: AuditFilter, p: SqlParams): string 
       : ` AND substr(action, 1, ${p.add(filter.action.prefix.length)}::integer) = ${p.add(filter.action.prefix)}`;
   }
   if (filter.resource !== undefined) where += ` AND resource = ${p.add(filter.resource)}`;
+  if (filter.region !== undefined) where += ` AND region = ${p.add(filter.region)}`;
   if (filter.from !== undefined) where += ` AND created_at >= ${p.add(pgTime(filter.from))}::timestamptz`;
   if (filter.to !== undefined) where += ` AND created_at < ${p.add(pgTime(filter.to))}::timestamptz`;
   return where;

@@ -332,6 +332,36 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         ADD CONSTRAINT webhooks_kind_check CHECK (kind IN ('g9', 'g10', 'g11'));
     `,
   },
+  {
+    version: 8,
+    name: 'G11 idempotent requests: reservations and sealed answers',
+    sql: `
+      -- One row per Idempotency-Key of one API key (core/idempotency): first a reservation (locked_until set, no
+      -- answer) written before the request runs, then the answer, sealed under the master key like a secret version
+      -- (response_key_id, response_wrapped_key, response_payload). reservation is random per reservation: only it
+      -- completes or frees the row, and it is part of the sealed value's context. The lifetime (24 h) counts from
+      -- created_at. A row is exactly one of the two states. Text keys compare byte-wise (COLLATE "C"), as in SQLite:
+      -- the order master-key rotation pages in.
+      CREATE TABLE idempotent_requests (
+        tenant_id            text COLLATE "C" NOT NULL,
+        mode                 text COLLATE "C" NOT NULL CHECK (mode IN ('live', 'test')),
+        api_key_id           text COLLATE "C" NOT NULL,
+        idempotency_key      text COLLATE "C" NOT NULL,
+        reservation          text NOT NULL,
+        created_at           timestamptz NOT NULL,
+        locked_until         timestamptz,
+        response_key_id      text,
+        response_wrapped_key text,
+        response_payload     text,
+        PRIMARY KEY (tenant_id, mode, api_key_id, idempotency_key),
+        CONSTRAINT idempotent_requests_reserved_or_answered CHECK (
+          (locked_until IS NOT NULL AND response_key_id IS NULL AND response_wrapped_key IS NULL AND response_payload IS NULL)
+          OR (locked_until IS NULL AND response_key_id IS NOT NULL AND response_wrapped_key IS NOT NULL AND response_payload IS NOT NULL))
+      );
+      -- Pruning of expired rows.
+      CREATE INDEX idempotent_requests_created ON idempotent_requests (created_at);
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

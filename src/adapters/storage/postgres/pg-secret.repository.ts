@@ -117,6 +117,7 @@ export function createPgSecretRepository(db: PgExecutor, outbox: PgOutbox): Secr
       const p = new SqlParams(ownerParams(owner));
       let where = `${OWNER} AND (s.expires_at IS NULL OR s.expires_at > ${p.add(pgTime(query.now))}::timestamptz)`;
       if (query.tagsAny.length > 0) where += ` AND s.tags && ${p.add(query.tagsAny)}::text[]`;
+      if (query.region !== undefined) where += ` AND s.region = ${p.add(query.region)}`;
       const [count] = await db.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM secrets s WHERE ${where}`, p.values);
       if (query.afterName !== null) where += ` AND s.name > ${p.add(query.afterName)}`;
       const rows = await db.query<SecretRow>(`SELECT s.* FROM secrets s WHERE ${where} ORDER BY s.name LIMIT ${p.add(query.limit)}`,

@@ -9,6 +9,7 @@ import { PgOutbox } from './pg-outbox.ts';
 import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
 import { createPgSecretRepository } from './pg-secret.repository.ts';
 import { createPgAuditRepository } from './pg-audit.repository.ts';
+import { createPgIdempotentRequestRepository } from './pg-idempotent-request.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
@@ -44,6 +45,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     idempotency: createPgIdempotencyRepository(db, outbox),
     secrets: createPgSecretRepository(db, outbox),
     audit: createPgAuditRepository(db),
+    idempotentRequests: createPgIdempotentRequestRepository(db),
     transfer: createPgTransfer(db),
     async ping() {
       if (closed) return false;

@@ -402,4 +402,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhooks_plaintext_secret ON webhooks (seq) WHERE plaintext_secret IS NOT NULL;
     `,
   },
+  {
+    version: 10,
+    name: 'G11 idempotent requests: reservations and sealed answers',
+    sql: `
+      -- One row per Idempotency-Key of one API key (core/idempotency): first a reservation (locked_until set, no
+      -- answer) written before the request runs, then the answer, sealed under the master key like a secret version
+      -- (response_key_id, response_wrapped_key, response_payload). reservation is random per reservation: only it
+      -- completes or frees the row, and it is part of the sealed value's context. created_at is epoch ms (the 24 h
+      -- lifetime counts from it). A row is exactly one of the two states.
+      CREATE TABLE idempotent_requests (
+        tenant_id            TEXT NOT NULL,
+        mode                 TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        api_key_id           TEXT NOT NULL,
+        idempotency_key      TEXT NOT NULL,
+        reservation          TEXT NOT NULL,
+        created_at           INTEGER NOT NULL,
+        locked_until         INTEGER,
+        response_key_id      TEXT,
+        response_wrapped_key TEXT,
+        response_payload     TEXT,
+        PRIMARY KEY (tenant_id, mode, api_key_id, idempotency_key),
+        CHECK ((locked_until IS NOT NULL AND response_key_id IS NULL AND response_wrapped_key IS NULL AND response_payload IS NULL)
+          OR (locked_until IS NULL AND response_key_id IS NOT NULL AND response_wrapped_key IS NOT NULL AND response_payload IS NOT NULL))
+      );
+      -- Pruning of expired rows.
+      CREATE INDEX idempotent_requests_created ON idempotent_requests (created_at);
+    `,
+  },
 ];

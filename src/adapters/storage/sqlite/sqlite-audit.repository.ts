@@ -51,6 +51,10 @@ function matching(owner: AuditOwner, filter: AuditFilter): { where: string; para
     where += ' AND resource = ?';
     params.push(filter.resource);
   }
+  if (filter.region !== undefined) {
+    where += ' AND region = ?';
+    params.push(filter.region);
+  }
   if (filter.from !== undefined) {
     where += ' AND created_at >= ?';
     params.push(filter.from.getTime());

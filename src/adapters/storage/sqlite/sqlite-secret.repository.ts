@@ -145,6 +145,10 @@ export function createSqliteSecretRepository(db: SqliteDb, outbox: SqliteOutbox)
         where += ` AND EXISTS (SELECT 1 FROM json_each(s.tags) WHERE value IN (${query.tagsAny.map(() => '?').join(', ')}))`;
         params.push(...query.tagsAny);
       }
+      if (query.region !== undefined) {
+        where += ' AND s.region = ?';
+        params.push(query.region);
+      }
       const read = db.transaction(() => {
         const total = db.prepare(`SELECT COUNT(*) FROM secrets s WHERE ${where}`).pluck().get(...params) as number;
         const page = query.afterName === null ? '' : ' AND s.name > ?';
