@@ -35,6 +35,8 @@ import { verifyKeyring } from '../core/secrets/keyring-check.ts';
 import { createSecretService } from '../core/secrets/secret.service.ts';
 import { sealPlaintextWebhookSecrets } from '../core/webhooks/webhook-secret.ts';
 import { createAuditService } from '../core/audit/audit.service.ts';
+import { createMcpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
+import { createMcpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -135,6 +137,12 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
   const secrets = createSecretService({ secrets: storage.secrets, keyring: () => keyring, clock });
   const audit = createAuditService({ audit: storage.audit, clock });
+  const mcpResources = createMcpResourceService({
+    resources: storage.mcpResources, approvals: storage.mcpApprovals, secrets, apiKeys: storage.apiKeys, keyring: () => keyring, clock,
+  });
+  const mcpApprovals = createMcpApprovalService({
+    resources: storage.mcpResources, approvals: storage.mcpApprovals, clock, dashboardUrl: config.dashboardUrl,
+  });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
@@ -194,6 +202,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     producerEvents,
     secrets,
     audit,
+    mcpResources,
+    mcpApprovals,
     realtime,
     eventHub,
     streams,

@@ -58,7 +58,9 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     mount(g8Surface, { ...auth, ...streaming, eventHub }),
     mount(g9Surface, { ...auth, webhooks }),
     mount(g10Surface, { ...auth, webhooks, producerEvents }),
-    mount(g11Surface, { ...auth, secrets: c.secrets, apiKeyManagement: c.apiKeyManagement, audit: c.audit }),
+    mount(g11Surface, {
+      ...auth, secrets: c.secrets, apiKeyManagement: c.apiKeyManagement, audit: c.audit, mcpResources: c.mcpResources, mcpApprovals: c.mcpApprovals,
+    }),
   ];
   /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
   const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = surfaces.flatMap(({ surface }) => {

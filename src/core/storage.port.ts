@@ -8,6 +8,8 @@ import type { UsageRepository } from './analytics/usage.repository.ts';
 import type { IdempotencyRepository } from './events/idempotency.repository.ts';
 import type { SecretRepository } from './secrets/secret.repository.ts';
 import type { AuditRepository } from './audit/audit.repository.ts';
+import type { McpResourceRepository } from './mcp-access/mcp-resource.repository.ts';
+import type { McpApprovalRepository } from './mcp-access/mcp-approval.repository.ts';
 import type { StorageTransfer } from './storage-transfer.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
@@ -28,6 +30,10 @@ export interface Storage {
   readonly secrets: SecretRepository;
   /** The G11 audit log: append-only, one hash chain per tenant and mode. */
   readonly audit: AuditRepository;
+  /** G11 MCP resource registrations (a custom resource's value sealed). */
+  readonly mcpResources: McpResourceRepository;
+  /** G11 MCP approvals (only access-token digests). */
+  readonly mcpApprovals: McpApprovalRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

@@ -10,6 +10,7 @@ export const AUDIT_ACTIONS = [
   'secret.create', 'secret.read', 'secret.update', 'secret.delete', 'secret.list',
   'audit.read', 'audit.export',
   'apikey.create', 'apikey.list', 'apikey.read', 'apikey.update', 'apikey.revoke', 'apikey.rotate',
+  'mcp.register', 'mcp.list', 'mcp.read', 'mcp.request', 'mcp.respond', 'mcp.approval_list', 'mcp.approval_read',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -14,11 +14,12 @@ import { authGuard, requirePrincipal, setRateLimitHeaders, type AuthDeps } from 
 import { apiKeyRoutes, G11_API_KEY_SCOPES, type ApiKeyRouteDeps } from './api-keys.routes.ts';
 import { auditRecorder, noteForAudit, requireAuditedRoutes, type AuditedRoute } from './audit-recorder.ts';
 import { auditLogRoutes } from './audit-routes.ts';
+import { G11_MCP_AUDIT_ACTIONS, G11_MCP_SCOPES, mcpRoutes, type McpRouteDeps } from './mcp.routes.ts';
 import { createG11ErrorHandler, G11_INTERNAL_ERROR, G11ErrorWire, g11ErrorBody } from './errors.ts';
 import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
 import { CreateSecretBody, GetSecretQuery, ListSecretsQuery, NameParams, RegionHeaders, Responses, UpdateSecretBody } from './schemas.ts';
 
-export interface G11Deps extends AuthDeps, ApiKeyRouteDeps {
+export interface G11Deps extends AuthDeps, ApiKeyRouteDeps, McpRouteDeps {
   secrets: SecretService;
   audit: AuditService;
   limits: Pick<LimitsService, 'gateway' | 'security'>;
@@ -43,6 +44,7 @@ export const G11_SCOPES = {
   'GET /v1/security/audit-logs': 'audit:read',
   'GET /v1/security/audit-logs/:id': 'audit:read',
   'POST /v1/security/audit-logs/export': 'audit:read',
+  ...G11_MCP_SCOPES,
 } as const satisfies Record<string, KeyScope>;
 
 /** A request's path parameter or body field, when it is text. */
@@ -77,6 +79,7 @@ export const G11_AUDIT_ACTIONS = {
   'PUT /v1/security/api-keys/:id': { action: 'apikey.update', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
   'DELETE /v1/security/api-keys/:id': { action: 'apikey.revoke', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
   'POST /v1/security/api-keys/:id/rotate': { action: 'apikey.rotate', resource: (req) => apiKeyResource(textOf(req.params, 'id')) },
+  ...G11_MCP_AUDIT_ACTIONS,
 } as const satisfies Record<keyof typeof G11_SCOPES, AuditedRoute>;
 
 /** Secrets belong to the key's tenant and mode: a `mnemo_test_` key works on its own sandbox set. */
@@ -183,4 +186,5 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   await r.register(auditLogRoutes, { audit: deps.audit, scope });
   // After the hooks above, so that they apply to these routes too.
   await app.register(apiKeyRoutes, { apiKeyManagement: deps.apiKeyManagement });
+  await app.register(mcpRoutes, { mcpResources: deps.mcpResources, mcpApprovals: deps.mcpApprovals, audit: deps.audit });
 };

@@ -9,6 +9,8 @@ import { PgOutbox } from './pg-outbox.ts';
 import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
 import { createPgSecretRepository } from './pg-secret.repository.ts';
 import { createPgAuditRepository } from './pg-audit.repository.ts';
+import { createPgMcpResourceRepository } from './pg-mcp-resource.repository.ts';
+import { createPgMcpApprovalRepository } from './pg-mcp-approval.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
@@ -44,6 +46,8 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     idempotency: createPgIdempotencyRepository(db, outbox),
     secrets: createPgSecretRepository(db),
     audit: createPgAuditRepository(db),
+    mcpResources: createPgMcpResourceRepository(db),
+    mcpApprovals: createPgMcpApprovalRepository(db),
     transfer: createPgTransfer(db),
     async ping() {
       if (closed) return false;

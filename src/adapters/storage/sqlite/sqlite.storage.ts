@@ -10,6 +10,8 @@ import { createSqliteUsageRepository } from './sqlite-usage.repository.ts';
 import { createSqliteIdempotencyRepository } from './sqlite-idempotency.repository.ts';
 import { createSqliteSecretRepository } from './sqlite-secret.repository.ts';
 import { createSqliteAuditRepository } from './sqlite-audit.repository.ts';
+import { createSqliteMcpResourceRepository } from './sqlite-mcp-resource.repository.ts';
+import { createSqliteMcpApprovalRepository } from './sqlite-mcp-approval.repository.ts';
 import { createSqliteTransfer } from './sqlite-transfer.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
@@ -40,6 +42,8 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
     idempotency: createSqliteIdempotencyRepository(db, outbox),
     secrets: createSqliteSecretRepository(db),
     audit: createSqliteAuditRepository(db),
+    mcpResources: createSqliteMcpResourceRepository(db),
+    mcpApprovals: createSqliteMcpApprovalRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);
