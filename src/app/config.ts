@@ -63,6 +63,11 @@ export interface Config {
    * data directory's `master.key` (app/keyring.factory.ts). Checked when the keyring is loaded, never printed.
    */
   masterKey: string | null;
+  /**
+   * `MNEMO_DASHBOARD_URL`: where people answer MCP approvals; an approval's approvalUrl is this plus
+   * `/approvals/<approvalId>`. Default `http://HOST:PORT/dashboard`. No trailing slash.
+   */
+  dashboardUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -83,6 +88,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
+  'MNEMO_DASHBOARD_URL',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -130,6 +136,25 @@ function serviceUrl(env: Env, name: string, schemes: readonly string[]): string 
   }
   if (!schemes.includes(url.protocol)) throw new ConfigError(name, wanted);
   return raw;
+}
+
+/**
+ * `MNEMO_DASHBOARD_URL`, or the server's own address + `/dashboard` (an IPv6 host in brackets), without a trailing
+ * slash. A URL given must be http(s) with no query or fragment: approval paths are appended to it.
+ */
+function dashboardUrl(env: Env, host: string, port: number): string {
+  const raw = env.MNEMO_DASHBOARD_URL?.trim();
+  if (!raw) return `http://${host.includes(':') ? `[${host}]` : host}:${port}/dashboard`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('MNEMO_DASHBOARD_URL', `must be an http(s) URL (got "${redactPassword(raw)}")`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError('MNEMO_DASHBOARD_URL', `must be an http(s) URL without credentials, query or fragment (got "${redactPassword(raw)}")`);
+  }
+  return raw.replace(/\/+$/, '');
 }
 
 /** A start-up error must not print a password given in a URL. */
@@ -196,5 +221,6 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: serviceUrl(env, 'MNEMO_DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: int(env, 'MNEMO_DATABASE_POOL_SIZE', 10, 1, 1000),
     masterKey: env.MNEMO_MASTER_KEY?.trim() ? env.MNEMO_MASTER_KEY.trim() : null,
+    dashboardUrl: dashboardUrl(env, host, port),
   };
 }

@@ -36,6 +36,8 @@ import { createSecretService } from '../core/secrets/secret.service.ts';
 import { sealPlaintextWebhookSecrets } from '../core/webhooks/webhook-secret.ts';
 import { createAuditService } from '../core/audit/audit.service.ts';
 import { createIdempotentRequestService } from '../core/idempotency/idempotent-request.service.ts';
+import { createMcpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
+import { createMcpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -137,6 +139,12 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const secrets = createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
   const audit = createAuditService({ audit: storage.audit, clock });
   const idempotentRequests = createIdempotentRequestService({ requests: storage.idempotentRequests, keyring: () => keyring, clock });
+  const mcpResources = createMcpResourceService({
+    resources: storage.mcpResources, approvals: storage.mcpApprovals, secrets, apiKeys: storage.apiKeys, keyring: () => keyring, clock,
+  });
+  const mcpApprovals = createMcpApprovalService({
+    resources: storage.mcpResources, approvals: storage.mcpApprovals, clock, dashboardUrl: config.dashboardUrl,
+  });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
@@ -197,6 +205,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     secrets,
     audit,
     idempotentRequests,
+    mcpResources,
+    mcpApprovals,
     realtime,
     eventHub,
     streams,

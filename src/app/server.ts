@@ -60,7 +60,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     mount(g10Surface, { ...auth, webhooks, producerEvents }),
     mount(g11Surface, {
       ...auth, secrets: c.secrets, apiKeyManagement: c.apiKeyManagement, audit: c.audit, webhooks: c.webhooks,
-      idempotentRequests: c.idempotentRequests,
+      idempotentRequests: c.idempotentRequests, mcpResources: c.mcpResources, mcpApprovals: c.mcpApprovals,
     }),
   ];
   /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */

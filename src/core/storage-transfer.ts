@@ -121,6 +121,23 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       locked_until: time, response_key_id: text, response_wrapped_key: text, response_payload: text,
     },
   },
+  {
+    // A custom resource's value travels sealed, bound to the resource's tenant, mode and id, which the copy keeps.
+    name: 'mcp_resources', key: ['id'],
+    columns: {
+      id: text, tenant_id: text, mode: text, uri: text, type: text, name: text, description: text, permissions: json,
+      requires_approval: int, approvers: json, auto_approve: json, value_key_id: text, value_wrapped_key: text, value_payload: text,
+      created_at: time, created_by: text, accessed_at: time, access_count: int,
+    },
+  },
+  {
+    name: 'mcp_approvals', key: ['id'],
+    columns: {
+      id: text, tenant_id: text, mode: text, resource_id: text, resource: text, operation: text, reason: text, requested_by: text,
+      requested_at: time, expires_at: time, status: text, responded_by: text, responded_at: time, response_reason: text,
+      auto_approved: int, token_digest: text,
+    },
+  },
 ];
 
 /** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */

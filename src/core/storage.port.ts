@@ -9,6 +9,8 @@ import type { IdempotencyRepository } from './events/idempotency.repository.ts';
 import type { SecretRepository } from './secrets/secret.repository.ts';
 import type { AuditRepository } from './audit/audit.repository.ts';
 import type { IdempotentRequestRepository } from './idempotency/idempotent-request.repository.ts';
+import type { McpResourceRepository } from './mcp-access/mcp-resource.repository.ts';
+import type { McpApprovalRepository } from './mcp-access/mcp-approval.repository.ts';
 import type { StorageTransfer } from './storage-transfer.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
@@ -31,6 +33,10 @@ export interface Storage {
   readonly audit: AuditRepository;
   /** G11 requests with an `Idempotency-Key`: reservations, and the answers kept for replays (sealed). */
   readonly idempotentRequests: IdempotentRequestRepository;
+  /** G11 MCP resource registrations (a custom resource's value sealed). */
+  readonly mcpResources: McpResourceRepository;
+  /** G11 MCP approvals (only access-token digests). */
+  readonly mcpApprovals: McpApprovalRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

@@ -12,6 +12,8 @@ import { secretVersionContext, type SecretOwner } from '../../src/core/secrets/s
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { sealPlaintextWebhookSecrets } from '../../src/core/webhooks/webhook-secret.ts';
 import { g10Hook, g11Hook, g9Hook, insertHook, type TestHook } from '../webhooks/support.ts';
+import { createMcpResourceService } from '../../src/core/mcp-access/mcp-resource.service.ts';
+import { mcpResourceValueContext } from '../../src/core/mcp-access/mcp.types.ts';
 
 /**
  * Master-key rotation over a real store (SQLite in memory; both adapters' parts are in the storage contract): every
@@ -39,6 +41,13 @@ describe('master-key rotation (core)', () => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const secretsUnder = (keyring: Keyring) => createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
   const NAMES = ['one', 'two', 'three', 'four', 'five'];
+  /** Custom MCP resources hold a value sealed like a secret's. */
+  const CUSTOM = ['svc://custom/config/alpha', 'svc://custom/config/beta'];
+  const mcpUnder = (keyring: Keyring) => createMcpResourceService({
+    resources: storage.mcpResources, approvals: storage.mcpApprovals, secrets: secretsUnder(keyring), apiKeys: storage.apiKeys,
+    keyring: () => keyring, clock,
+  });
+  const mcpCaller = { ...owner, userId: 'u1', scopes: new Set(['secrets:write', 'mcp:access'] as const) };
 
   beforeEach(async () => {
     storage = createSqliteStorage({ file: ':memory:' });
@@ -56,6 +65,9 @@ describe('master-key rotation (core)', () => {
       const begun = await replaysUnder(old).begin(caller, key, fingerprint);
       if (begun.kind !== 'run') throw new Error('the key was new');
       expect(await replaysUnder(old).finish(begun.ticket, { status: 201, headers: { 'content-type': 'application/json' }, body })).toBe(true);
+    }
+    for (const uri of CUSTOM) {
+      await mcpUnder(old).register(mcpCaller, { uri, name: uri, requiresApproval: false, value: `value of ${uri}` });
     }
   });
   afterEach(() => storage.close());
@@ -81,6 +93,14 @@ describe('master-key rotation (core)', () => {
       expect(replay).toEqual({ kind: 'replay', answer: { status: 201, headers: { 'content-type': 'application/json' }, body } });
     }
     for (const r of await storage.idempotentRequests.sealedValues(null, 100)) keys.push(r.sealed.keyId);
+    const values = await storage.mcpResources.sealedValues(null, 100);
+    expect(values).toHaveLength(CUSTOM.length);
+    for (const r of values) {
+      const resource = (await storage.mcpResources.findById(owner, r.ref))!;
+      expect(r.context).toEqual(mcpResourceValueContext(owner, resource.id));
+      expect(open(keyring, r.context, r.sealed)).toBe(`value of ${resource.uri}`);
+      keys.push(r.sealed.keyId);
+    }
     return [...new Set(keys)];
   }
 
@@ -91,7 +111,7 @@ describe('master-key rotation (core)', () => {
       activeKeyId: idB, sealedPlaintext: 0,
       sources: [
         { name: 'secret versions', values: 10, rewrapped: 10 }, { name: 'webhook secrets', values: 4, rewrapped: 4 },
-        { name: 'request replays', values: 2, rewrapped: 2 },
+        { name: 'request replays', values: 2, rewrapped: 2 }, { name: 'MCP values', values: 2, rewrapped: 2 },
       ],
       retiredKeyIds: [idA], keptKeyIds: [], failed: 0, failures: [], lateWrites: 0, complete: true,
     });
@@ -100,6 +120,7 @@ describe('master-key rotation (core)', () => {
       ['secret versions', 3, 3], ['secret versions', 6, 6], ['secret versions', 9, 9], ['secret versions', 10, 10],
       ['webhook secrets', 3, 3], ['webhook secrets', 4, 4],
       ['request replays', 2, 2],
+      ['MCP values', 2, 2],
     ]);
     expect(progress.filter((p) => p.pass === 2).every((p) => p.rewrapped === 0)).toBe(true);
 
@@ -109,10 +130,12 @@ describe('master-key rotation (core)', () => {
     // The old key alone no longer fits the store.
     await expect(verifyKeyring(storage.secrets, old)).rejects.toBeInstanceOf(KeyringMismatchError);
     expect(await secretsUnder(fresh).get(owner, reader, 'three', 1)).toMatchObject({ value: 'three-v1' });
+    expect(await mcpUnder(fresh).read(mcpCaller, CUSTOM[1]!, undefined)).toMatchObject({ value: `value of ${CUSTOM[1]}` });
 
     // Again: nothing to do.
     expect(await rotateMasterKey({ storage, keyring: rotating })).toMatchObject({
-      sources: [{ values: 10, rewrapped: 0 }, { values: 4, rewrapped: 0 }, { values: 2, rewrapped: 0 }], retiredKeyIds: [], complete: true,
+      sources: [{ values: 10, rewrapped: 0 }, { values: 4, rewrapped: 0 }, { values: 2, rewrapped: 0 }, { values: 2, rewrapped: 0 }],
+      retiredKeyIds: [], complete: true,
     });
   });
 
@@ -137,7 +160,8 @@ describe('master-key rotation (core)', () => {
 
     const summary = await rotateMasterKey({ storage, keyring: rotating, pageSize: 2 });
     expect(summary).toMatchObject({
-      sources: [{ values: 10, rewrapped: 6 }, { values: 4, rewrapped: 4 }, { values: 2, rewrapped: 2 }], retiredKeyIds: [idA], complete: true,
+      sources: [{ values: 10, rewrapped: 6 }, { values: 4, rewrapped: 4 }, { values: 2, rewrapped: 2 }, { values: 2, rewrapped: 2 }],
+      retiredKeyIds: [idA], complete: true,
     });
     expect(await readAll(fresh)).toEqual([idB]);
   });
@@ -173,8 +197,8 @@ describe('master-key rotation (core)', () => {
     await storage.secrets.rewrap(y.ref, x.sealed);
     const summary = await rotateMasterKey({ storage, keyring: rotating });
     expect(summary).toMatchObject({
-      sources: [{ values: 10, rewrapped: 8 }, { values: 4, rewrapped: 4 }, { values: 2, rewrapped: 2 }], failed: 2, keptKeyIds: [idA], retiredKeyIds: [],
-      complete: false,
+      sources: [{ values: 10, rewrapped: 8 }, { values: 4, rewrapped: 4 }, { values: 2, rewrapped: 2 }, { values: 2, rewrapped: 2 }], failed: 2,
+      keptKeyIds: [idA], retiredKeyIds: [], complete: false,
     });
     expect(summary.failures).toEqual([x, y].map((r) => ({ source: 'secret versions', ref: r.ref, keyId: idA, error: expect.stringMatching(/failed authentication/) })));
     expect(await storage.secrets.keyCheckIds()).toEqual([idA, idB].sort());
@@ -206,7 +230,9 @@ describe('master-key rotation (core)', () => {
     await storage.transfer.load(table, [{ ...(await storage.transfer.dump(table, null, 1))[0]!, seq: 200, id: 'webhook_more',
       plaintext_secret: 'one-more-legacy-secret', secret_key_id: null, secret_wrapped_key: null, secret_payload: null }]);
     const summary = await rotateMasterKey({ storage, keyring: rotating });
-    expect(summary).toMatchObject({ sealedPlaintext: 1, sources: [{ values: 10 }, { values: 10, rewrapped: 9 }, { values: 2 }], complete: true });
+    expect(summary).toMatchObject({
+      sealedPlaintext: 1, sources: [{ values: 10 }, { values: 10, rewrapped: 9 }, { values: 2 }, { values: 2, rewrapped: 2 }], complete: true,
+    });
     const more = (await storage.webhooks.sealedSecrets(null, 100)).find((r) => r.context.at(-1) === 'webhook_more')!;
     expect(open(fresh, more.context, more.sealed)).toBe('one-more-legacy-secret');
   });

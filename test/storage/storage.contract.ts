@@ -24,6 +24,10 @@ import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
 import {
   idempotentRecordContext, type IdempotentRequestRef, type IdempotentReservation,
 } from '../../src/core/idempotency/idempotent-request.repository.ts';
+import type { McpApprovalListQuery } from '../../src/core/mcp-access/mcp-approval.repository.ts';
+import {
+  mcpResourceValueContext, type McpApprovalAnswer, type McpOwner, type StoredMcpApproval, type StoredMcpResource,
+} from '../../src/core/mcp-access/mcp.types.ts';
 import { randomUUID } from 'node:crypto';
 import { TRANSFER_TABLES, type TransferRow } from '../../src/core/storage-transfer.ts';
 import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
@@ -1707,6 +1711,228 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('mcp resources and approvals', () => {
+      const live: McpOwner = { tenantId: scopeA.tenantId, mode: 'live' };
+      const sandbox: McpOwner = { tenantId: scopeA.tenantId, mode: 'test' };
+      const otherTenant: McpOwner = { tenantId: scopeB.tenantId, mode: 'live' };
+      const t0 = Date.UTC(2026, 5, 1, 12);
+      const at = (seconds: number) => new Date(t0 + seconds * 1000);
+      const resource = (owner: McpOwner, uri: string, over: Partial<StoredMcpResource> = {}): StoredMcpResource => ({
+        id: `mcr_${randomUUID().replaceAll('-', '')}`, owner: { ...owner }, uri, type: 'secret', name: `Access to ${uri}`, description: 'd é "q"',
+        permissions: ['read'], requiresApproval: true, approvers: ['alice', 'bob'],
+        autoApprove: { enabled: true, conditions: { timeWindow: '09:00-17:00 Europe/London', requester: ['bot'] } }, sealedValue: null,
+        createdAt: at(0), createdBy: 'alice', accessedAt: null, accessCount: 0, ...over,
+      });
+      const approval = (r: StoredMcpResource, over: Partial<StoredMcpApproval> = {}): StoredMcpApproval => ({
+        id: `appr_${randomUUID().replaceAll('-', '')}`, owner: { ...r.owner }, resourceId: r.id, resource: r.uri, operation: 'read',
+        reason: 'deploy', requestedBy: 'bot', requestedAt: at(0), expiresAt: at(3600), status: 'pending', respondedBy: null, respondedAt: null,
+        responseReason: null, autoApproved: false, tokenDigest: null, ...over,
+      });
+      const answer = (over: Partial<McpApprovalAnswer> = {}): McpApprovalAnswer => ({
+        status: 'approved', respondedBy: 'alice', respondedAt: at(60), responseReason: 'ok', tokenDigest: randomUUID().replaceAll('-', '').padEnd(64, 'a'), ...over,
+      });
+      async function registered(owner: McpOwner, uri: string, over: Partial<StoredMcpResource> = {}) {
+        const r = resource(owner, uri, over);
+        await storage.mcpResources.insert(r);
+        return r;
+      }
+      const listQuery = (over: Partial<McpApprovalListQuery> = {}): McpApprovalListQuery => ({ limit: 100, after: null, now: at(0), ...over });
+      const approvalIds = async (owner: McpOwner, over: Partial<McpApprovalListQuery> = {}) =>
+        (await storage.mcpApprovals.list(owner, listQuery(over))).items.map((a) => a.id);
+
+      it('stores registrations and finds them by URI or id, for their owner only', async () => {
+        const wildcard = await registered(live, 'svc://secrets/prod/*');
+        const custom = await registered(live, 'svc://custom/config/flags', {
+          type: 'custom', permissions: ['read', 'write'], requiresApproval: false, approvers: [], autoApprove: { enabled: false, conditions: {} },
+          sealedValue: { keyId: 'k1', wrappedKey: 'd3JhcA==', payload: 'cGF5' },
+        });
+        expect(await storage.mcpResources.findById(live, wildcard.id)).toEqual(wildcard);
+        expect(await storage.mcpResources.findById(live, custom.id)).toEqual(custom);
+        const found = await storage.mcpResources.findByUris(live, ['svc://secrets/prod/db', 'svc://secrets/prod/*', 'svc://secrets/*']);
+        expect(found).toEqual([wildcard]);
+        expect(await storage.mcpResources.findByUris(live, [])).toEqual([]);
+        for (const owner of [sandbox, otherTenant]) {
+          expect(await storage.mcpResources.findById(owner, wildcard.id)).toBeNull();
+          expect(await storage.mcpResources.findByUris(owner, ['svc://secrets/prod/*', 'svc://custom/config/flags'])).toEqual([]);
+          expect(await storage.mcpResources.recordAccess(owner, wildcard.id, at(1))).toBeNull();
+          expect(await storage.mcpResources.list(owner, { limit: 10, afterUri: null })).toEqual({ items: [], total: 0 });
+        }
+        // One URI per owner; another owner registers the same URI for itself.
+        const again = storage.mcpResources.insert(resource(live, 'svc://secrets/prod/*'));
+        await expect(again).rejects.toBeInstanceOf(DomainError);
+        await expect(again).rejects.toMatchObject({ code: 'CONFLICT', details: { field: 'uri' } });
+        const ofB = await registered(otherTenant, 'svc://secrets/prod/*');
+        expect(await storage.mcpResources.findByUris(otherTenant, ['svc://secrets/prod/*'])).toEqual([ofB]);
+        expect(await storage.mcpResources.findByUris(live, ['svc://secrets/prod/*'])).toEqual([wildcard]);
+      });
+
+      it('lists an owner\'s registrations by URI in byte order, a page at a time', async () => {
+        const uris = ['svc://secrets/prod/*', 'svc://api-keys/*', 'svc://secrets/*', 'svc://custom/a/B', 'svc://custom/a/a', 'svc://secrets/Prod/*'];
+        for (const uri of uris) await registered(live, uri);
+        await registered(sandbox, 'svc://secrets/*');
+        const sorted = [...uris].sort((x, y) => (Buffer.compare(Buffer.from(x), Buffer.from(y))));
+        const first = await storage.mcpResources.list(live, { limit: 4, afterUri: null });
+        expect(first.total).toBe(6);
+        expect(first.items.map((r) => r.uri)).toEqual(sorted.slice(0, 4));
+        const second = await storage.mcpResources.list(live, { limit: 4, afterUri: sorted[3]! });
+        expect(second).toMatchObject({ total: 6 });
+        expect(second.items.map((r) => r.uri)).toEqual(sorted.slice(4));
+      });
+
+      it('counts every read, concurrent ones too, from every connection', async () => {
+        const r = await registered(live, 'svc://secrets/*');
+        const stores = await connections();
+        const counted = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % stores.length]!.mcpResources.recordAccess(live, r.id, at(i + 1))));
+        expect(counted.map((c) => c!.accessCount).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+        expect(await storage.mcpResources.findById(live, r.id)).toMatchObject({ accessCount: 12 });
+        expect(await storage.mcpResources.recordAccess(live, r.id, at(100))).toEqual({ accessedAt: at(100), accessCount: 13 });
+      });
+
+      it('walks the sealed custom values of every owner for rotation, and re-wraps one in place', async () => {
+        const sealed = (n: string) => ({ keyId: 'k1', wrappedKey: `d${n}=`, payload: `p${n}` });
+        const values = [
+          await registered(live, 'svc://custom/t/one', { type: 'custom', sealedValue: sealed('1') }),
+          await registered(otherTenant, 'svc://custom/t/two', { type: 'custom', sealedValue: sealed('2') }),
+          await registered(sandbox, 'svc://custom/t/three', { type: 'custom', sealedValue: sealed('3') }),
+        ];
+        await registered(live, 'svc://secrets/*');
+        const walk = async (limit: number) => {
+          const out: SealedRef[] = [];
+          for (let after: string | null = null; ;) {
+            const page = await storage.mcpResources.sealedValues(after, limit);
+            if (page.length === 0) return out;
+            out.push(...page);
+            after = page.at(-1)!.ref;
+          }
+        };
+        const all = await walk(1);
+        expect(all.map((r) => r.ref)).toEqual(values.map((v) => v.id).sort());
+        expect(await walk(2)).toEqual(all);
+        for (const v of values) {
+          expect(all.find((r) => r.ref === v.id)).toEqual({ ref: v.id, context: mcpResourceValueContext(v.owner, v.id), sealed: v.sealedValue });
+        }
+        const rewrapped = { keyId: 'k2', wrappedKey: 'bmV3', payload: 'p2' };
+        await storage.mcpResources.rewrap(values[1]!.id, rewrapped);
+        expect((await storage.mcpResources.findById(otherTenant, values[1]!.id))!.sealedValue).toEqual(rewrapped);
+        expect((await storage.mcpResources.findById(live, values[0]!.id))!.sealedValue).toEqual(sealed('1'));
+      });
+
+      it('stores approvals and finds them by id or token digest, for their owner only', async () => {
+        const r = await registered(live, 'svc://secrets/prod/*');
+        const pending = approval(r, { resource: 'svc://secrets/prod/db', reason: 'why é\n"quoted"' });
+        await storage.mcpApprovals.insert(pending, at(0));
+        const auto = approval(r, {
+          resource: 'svc://secrets/prod/cache', status: 'approved', respondedBy: 'auto-approve', respondedAt: at(0), autoApproved: true,
+          tokenDigest: 'f'.repeat(64),
+        });
+        await storage.mcpApprovals.insert(auto, at(0));
+        expect(await storage.mcpApprovals.find(live, pending.id)).toEqual(pending);
+        expect(await storage.mcpApprovals.find(live, auto.id)).toEqual(auto);
+        expect(await storage.mcpApprovals.findByTokenDigest(live, 'f'.repeat(64))).toEqual(auto);
+        expect(await storage.mcpApprovals.findByTokenDigest(live, 'e'.repeat(64))).toBeNull();
+        for (const owner of [sandbox, otherTenant]) {
+          expect(await storage.mcpApprovals.find(owner, pending.id)).toBeNull();
+          expect(await storage.mcpApprovals.findByTokenDigest(owner, 'f'.repeat(64))).toBeNull();
+          expect(await storage.mcpApprovals.respond(owner, pending.id, answer())).toBeNull();
+          expect(await storage.mcpApprovals.expire(owner, pending.id, at(7200))).toBeNull();
+          expect(await storage.mcpApprovals.list(owner, listQuery())).toEqual({ items: [], total: 0 });
+        }
+        expect(await storage.mcpApprovals.find(live, pending.id)).toEqual(pending);
+      });
+
+      it('keeps one live pending approval per requester and resource; an expired one makes way', async () => {
+        const r = await registered(live, 'svc://secrets/prod/*');
+        const first = approval(r, { resource: 'svc://secrets/prod/db' });
+        await storage.mcpApprovals.insert(first, at(0));
+        const duplicate = storage.mcpApprovals.insert(approval(r, { resource: 'svc://secrets/prod/db', operation: 'write' }), at(10));
+        await expect(duplicate).rejects.toBeInstanceOf(DomainError);
+        await expect(duplicate).rejects.toMatchObject({ code: 'CONFLICT', details: { approvalId: first.id } });
+        // Another requester, another resource, another owner: no conflict.
+        await storage.mcpApprovals.insert(approval(r, { resource: 'svc://secrets/prod/db', requestedBy: 'other-bot' }), at(10));
+        await storage.mcpApprovals.insert(approval(r, { resource: 'svc://secrets/prod/cache' }), at(10));
+        const ofB = await registered(otherTenant, 'svc://secrets/prod/*');
+        await storage.mcpApprovals.insert(approval(ofB, { resource: 'svc://secrets/prod/db' }), at(10));
+        // Once the first is past its expiresAt, a new request takes its place and the first reads expired.
+        const next = approval(r, { resource: 'svc://secrets/prod/db', requestedAt: at(3600), expiresAt: at(7200) });
+        await storage.mcpApprovals.insert(next, at(3600));
+        expect((await storage.mcpApprovals.find(live, first.id))!.status).toBe('expired');
+        expect((await storage.mcpApprovals.find(live, next.id))!.status).toBe('pending');
+        // An answered one never blocks.
+        expect(await storage.mcpApprovals.respond(live, next.id, answer({ respondedAt: at(3700), status: 'denied', tokenDigest: null }))).toMatchObject({ status: 'denied' });
+        await storage.mcpApprovals.insert(approval(r, { resource: 'svc://secrets/prod/db', requestedAt: at(3800), expiresAt: at(7400) }), at(3800));
+      });
+
+      it('makes one of concurrent duplicate requests, from every connection', async () => {
+        const r = await registered(live, 'svc://secrets/*');
+        const stores = await connections();
+        const tries = await Promise.allSettled(Array.from({ length: 6 }, (_, i) =>
+          stores[i % stores.length]!.mcpApprovals.insert(approval(r, { resource: 'svc://secrets/prod/db' }), at(0))));
+        expect(tries.filter((t) => t.status === 'fulfilled')).toHaveLength(1);
+        for (const t of tries.filter((x): x is PromiseRejectedResult => x.status === 'rejected')) expect(t.reason).toMatchObject({ code: 'CONFLICT' });
+        expect((await storage.mcpApprovals.list(live, listQuery())).total).toBe(1);
+      });
+
+      it('answers a pending approval once, and only before its expiresAt; concurrent answers: one is stored', async () => {
+        const r = await registered(live, 'svc://secrets/*');
+        const a = approval(r, { resource: 'svc://secrets/prod/db' });
+        await storage.mcpApprovals.insert(a, at(0));
+        const digest = 'a'.repeat(64);
+        const stored = await storage.mcpApprovals.respond(live, a.id, answer({ tokenDigest: digest }));
+        expect(stored).toEqual({ ...a, status: 'approved', respondedBy: 'alice', respondedAt: at(60), responseReason: 'ok', tokenDigest: digest });
+        expect(await storage.mcpApprovals.respond(live, a.id, answer({ status: 'denied', tokenDigest: null }))).toBeNull();
+        expect(await storage.mcpApprovals.find(live, a.id)).toEqual(stored);
+        expect(await storage.mcpApprovals.findByTokenDigest(live, digest)).toEqual(stored);
+
+        // Too late: nothing is written, and expire() then marks it.
+        const late = approval(r, { resource: 'svc://secrets/prod/cache' });
+        await storage.mcpApprovals.insert(late, at(0));
+        expect(await storage.mcpApprovals.respond(live, late.id, answer({ respondedAt: at(3600) }))).toBeNull();
+        expect(await storage.mcpApprovals.expire(live, late.id, at(3599))).toEqual(late);
+        expect(await storage.mcpApprovals.expire(live, late.id, at(3600))).toEqual({ ...late, status: 'expired' });
+        // expire() leaves an answered approval as it is.
+        expect(await storage.mcpApprovals.expire(live, a.id, at(99_999))).toEqual(stored);
+
+        const raced = approval(r, { resource: 'svc://secrets/staging/db' });
+        await storage.mcpApprovals.insert(raced, at(0));
+        const stores = await connections();
+        const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => stores[i % stores.length]!.mcpApprovals.respond(live, raced.id,
+          answer({ respondedBy: `approver-${i}`, status: i % 2 === 0 ? 'approved' : 'denied', tokenDigest: i % 2 === 0 ? String(i).repeat(64) : null }))));
+        const won = answers.filter((x) => x !== null);
+        expect(won).toHaveLength(1);
+        expect(await storage.mcpApprovals.find(live, raced.id)).toEqual(won[0]);
+      });
+
+      it('lists approvals newest first by status as it reads at `now`, by resource, a page at a time', async () => {
+        const r = await registered(live, 'svc://secrets/*');
+        const make = async (seconds: number, over: Partial<StoredMcpApproval> = {}) => {
+          const a = approval(r, { requestedAt: at(seconds), expiresAt: at(seconds + 600), resource: `svc://secrets/prod/s${seconds}`, ...over });
+          await storage.mcpApprovals.insert(a, at(seconds));
+          return a;
+        };
+        const old = await make(0);
+        const approved = await make(100, { status: 'approved', respondedBy: 'alice', respondedAt: at(100), tokenDigest: 'b'.repeat(64) });
+        const denied = await make(200, { status: 'denied', respondedBy: 'alice', respondedAt: at(200) });
+        const fresh = await make(700);
+        const sameTime = await make(700, { resource: 'svc://secrets/prod/other' });
+        const now = at(650);
+        // `old` (requested at 0) is past its expiresAt (600) at 650: it reads expired without being written so.
+        expect(await approvalIds(live, { now, status: 'pending' })).toEqual([fresh, sameTime].sort((x, y) => (x.id < y.id ? 1 : -1)).map((a) => a.id));
+        expect(await approvalIds(live, { now, status: 'expired' })).toEqual([old.id]);
+        expect(await approvalIds(live, { now, status: 'approved' })).toEqual([approved.id]);
+        expect(await approvalIds(live, { now, status: 'denied' })).toEqual([denied.id]);
+        expect(await approvalIds(live, { now, resource: 'svc://secrets/prod/s100' })).toEqual([approved.id]);
+        const all = await approvalIds(live, { now });
+        expect(all).toHaveLength(5);
+        expect(all.slice(2)).toEqual([denied.id, approved.id, old.id]);
+        const first = await storage.mcpApprovals.list(live, listQuery({ now, limit: 2 }));
+        expect(first.total).toBe(5);
+        const last = first.items.at(-1)!;
+        const rest = await storage.mcpApprovals.list(live, listQuery({ now, limit: 10, after: { requestedAt: last.requestedAt, id: last.id } }));
+        expect([...first.items, ...rest.items].map((a) => a.id)).toEqual(all);
+        expect(rest.total).toBe(5);
+      });
+    });
+
     describe('dump and load (mnemo migrate)', () => {
       /** Writes one of everything a store holds, through the repositories, as the services would. */
       async function fill(store: Storage) {
@@ -1795,7 +2021,25 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           await store.idempotentRequests.reserve(idem(key, apiKeyId), idemReservation(`res-${key}`));
           if (key !== 'pending') await store.idempotentRequests.complete(idem(key, apiKeyId), `res-${key}`, { keyId: 'k1', wrappedKey: 'aWRl', payload: `bXA${key}` });
         }
-        return { topic, key, webhook, memories, secrets, idem, idemReservation };
+        // An MCP registration with a sealed value, read once, and approvals of it: one answered, one pending.
+        const mcpOwner: McpOwner = { tenantId: scopeA.tenantId, mode: 'live' };
+        const mcpResource: StoredMcpResource = {
+          id: `mcr_${randomUUID().replaceAll('-', '')}`, owner: mcpOwner, uri: 'svc://custom/config/flags', type: 'custom', name: 'Flags',
+          description: '', permissions: ['read', 'write'], requiresApproval: true, approvers: ['alice'],
+          autoApprove: { enabled: true, conditions: { requester: ['bot'] } }, sealedValue: { keyId: 'k1', wrappedKey: 'd3I=', payload: 'cGw=' },
+          createdAt: new Date(Date.UTC(2026, 0, 5, 0, 0, 0, 5)), createdBy: 'alice', accessedAt: null, accessCount: 0,
+        };
+        await store.mcpResources.insert(mcpResource);
+        await store.mcpResources.recordAccess(mcpOwner, mcpResource.id, new Date(Date.UTC(2026, 0, 5, 1)));
+        const mcpApprovals = ['approved', 'pending'].map((status, i): StoredMcpApproval => ({
+          id: `appr_${randomUUID().replaceAll('-', '')}`, owner: mcpOwner, resourceId: mcpResource.id, resource: mcpResource.uri, operation: 'read',
+          reason: 'why', requestedBy: `bot-${i}`, requestedAt: new Date(Date.UTC(2026, 0, 5, i)), expiresAt: new Date(Date.UTC(2099, 0, 1)),
+          status: status as StoredMcpApproval['status'], respondedBy: status === 'approved' ? 'alice' : null,
+          respondedAt: status === 'approved' ? new Date(Date.UTC(2026, 0, 5, 2)) : null, responseReason: null, autoApproved: false,
+          tokenDigest: status === 'approved' ? 'c'.repeat(64) : null,
+        }));
+        for (const a of mcpApprovals) await store.mcpApprovals.insert(a, a.requestedAt);
+        return { topic, key, webhook, memories, secrets, idem, idemReservation, mcp: { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals } };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
       const eventsOf = (store: Storage, scope: Scope) =>
@@ -1873,6 +2117,16 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         });
         expect(await to.idempotentRequests.reserve(f.idem('pending'), look)).toEqual({ kind: 'in_progress' });
         expect(await to.idempotentRequests.complete(f.idem('pending'), 'res-pending', { keyId: 'k1', wrappedKey: 'aWRl', payload: 'ZG9uZQ' })).toBe(true);
+        // MCP: the registration (its sealed value and access figures), its approvals, and what rotation walks.
+        const { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals } = f.mcp;
+        expect(await to.mcpResources.findById(mcpOwner, mcpResource.id)).toEqual(await from.mcpResources.findById(mcpOwner, mcpResource.id));
+        expect(await to.mcpResources.findById(mcpOwner, mcpResource.id)).toMatchObject({ accessCount: 1, sealedValue: mcpResource.sealedValue });
+        expect(await to.mcpResources.sealedValues(null, 10)).toEqual(await from.mcpResources.sealedValues(null, 10));
+        for (const a of mcpApprovals) expect(await to.mcpApprovals.find(mcpOwner, a.id)).toEqual(a);
+        expect(await to.mcpApprovals.findByTokenDigest(mcpOwner, 'c'.repeat(64))).toEqual(mcpApprovals[0]);
+        // The copied pending approval still holds its place: a second one of that requester is refused.
+        await expect(to.mcpApprovals.insert({ ...mcpApprovals[1]!, id: 'appr_again' }, new Date(Date.UTC(2026, 0, 6))))
+          .rejects.toMatchObject({ code: 'CONFLICT', details: { approvalId: mcpApprovals[1]!.id } });
       }
 
       /** New rows after a load continue the copied sequences: a new event reads after the copied ones. */

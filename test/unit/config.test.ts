@@ -33,6 +33,9 @@ describe('configuration', () => {
     [{ MNEMO_REDIS_URL: 'http://localhost:6379' }, 'MNEMO_REDIS_URL'],
     [{ MNEMO_SQLITE_SYNCHRONOUS: 'off' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
     [{ MNEMO_SQLITE_SYNCHRONOUS: 'fast' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
+    [{ MNEMO_DASHBOARD_URL: 'dashboard.example.com' }, 'MNEMO_DASHBOARD_URL'],
+    [{ MNEMO_DASHBOARD_URL: 'ftp://dashboard.example.com' }, 'MNEMO_DASHBOARD_URL'],
+    [{ MNEMO_DASHBOARD_URL: 'https://dashboard.example.com/?a=1' }, 'MNEMO_DASHBOARD_URL'],
   ])('stops on %o naming %s', (env, variable) => {
     let error: unknown;
     try { loadConfig(env); } catch (e) { error = e; }
@@ -47,6 +50,14 @@ describe('configuration', () => {
     expect(loadConfig({ MNEMO_REDIS_URL: 'rediss://:pw@cache.internal:6380' }).redisUrl).toBe('rediss://:pw@cache.internal:6380');
     expect(() => loadConfig({ MNEMO_REDIS_URL: 'http://user:s3cret@cache:6379' })).toThrow(/user:\*\*\*@cache/);
     expect(() => loadConfig({ MNEMO_REDIS_URL: 'http://user:s3cret@cache:6379' })).not.toThrow(/s3cret/);
+  });
+
+  it('puts the dashboard (approvalUrl) at MNEMO_DASHBOARD_URL, else at the server\'s own address', () => {
+    expect(loadConfig({}).dashboardUrl).toBe('http://127.0.0.1:8080/dashboard');
+    expect(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }).dashboardUrl).toBe('http://0.0.0.0:9000/dashboard');
+    expect(loadConfig({ HOST: '::1' }).dashboardUrl).toBe('http://[::1]:8080/dashboard');
+    expect(loadConfig({ MNEMO_DASHBOARD_URL: ' https://mnemo.example.com/ops/dashboard/ ' }).dashboardUrl).toBe('https://mnemo.example.com/ops/dashboard');
+    expect(() => loadConfig({ MNEMO_DASHBOARD_URL: 'https://user:s3cret@mnemo.example.com' })).toThrow(/user:\*\*\*@mnemo/);
   });
 
   it('reads the openai settings', () => {

@@ -84,7 +84,7 @@ export function createApiKeyService(deps: { keys: ApiKeyRepository; clock: Clock
   };
 }
 
-export function requireScope(principal: Principal, scope: Scope): void {
+export function requireScope(principal: Pick<Principal, 'scopes'>, scope: Scope): void {
   if (!principal.scopes.has(scope)) {
     throw new DomainError('PERMISSION_DENIED', `This API key lacks the ${scope} scope`, { requiredScope: scope });
   }

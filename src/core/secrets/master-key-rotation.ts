@@ -22,7 +22,7 @@ export interface SealedValueSource {
  * Every kind of sealed value a store holds. A new one must be listed here, or rotation would leave it under a key
  * it then retires. (The key checks are not: each stays sealed under its own key.)
  */
-export function sealedValueSources(storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests'>): SealedValueSource[] {
+export function sealedValueSources(storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests' | 'mcpResources'>): SealedValueSource[] {
   return [
     { name: 'secret versions', page: (after, limit) => storage.secrets.sealedValues(after, limit), rewrap: (ref, s) => storage.secrets.rewrap(ref, s) },
     { name: 'webhook secrets', page: (after, limit) => storage.webhooks.sealedSecrets(after, limit), rewrap: (ref, s) => storage.webhooks.rewrapSecret(ref, s) },
@@ -32,6 +32,7 @@ export function sealedValueSources(storage: Pick<Storage, 'secrets' | 'webhooks'
       page: (after, limit) => storage.idempotentRequests.sealedValues(after, limit),
       rewrap: (ref, s) => storage.idempotentRequests.rewrap(ref, s),
     },
+    { name: 'MCP values', page: (after, limit) => storage.mcpResources.sealedValues(after, limit), rewrap: (ref, s) => storage.mcpResources.rewrap(ref, s) },
   ];
 }
 
@@ -82,7 +83,7 @@ export interface RotationSummary {
  * the key, and the run is reported incomplete.
  */
 export async function rotateMasterKey(deps: {
-  storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests'>;
+  storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests' | 'mcpResources'>;
   keyring: Keyring;
   pageSize?: number;
   /** Told after each page (and awaited: a caller may act between pages). */

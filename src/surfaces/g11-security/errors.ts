@@ -6,6 +6,7 @@ import { createSurfaceErrorHandler } from '../http-kit/error-handler.ts';
 import { errorTable, fromErrorTable, type WireBase } from '../http-kit/error-table.ts';
 import type { RequestProblem } from '../http-kit/request-problems.ts';
 import { wireFields } from '../http-kit/wire-fields.ts';
+import { mcpConflictDetails, mcpDeniedDetails } from './mcp.errors.ts';
 
 /**
  * The G11 envelope: `{error: {code, message, details}}` with the spec's codes (VALIDATION_ERROR 400,
@@ -50,12 +51,16 @@ export const G11_ERRORS = errorTable<G11Error>({
       details: {
         ...(e.details.requiredScope ? { requiredScope: e.details.requiredScope } : {}),
         ...(typeof e.details.field === 'string' ? { field: e.details.field } : {}),
+        ...mcpDeniedDetails(e.details),
       },
     }),
   },
   NOT_FOUND: { status: 404, code: 'RESOURCE_NOT_FOUND' },
   AMBIGUOUS_ID: { status: 409, code: 'CONFLICT' },
-  CONFLICT: { status: 409, code: 'CONFLICT', build: withField },
+  CONFLICT: {
+    status: 409, code: 'CONFLICT',
+    build: (b, e) => ({ ...b, details: { ...(typeof e.details.field === 'string' ? { field: e.details.field } : {}), ...mcpConflictDetails(e.details) } }),
+  },
   IDEMPOTENCY_KEY_REUSED: { status: 422, code: 'IDEMPOTENCY_KEY_REUSED', build: withField },
   RATE_LIMITED: { status: 429, code: 'RATE_LIMIT_EXCEEDED', build: rateLimited },
   QUOTA_EXCEEDED: { status: 429, code: 'RATE_LIMIT_EXCEEDED', build: rateLimited },

@@ -16,12 +16,13 @@ import { apiKeyRoutes, G11_API_KEY_SCOPES, type ApiKeyRouteDeps } from './api-ke
 import { auditRecorder, noteForAudit, requireAuditedRoutes, type AuditedRoute } from './audit-recorder.ts';
 import { auditLogRoutes } from './audit-routes.ts';
 import { idempotencyHooks } from './idempotency.ts';
+import { G11_MCP_AUDIT_ACTIONS, G11_MCP_SCOPES, mcpRoutes, type McpRouteDeps } from './mcp.routes.ts';
 import { createG11ErrorHandler, G11_INTERNAL_ERROR, G11ErrorWire, g11ErrorBody } from './errors.ts';
 import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
 import { G11_WEBHOOK_SCOPES, webhookRoutes, type WebhookRouteDeps } from './webhooks.routes.ts';
 import { CreateSecretBody, GetSecretQuery, ListSecretsQuery, NameParams, RegionHeaders, Responses, UpdateSecretBody } from './schemas.ts';
 
-export interface G11Deps extends AuthDeps, ApiKeyRouteDeps, WebhookRouteDeps {
+export interface G11Deps extends AuthDeps, ApiKeyRouteDeps, WebhookRouteDeps, McpRouteDeps {
   secrets: SecretService;
   audit: AuditService;
   idempotentRequests: Pick<IdempotentRequestService, 'begin' | 'finish' | 'abandon'>;
@@ -49,6 +50,7 @@ export const G11_SCOPES = {
   'GET /v1/security/audit-logs/:id': 'audit:read',
   'POST /v1/security/audit-logs/export': 'audit:read',
   ...G11_WEBHOOK_SCOPES,
+  ...G11_MCP_SCOPES,
 } as const satisfies Record<string, KeyScope>;
 
 /** A request's path parameter or body field, when it is text. */
@@ -89,6 +91,7 @@ export const G11_AUDIT_ACTIONS = {
   'GET /v1/security/webhooks/:id': { action: 'webhook.read', resource: (req) => webhookResource(textOf(req.params, 'id')) },
   'PUT /v1/security/webhooks/:id': { action: 'webhook.update', resource: (req) => webhookResource(textOf(req.params, 'id')) },
   'DELETE /v1/security/webhooks/:id': { action: 'webhook.delete', resource: (req) => webhookResource(textOf(req.params, 'id')) },
+  ...G11_MCP_AUDIT_ACTIONS,
 } as const satisfies Record<keyof typeof G11_SCOPES, AuditedRoute>;
 
 /** Secrets belong to the key's tenant and mode: a `mnemo_test_` key works on its own sandbox set. */
@@ -201,4 +204,5 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   // After the hooks above, so that they apply to these routes too.
   await app.register(apiKeyRoutes, { apiKeyManagement: deps.apiKeyManagement });
   await app.register(webhookRoutes, { webhooks: deps.webhooks });
+  await app.register(mcpRoutes, { mcpResources: deps.mcpResources, mcpApprovals: deps.mcpApprovals, audit: deps.audit });
 };

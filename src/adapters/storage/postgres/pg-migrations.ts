@@ -362,6 +362,64 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX idempotent_requests_created ON idempotent_requests (created_at);
     `,
   },
+  {
+    version: 9,
+    name: 'mcp resources and approvals',
+    sql: `
+      -- MCP resource registrations (core/mcp): the access paths of MCP clients to secrets, API key records and
+      -- custom values. uri is one of the spec's patterns, unique per tenant + mode; ids and URIs compare byte-wise
+      -- (COLLATE "C"), as in SQLite: the list order, its cursor, and the order master-key rotation pages in. A custom
+      -- resource's value is sealed as a secret version is (value_key_id, value_wrapped_key, value_payload: all or none).
+      CREATE TABLE mcp_resources (
+        id                text COLLATE "C" PRIMARY KEY,
+        tenant_id         text NOT NULL,
+        mode              text NOT NULL CHECK (mode IN ('live', 'test')),
+        uri               text COLLATE "C" NOT NULL,
+        type              text NOT NULL CHECK (type IN ('secret', 'api-key', 'custom')),
+        name              text NOT NULL,
+        description       text NOT NULL,
+        permissions       jsonb NOT NULL,
+        requires_approval integer NOT NULL CHECK (requires_approval IN (0, 1)),
+        approvers         jsonb NOT NULL,
+        auto_approve      jsonb NOT NULL,
+        value_key_id      text,
+        value_wrapped_key text,
+        value_payload     text,
+        created_at        timestamptz NOT NULL,
+        created_by        text NOT NULL,
+        accessed_at       timestamptz,
+        access_count      integer NOT NULL DEFAULT 0,
+        CONSTRAINT mcp_resources_owner_uri UNIQUE (tenant_id, mode, uri),
+        CHECK ((value_key_id IS NULL) = (value_wrapped_key IS NULL) AND (value_key_id IS NULL) = (value_payload IS NULL))
+      );
+
+      -- Requests for MCP access and their answers. status is stored as answered; a pending row past expires_at reads
+      -- as expired (core/mcp-access/mcp.types.ts effectiveStatus) until something writes it so. Only the SHA-256 digest of
+      -- an access token is kept. One live pending request per requester and resource: the partial unique index
+      -- decides between concurrent requests, on any connection (stale pending rows are marked expired first).
+      CREATE TABLE mcp_approvals (
+        id              text COLLATE "C" PRIMARY KEY,
+        tenant_id       text NOT NULL,
+        mode            text NOT NULL CHECK (mode IN ('live', 'test')),
+        resource_id     text COLLATE "C" NOT NULL REFERENCES mcp_resources (id),
+        resource        text NOT NULL,
+        operation       text NOT NULL CHECK (operation IN ('read', 'write')),
+        reason          text NOT NULL,
+        requested_by    text NOT NULL,
+        requested_at    timestamptz NOT NULL,
+        expires_at      timestamptz NOT NULL,
+        status          text NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
+        responded_by    text,
+        responded_at    timestamptz,
+        response_reason text,
+        auto_approved   integer NOT NULL CHECK (auto_approved IN (0, 1)),
+        token_digest    text,
+        CONSTRAINT mcp_approvals_token_digest UNIQUE (token_digest)
+      );
+      CREATE UNIQUE INDEX mcp_approvals_one_pending ON mcp_approvals (tenant_id, mode, requested_by, resource) WHERE status = 'pending';
+      CREATE INDEX mcp_approvals_owner ON mcp_approvals (tenant_id, mode, requested_at, id COLLATE "C");
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

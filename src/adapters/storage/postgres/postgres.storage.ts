@@ -10,6 +10,8 @@ import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
 import { createPgSecretRepository } from './pg-secret.repository.ts';
 import { createPgAuditRepository } from './pg-audit.repository.ts';
 import { createPgIdempotentRequestRepository } from './pg-idempotent-request.repository.ts';
+import { createPgMcpResourceRepository } from './pg-mcp-resource.repository.ts';
+import { createPgMcpApprovalRepository } from './pg-mcp-approval.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
@@ -46,6 +48,8 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     secrets: createPgSecretRepository(db, outbox),
     audit: createPgAuditRepository(db),
     idempotentRequests: createPgIdempotentRequestRepository(db),
+    mcpResources: createPgMcpResourceRepository(db),
+    mcpApprovals: createPgMcpApprovalRepository(db),
     transfer: createPgTransfer(db),
     async ping() {
       if (closed) return false;

@@ -430,4 +430,61 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotent_requests_created ON idempotent_requests (created_at);
     `,
   },
+  {
+    version: 11,
+    name: 'mcp resources and approvals',
+    sql: `
+      -- MCP resource registrations (core/mcp): the access paths of MCP clients to secrets, API key records and
+      -- custom values. uri is one of the spec's patterns, unique per tenant + mode, compared byte-wise (the list
+      -- order and its cursor). permissions, approvers and auto_approve are JSON. A custom resource's value is sealed
+      -- as a secret version is (value_key_id, value_wrapped_key, value_payload: all three or none).
+      CREATE TABLE mcp_resources (
+        id                TEXT PRIMARY KEY,
+        tenant_id         TEXT NOT NULL,
+        mode              TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        uri               TEXT NOT NULL,
+        type              TEXT NOT NULL CHECK (type IN ('secret', 'api-key', 'custom')),
+        name              TEXT NOT NULL,
+        description       TEXT NOT NULL,
+        permissions       TEXT NOT NULL,
+        requires_approval INTEGER NOT NULL CHECK (requires_approval IN (0, 1)),
+        approvers         TEXT NOT NULL,
+        auto_approve      TEXT NOT NULL,
+        value_key_id      TEXT,
+        value_wrapped_key TEXT,
+        value_payload     TEXT,
+        created_at        INTEGER NOT NULL,
+        created_by        TEXT NOT NULL,
+        accessed_at       INTEGER,
+        access_count      INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (tenant_id, mode, uri),
+        CHECK ((value_key_id IS NULL) = (value_wrapped_key IS NULL) AND (value_key_id IS NULL) = (value_payload IS NULL))
+      );
+
+      -- Requests for MCP access and their answers. status is stored as answered; a pending row past expires_at reads
+      -- as expired (core/mcp-access/mcp.types.ts effectiveStatus) until something writes it so. Only the SHA-256 digest of
+      -- an access token is kept. One live pending request per requester and resource: the partial unique index
+      -- decides between concurrent requests (stale pending rows are marked expired first, in the same transaction).
+      CREATE TABLE mcp_approvals (
+        id              TEXT PRIMARY KEY,
+        tenant_id       TEXT NOT NULL,
+        mode            TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        resource_id     TEXT NOT NULL REFERENCES mcp_resources (id),
+        resource        TEXT NOT NULL,
+        operation       TEXT NOT NULL CHECK (operation IN ('read', 'write')),
+        reason          TEXT NOT NULL,
+        requested_by    TEXT NOT NULL,
+        requested_at    INTEGER NOT NULL,
+        expires_at      INTEGER NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
+        responded_by    TEXT,
+        responded_at    INTEGER,
+        response_reason TEXT,
+        auto_approved   INTEGER NOT NULL CHECK (auto_approved IN (0, 1)),
+        token_digest    TEXT UNIQUE
+      );
+      CREATE UNIQUE INDEX mcp_approvals_one_pending ON mcp_approvals (tenant_id, mode, requested_by, resource) WHERE status = 'pending';
+      CREATE INDEX mcp_approvals_owner ON mcp_approvals (tenant_id, mode, requested_at, id);
+    `,
+  },
 ];

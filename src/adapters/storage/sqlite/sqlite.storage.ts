@@ -11,6 +11,8 @@ import { createSqliteIdempotencyRepository } from './sqlite-idempotency.reposito
 import { createSqliteSecretRepository } from './sqlite-secret.repository.ts';
 import { createSqliteAuditRepository } from './sqlite-audit.repository.ts';
 import { createSqliteIdempotentRequestRepository } from './sqlite-idempotent-request.repository.ts';
+import { createSqliteMcpResourceRepository } from './sqlite-mcp-resource.repository.ts';
+import { createSqliteMcpApprovalRepository } from './sqlite-mcp-approval.repository.ts';
 import { createSqliteTransfer } from './sqlite-transfer.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
@@ -42,6 +44,8 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
     secrets: createSqliteSecretRepository(db, outbox),
     audit: createSqliteAuditRepository(db),
     idempotentRequests: createSqliteIdempotentRequestRepository(db),
+    mcpResources: createSqliteMcpResourceRepository(db),
+    mcpApprovals: createSqliteMcpApprovalRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);
