@@ -30,6 +30,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the CPUs: one worker on the 2-core CI machine, every file in a row.
+    // Two keep both cores busy (the main process mostly waits); `npm test` stays within its 5-minute budget.
+    maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: TIMING_TESTS, sequence: { groupOrder: 0 } } },
       {

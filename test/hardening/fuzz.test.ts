@@ -6,13 +6,18 @@ import { judge } from '../../fuzz/oracle.ts';
 import { injectTransport } from '../../fuzz/transport.ts';
 import { FULL_SIZES } from '../../fuzz/values.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { testStoreKind } from '../support/test-store.ts';
 
 /**
  * Issue 8 point 11: a schema-driven fuzz of every route of /openapi.json (inject), the SSE routes and the
  * WebSocket routes (a real socket), with a fixed seed. `npm run fuzz -- --cases N --seed S` runs longer campaigns.
  */
 const SEED = 20260801;
-const CASES = 200;
+/**
+ * 200 cases per route on SQLite; the PostgreSQL run (the `postgres` project) takes the first 100 of the same seed:
+ * what it adds is the adapter's handling of hostile values, and 200 cases there would cost 20 s more of `npm test`.
+ */
+const CASES = testStoreKind() === 'postgres' ? 100 : 200;
 const TIME_BOUND_MS = 5_000;
 // Every route gets the full sizes (100 000-character strings without spaces included), as `npm run fuzz` sends.
 const sizes = () => FULL_SIZES;
@@ -52,7 +57,7 @@ describe('fuzz: every route, hostile input', () => {
     process.stderr.write(`fuzz: ${http.length} HTTP routes × ${CASES} cases in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     expect(http.length).toBe(routesOf(target).http.length);
     expect(http.length).toBeGreaterThanOrEqual(35);
-    for (const r of http) expect(r.cases, r.route).toBeGreaterThanOrEqual(200);
+    for (const r of http) expect(r.cases, r.route).toBeGreaterThanOrEqual(CASES);
     expect(formatFailures(http)).toBe('');
   }, 300_000);
 
