@@ -1,7 +1,25 @@
+import { DomainError } from '../errors.ts';
 import type { NewEvent } from '../events/event.types.ts';
 import type {
   SealedRef, SealedValue, SecretListQuery, SecretOwner, SecretVersionChanges, StoredSecret, StoredSecretVersion,
 } from './secret.types.ts';
+
+/** What an adapter throws when the owner already has a secret of that name. */
+export const duplicateSecretName = (name: string): DomainError => new DomainError('CONFLICT', `A secret named ${name} already exists`, {
+  fields: [{ field: 'name', reason: 'conflict', message: 'already used by another secret' }],
+});
+/** What an adapter throws when `addVersion` lost the race for the next version number. */
+export const staleSecretVersion = (name: string, expected: number): DomainError =>
+  new DomainError('CONFLICT', `Secret ${name} changed after version ${expected}: another write won; read it and try again`);
+
+/** `sealedValues` refs: a secret version's primary key, `secret_id:version` (the version is digits, so the last `:` splits). */
+export const secretVersionRef = (secretId: string, version: number): string => `${secretId}:${version}`;
+export function parseSecretVersionRef(ref: string): [string, number] {
+  const at = ref.lastIndexOf(':');
+  const version = Number(ref.slice(at + 1));
+  if (at <= 0 || !Number.isSafeInteger(version) || String(version) !== ref.slice(at + 1)) throw new Error(`not a sealed value ref: ${ref}`);
+  return [ref.slice(0, at), version];
+}
 
 /** How many versions of a secret are kept at least (the spec's history; older ones are pruned on write). */
 export const SECRET_VERSIONS_KEPT = 10;

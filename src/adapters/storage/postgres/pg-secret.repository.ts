@@ -1,6 +1,7 @@
-import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode } from '../../../core/scope.ts';
-import type { SecretRepository } from '../../../core/secrets/secret.repository.ts';
+import {
+  duplicateSecretName, parseSecretVersionRef, secretVersionRef, staleSecretVersion, type SecretRepository,
+} from '../../../core/secrets/secret.repository.ts';
 import {
   secretVersionContext, type SealedValue, type SecretOwner, type StoredSecret, type StoredSecretVersion,
 } from '../../../core/secrets/secret.types.ts';
@@ -38,20 +39,6 @@ const VERSION_COLUMNS = `v.version AS v_version, v.key_id, v.wrapped_key, v.payl
 const OWNER = 's.tenant_id = $1 AND s.mode = $2';
 const ownerParams = (o: SecretOwner): unknown[] => [o.tenantId, o.mode];
 
-const duplicateName = (name: string) => new DomainError('CONFLICT', `A secret named ${name} already exists`, {
-  fields: [{ field: 'name', reason: 'conflict', message: 'already used by another secret' }],
-});
-const staleVersion = (name: string, expected: number) =>
-  new DomainError('CONFLICT', `Secret ${name} changed after version ${expected}: another write won; read it and try again`);
-
-/** `sealedValues` refs: a secret version's primary key, `secret_id:version` (the version is digits, so the last `:` splits). */
-const refOf = (secretId: string, version: number): string => `${secretId}:${version}`;
-function parseRef(ref: string): [string, number] {
-  const at = ref.lastIndexOf(':');
-  const version = Number(ref.slice(at + 1));
-  if (at <= 0 || !Number.isSafeInteger(version) || String(version) !== ref.slice(at + 1)) throw new Error(`not a sealed value ref: ${ref}`);
-  return [ref.slice(0, at), version];
-}
 
 const insertVersion = (tx: PgQueryable, secretId: string, v: StoredSecretVersion) => tx.query(`INSERT INTO secret_versions
   (secret_id, version, key_id, wrapped_key, payload, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -75,7 +62,7 @@ export function createPgSecretRepository(db: PgExecutor, outbox: PgOutbox): Secr
           return outbox.appendInTx(tx, events);
         });
       } catch (err) {
-        if (isPgUniqueViolation(err, 'secrets_owner_name')) throw duplicateName(s.name);
+        if (isPgUniqueViolation(err, 'secrets_owner_name')) throw duplicateSecretName(s.name);
         throw err;
       }
       outbox.notify(stored);
@@ -98,7 +85,7 @@ export function createPgSecretRepository(db: PgExecutor, outbox: PgOutbox): Secr
           pgTime(changes.updatedAt), changes.updatedBy]);
         if (!updated) {
           const [found] = await tx.query(`SELECT 1 AS one FROM secrets s WHERE ${OWNER} AND s.name = $3`, [...ownerParams(owner), name]);
-          if (found) throw staleVersion(name, expected);
+          if (found) throw staleSecretVersion(name, expected);
           return null;
         }
         await insertVersion(tx, updated.id, next);
@@ -126,18 +113,18 @@ export function createPgSecretRepository(db: PgExecutor, outbox: PgOutbox): Secr
     },
     async sealedValues(after, limit) {
       const p = new SqlParams();
-      const where = after === null ? '' : `WHERE (v.secret_id, v.version) > (${parseRef(after).map((x) => p.add(x)).join(', ')})`;
+      const where = after === null ? '' : `WHERE (v.secret_id, v.version) > (${parseSecretVersionRef(after).map((x) => p.add(x)).join(', ')})`;
       const rows = await db.query<SealedRow>(`SELECT v.secret_id, s.tenant_id, s.mode, s.name, ${VERSION_COLUMNS}
         FROM secret_versions v JOIN secrets s ON s.id = v.secret_id ${where} ORDER BY v.secret_id, v.version LIMIT ${p.add(limit)}`,
       p.values);
       return rows.map((r) => ({
-        ref: refOf(r.secret_id, r.v_version),
+        ref: secretVersionRef(r.secret_id, r.v_version),
         context: secretVersionContext({ tenantId: r.tenant_id, mode: r.mode as KeyMode }, r.name, r.v_version),
         sealed: toSealed(r),
       }));
     },
     async rewrap(ref, sealed) {
-      const [secretId, version] = parseRef(ref);
+      const [secretId, version] = parseSecretVersionRef(ref);
       await db.query('UPDATE secret_versions SET key_id = $1, wrapped_key = $2, payload = $3 WHERE secret_id = $4 AND version = $5',
         [sealed.keyId, sealed.wrappedKey, sealed.payload, secretId, version]);
     },

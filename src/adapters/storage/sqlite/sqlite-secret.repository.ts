@@ -1,6 +1,7 @@
-import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode } from '../../../core/scope.ts';
-import type { SecretRepository } from '../../../core/secrets/secret.repository.ts';
+import {
+  duplicateSecretName, parseSecretVersionRef, secretVersionRef, staleSecretVersion, type SecretRepository,
+} from '../../../core/secrets/secret.repository.ts';
 import {
   secretVersionContext, type SealedRef, type SealedValue, type SecretOwner, type SecretVersionChanges, type StoredSecret,
   type StoredSecretVersion,
@@ -41,20 +42,6 @@ const VERSION_COLUMNS = `v.version AS v_version, v.key_id, v.wrapped_key, v.payl
 const OWNER = 's.tenant_id = ? AND s.mode = ?';
 const ownerParams = (o: SecretOwner): [string, string] => [o.tenantId, o.mode];
 
-const duplicateName = (name: string) => new DomainError('CONFLICT', `A secret named ${name} already exists`, {
-  fields: [{ field: 'name', reason: 'conflict', message: 'already used by another secret' }],
-});
-const staleVersion = (name: string, expected: number) =>
-  new DomainError('CONFLICT', `Secret ${name} changed after version ${expected}: another write won; read it and try again`);
-
-/** `sealedValues` refs: a secret version's primary key, `secret_id:version` (the version is digits, so the last `:` splits). */
-const refOf = (secretId: string, version: number): string => `${secretId}:${version}`;
-function parseRef(ref: string): [string, number] {
-  const at = ref.lastIndexOf(':');
-  const version = Number(ref.slice(at + 1));
-  if (at <= 0 || !Number.isSafeInteger(version) || String(version) !== ref.slice(at + 1)) throw new Error(`not a sealed value ref: ${ref}`);
-  return [ref.slice(0, at), version];
-}
 
 /**
  * Secrets, their sealed versions and the master-key checks; names compare byte-wise (SQLite's BINARY collation). A
@@ -105,7 +92,7 @@ export function createSqliteSecretRepository(db: SqliteDb, outbox: SqliteOutbox)
     const row = bump.get(next.version, JSON.stringify(changes.tags), changes.expiresAt?.getTime() ?? null, changes.region,
       changes.updatedAt.getTime(), changes.updatedBy, ...ownerParams(owner), name, expected);
     if (!row) {
-      if (exists.get(...ownerParams(owner), name)) throw staleVersion(name, expected);
+      if (exists.get(...ownerParams(owner), name)) throw staleSecretVersion(name, expected);
       return null;
     }
     writeVersion(row.id, next);
@@ -119,7 +106,7 @@ export function createSqliteSecretRepository(db: SqliteDb, outbox: SqliteOutbox)
       try {
         stored = createTx(secret, first, events);
       } catch (err) {
-        if (isUniqueViolation(err, 'secrets.name')) throw duplicateName(secret.name);
+        if (isUniqueViolation(err, 'secrets.name')) throw duplicateSecretName(secret.name);
         throw err;
       }
       outbox.notify(stored);
@@ -159,15 +146,15 @@ export function createSqliteSecretRepository(db: SqliteDb, outbox: SqliteOutbox)
       return read();
     },
     async sealedValues(after, limit) {
-      const rows = after === null ? sealedFirst.all(limit) : sealedAfter.all(...parseRef(after), limit);
+      const rows = after === null ? sealedFirst.all(limit) : sealedAfter.all(...parseSecretVersionRef(after), limit);
       return rows.map((r): SealedRef => ({
-        ref: refOf(r.secret_id, r.v_version),
+        ref: secretVersionRef(r.secret_id, r.v_version),
         context: secretVersionContext({ tenantId: r.tenant_id, mode: r.mode as KeyMode }, r.name, r.v_version),
         sealed: toSealed(r),
       }));
     },
     async rewrap(ref, sealed) {
-      rewrap.run(sealed.keyId, sealed.wrappedKey, sealed.payload, ...parseRef(ref));
+      rewrap.run(sealed.keyId, sealed.wrappedKey, sealed.payload, ...parseSecretVersionRef(ref));
     },
     async keyCheck(keyId) {
       const row = keyCheck.get(keyId);
