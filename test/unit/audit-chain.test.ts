@@ -3,7 +3,8 @@ import { auditCanonicalForm, auditRowHash, GENESIS_HASH, linkAuditRow } from '..
 import { cleanAuditMetadata, cleanAuditText } from '../../src/core/audit/audit.rules.ts';
 import type { AuditEntry, AuditOwner, AuditPosition, AuditRow } from '../../src/core/audit/audit.types.ts';
 import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
-import { csvField, toAuditCsv } from '../../src/surfaces/g11-security/audit-mappers.ts';
+import { parse } from 'csv-parse/sync';
+import { toAuditCsv } from '../../src/surfaces/g11-security/audit-mappers.ts';
 
 const entry = (owner: AuditOwner, n: number, over: Partial<AuditEntry> = {}): AuditEntry => ({
   id: `aud_${String(n).padStart(24, '0')}`, owner, timestamp: new Date(Date.UTC(2026, 5, 1, 12, 0, n)),
@@ -123,14 +124,15 @@ describe('verifyAuditChains', () => {
 
 describe('audit CSV (RFC 4180)', () => {
   it('quotes what needs it, doubles quotes, leaves nulls empty and defuses formulas', () => {
-    expect(csvField(null)).toBe('');
-    expect(csvField(200)).toBe('200');
-    expect(csvField('plain')).toBe('plain');
-    expect(csvField('a,b')).toBe('"a,b"');
-    expect(csvField('say "hi"')).toBe('"say ""hi"""');
-    expect(csvField('two\r\nlines')).toBe('"two\r\nlines"');
-    expect(csvField('=HYPERLINK("x")')).toBe('"\'=HYPERLINK(""x"")"');
-    for (const lead of ['+', '-', '@', '\t']) expect(csvField(`${lead}1`)).toBe(`'${lead}1`);
+    const row = { ...chain(acme, 1)[0]!, ip: null, userAgent: 'say "hi", two\r\nlines', requestId: '=HYPERLINK("x")', region: '-1' };
+    const text = toAuditCsv([row]);
+    expect(text).toContain(',,"say ""hi"", two\r\nlines",');
+    expect(text).toContain(`,'-1,"'=HYPERLINK(""x"")",`);
+    // A real CSV parser reads back every field (the defused ones with their leading ').
+    const [header, parsed] = parse(toAuditCsv([row]), { relax_column_count: false }) as string[][];
+    expect(parsed![header!.indexOf('userAgent')]).toBe('say "hi", two\r\nlines');
+    expect(parsed![header!.indexOf('ip')]).toBe('');
+    expect(parsed![header!.indexOf('requestId')]).toBe('\'=HYPERLINK("x")');
     const csv = toAuditCsv(chain(acme, 1));
     expect(csv.split('\r\n')[0]).toBe('id,seq,tenantId,mode,timestamp,userId,keyId,action,resource,outcome,status,ip,userAgent,region,requestId,metadata,prevHash,hash');
     expect(csv.endsWith('\r\n')).toBe(true);

@@ -1,3 +1,4 @@
+import { stringify } from 'csv-stringify/sync';
 import { isoTimestamp } from '../../core/clock.ts';
 import { canonicalMetadata } from '../../core/audit/audit.hash.ts';
 import type { AuditRow } from '../../core/audit/audit.types.ts';
@@ -30,26 +31,15 @@ export const AUDIT_CSV_COLUMNS = [
 ] as const;
 
 /**
- * One CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF (quotes doubled); null is an empty
- * field. Text that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR) gets a leading
- * `'` (OWASP, CSV injection): such a cell no longer equals what was hashed, so check hashes on the JSON export.
+ * The CSV export (csv-stringify): a header line, then one line per row, each ending in CRLF (RFC 4180); a field is
+ * quoted when it holds a comma, a quote, CR or LF (quotes doubled); null is an empty field. Text a spreadsheet would
+ * run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR) gets a leading `'` (OWASP, CSV injection): such a
+ * cell no longer equals what was hashed, so check hashes on the JSON export.
  */
-export function csvField(value: string | number | null): string {
-  if (value === null) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
-/** The CSV export: a header line, then one line per row, each ending in CRLF (RFC 4180). */
 export function toAuditCsv(rows: readonly AuditRow[]): string {
-  const line = (fields: (string | number | null)[]) => `${fields.map(csvField).join(',')}\r\n`;
-  let out = line([...AUDIT_CSV_COLUMNS]);
-  for (const r of rows) {
-    out += line([
-      r.id, r.seq, r.owner.tenantId, r.owner.mode, isoTimestamp(r.timestamp), r.actor.userId, r.actor.keyId, r.action,
-      r.resource, r.outcome, r.status, r.ip, r.userAgent, r.region, r.requestId, canonicalMetadata(r.metadata), r.prevHash, r.hash,
-    ]);
-  }
-  return out;
+  const records = rows.map((r) => [
+    r.id, r.seq, r.owner.tenantId, r.owner.mode, isoTimestamp(r.timestamp), r.actor.userId, r.actor.keyId, r.action,
+    r.resource, r.outcome, r.status, r.ip, r.userAgent, r.region, r.requestId, canonicalMetadata(r.metadata), r.prevHash, r.hash,
+  ]);
+  return stringify([[...AUDIT_CSV_COLUMNS], ...records], { record_delimiter: 'windows', escape_formulas: true, quoted_match: /[\r\n]/ });
 }
