@@ -68,7 +68,17 @@ export interface Config {
    * `/approvals/<approvalId>`. Default `http://HOST:PORT/dashboard`. No trailing slash.
    */
   dashboardUrl: string;
+  /**
+   * `MNEMO_METRICS`: who may read `GET /metrics` — `off` (404), `loopback` (default: requests from 127.0.0.0/8 or ::1
+   * that no proxy relayed) or `token` (`Authorization: Bearer <MNEMO_METRICS_TOKEN>`, from anywhere).
+   */
+  metrics: MetricsAccess;
 }
+
+export type MetricsAccess = { mode: 'off' } | { mode: 'loopback' } | { mode: 'token'; token: string };
+
+/** A metrics token shorter than this is refused at start: it guards the endpoint from anywhere on the network. */
+export const METRICS_TOKEN_MIN_LENGTH = 32;
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, message: string) {
@@ -88,7 +98,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
-  'MNEMO_DASHBOARD_URL',
+  'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -157,6 +167,22 @@ function dashboardUrl(env: Env, host: string, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** `MNEMO_METRICS` and `MNEMO_METRICS_TOKEN`; the token is never printed. */
+function metricsAccess(env: Env): MetricsAccess {
+  const mode = oneOf(env, 'MNEMO_METRICS', ['off', 'loopback', 'token'] as const, 'loopback');
+  const token = env.MNEMO_METRICS_TOKEN?.trim() ?? '';
+  if (mode !== 'token') {
+    // A token that guards nothing would let an operator believe the endpoint is protected by it.
+    if (token) throw new ConfigError('MNEMO_METRICS_TOKEN', `is only used with MNEMO_METRICS=token (MNEMO_METRICS is ${mode})`);
+    return { mode };
+  }
+  if (token.length < METRICS_TOKEN_MIN_LENGTH) {
+    throw new ConfigError('MNEMO_METRICS_TOKEN', `must be at least ${METRICS_TOKEN_MIN_LENGTH} characters when MNEMO_METRICS=token (got ${token.length})`);
+  }
+  if (/\s/.test(token)) throw new ConfigError('MNEMO_METRICS_TOKEN', 'must not contain whitespace');
+  return { mode, token };
+}
+
 /** A start-up error must not print a password given in a URL. */
 export const redactPassword = (raw: string): string => raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
 
@@ -222,5 +248,6 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: int(env, 'MNEMO_DATABASE_POOL_SIZE', 10, 1, 1000),
     masterKey: env.MNEMO_MASTER_KEY?.trim() ? env.MNEMO_MASTER_KEY.trim() : null,
     dashboardUrl: dashboardUrl(env, host, port),
+    metrics: metricsAccess(env),
   };
 }

@@ -38,6 +38,8 @@ import { createAuditService } from '../core/audit/audit.service.ts';
 import { createIdempotentRequestService } from '../core/idempotency/idempotent-request.service.ts';
 import { createMcpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
 import { createMcpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
+import { createMetrics } from '../adapters/metrics/metrics.registry.ts';
+import { measuredEmbedder, queuedTexts } from './measured-embedder.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -93,7 +95,10 @@ async function prepareSealedValues(storage: Storage, keyring: Keyring): Promise<
 
 function wire(config: Config, overrides: ContainerOverrides, storage: Storage, keyring: Keyring, warnings: ReturnType<typeof createWarningRelay>) {
   const clock = overrides.clock ?? systemClock;
-  const embedder = overrides.embedder ?? createEmbedder(config.embeddings);
+  const adapterEmbedder = overrides.embedder ?? createEmbedder(config.embeddings);
+  // This container's metrics (`GET /metrics`); every service gets the timed embedder.
+  const metrics = createMetrics({ embeddingModel: adapterEmbedder.modelId });
+  const embedder = measuredEmbedder(adapterEmbedder, metrics.embedding);
   // Limits, stream caps, activity windows and periodic turns: this process's, or every node's (MNEMO_REDIS_URL).
   const coordination = createCoordination(config.redisUrl, clock, warnings);
   const limiter = overrides.limiter ?? coordination.limiter;
@@ -180,7 +185,15 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     ?? createHttpWebhookSender({ allowCidrs: config.webhookAllowCidrs, timeoutMs: config.webhookTimeoutMs });
   const deliveries = createDeliveryWorker({
     webhooks: storage.webhooks, events: storage.events, sender: webhookSender, limiter, clock, keyring: () => keyring,
+    observer: metrics.deliveries,
     options: { leaseMs: webhookLeaseMs(config.webhookTimeoutMs), stopGraceMs: config.webhookTimeoutMs },
+  });
+
+  metrics.collectFrom({
+    pendingDeliveries: () => storage.webhooks.pendingCount(),
+    streamConnections: () => streams.size,
+    storeSizeBytes: () => storage.sizeBytes(),
+    embeddingQueuedTexts: () => queuedTexts(adapterEmbedder),
   });
 
   let closed = false;
@@ -216,6 +229,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     analytics,
     activity,
     periodic,
+    metrics,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

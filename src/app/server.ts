@@ -25,14 +25,16 @@ import { DomainError } from '../core/errors.ts';
 import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
 import { registerOpenApi } from './openapi.ts';
+import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
+import { requestMetricsHook, surfaceLabel } from './request-metrics.ts';
 
 /** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
 const BODY_DRAIN_TIMEOUT_MS = 10_000;
 
 /** Event-loop pressure is answered with this Retry-After: at least the next measurement. */
 const PRESSURE_RETRY_AFTER_MS = 2000;
-/** Paths that answer even under pressure: health must say the process is alive. */
-const HEALTH_PATHS = new Set(['/health', '/api/v1/health']);
+/** Paths that answer even under pressure: health must say the process is alive, and metrics say why it is not. */
+const HEALTH_PATHS = new Set(['/health', '/api/v1/health', METRICS_PATH]);
 
 export interface ServerOptions {
   /** false silences request logs (tests); otherwise pino JSON lines at this level. */
@@ -113,6 +115,11 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   });
   // After each answer: user.activity for authenticated callers, and the error rate of system.health.
   app.addHook('onResponse', requestObserver({ activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status) }));
+  // Request counts and latencies for GET /metrics, per surface and route pattern.
+  app.addHook('onResponse', requestMetricsHook({
+    record: (sample) => c.metrics.recordRequest(sample),
+    prefixes: surfaces.flatMap(({ surface }) => surface.prefixes.map((prefix) => [prefix, surfaceLabel(surface.name)] as const)),
+  }));
 
   // Load shedding: while the event loop lags past the limit, every request but health is refused at once with a
   // 503 in its surface's envelope (the error handlers render OVERLOADED) rather than queuing behind the backlog.
@@ -130,6 +137,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await registerOpenApi(app);
 
   await app.register(healthRoutes, { container: c });
+  await app.register(metricsRoutes, { metrics: c.metrics, access: c.config.metrics });
   for (const surface of surfaces) await surface.register(app);
 
   app.setNotFoundHandler((req, reply) => {

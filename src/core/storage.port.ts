@@ -41,5 +41,10 @@ export interface Storage {
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */
   ping(): Promise<boolean>;
+  /**
+   * How much room the store takes, in bytes, for operators (`mnemo_store_size_bytes` on `/metrics`): SQLite's file
+   * with its WAL, PostgreSQL's whole database (`pg_database_size`). Read on each scrape, so it must be cheap.
+   */
+  sizeBytes(): Promise<number>;
   close(): Promise<void>;
 }

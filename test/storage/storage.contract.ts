@@ -2182,5 +2182,15 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
     it('answers a ping', async () => {
       expect(await storage.ping()).toBe(true);
     });
+
+    it('reports its size in bytes, which does not shrink as memories are written', async () => {
+      const before = await storage.sizeBytes();
+      expect(Number.isInteger(before)).toBe(true);
+      expect(before).toBeGreaterThan(0);
+      for (let i = 0; i < 20; i++) {
+        await storage.memories.insert(makeMemory(scopeA, { id: `size-${i}`, content: 'x'.repeat(4000) }), vec(0));
+      }
+      expect(await storage.sizeBytes()).toBeGreaterThanOrEqual(before);
+    });
   });
 }

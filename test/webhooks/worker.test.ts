@@ -97,3 +97,37 @@ describe('delivery worker lifecycle', () => {
     await rig.worker.stop();
   });
 });
+
+describe('delivery worker observer (the /metrics outcomes)', () => {
+  it('tells each outcome: delivered, postponed by the rate limit, failed_retry, then failed_final', async () => {
+    const receiver = await startReceiver();
+    const rig = createRig();
+    const outcomes: string[] = [];
+    const worker = createDeliveryWorker({
+      ...rigDeps(rig), keyring: () => rig.keyring, observer: { outcome: (o) => outcomes.push(o) },
+      options: { rateLimit: { limit: 1, windowMs: 60_000 } },
+    });
+    try {
+      await rig.insert(g10Hook(receiver.url));
+      await rig.storage.events.append([transferEvent(rig.clock), transferEvent(rig.clock)]);
+      await worker.tick();
+      expect(outcomes.sort()).toEqual(['delivered', 'postponed']);
+
+      // The postponed one fails from now on: retried on the G10 schedule, then given up after its last attempt.
+      receiver.respondWith((_q, res) => { res.statusCode = 500; res.end(); });
+      outcomes.length = 0;
+      for (let i = 0; i < 10 && !outcomes.includes('failed_final'); i++) {
+        rig.clock.advance(25 * 3_600_000);
+        await worker.tick();
+      }
+      expect(outcomes.filter((o) => o === 'failed_retry').length).toBeGreaterThanOrEqual(1);
+      expect(outcomes.at(-1)).toBe('failed_final');
+      expect(outcomes.filter((o) => o === 'failed_final')).toHaveLength(1);
+      expect(await rig.storage.webhooks.pendingCount()).toBe(0);
+    } finally {
+      await worker.stop();
+      await rig.close();
+      await receiver.close();
+    }
+  });
+});

@@ -7,6 +7,7 @@ import { attemptResult } from './delivery-schedule.ts';
 import type { WebhookRepository } from './webhook.repository.ts';
 import { openWebhookSecret } from './webhook-secret.ts';
 import type { WebhookSender } from './webhook-sender.port.ts';
+import type { DeliveryObserver } from './delivery-observer.port.ts';
 import type { ClaimedDelivery } from './webhook.types.ts';
 
 /** pino's calling convention, so the server's logger fits; the worker never logs a secret or a URL. */
@@ -63,6 +64,8 @@ export function createDeliveryWorker(deps: {
   /** Opens each webhook's sealed signing secret, just before the attempt that signs with it. */
   keyring: () => Keyring;
   logger?: DeliveryLogger;
+  /** Told each outcome (for `/metrics`); none by default. */
+  observer?: DeliveryObserver;
   options?: DeliveryWorkerOptions;
 }): DeliveryWorker {
   const { webhooks, events, sender, limiter, clock } = deps;
@@ -74,6 +77,7 @@ export function createDeliveryWorker(deps: {
   const pollMs = o.pollMs ?? 250;
   const stopGraceMs = o.stopGraceMs ?? 5_000;
   let log = deps.logger ?? silent;
+  const observe = deps.observer ?? { outcome() {} };
 
   const inFlight = new Set<Promise<boolean>>();
   let shutdown = new AbortController();
@@ -94,6 +98,7 @@ export function createDeliveryWorker(deps: {
         // Not an attempt, and nothing is sent unsigned: the claim expires and a node whose keyring opens it (after
         // the master key is fixed) sends it. The message names the key problem, never the secret.
         log.warn({ ...ids, err: err.message }, 'webhook secret does not open with this node\'s master keys; delivery left for later');
+        observe.outcome('postponed');
         return false;
       }
       const decision = await limiter.hit(`webhook:${webhook.id}`, rate.limit, rate.windowMs);
@@ -101,6 +106,7 @@ export function createDeliveryWorker(deps: {
         // Not an attempt: the delivery waits for the next window and keeps its attempt count.
         await webhooks.release(delivery.id, decision.resetAt);
         log.debug({ ...ids, retry_at: decision.resetAt }, 'webhook rate limit reached; delivery postponed');
+        observe.outcome('postponed');
         return false;
       }
       const attempt = delivery.attempts + 1;
@@ -116,6 +122,7 @@ export function createDeliveryWorker(deps: {
       const result = attemptResult(webhook, attempt, outcome, clock.now());
       await webhooks.complete(delivery.id, result);
       const fields = { ...ids, attempt_id: request.attemptId, attempt, status: outcome.status, duration_ms: outcome.durationMs };
+      observe.outcome(result.ok ? 'delivered' : result.retryAt ? 'failed_retry' : 'failed_final');
       if (result.ok) log.info(fields, 'webhook delivered');
       else log.info({ ...fields, error: result.error.slice(0, 300), retry_at: result.retryAt, webhook_failed: result.failWebhook },
         result.retryAt ? 'webhook delivery failed; will retry' : 'webhook delivery failed; giving up');

@@ -14,6 +14,8 @@ export interface LocalEmbedderStats {
   workerStarts: number;
   /** Spawn-to-model-loaded time of the current worker, once known. */
   lastStartupMs: number | undefined;
+  /** Texts waiting for the model now (not yet in a model call). */
+  queued: number;
 }
 
 export interface LocalEmbedder extends Embedder {
@@ -146,7 +148,7 @@ export function createLocalEmbedder(options: { maxBatch?: number } = {}): LocalE
       await currentHost().ready;
     },
 
-    stats: () => ({ ...counters, lastStartupMs: host?.startupMs }),
+    stats: () => ({ ...counters, lastStartupMs: host?.startupMs, queued: queue.length }),
 
     async close() {
       const closing = host;

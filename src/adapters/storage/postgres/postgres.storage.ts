@@ -60,6 +60,11 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
         return false;
       }
     },
+    async sizeBytes() {
+      // The whole database (every schema in it: a store sharing its database with others reports their size too).
+      const [row] = await db.query<{ size: string | number }>('SELECT pg_database_size(current_database()) AS size');
+      return Number(row?.size ?? 0);
+    },
     async close() {
       if (closed) return;
       closed = true;

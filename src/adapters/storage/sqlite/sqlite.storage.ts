@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Storage } from '../../../core/storage.port.ts';
 import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
 import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
@@ -29,6 +30,8 @@ export interface SqliteStorage extends Storage {
 export function createSqliteStorage(options: { file: string; log?: WarningLog } & SqliteOptions): SqliteStorage {
   const db = openSqlite(options.file, options);
   const ping = db.prepare('SELECT 1').pluck();
+  const pageCount = db.prepare('PRAGMA page_count').pluck();
+  const pageSize = db.prepare('PRAGMA page_size').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
   return {
@@ -53,10 +56,24 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
     async ping() {
       return !closed && ping.get() === 1;
     },
+    async sizeBytes() {
+      // The file and its WAL (committed pages not yet checkpointed live there); an in-memory store counts its pages.
+      if (db.memory) return Number(pageCount.get()) * Number(pageSize.get());
+      return [db.name, `${db.name}-wal`].reduce((sum, file) => sum + fileSize(file), 0);
+    },
     async close() {
       if (closed) return;
       closed = true;
       db.close();
     },
   };
+}
+
+/** A file's size, or 0 when it is absent (the WAL exists only while the database is open in WAL mode). */
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
