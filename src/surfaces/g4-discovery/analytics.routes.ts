@@ -13,7 +13,7 @@ import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit
 import { collectProblems, schemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
 import { createG4ErrorHandler } from './errors.ts';
 import { roundMs, roundScore } from './mappers.ts';
-import { ErrorWire, Meta, ok } from './schemas.ts';
+import { ErrorWire, ok } from './schemas.ts';
 
 export interface G4AnalyticsDeps extends AuthDeps {
   searchAnalytics: Pick<SearchAnalytics, 'report'>;
@@ -59,17 +59,22 @@ export const AnalyticsResponse = ok(Type.Object({
   }), { description: 'Every bucket of the period, oldest first, empty ones included' }),
 }));
 
-const isDateOnly = (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s.trim());
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const TIME_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
 
-/** A date parameter, or a problem on `field`; a date alone as an end means the following midnight. */
+/**
+ * A date parameter, or a problem on `field`. Everything is UTC: a date-time without an offset too (JavaScript
+ * would read it in the server's time zone). A date alone as an end means the following midnight.
+ */
 function dateParam(value: unknown, field: string, asEnd: boolean, problems: FieldProblem[]): Date | undefined {
   if (typeof value !== 'string') return undefined; // absent, or a repeated parameter the schema reports
-  const d = parseTimestamp(value);
+  const text = value.trim();
+  const d = parseTimestamp(TIME_WITHOUT_ZONE.test(text) ? `${text}Z` : text);
   if (!d) {
     problems.push({ field, reason: 'invalid_format', message: `must be ${ISO_DATE}` });
     return undefined;
   }
-  return asEnd && isDateOnly(value) ? new Date(d.getTime() + DAY_MS) : d;
+  return asEnd && DATE_ONLY.test(text) ? new Date(d.getTime() + DAY_MS) : d;
 }
 
 /** The period asked for, with every problem of the dates and granularity reported at once. */

@@ -69,7 +69,7 @@ export const EmbeddingBody = Type.Object({
   model: Type.Optional(Type.String({ description: 'Default mnemo-embed-1536; mnemo-embed-768 is deprecated' })),
 });
 
-export const Meta = Type.Object({ timestamp: Type.String(), request_id: Type.String() });
+const Meta = Type.Object({ timestamp: Type.String(), request_id: Type.String() });
 export const ok = <T extends object>(data: T) => Type.Object({ success: Type.Literal(true), data, meta: Meta });
 
 const Pagination = Type.Object({
