@@ -6,6 +6,7 @@ import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
+import { createSearchAnalytics } from '../core/search/search-analytics.ts';
 import { createSearchAdmission } from '../core/search/search-admission.ts';
 import { createBatchService } from '../core/batch/batch.service.ts';
 import { createTopicService } from '../core/topics/topic.service.ts';
@@ -133,6 +134,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     admission: searchAdmission,
   });
 
+  const searchAnalytics = createSearchAnalytics({ searchLog: storage.searchLog });
+
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
   const embeddings = createEmbeddingService({
     embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars, quota: limits,
@@ -209,6 +212,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     memories,
     search,
     searchAdmission,
+    searchAnalytics,
     embeddings,
     topics,
     batch,

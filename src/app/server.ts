@@ -53,7 +53,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     mount(g1Surface, { ...auth, memories, search, topics }),
     mount(g2Surface, { ...auth, memories, embeddings, embedder: c.embedder, config: { maxContentBytes: c.config.maxContentBytes } }),
     mount(g3Surface, { ...auth, search }),
-    mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub }),
+    mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub, searchAnalytics: c.searchAnalytics }),
     mount(g5Surface, { ...auth, embeddings }),
     mount(g6Surface, { ...auth, batch }),
     mount(g7Surface, { ...auth, ...streaming, analytics }),

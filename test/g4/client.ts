@@ -21,6 +21,9 @@ export function g4(app: FastifyInstance, key: string | undefined, headers: Recor
     suggestions: (params: Record<string, string | number | boolean | undefined>) =>
       app.inject({ method: 'GET', url: `/v1/search/suggestions${qs(params)}`, headers: h }),
     embed: (body: unknown) => app.inject({ method: 'POST', url: '/v1/embeddings', headers: h, payload: body as object }),
+    /** GET /v1/analytics/search */
+    analytics: (params: Record<string, string | number | boolean | undefined> = {}) =>
+      app.inject({ method: 'GET', url: `/v1/analytics/search${qs(params)}`, headers: h }),
   };
 }
 

@@ -385,6 +385,53 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           { text: 'deploy pipeline', frequency: 2 }, { text: 'deploy keys', frequency: 1 }]);
         expect(await storage.searchLog.suggestQueries(scopeA, 'x', 5)).toEqual([]);
       });
+
+      it('sums up searches per scope and time range, with per-bucket counts', async () => {
+        const t0 = Date.UTC(2026, 0, 5); // a Monday
+        const H = 3_600_000;
+        const log = (scope: Scope, query: string, hour: number, results: number, ms: number, avgScore: number | null) =>
+          storage.searchLog.append({
+            scope, userId: 'u', surface: 'g4', kind: query ? 'semantic' : 'vector', query, resultsCount: results, executionMs: ms,
+            avgScore, filters: {}, at: new Date(t0 + hour * H),
+          });
+        await log(scopeA, 'Deploy  Pipeline', 0, 2, 10, 0.8);
+        await log(scopeA, 'deploy pipeline', 1, 4, 20, 0.6);
+        await log(scopeA, 'deploy pipeline', 1.5, 0, 30, null);
+        await log(scopeA, 'lunch', 3, 1, 40, 0.9);
+        await log(scopeA, '', 3.5, 3, 100, 0.7); // a vector search: in the totals, not among the queries
+        await log(scopeA, 'lunch', 5, 1, 1, 0.5); // at `to`: out
+        await log(scopeA, 'early', -1, 1, 1, 0.5); // before `from`: out
+        await log({ ...scopeA, workspace: 'w2' }, 'lunch', 1, 1, 1, 0.5);
+        await log({ ...scopeA, mode: 'test' }, 'lunch', 1, 1, 1, 0.5);
+        await log(scopeB, 'lunch', 1, 1, 1, 0.5);
+        const slice = (from: number, to: number) => ({ start: new Date(t0 + from * H), end: new Date(t0 + to * H) });
+        const stats = await storage.searchLog.stats({
+          scope: scopeA, from: new Date(t0), to: new Date(t0 + 5 * H), topLimit: 10,
+          buckets: [slice(-2, 0), slice(0, 1), slice(1, 2), slice(2, 3), slice(3, 6)],
+        });
+        expect(stats).toEqual({
+          totalSearches: 5, uniqueQueries: 2, avgResults: 2, avgExecutionMs: 40, zeroResultSearches: 1,
+          topQueries: [{ query: 'deploy pipeline', count: 3, avgScore: expect.closeTo(0.7, 9) }, { query: 'lunch', count: 1, avgScore: 0.9 }],
+          // The first bucket lies before `from` and the last is clipped at `to`.
+          buckets: [
+            { searches: 0, avgExecutionMs: null }, { searches: 1, avgExecutionMs: 10 }, { searches: 2, avgExecutionMs: 25 },
+            { searches: 0, avgExecutionMs: null }, { searches: 2, avgExecutionMs: 70 },
+          ],
+        });
+        const top1 = await storage.searchLog.stats({ scope: scopeA, from: new Date(t0), to: new Date(t0 + 5 * H), topLimit: 1, buckets: [] });
+        expect(top1.topQueries).toEqual([{ query: 'deploy pipeline', count: 3, avgScore: expect.closeTo(0.7, 9) }]);
+        expect(top1.buckets).toEqual([]);
+        expect(await storage.searchLog.stats({ scope: { ...scopeB, workspace: 'none' }, from: new Date(t0), to: new Date(t0 + H), topLimit: 10, buckets: [slice(0, 1)] }))
+          .toEqual({
+            totalSearches: 0, uniqueQueries: 0, avgResults: null, avgExecutionMs: null, zeroResultSearches: 0, topQueries: [],
+            buckets: [{ searches: 0, avgExecutionMs: null }],
+          });
+        // Ties are broken alphabetically (byte order).
+        await log(scopeB, 'beta', 2, 1, 1, 0.5);
+        await log(scopeB, 'Alpha', 2, 1, 1, 0.5);
+        const ties = await storage.searchLog.stats({ scope: scopeB, from: new Date(t0), to: new Date(t0 + 5 * H), topLimit: 10, buckets: [] });
+        expect(ties.topQueries.map((q) => q.query)).toEqual(['alpha', 'beta', 'lunch']);
+      });
     });
 
     describe('topics and client ids', () => {

@@ -15,14 +15,47 @@ export interface SearchLogEntry {
   resultsCount: number;
   /** Wall time of the whole search (embedding included), in milliseconds. */
   executionMs: number;
-  /** Mean score of the returned results; null when there were none. */
+  /**
+   * Mean similarity of the returned results (`(1 + cosine) / 2`; a keyword-only search, which has none, its
+   * relevance score); null when there were none. G4 analytics averages it as `avg_similarity_score`.
+   */
   avgScore: number | null;
   filters: Record<string, unknown>;
   at: Date;
+}
+
+/** A half-open time slice `[start, end)`. */
+export interface TimeSlice { start: Date; end: Date }
+
+/** What search analytics asks of the log: one scope, searches at `from` <= at < `to`. */
+export interface SearchStatsQuery {
+  scope: Scope;
+  from: Date;
+  to: Date;
+  /** Slices counted one by one for the trend; each is also clipped to `[from, to)`. */
+  buckets: readonly TimeSlice[];
+  /** How many top queries to return. */
+  topLimit: number;
+}
+
+export interface SearchStats {
+  totalSearches: number;
+  /** Distinct non-empty normalised queries (a vector search has no query text). */
+  uniqueQueries: number;
+  /** Null when there were no searches. */
+  avgResults: number | null;
+  avgExecutionMs: number | null;
+  zeroResultSearches: number;
+  /** Most searched normalised queries first (ties: alphabetical); `avgScore` over those that returned results. */
+  topQueries: { query: string; count: number; avgScore: number | null }[];
+  /** One per requested bucket, in the same order. */
+  buckets: { searches: number; avgExecutionMs: number | null }[];
 }
 
 export interface SearchLogRepository {
   append(entry: SearchLogEntry): Promise<void>;
   /** Past queries in scope starting with `prefix` (case-insensitive), most frequent first. */
   suggestQueries(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
+  /** Totals, top queries and per-bucket counts of the searches in one scope and time range. */
+  stats(query: SearchStatsQuery): Promise<SearchStats>;
 }

@@ -138,7 +138,8 @@ export function createSearchService(deps: {
       const release = deps.admission ? await deps.admission.enter(expiry.signal) : () => undefined;
       // The slot is held until the work really ends, even past the deadline: that bounds what actually runs.
       const outcome = await Promise.race([work().finally(release), deadline]);
-      const scores = outcome.hits.map((h) => h.score);
+      // The similarity where the search has one (hybrid's fused score is not a similarity), else its score.
+      const scores = outcome.hits.map((h) => h.similarity ?? h.score);
       const entry: SearchLogEntry = {
         scope: ctx.scope, userId: ctx.userId, surface: ctx.surface, kind, query,
         resultsCount: outcome.hits.length,

@@ -70,7 +70,7 @@ export const EmbeddingBody = Type.Object({
 });
 
 const Meta = Type.Object({ timestamp: Type.String(), request_id: Type.String() });
-const ok = <T extends object>(data: T) => Type.Object({ success: Type.Literal(true), data, meta: Meta });
+export const ok = <T extends object>(data: T) => Type.Object({ success: Type.Literal(true), data, meta: Meta });
 
 const Pagination = Type.Object({
   total: Type.Integer({ description: 'Every memory at or above the threshold' }),

@@ -19,5 +19,35 @@ export function createPgSearchLogRepository(db: PgExecutor): SearchLogRepository
          GROUP BY query_norm ORDER BY frequency DESC, MAX(created_at) DESC LIMIT $5`,
         [scope.tenantId, scope.mode, scope.workspace, pattern, limit]);
     },
+    // Stats: one scope, `created_at` in [from, to). Vector searches (empty query text) count in the totals only.
+    async stats({ scope, from, to, buckets, topLimit }) {
+      const window = [scope.tenantId, scope.mode, scope.workspace, pgTime(from), pgTime(to)];
+      const where = 'tenant_id = $1 AND mode = $2 AND workspace = $3 AND created_at >= $4 AND created_at < $5';
+      const [t] = await db.query<{ n: number; u: number; r: number | null; ms: number | null; z: number }>(
+        `SELECT COUNT(*)::int AS n, COUNT(DISTINCT NULLIF(query_norm, ''))::int AS u, AVG(results_count)::float8 AS r,
+           AVG(execution_ms)::float8 AS ms, COUNT(*) FILTER (WHERE results_count = 0)::int AS z
+         FROM search_log WHERE ${where}`, window);
+      const top = await db.query<{ query: string; count: number; avg_score: number | null }>(
+        `SELECT query_norm AS query, COUNT(*)::int AS count, AVG(avg_score)::float8 AS avg_score
+         FROM search_log WHERE ${where} AND query_norm <> ''
+         GROUP BY query_norm ORDER BY count DESC, query_norm COLLATE "C" ASC LIMIT $6`, [...window, topLimit]);
+      // Every bucket answers, empty or not, in the order given.
+      const perBucket = await db.query<{ n: number; ms: number | null }>(
+        `SELECT COUNT(s.id)::int AS n, AVG(s.execution_ms)::float8 AS ms
+         FROM unnest($6::timestamptz[], $7::timestamptz[]) WITH ORDINALITY AS b(lo, hi, i)
+         LEFT JOIN search_log s ON s.tenant_id = $1 AND s.mode = $2 AND s.workspace = $3
+           AND s.created_at >= $4 AND s.created_at < $5 AND s.created_at >= b.lo AND s.created_at < b.hi
+         GROUP BY b.i ORDER BY b.i`,
+        [...window, buckets.map((b) => pgTime(b.start)), buckets.map((b) => pgTime(b.end))]);
+      return {
+        totalSearches: t!.n,
+        uniqueQueries: t!.u,
+        avgResults: t!.n > 0 ? t!.r : null,
+        avgExecutionMs: t!.n > 0 ? t!.ms : null,
+        zeroResultSearches: t!.z,
+        topQueries: top.map((q) => ({ query: q.query, count: q.count, avgScore: q.avg_score })),
+        buckets: perBucket.map((b) => ({ searches: b.n, avgExecutionMs: b.n > 0 ? b.ms : null })),
+      };
+    },
   };
 }

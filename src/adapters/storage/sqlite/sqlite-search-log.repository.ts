@@ -13,6 +13,26 @@ export function createSqliteSearchLogRepository(db: SqliteDb): SearchLogReposito
      WHERE tenant_id = ? AND mode = ? AND workspace = ? AND query_norm LIKE ? ESCAPE '\\' AND query_norm <> ''
      GROUP BY query_norm ORDER BY frequency DESC, MAX(created_at) DESC LIMIT ?`);
 
+  // Stats: one scope, `created_at` in [from, to). Vector searches (empty query text) count in the totals only.
+  const where = 'tenant_id = ? AND mode = ? AND workspace = ? AND created_at >= ? AND created_at < ?';
+  type Window = [string, string, string, number, number];
+  const totals = db.prepare<Window, { n: number; u: number; r: number | null; ms: number | null; z: number | null }>(
+    `SELECT COUNT(*) AS n, COUNT(DISTINCT NULLIF(query_norm, '')) AS u, AVG(results_count) AS r, AVG(execution_ms) AS ms,
+       SUM(CASE WHEN results_count = 0 THEN 1 ELSE 0 END) AS z
+     FROM search_log WHERE ${where}`);
+  const top = db.prepare<[...Window, number], { query: string; count: number; avgScore: number | null }>(
+    `SELECT query_norm AS query, COUNT(*) AS count, AVG(avg_score) AS avgScore
+     FROM search_log WHERE ${where} AND query_norm <> ''
+     GROUP BY query_norm ORDER BY count DESC, query_norm ASC LIMIT ?`);
+  // The buckets arrive as a JSON array of [start, end] epoch milliseconds; every bucket answers, empty or not.
+  const perBucket = db.prepare<[string, ...Window], { n: number; ms: number | null }>(
+    `WITH b(i, lo, hi) AS (
+       SELECT CAST(key AS INTEGER), json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+     SELECT COUNT(s.id) AS n, AVG(s.execution_ms) AS ms
+     FROM b LEFT JOIN search_log s ON s.tenant_id = ? AND s.mode = ? AND s.workspace = ?
+       AND s.created_at >= ? AND s.created_at < ? AND s.created_at >= b.lo AND s.created_at < b.hi
+     GROUP BY b.i ORDER BY b.i`);
+
   return {
     async append(e) {
       insert.run(e.scope.tenantId, e.scope.mode, e.scope.workspace, e.userId, e.surface, e.kind, e.query,
@@ -21,6 +41,20 @@ export function createSqliteSearchLogRepository(db: SqliteDb): SearchLogReposito
     async suggestQueries(scope, prefix, limit) {
       const pattern = `${normalizeQuery(prefix).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       return suggest.all(scope.tenantId, scope.mode, scope.workspace, pattern, limit);
+    },
+    async stats({ scope, from, to, buckets, topLimit }) {
+      const window: Window = [scope.tenantId, scope.mode, scope.workspace, from.getTime(), to.getTime()];
+      const t = totals.get(...window)!;
+      const slices = JSON.stringify(buckets.map((b) => [b.start.getTime(), b.end.getTime()]));
+      return {
+        totalSearches: t.n,
+        uniqueQueries: t.u,
+        avgResults: t.n > 0 ? t.r : null,
+        avgExecutionMs: t.n > 0 ? t.ms : null,
+        zeroResultSearches: t.z ?? 0,
+        topQueries: top.all(...window, topLimit),
+        buckets: perBucket.all(slices, ...window).map((b) => ({ searches: b.n, avgExecutionMs: b.n > 0 ? b.ms : null })),
+      };
     },
   };
 }
