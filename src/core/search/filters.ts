@@ -47,9 +47,13 @@ export function checkFilter(filter: MemoryFilter, problems: FieldProblem[], fiel
   }
 }
 
-/** Parses an ISO 8601 date or date-time; null when it is not one. */
+/** A date-time without a zone (`2026-03-01T12:00`): read as UTC, never in the server's own time zone. */
+const TIME_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
+
+/** Parses an ISO 8601 date or date-time (UTC when it names no zone); null when it is not one. */
 export function parseTimestamp(value: string): Date | null {
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) return null;
-  const d = new Date(value.trim());
+  const text = value.trim();
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)) return null;
+  const d = new Date(TIME_WITHOUT_ZONE.test(text) ? `${text.replace(' ', 'T')}Z` : text);
   return Number.isNaN(d.getTime()) ? null : d;
 }

@@ -125,7 +125,6 @@ function parseTags(value: unknown, field: string, filter: MemoryFilter, problems
 }
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const HAS_TIME_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
 const DAY_MS = 86_400_000;
 
 /**
@@ -134,7 +133,7 @@ const DAY_MS = 86_400_000;
  */
 function parseBound(value: string, end: boolean): Date | null {
   const text = value.trim();
-  const d = parseTimestamp(HAS_TIME_WITHOUT_ZONE.test(text) ? `${text}Z` : text);
+  const d = parseTimestamp(text);
   if (!d) return null;
   return end && DATE_ONLY.test(text) ? new Date(d.getTime() + DAY_MS - 1) : d;
 }

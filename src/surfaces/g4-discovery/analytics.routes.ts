@@ -60,7 +60,6 @@ export const AnalyticsResponse = ok(Type.Object({
 }));
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const TIME_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
 
 /**
  * A date parameter, or a problem on `field`. Everything is UTC: a date-time without an offset too (JavaScript
@@ -69,7 +68,7 @@ const TIME_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)
 function dateParam(value: unknown, field: string, asEnd: boolean, problems: FieldProblem[]): Date | undefined {
   if (typeof value !== 'string') return undefined; // absent, or a repeated parameter the schema reports
   const text = value.trim();
-  const d = parseTimestamp(TIME_WITHOUT_ZONE.test(text) ? `${text}Z` : text);
+  const d = parseTimestamp(text);
   if (!d) {
     problems.push({ field, reason: 'invalid_format', message: `must be ${ISO_DATE}` });
     return undefined;
