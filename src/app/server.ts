@@ -111,8 +111,11 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.addHook('preClose', async () => {
     await c.streams.shutdown();
   });
-  // After each answer: user.activity for authenticated callers, and the error rate of system.health.
-  app.addHook('onResponse', requestObserver({ activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status) }));
+  // After each answer: user.activity for authenticated callers, the error rate of system.health, and the G7
+  // request measurement (every surface).
+  app.addHook('onResponse', requestObserver({
+    activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status), recordRequest: (r) => c.requestMetrics.record(r),
+  }));
 
   // Load shedding: while the event loop lags past the limit, every request but health is refused at once with a
   // 503 in its surface's envelope (the error handlers render OVERLOADED) rather than queuing behind the backlog.

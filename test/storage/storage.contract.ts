@@ -10,6 +10,7 @@ import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.typ
 import { AtomicStepFailed, EXACT_SIMILARITY_SCAN_MAX } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
+import type { RequestMetricRow } from '../../src/core/analytics/request-metrics.repository.ts';
 import type { Topic } from '../../src/core/topics/topic.types.ts';
 import type { EventScope, NewEvent, StoredEvent } from '../../src/core/events/event.types.ts';
 import type { ClaimedDelivery, Webhook } from '../../src/core/webhooks/webhook.types.ts';
@@ -53,6 +54,15 @@ export interface ContractExtras {
     sql(statement: string, params?: unknown[]): Promise<void>;
     /** Drops or disables what keeps audit_logs append-only (its triggers), as such a person could. */
     liftAppendOnlyGuard(): Promise<void>;
+  };
+}
+
+/** One stored request-metrics row (G7), with fields overridden. */
+function metricRow(over: Partial<RequestMetricRow> = {}): RequestMetricRow {
+  return {
+    tenantId: scopeA.tenantId, mode: 'live', minute: new Date(Date.UTC(2026, 0, 1)), surface: 'g1', route: 'GET /api/v1/memories/:id',
+    statusClass: 2, keyId: 'key_1', userId: 'u1', requests: 1, latencySumMs: 12.5, latencyMaxMs: 12.5, histogram: { 22: 1 },
+    bytesIn: 0, bytesOut: 2048, ...over,
   };
 }
 
@@ -946,6 +956,32 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.usage.activeScopes(at(2), at(10))).toEqual([
           { tenantId: scopeA.tenantId, mode: 'live' }, { tenantId: scopeA.tenantId, mode: 'test' },
         ]);
+      });
+    });
+
+    describe('request metrics (G7 analytics)', () => {
+      it('stores a flush in one write and lists a tenant + mode\'s rows by minute in [from, to), oldest first', async () => {
+        const minute = (m: number) => new Date(Date.UTC(2026, 0, 1, 0, m));
+        await storage.requestMetrics.append([
+          metricRow({ minute: minute(5), requests: 3, histogram: { 10: 2, 40: 1 } }),
+          metricRow({ minute: minute(1), route: 'POST /api/v1/memories', statusClass: 4 }),
+          metricRow({ minute: minute(10) }),
+          metricRow({ minute: minute(5), tenantId: scopeB.tenantId }),
+          metricRow({ minute: minute(5), mode: 'test' }),
+        ]);
+        await storage.requestMetrics.append([]);
+        const rows = await storage.requestMetrics.list(scopeA.tenantId, 'live', minute(1), minute(10));
+        expect(rows.map((r) => r.minute.getTime())).toEqual([minute(1).getTime(), minute(5).getTime()]);
+        expect(rows[0]).toEqual(metricRow({ minute: minute(1), route: 'POST /api/v1/memories', statusClass: 4 }));
+        expect(rows[1]).toEqual(metricRow({ minute: minute(5), requests: 3, histogram: { 10: 2, 40: 1 } }));
+        expect(await storage.requestMetrics.list('nobody', 'live', minute(0), minute(60))).toEqual([]);
+      });
+
+      it('prunes rows of minutes before a time', async () => {
+        const minute = (m: number) => new Date(Date.UTC(2026, 0, 1, 0, m));
+        await storage.requestMetrics.append([metricRow({ minute: minute(1) }), metricRow({ minute: minute(2) }), metricRow({ minute: minute(3) })]);
+        expect(await storage.requestMetrics.prune(minute(3))).toBe(2);
+        expect((await storage.requestMetrics.list(scopeA.tenantId, 'live', minute(0), minute(60))).map((r) => r.minute)).toEqual([minute(3)]);
       });
     });
 
@@ -2039,6 +2075,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           tokenDigest: status === 'approved' ? 'c'.repeat(64) : null,
         }));
         for (const a of mcpApprovals) await store.mcpApprovals.insert(a, a.requestedAt);
+        await store.requestMetrics.append([metricRow({ tenantId: scopeA.tenantId }), metricRow({ tenantId: '', mode: '', keyId: '', userId: '' })]);
         return { topic, key, webhook, memories, secrets, idem, idemReservation, mcp: { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals } };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
@@ -2056,6 +2093,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await keyword(to)).hits.map((h) => h.memory.id)).toEqual([f.memories[0]!.id]);
         expect((await to.memories.list(scopeA, listAll({ filter: { tagsAny: ['deploy'] } }))).total).toBe(1);
         expect(await to.topics.findById(scopeA, f.topic.id)).toEqual(f.topic);
+        const metricsOf = (s: Storage) => s.requestMetrics.list(scopeA.tenantId, 'live', new Date(0), new Date(Date.UTC(2100, 0)));
+        expect(await metricsOf(to)).toEqual(await metricsOf(from));
+        expect(await metricsOf(to)).toHaveLength(1);
         expect(await to.apiKeys.findByDigest(f.key.digest)).toEqual(f.key);
         expect(await to.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id)).toEqual(await from.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id));
         expect(await to.webhooks.pendingCount()).toBe(await from.webhooks.pendingCount());
