@@ -16,6 +16,7 @@ import { createWarningRelay } from '../core/warning-log.ts';
 import { createWebhookService } from '../core/webhooks/webhook.service.ts';
 import { createEventPublisher } from '../core/webhooks/event-publisher.ts';
 import { createAnalyticsSummary } from '../core/analytics/summary.ts';
+import { createAnalyticsReport } from '../core/analytics/analytics-report.ts';
 import { createRequestRecorder, REQUEST_METRICS_RETENTION_MS } from '../core/analytics/request-recorder.ts';
 import { createPeriodicEvents } from '../core/events/periodic-events.ts';
 import { createActivityTracker } from '../core/events/user-activity.ts';
@@ -162,6 +163,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   });
   const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
+  const analyticsReport = createAnalyticsReport({ usage: storage.usage, metrics: storage.requestMetrics, prices: config.costPrices, clock });
   const activity = createActivityTracker({
     events: storage.events, claims: coordination.claims, clock, windowMs: realtime.activityWindowMs,
   });
@@ -222,6 +224,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     slots: coordination.slots,
     liveSearch,
     analytics,
+    analyticsReport,
     activity,
     periodic,
     requestMetrics,

@@ -985,6 +985,49 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('usage figures (G7 report)', () => {
+      const at = (minute: number, second = 0) => new Date(Date.UTC(2026, 0, 1, 0, minute, second));
+      it('sizes memories by memory_type (UTF-8 bytes of title + content), with the part created since a time', async () => {
+        await storage.memories.insert(makeMemory(scopeA, { title: 'é', content: '12345', memoryType: 'fact', createdAt: at(1) }), vec(0));
+        await storage.memories.insert(makeMemory({ ...scopeA, workspace: 'w2' }, { title: 'a', content: '1234567890', memoryType: 'fact', createdAt: at(9) }), vec(0));
+        await storage.memories.insert(makeMemory(scopeA, { title: 'b', content: '1', memoryType: 'context', createdAt: at(9) }), vec(0));
+        await storage.memories.insert(makeMemory(scopeB, { title: 'other', content: 'tenant', memoryType: 'fact' }), vec(0));
+        expect(await storage.usage.memoryStorage(scopeA.tenantId, 'live', at(5))).toEqual([
+          { memoryType: 'fact', count: 2, bytes: 18, bytesSince: 11 },
+          { memoryType: 'context', count: 1, bytes: 2, bytesSince: 2 },
+        ]);
+        expect(await storage.usage.memoryStorage('nobody', 'live', at(0))).toEqual([]);
+      });
+
+      it('counts searches and memory operations per minute in [from, to), and ranks queries', async () => {
+        const search = (scope: Scope, minute: number, second: number, query: string, ms: number) => storage.searchLog.append({
+          scope, userId: 'u', surface: 'g1', kind: 'keyword', query, resultsCount: 1, executionMs: ms, avgScore: 0.5, filters: {}, at: at(minute, second),
+        });
+        await search(scopeA, 1, 0, 'Deploy', 10);
+        await search(scopeA, 1, 59, 'deploy ', 30);
+        await search({ ...scopeA, workspace: 'w2' }, 3, 5, 'lunch', 5);
+        await search(scopeA, 3, 6, '', 7);
+        await search(scopeA, 10, 0, 'late', 1);
+        await search(scopeB, 1, 0, 'deploy', 100);
+        expect(await storage.usage.searchesPerMinute(scopeA.tenantId, 'live', at(1), at(10))).toEqual([
+          { minute: at(1), count: 2, totalMs: 40 }, { minute: at(3), count: 2, totalMs: 12 },
+        ]);
+        expect(await storage.usage.topQueries(scopeA.tenantId, 'live', at(1), at(10), 5)).toEqual([
+          { query: 'deploy', count: 2, avgMs: 20 }, { query: 'lunch', count: 1, avgMs: 5 },
+        ]);
+        expect(await storage.usage.topQueries(scopeA.tenantId, 'live', at(1), at(10), 1)).toHaveLength(1);
+        const event = (type: string, scope: Scope, minute: number, second: number): NewEvent =>
+          ({ id: `evt_${randomUUID()}`, type, scope: { ...scope }, createdAt: at(minute, second), data: {} });
+        await storage.events.append([
+          event('memory.created', scopeA, 2, 1), event('memory.updated', scopeA, 2, 30), event('memory.deleted', { ...scopeA, workspace: 'w2' }, 4, 0),
+          event('search.performed', scopeA, 2, 0), event('memory.created', scopeB, 2, 0), event('memory.created', scopeA, 10, 0),
+        ]);
+        expect(await storage.usage.operationsPerMinute(scopeA.tenantId, 'live', at(1), at(10))).toEqual([
+          { minute: at(2), count: 2, totalMs: 0 }, { minute: at(4), count: 1, totalMs: 0 },
+        ]);
+      });
+    });
+
     describe('api keys', () => {
       const t0 = new Date(Date.UTC(2026, 0, 1));
       const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
