@@ -977,6 +977,28 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.requestMetrics.list('nobody', 'live', minute(0), minute(60))).toEqual([]);
       });
 
+      it('sums a minute\'s rows (every route, key, user and flush) and counts distinct users', async () => {
+        const minute = (m: number) => new Date(Date.UTC(2026, 0, 1, 0, m));
+        await storage.requestMetrics.append([
+          metricRow({ minute: minute(5), requests: 3, latencySumMs: 30, histogram: { 10: 2, 40: 1 } }),
+          metricRow({ minute: minute(5), route: 'POST /x', userId: 'u2', statusClass: 4, requests: 2, latencySumMs: 5, histogram: { 10: 2 } }),
+          metricRow({ minute: minute(5), userId: '', keyId: '', statusClass: 5, requests: 1, latencySumMs: 100, histogram: { 50: 1 } }),
+          metricRow({ minute: minute(7), userId: 'u3' }),
+          metricRow({ minute: minute(9), userId: 'u4' }),
+          metricRow({ minute: minute(5), tenantId: scopeB.tenantId, userId: 'other', requests: 50 }),
+          metricRow({ minute: minute(5), mode: 'test', userId: 'test-user', requests: 50 }),
+        ]);
+        // A second flush of the same minute.
+        await storage.requestMetrics.append([metricRow({ minute: minute(5), requests: 1, latencySumMs: 1, histogram: { 10: 1 } })]);
+        expect(await storage.requestMetrics.minutes(scopeA.tenantId, 'live', minute(5), minute(9))).toEqual([
+          { minute: minute(5), requests: 7, errors: 3, serverErrors: 1, latencySumMs: 136, histogram: { 10: 5, 40: 1, 50: 1 } },
+          { minute: minute(7), requests: 1, errors: 0, serverErrors: 0, latencySumMs: 12.5, histogram: { 22: 1 } },
+        ]);
+        expect(await storage.requestMetrics.activeUsers(scopeA.tenantId, 'live', minute(5), minute(9))).toBe(3); // u1, u2, u3
+        expect(await storage.requestMetrics.minutes('nobody', 'live', minute(0), minute(60))).toEqual([]);
+        expect(await storage.requestMetrics.activeUsers('nobody', 'live', minute(0), minute(60))).toBe(0);
+      });
+
       it('prunes rows of minutes before a time', async () => {
         const minute = (m: number) => new Date(Date.UTC(2026, 0, 1, 0, m));
         await storage.requestMetrics.append([metricRow({ minute: minute(1) }), metricRow({ minute: minute(2) }), metricRow({ minute: minute(3) })]);

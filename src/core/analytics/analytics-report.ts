@@ -46,9 +46,6 @@ const MINUTE_MS = 60_000;
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;
 const ms2 = (x: number | null): number | null => (x === null ? null : round(x, 2));
 
-/** Answers with a status of 400 or more count as errors (client and server errors alike). */
-const isError = (statusClass: number): boolean => statusClass >= 4;
-
 export type AnalyticsReportService = ReturnType<typeof createAnalyticsReport>;
 
 /**
@@ -58,14 +55,15 @@ export type AnalyticsReportService = ReturnType<typeof createAnalyticsReport>;
  */
 export function createAnalyticsReport(deps: {
   usage: UsageRepository;
-  metrics: Pick<RequestMetricsRepository, 'list'>;
+  metrics: Pick<RequestMetricsRepository, 'minutes' | 'activeUsers'>;
   prices: UnitPrices;
   clock: Clock;
 }) {
   return {
     async report(tenantId: string, mode: KeyMode, w: ReportWindow): Promise<AnalyticsReport> {
-      const [rows, searches, operations, top, storage] = await Promise.all([
-        deps.metrics.list(tenantId, mode, w.from, w.to),
+      const [minutes, activeUsers, searches, operations, top, storage] = await Promise.all([
+        deps.metrics.minutes(tenantId, mode, w.from, w.to),
+        deps.metrics.activeUsers(tenantId, mode, w.from, w.to),
         deps.usage.searchesPerMinute(tenantId, mode, w.from, w.to),
         deps.usage.operationsPerMinute(tenantId, mode, w.from, w.to),
         deps.usage.topQueries(tenantId, mode, w.from, w.to, TOP_QUERIES),
@@ -76,28 +74,19 @@ export function createAnalyticsReport(deps: {
 
       const n = w.buckets.length;
       const perBucket = w.buckets.map(() => ({ requests: 0, errors: 0, latencyMs: 0, histogram: {} as LatencyHistogram, ops: 0, searches: 0 }));
-      const total = { requests: 0, errors: 0, latencyMs: 0, histogram: {} as LatencyHistogram };
-      const users = new Set<string>();
-      const perMinute = new Map<number, { requests: number; failed: boolean }>();
-      for (const r of rows) {
-        const i = bucketIndex(w, r.minute);
+      const total = { requests: 0, errors: 0, latencyMs: 0 };
+      for (const m of minutes) {
+        const i = bucketIndex(w, m.minute);
         if (i < 0) continue;
         const b = perBucket[i]!;
-        const errors = isError(r.statusClass) ? r.requests : 0;
-        b.requests += r.requests;
-        b.errors += errors;
-        b.latencyMs += r.latencySumMs;
-        mergeHistogram(b.histogram, r.histogram);
-        total.requests += r.requests;
-        total.errors += errors;
-        total.latencyMs += r.latencySumMs;
-        if (r.userId !== '') users.add(r.userId);
-        const m = perMinute.get(r.minute.getTime()) ?? { requests: 0, failed: false };
-        m.requests += r.requests;
-        if (r.statusClass >= 5) m.failed = true;
-        perMinute.set(r.minute.getTime(), m);
+        b.requests += m.requests;
+        b.errors += m.errors;
+        b.latencyMs += m.latencySumMs;
+        mergeHistogram(b.histogram, m.histogram);
+        total.requests += m.requests;
+        total.errors += m.errors;
+        total.latencyMs += m.latencySumMs;
       }
-      for (const b of perBucket) mergeHistogram(total.histogram, b.histogram);
       for (const s of searches) {
         const i = bucketIndex(w, s.minute);
         if (i >= 0) perBucket[i]!.searches += s.count;
@@ -124,7 +113,7 @@ export function createAnalyticsReport(deps: {
       });
 
       const periodMinutes = Math.max(1, Math.ceil(periodMs / MINUTE_MS));
-      const failedMinutes = [...perMinute.values()].filter((m) => m.failed).length;
+      const failedMinutes = minutes.filter((m) => m.serverErrors > 0 && bucketIndex(w, m.minute) >= 0).length;
       const bytesBefore = storage.reduce((s, t) => s + t.bytes - t.bytesSince, 0);
       const bytesAdded = storage.reduce((s, t) => s + t.bytesSince, 0);
       return {
@@ -132,7 +121,7 @@ export function createAnalyticsReport(deps: {
           total_memories: storage.reduce((s, t) => s + t.count, 0),
           total_searches: perBucket.reduce((s, b) => s + b.searches, 0),
           total_operations: perBucket.reduce((s, b) => s + b.ops, 0),
-          active_users: users.size,
+          active_users: activeUsers,
           avg_response_time: total.requests > 0 ? ms2(total.latencyMs / total.requests) : null,
           success_rate: total.requests > 0 ? round(1 - total.errors / total.requests, 4) : 1,
           cost_this_period: cost.total,
@@ -153,7 +142,7 @@ export function createAnalyticsReport(deps: {
         performance: {
           uptime_percentage: round(((periodMinutes - Math.min(periodMinutes, failedMinutes)) / periodMinutes) * 100, 2),
           avg_throughput: round(total.requests / periodMinutes, 2),
-          peak_throughput: Math.max(0, ...[...perMinute.values()].map((m) => m.requests)),
+          peak_throughput: minutes.reduce((peak, m) => (bucketIndex(w, m.minute) >= 0 ? Math.max(peak, m.requests) : peak), 0),
           error_rate: total.requests > 0 ? round(total.errors / total.requests, 4) : 0,
         },
         cost_breakdown: { ...cost, projected_cost: projectedMonthlyCost(cost.total, periodMs) },

@@ -26,10 +26,29 @@ export interface RequestMetricRow {
   bytesOut: number;
 }
 
+/** One minute of a tenant + mode's requests, every row of it added up by the store. */
+export interface RequestMinute {
+  minute: Date;
+  requests: number;
+  /** Answered with a status of 400 or more. */
+  errors: number;
+  /** Answered 5xx. */
+  serverErrors: number;
+  latencySumMs: number;
+  histogram: LatencyHistogram;
+}
+
 /** Storage port of the request measurements (G7 analytics). */
 export interface RequestMetricsRepository {
   /** Stores the rows of one flush in one write. */
   append(rows: readonly RequestMetricRow[]): Promise<void>;
+  /**
+   * The tenant + mode's minutes in [from, to) that had requests, oldest first, summed by the store (so a report
+   * reads one row per minute whatever the number of routes, keys, users and flushes).
+   */
+  minutes(tenantId: string, mode: string, from: Date, to: Date): Promise<RequestMinute[]>;
+  /** Distinct users (non-empty user ids) with requests in [from, to). */
+  activeUsers(tenantId: string, mode: string, from: Date, to: Date): Promise<number>;
   /** The tenant + mode's rows whose minute is in [from, to), oldest first. */
   list(tenantId: string, mode: string, from: Date, to: Date): Promise<RequestMetricRow[]>;
   /** Deletes rows of minutes before `before`; returns how many. */

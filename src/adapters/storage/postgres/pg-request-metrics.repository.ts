@@ -1,4 +1,4 @@
-import type { RequestMetricRow, RequestMetricsRepository } from '../../../core/analytics/request-metrics.repository.ts';
+import type { RequestMetricRow, RequestMetricsRepository, RequestMinute } from '../../../core/analytics/request-metrics.repository.ts';
 import { pgInt, pgJson, pgTime, type PgExecutor } from './pg-executor.ts';
 
 interface Row {
@@ -36,6 +36,37 @@ export function createPgRequestMetricsRepository(db: PgExecutor): RequestMetrics
         statusClass: r.status_class, keyId: r.key_id, userId: r.user_id, requests: r.requests, latencySumMs: r.latency_sum_ms,
         latencyMaxMs: r.latency_max_ms, histogram: r.histogram, bytesIn: pgInt(r.bytes_in), bytesOut: pgInt(r.bytes_out),
       }));
+    },
+    async minutes(tenantId, mode, from, to) {
+      const args = [tenantId, mode, pgTime(from), pgTime(to)];
+      const totals = await db.query<{ minute: Date | string; requests: string; errors: string; server_errors: string; latency: number }>(
+        `SELECT minute, SUM(requests)::bigint AS requests,
+           SUM(CASE WHEN status_class >= 4 THEN requests ELSE 0 END)::bigint AS errors,
+           SUM(CASE WHEN status_class >= 5 THEN requests ELSE 0 END)::bigint AS server_errors,
+           SUM(latency_sum_ms)::float8 AS latency
+         FROM request_metrics WHERE tenant_id = $1 AND mode = $2 AND minute >= $3 AND minute < $4 GROUP BY minute ORDER BY minute`, args);
+      const histograms = await db.query<{ minute: Date | string; bucket: string; n: string }>(
+        `SELECT m.minute, j.key AS bucket, SUM(j.value::bigint)::bigint AS n
+         FROM request_metrics m, jsonb_each_text(m.histogram) AS j(key, value)
+         WHERE m.tenant_id = $1 AND m.mode = $2 AND m.minute >= $3 AND m.minute < $4 GROUP BY m.minute, j.key`, args);
+      const out = new Map<number, RequestMinute>();
+      for (const r of totals) {
+        const minute = new Date(r.minute);
+        out.set(minute.getTime(), {
+          minute, requests: pgInt(r.requests), errors: pgInt(r.errors), serverErrors: pgInt(r.server_errors), latencySumMs: r.latency, histogram: {},
+        });
+      }
+      for (const h of histograms) {
+        const m = out.get(new Date(h.minute).getTime());
+        if (m) m.histogram[h.bucket] = pgInt(h.n);
+      }
+      return [...out.values()];
+    },
+    async activeUsers(tenantId, mode, from, to) {
+      const [r] = await db.query<{ n: number }>(
+        `SELECT COUNT(DISTINCT user_id)::int AS n FROM request_metrics
+         WHERE tenant_id = $1 AND mode = $2 AND minute >= $3 AND minute < $4 AND user_id <> ''`, [tenantId, mode, pgTime(from), pgTime(to)]);
+      return r!.n;
     },
     async prune(before) {
       const rows = await db.query<{ id: string }>('DELETE FROM request_metrics WHERE minute < $1 RETURNING id', [pgTime(before)]);
