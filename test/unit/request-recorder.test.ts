@@ -65,6 +65,15 @@ describe('request recorder', () => {
     expect(writes[0]!.find((r) => r.route === '(overflow)')).toMatchObject({ requests: 7, keyId: '', userId: '' });
   });
 
+  it('counts a stream (no latency) as a request but not in latencies', async () => {
+    const writes: RequestMetricRow[][] = [];
+    const recorder = createRequestRecorder({ metrics: { append: async (rows) => { writes.push([...rows]); } }, clock: new ManualClock() });
+    recorder.record(answered({ latencyMs: 8 }));
+    recorder.record(answered({ latencyMs: null }));
+    await recorder.flush();
+    expect(writes[0]![0]).toMatchObject({ requests: 2, latencySumMs: 8, latencyMaxMs: 8, histogram: { [String(bucketOf(8))]: 1 } });
+  });
+
   it('drops a failed flush and reports it', async () => {
     const errors: unknown[] = [];
     const recorder = createRequestRecorder({

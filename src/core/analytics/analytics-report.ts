@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { KeyMode } from '../scope.ts';
 import { costOf, projectedMonthlyCost, type CostBreakdown, type UnitPrices } from './cost-model.ts';
-import { mergeHistogram, percentile, type LatencyHistogram } from './latency-histogram.ts';
+import { histogramCount, mergeHistogram, percentile, type LatencyHistogram } from './latency-histogram.ts';
 import type { RequestMetricsRepository } from './request-metrics.repository.ts';
 import { bucketIndex, type ReportWindow } from './report-window.ts';
 import type { UsageRepository } from './usage.repository.ts';
@@ -74,7 +74,7 @@ export function createAnalyticsReport(deps: {
 
       const n = w.buckets.length;
       const perBucket = w.buckets.map(() => ({ requests: 0, errors: 0, latencyMs: 0, histogram: {} as LatencyHistogram, ops: 0, searches: 0 }));
-      const total = { requests: 0, errors: 0, latencyMs: 0 };
+      const total = { requests: 0, errors: 0, latencyMs: 0, timed: 0 };
       for (const m of minutes) {
         const i = bucketIndex(w, m.minute);
         if (i < 0) continue;
@@ -86,6 +86,7 @@ export function createAnalyticsReport(deps: {
         total.requests += m.requests;
         total.errors += m.errors;
         total.latencyMs += m.latencySumMs;
+        total.timed += histogramCount(m.histogram);
       }
       for (const s of searches) {
         const i = bucketIndex(w, s.minute);
@@ -106,7 +107,7 @@ export function createAnalyticsReport(deps: {
           timestamp: start,
           memory_operations: b.ops,
           search_queries: b.searches,
-          response_times: responseTimes(b.requests, b.latencyMs, b.histogram),
+          response_times: responseTimes(b.latencyMs, b.histogram),
           errors: b.errors,
           cost: costOf(deps.prices, { storedBytes, periodMs: bucketMs, latencyMs: b.latencyMs, requests: b.requests }).total,
         };
@@ -122,7 +123,7 @@ export function createAnalyticsReport(deps: {
           total_searches: perBucket.reduce((s, b) => s + b.searches, 0),
           total_operations: perBucket.reduce((s, b) => s + b.ops, 0),
           active_users: activeUsers,
-          avg_response_time: total.requests > 0 ? ms2(total.latencyMs / total.requests) : null,
+          avg_response_time: total.timed > 0 ? ms2(total.latencyMs / total.timed) : null,
           success_rate: total.requests > 0 ? round(1 - total.errors / total.requests, 4) : 1,
           cost_this_period: cost.total,
           api_calls: total.requests,
@@ -151,7 +152,9 @@ export function createAnalyticsReport(deps: {
   };
 }
 
-function responseTimes(requests: number, latencyMs: number, h: LatencyHistogram): ResponseTimes {
+/** Over the timed requests (streams are counted as requests but have no response time). */
+function responseTimes(latencyMs: number, h: LatencyHistogram): ResponseTimes {
+  const requests = histogramCount(h);
   if (requests === 0) return { avg: null, p50: null, p95: null, p99: null };
   return { avg: ms2(latencyMs / requests), p50: ms2(percentile(h, 50)), p95: ms2(percentile(h, 95)), p99: ms2(percentile(h, 99)) };
 }

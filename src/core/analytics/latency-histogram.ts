@@ -36,6 +36,9 @@ export function mergeHistogram(into: LatencyHistogram, from: LatencyHistogram): 
   for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
 }
 
+/** How many latencies the histogram holds. */
+export const histogramCount = (h: LatencyHistogram): number => Object.values(h).reduce((s, n) => s + n, 0);
+
 /** The nearest-rank percentile estimate (ms), or null for an empty histogram. */
 export function percentile(h: LatencyHistogram, p: number): number | null {
   const entries = Object.entries(h).map(([k, n]) => [Number(k), n] as const).filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);

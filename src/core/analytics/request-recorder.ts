@@ -11,7 +11,11 @@ export interface AnsweredRequest {
   surface: string;
   route: string;
   status: number;
-  latencyMs: number;
+  /**
+   * Arrival to the end of the answer; null for a stream (SSE, WebSocket), whose duration is no response time: it
+   * counts as a request but not in latencies (a histogram's total is the number of timed requests).
+   */
+  latencyMs: number | null;
   bytesIn: number;
   bytesOut: number;
 }
@@ -67,11 +71,13 @@ export function createRequestRecorder(deps: {
       row = { ...base, requests: 0, latencySumMs: 0, latencyMaxMs: 0, histogram: {}, bytesIn: 0, bytesOut: 0 };
       pending.set(key, row);
     }
-    const latency = Math.max(0, r.latencyMs);
     row.requests += 1;
-    row.latencySumMs += latency;
-    row.latencyMaxMs = Math.max(row.latencyMaxMs, latency);
-    addLatency(row.histogram, latency);
+    if (r.latencyMs !== null) {
+      const latency = Math.max(0, r.latencyMs);
+      row.latencySumMs += latency;
+      row.latencyMaxMs = Math.max(row.latencyMaxMs, latency);
+      addLatency(row.histogram, latency);
+    }
     row.bytesIn += Math.max(0, r.bytesIn);
     row.bytesOut += Math.max(0, r.bytesOut);
   }

@@ -13,6 +13,10 @@ const byteCount = (v: unknown): number => {
  * make every path its own row), the caller (none before authentication), the latency Fastify measured from arrival
  * to the end of the answer, and the bytes given by Content-Length (0 when absent, e.g. streams).
  */
+/** A WebSocket upgrade or an SSE answer: its "latency" would be the connection's whole life. */
+const isStream = (req: FastifyRequest, reply: FastifyReply): boolean =>
+  typeof req.headers.upgrade === 'string' || String(reply.getHeader('content-type') ?? '').startsWith('text/event-stream');
+
 export function answeredRequest(req: FastifyRequest, reply: FastifyReply): AnsweredRequest {
   const p = req.principal;
   const pattern = req.routeOptions.url;
@@ -21,7 +25,7 @@ export function answeredRequest(req: FastifyRequest, reply: FastifyReply): Answe
     surface: surfaceOfUrl(req.url) ?? 'other',
     route: pattern ? `${req.method} ${pattern}` : '(unmatched)',
     status: reply.statusCode,
-    latencyMs: reply.elapsedTime,
+    latencyMs: isStream(req, reply) ? null : reply.elapsedTime,
     bytesIn: byteCount(req.headers['content-length']),
     bytesOut: byteCount(reply.getHeader('content-length')),
   };
