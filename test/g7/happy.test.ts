@@ -144,6 +144,11 @@ describe('G7 analytics: GET /api/v1/analytics', () => {
     expect(json(await report(key, `start_date=2026-01-01&end_date=2026-01-15&group_by=week`)).data.time_series.map((p: Json) => p.timestamp))
       .toEqual(['2025-12-29T00:00:00.000Z', '2026-01-05T00:00:00.000Z', '2026-01-12T00:00:00.000Z']);
     expect(json(await report(key, 'timeframe=1h&group_by=hour')).data.time_series).toHaveLength(2);
+    // No offset: UTC; an offset's unencoded + (a space) is still an offset.
+    expect(json(await report(key, 'start_date=2026-01-05T10:00&end_date=2026-01-05T12:00:00%2B01:00&group_by=hour')).metadata.timeframe)
+      .toBe('2026-01-05T10:00:00.000Z/2026-01-05T11:00:00.000Z');
+    expect(json(await report(key, 'start_date=2026-01-05T10:00:00+01:00&end_date=2026-01-06')).metadata.timeframe)
+      .toBe('2026-01-05T09:00:00.000Z/2026-01-06T00:00:00.000Z');
   });
 
   it('answers CSV for format=csv or Accept: application/csv, which a CSV parser reads back', async () => {

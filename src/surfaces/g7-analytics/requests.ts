@@ -42,8 +42,11 @@ function realCalendarDay(raw: string): boolean {
 }
 
 function date(q: Query, field: string): Date | undefined {
-  const raw = one(q, field);
+  let raw = one(q, field);
   if (raw === undefined || raw === '') return undefined;
+  // An unencoded `+` of an offset arrives as a space; a date-time without an offset is UTC (not the server's zone).
+  raw = raw.replace(/ (\d{2}:?\d{2})$/, '+$1');
+  if (/T[\d:.]+$/.test(raw)) raw = `${raw}Z`;
   const t = ISO_DATE.test(raw) && realCalendarDay(raw) ? Date.parse(raw) : NaN;
   if (Number.isNaN(t)) throw invalid(field, 'must be an ISO 8601 date or date-time', { reason: 'invalid_date' });
   return new Date(t);
