@@ -151,6 +151,19 @@ describe('G7 analytics: GET /api/v1/analytics', () => {
       .toBe('2026-01-05T09:00:00.000Z/2026-01-06T00:00:00.000Z');
   });
 
+  it('counts the minute holding a range\'s start (figures are kept by the minute)', async () => {
+    await t.freshTenant();
+    const key = await t.key();
+    clock.set(Date.UTC(2026, 0, 7, 10, 0, 45));
+    t.container.requestMetrics.record(answered({}));
+    await g1(t.app, key).search({ query: 'anything' });
+    clock.set(NOW);
+    const d = json(await report(key, 'start_date=2026-01-07T10:00:30Z&end_date=2026-01-07T10:01:00Z&group_by=hour')).data;
+    expect(d.summary).toMatchObject({ total_searches: 1 });
+    expect(d.time_series[0]).toMatchObject({ search_queries: 1, errors: 0 });
+    expect(d.performance.peak_throughput).toBe(2);
+  });
+
   it('answers CSV for format=csv or Accept: application/csv, which a CSV parser reads back', async () => {
     await t.freshTenant();
     const key = await t.key();

@@ -61,9 +61,11 @@ export function createAnalyticsReport(deps: {
 }) {
   return {
     async report(tenantId: string, mode: KeyMode, w: ReportWindow): Promise<AnalyticsReport> {
+      // Request rows are whole minutes: the one holding `from` counts.
+      const fromMinute = new Date(Math.floor(w.from.getTime() / MINUTE_MS) * MINUTE_MS);
       const [minutes, activeUsers, searches, operations, top, storage] = await Promise.all([
-        deps.metrics.minutes(tenantId, mode, w.from, w.to),
-        deps.metrics.activeUsers(tenantId, mode, w.from, w.to),
+        deps.metrics.minutes(tenantId, mode, fromMinute, w.to),
+        deps.metrics.activeUsers(tenantId, mode, fromMinute, w.to),
         deps.usage.searchesPerMinute(tenantId, mode, w.from, w.to),
         deps.usage.operationsPerMinute(tenantId, mode, w.from, w.to),
         deps.usage.topQueries(tenantId, mode, w.from, w.to, TOP_QUERIES),

@@ -89,10 +89,11 @@ export function rangeWindow(from: Date, to: Date, unit: BucketUnit): ReportWindo
   return { buckets, unit, from, to };
 }
 
-/** The index of the bucket holding `t`, or -1 outside the window. */
+/** The index of the bucket holding `t` (a minute's start, or a time), or -1 outside the window. */
 export function bucketIndex(w: ReportWindow, t: Date): number {
   const ms = t.getTime();
-  if (ms < w.from.getTime() || ms >= w.to.getTime()) return -1;
+  // Figures are kept by the minute: the minute holding `from` belongs to the window.
+  if (ms < bucketStart(w.from.getTime(), 'minute') || ms >= w.to.getTime()) return -1;
   const start = bucketStart(ms, w.unit);
   // Buckets are contiguous: binary search by start.
   let lo = 0;
