@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { SQLITE_SYNCHRONOUS, type SqliteSynchronous } from '../adapters/storage/sqlite/sqlite.database.ts';
 import { parseAllowCidrs } from '../core/webhooks/address-policy.ts';
+import { EXAMPLE_UNIT_PRICES, type UnitPrices } from '../core/analytics/cost-model.ts';
 
 /**
  * The whole configuration, parsed once at start from the environment. This is the only module that reads
@@ -73,6 +74,11 @@ export interface Config {
    * that no proxy relayed) or `token` (`Authorization: Bearer <MNEMO_METRICS_TOKEN>`, from anywhere).
    */
   metrics: MetricsAccess;
+  /**
+   * `MNEMO_COST_STORAGE_GB_MONTH`, `MNEMO_COST_COMPUTE_SECOND`, `MNEMO_COST_API_CALLS_PER_1000`: the unit prices of
+   * the G7 cost model (core/analytics/cost-model.ts); the defaults are examples, not real prices.
+   */
+  costPrices: UnitPrices;
 }
 
 export type MetricsAccess = { mode: 'off' } | { mode: 'loopback' } | { mode: 'token'; token: string };
@@ -98,7 +104,8 @@ export const CONFIG_VARIABLES = [
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
-  'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN',
+  'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN', 'MNEMO_COST_STORAGE_GB_MONTH', 'MNEMO_COST_COMPUTE_SECOND',
+  'MNEMO_COST_API_CALLS_PER_1000',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -108,6 +115,14 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${value})`);
   return value;
+}
+
+/** A non-negative decimal (a price). */
+function price(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(name, `must be a non-negative decimal number (got "${raw}")`);
+  return Number(raw.trim());
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -249,5 +264,10 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey: env.MNEMO_MASTER_KEY?.trim() ? env.MNEMO_MASTER_KEY.trim() : null,
     dashboardUrl: dashboardUrl(env, host, port),
     metrics: metricsAccess(env),
+    costPrices: {
+      storagePerGbMonth: price(env, 'MNEMO_COST_STORAGE_GB_MONTH', EXAMPLE_UNIT_PRICES.storagePerGbMonth),
+      computePerSecond: price(env, 'MNEMO_COST_COMPUTE_SECOND', EXAMPLE_UNIT_PRICES.computePerSecond),
+      apiCallsPer1000: price(env, 'MNEMO_COST_API_CALLS_PER_1000', EXAMPLE_UNIT_PRICES.apiCallsPer1000),
+    },
   };
 }

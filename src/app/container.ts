@@ -17,6 +17,8 @@ import { createWarningRelay } from '../core/warning-log.ts';
 import { createWebhookService } from '../core/webhooks/webhook.service.ts';
 import { createEventPublisher } from '../core/webhooks/event-publisher.ts';
 import { createAnalyticsSummary } from '../core/analytics/summary.ts';
+import { createAnalyticsReport } from '../core/analytics/analytics-report.ts';
+import { createRequestRecorder, REQUEST_METRICS_RETENTION_MS } from '../core/analytics/request-recorder.ts';
 import { createPeriodicEvents } from '../core/events/periodic-events.ts';
 import { createActivityTracker } from '../core/events/user-activity.ts';
 import { createConnectionRegistry } from '../core/streams/connection-registry.ts';
@@ -169,6 +171,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   });
   const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
   const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
+  const analyticsReport = createAnalyticsReport({ usage: storage.usage, metrics: storage.requestMetrics, prices: config.costPrices, clock });
   const activity = createActivityTracker({
     events: storage.events, claims: coordination.claims, clock, windowMs: realtime.activityWindowMs,
   });
@@ -181,7 +184,14 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     claims: coordination.periodicClaims,
     healthIntervalMs: realtime.healthIntervalMs, analyticsIntervalMs: realtime.analyticsIntervalMs,
     retentionMs: realtime.eventRetentionMs, pruneIntervalMs: realtime.pruneIntervalMs,
+    requestMetrics: { prune: (before) => storage.requestMetrics.prune(before), retentionMs: REQUEST_METRICS_RETENTION_MS },
   });
+  // Every answered request, aggregated per minute in memory and written every few seconds (started here: the CLI's
+  // container records nothing, so its timer only flushes an empty map); close() writes what is left.
+  const requestMetrics = createRequestRecorder({
+    metrics: storage.requestMetrics, clock, onError: (err) => warnings.warn({ err }, 'request metrics not stored'),
+  });
+  requestMetrics.start();
 
   // Webhook deliveries: started by start.ts (the server process only), stopped in close() before storage closes.
   const webhookSender = overrides.webhookSender
@@ -231,12 +241,15 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     slots: coordination.slots,
     liveSearch,
     analytics,
+    analyticsReport,
     activity,
     periodic,
     metrics,
+    requestMetrics,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await requestMetrics.stop();
       await deliveries.stop();
       await periodic.stop();
       eventHub.close();

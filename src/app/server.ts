@@ -56,7 +56,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub, searchAnalytics: c.searchAnalytics }),
     mount(g5Surface, { ...auth, embeddings }),
     mount(g6Surface, { ...auth, batch }),
-    mount(g7Surface, { ...auth, ...streaming, analytics }),
+    mount(g7Surface, { ...auth, ...streaming, analytics, analyticsReport: c.analyticsReport }),
     mount(g8Surface, { ...auth, ...streaming, eventHub }),
     mount(g9Surface, { ...auth, webhooks }),
     mount(g10Surface, { ...auth, webhooks, producerEvents }),
@@ -113,8 +113,11 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.addHook('preClose', async () => {
     await c.streams.shutdown();
   });
-  // After each answer: user.activity for authenticated callers, and the error rate of system.health.
-  app.addHook('onResponse', requestObserver({ activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status) }));
+  // After each answer: user.activity for authenticated callers, the error rate of system.health, and the G7
+  // request measurement (every surface).
+  app.addHook('onResponse', requestObserver({
+    activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status), recordRequest: (r) => c.requestMetrics.record(r),
+  }));
   // Request counts and latencies for GET /metrics, per surface and route pattern.
   app.addHook('onResponse', requestMetricsHook({
     record: (sample) => c.metrics.recordRequest(sample),

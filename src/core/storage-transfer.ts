@@ -85,6 +85,14 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     },
   },
   {
+    name: 'request_metrics', key: ['id'], sequence: 'id',
+    columns: {
+      id: int, tenant_id: text, mode: text, minute: time, surface: text, route: text, status_class: int, key_id: text,
+      user_id: text, requests: int, latency_sum_ms: 'real', latency_max_ms: 'real', histogram: json, bytes_in: int,
+      bytes_out: int,
+    },
+  },
+  {
     name: 'secrets', key: ['id'],
     columns: {
       id: text, tenant_id: text, mode: text, name: text, tags: 'tags', version: int, created_at: time, updated_at: time,

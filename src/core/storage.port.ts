@@ -5,6 +5,7 @@ import type { TopicRepository } from './topics/topic.repository.ts';
 import type { EventRepository } from './events/event.repository.ts';
 import type { WebhookRepository } from './webhooks/webhook.repository.ts';
 import type { UsageRepository } from './analytics/usage.repository.ts';
+import type { RequestMetricsRepository } from './analytics/request-metrics.repository.ts';
 import type { IdempotencyRepository } from './events/idempotency.repository.ts';
 import type { SecretRepository } from './secrets/secret.repository.ts';
 import type { AuditRepository } from './audit/audit.repository.ts';
@@ -25,6 +26,8 @@ export interface Storage {
   readonly webhooks: WebhookRepository;
   /** Usage figures for the analytics summary (G7 stream, analytics.update events). */
   readonly usage: UsageRepository;
+  /** Answered requests aggregated per minute (G7 analytics: latency, errors, throughput, users, bytes). */
+  readonly requestMetrics: RequestMetricsRepository;
   /** Answered producer requests (`Idempotency-Key` on `POST /v1/events`). */
   readonly idempotency: IdempotencyRepository;
   /** G11 secrets (sealed values only), their versions, and the master-key checks. */

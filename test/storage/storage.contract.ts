@@ -10,6 +10,7 @@ import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.typ
 import { AtomicStepFailed, EXACT_SIMILARITY_SCAN_MAX } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
+import type { RequestMetricRow } from '../../src/core/analytics/request-metrics.repository.ts';
 import type { Topic } from '../../src/core/topics/topic.types.ts';
 import type { EventScope, NewEvent, StoredEvent } from '../../src/core/events/event.types.ts';
 import type { ClaimedDelivery, Webhook } from '../../src/core/webhooks/webhook.types.ts';
@@ -53,6 +54,15 @@ export interface ContractExtras {
     sql(statement: string, params?: unknown[]): Promise<void>;
     /** Drops or disables what keeps audit_logs append-only (its triggers), as such a person could. */
     liftAppendOnlyGuard(): Promise<void>;
+  };
+}
+
+/** One stored request-metrics row (G7), with fields overridden. */
+function metricRow(over: Partial<RequestMetricRow> = {}): RequestMetricRow {
+  return {
+    tenantId: scopeA.tenantId, mode: 'live', minute: new Date(Date.UTC(2026, 0, 1)), surface: 'g1', route: 'GET /api/v1/memories/:id',
+    statusClass: 2, keyId: 'key_1', userId: 'u1', requests: 1, latencySumMs: 12.5, latencyMaxMs: 12.5, histogram: { 22: 1 },
+    bytesIn: 0, bytesOut: 2048, ...over,
   };
 }
 
@@ -992,6 +1002,97 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         });
         expect(await storage.usage.activeScopes(at(2), at(10))).toEqual([
           { tenantId: scopeA.tenantId, mode: 'live' }, { tenantId: scopeA.tenantId, mode: 'test' },
+        ]);
+      });
+    });
+
+    describe('request metrics (G7 analytics)', () => {
+      it('stores a flush in one write and lists a tenant + mode\'s rows by minute in [from, to), oldest first', async () => {
+        const minute = (m: number) => new Date(Date.UTC(2026, 0, 1, 0, m));
+        await storage.requestMetrics.append([
+          metricRow({ minute: minute(5), requests: 3, histogram: { 10: 2, 40: 1 } }),
+          metricRow({ minute: minute(1), route: 'POST /api/v1/memories', statusClass: 4 }),
+          metricRow({ minute: minute(10) }),
+          metricRow({ minute: minute(5), tenantId: scopeB.tenantId }),
+          metricRow({ minute: minute(5), mode: 'test' }),
+        ]);
+        await storage.requestMetrics.append([]);
+        const rows = await storage.requestMetrics.list(scopeA.tenantId, 'live', minute(1), minute(10));
+        expect(rows.map((r) => r.minute.getTime())).toEqual([minute(1).getTime(), minute(5).getTime()]);
+        expect(rows[0]).toEqual(metricRow({ minute: minute(1), route: 'POST /api/v1/memories', statusClass: 4 }));
+        expect(rows[1]).toEqual(metricRow({ minute: minute(5), requests: 3, histogram: { 10: 2, 40: 1 } }));
+        expect(await storage.requestMetrics.list('nobody', 'live', minute(0), minute(60))).toEqual([]);
+      });
+
+      it('sums a minute\'s rows (every route, key, user and flush) and counts distinct users', async () => {
+        const minute = (m: number) => new Date(Date.UTC(2026, 0, 1, 0, m));
+        await storage.requestMetrics.append([
+          metricRow({ minute: minute(5), requests: 3, latencySumMs: 30, histogram: { 10: 2, 40: 1 } }),
+          metricRow({ minute: minute(5), route: 'POST /x', userId: 'u2', statusClass: 4, requests: 2, latencySumMs: 5, histogram: { 10: 2 } }),
+          metricRow({ minute: minute(5), userId: '', keyId: '', statusClass: 5, requests: 1, latencySumMs: 100, histogram: { 50: 1 } }),
+          metricRow({ minute: minute(7), userId: 'u3' }),
+          metricRow({ minute: minute(9), userId: 'u4' }),
+          metricRow({ minute: minute(5), tenantId: scopeB.tenantId, userId: 'other', requests: 50 }),
+          metricRow({ minute: minute(5), mode: 'test', userId: 'test-user', requests: 50 }),
+        ]);
+        // A second flush of the same minute.
+        await storage.requestMetrics.append([metricRow({ minute: minute(5), requests: 1, latencySumMs: 1, histogram: { 10: 1 } })]);
+        expect(await storage.requestMetrics.minutes(scopeA.tenantId, 'live', minute(5), minute(9))).toEqual([
+          { minute: minute(5), requests: 7, errors: 3, serverErrors: 1, latencySumMs: 136, histogram: { 10: 5, 40: 1, 50: 1 } },
+          { minute: minute(7), requests: 1, errors: 0, serverErrors: 0, latencySumMs: 12.5, histogram: { 22: 1 } },
+        ]);
+        expect(await storage.requestMetrics.activeUsers(scopeA.tenantId, 'live', minute(5), minute(9))).toBe(3); // u1, u2, u3
+        expect(await storage.requestMetrics.minutes('nobody', 'live', minute(0), minute(60))).toEqual([]);
+        expect(await storage.requestMetrics.activeUsers('nobody', 'live', minute(0), minute(60))).toBe(0);
+      });
+
+      it('prunes rows of minutes before a time', async () => {
+        const minute = (m: number) => new Date(Date.UTC(2026, 0, 1, 0, m));
+        await storage.requestMetrics.append([metricRow({ minute: minute(1) }), metricRow({ minute: minute(2) }), metricRow({ minute: minute(3) })]);
+        expect(await storage.requestMetrics.prune(minute(3))).toBe(2);
+        expect((await storage.requestMetrics.list(scopeA.tenantId, 'live', minute(0), minute(60))).map((r) => r.minute)).toEqual([minute(3)]);
+      });
+    });
+
+    describe('usage figures (G7 report)', () => {
+      const at = (minute: number, second = 0) => new Date(Date.UTC(2026, 0, 1, 0, minute, second));
+      it('sizes memories by memory_type (UTF-8 bytes of title + content), with the part created since a time', async () => {
+        await storage.memories.insert(makeMemory(scopeA, { title: 'é', content: '12345', memoryType: 'fact', createdAt: at(1) }), vec(0));
+        await storage.memories.insert(makeMemory({ ...scopeA, workspace: 'w2' }, { title: 'a', content: '1234567890', memoryType: 'fact', createdAt: at(9) }), vec(0));
+        await storage.memories.insert(makeMemory(scopeA, { title: 'b', content: '1', memoryType: 'context', createdAt: at(9) }), vec(0));
+        await storage.memories.insert(makeMemory(scopeB, { title: 'other', content: 'tenant', memoryType: 'fact' }), vec(0));
+        expect(await storage.usage.memoryStorage(scopeA.tenantId, 'live', at(5))).toEqual([
+          { memoryType: 'fact', count: 2, bytes: 18, bytesSince: 11 },
+          { memoryType: 'context', count: 1, bytes: 2, bytesSince: 2 },
+        ]);
+        expect(await storage.usage.memoryStorage('nobody', 'live', at(0))).toEqual([]);
+      });
+
+      it('counts searches and memory operations per minute in [from, to), and ranks queries', async () => {
+        const search = (scope: Scope, minute: number, second: number, query: string, ms: number) => storage.searchLog.append({
+          scope, userId: 'u', surface: 'g1', kind: 'keyword', query, resultsCount: 1, executionMs: ms, avgScore: 0.5, filters: {}, at: at(minute, second),
+        });
+        await search(scopeA, 1, 0, 'Deploy', 10);
+        await search(scopeA, 1, 59, 'deploy ', 30);
+        await search({ ...scopeA, workspace: 'w2' }, 3, 5, 'lunch', 5);
+        await search(scopeA, 3, 6, '', 7);
+        await search(scopeA, 10, 0, 'late', 1);
+        await search(scopeB, 1, 0, 'deploy', 100);
+        expect(await storage.usage.searchesPerMinute(scopeA.tenantId, 'live', at(1), at(10))).toEqual([
+          { minute: at(1), count: 2, totalMs: 40 }, { minute: at(3), count: 2, totalMs: 12 },
+        ]);
+        expect(await storage.usage.topQueries(scopeA.tenantId, 'live', at(1), at(10), 5)).toEqual([
+          { query: 'deploy', count: 2, avgMs: 20 }, { query: 'lunch', count: 1, avgMs: 5 },
+        ]);
+        expect(await storage.usage.topQueries(scopeA.tenantId, 'live', at(1), at(10), 1)).toHaveLength(1);
+        const event = (type: string, scope: Scope, minute: number, second: number): NewEvent =>
+          ({ id: `evt_${randomUUID()}`, type, scope: { ...scope }, createdAt: at(minute, second), data: {} });
+        await storage.events.append([
+          event('memory.created', scopeA, 2, 1), event('memory.updated', scopeA, 2, 30), event('memory.deleted', { ...scopeA, workspace: 'w2' }, 4, 0),
+          event('search.performed', scopeA, 2, 0), event('memory.created', scopeB, 2, 0), event('memory.created', scopeA, 10, 0),
+        ]);
+        expect(await storage.usage.operationsPerMinute(scopeA.tenantId, 'live', at(1), at(10))).toEqual([
+          { minute: at(2), count: 2, totalMs: 0 }, { minute: at(4), count: 1, totalMs: 0 },
         ]);
       });
     });
@@ -2086,6 +2187,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           tokenDigest: status === 'approved' ? 'c'.repeat(64) : null,
         }));
         for (const a of mcpApprovals) await store.mcpApprovals.insert(a, a.requestedAt);
+        await store.requestMetrics.append([metricRow({ tenantId: scopeA.tenantId }), metricRow({ tenantId: '', mode: '', keyId: '', userId: '' })]);
         return { topic, key, webhook, memories, secrets, idem, idemReservation, mcp: { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals } };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
@@ -2103,6 +2205,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await keyword(to)).hits.map((h) => h.memory.id)).toEqual([f.memories[0]!.id]);
         expect((await to.memories.list(scopeA, listAll({ filter: { tagsAny: ['deploy'] } }))).total).toBe(1);
         expect(await to.topics.findById(scopeA, f.topic.id)).toEqual(f.topic);
+        const metricsOf = (s: Storage) => s.requestMetrics.list(scopeA.tenantId, 'live', new Date(0), new Date(Date.UTC(2100, 0)));
+        expect(await metricsOf(to)).toEqual(await metricsOf(from));
+        expect(await metricsOf(to)).toHaveLength(1);
         expect(await to.apiKeys.findByDigest(f.key.digest)).toEqual(f.key);
         expect(await to.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id)).toEqual(await from.webhooks.findById({ ...scopeA }, 'g9', f.webhook.id));
         expect(await to.webhooks.pendingCount()).toBe(await from.webhooks.pendingCount());

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
+import { REQUEST_METRICS_RETENTION_MS } from '../../src/core/analytics/request-recorder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
@@ -106,6 +107,24 @@ describe('periodic events, user.activity and retention', () => {
     await t.container.memories.create(acme, actorIn(acme, 'u'), { title: 'new', content: 'y' });
     expect(await t.container.periodic.prune()).toBe(2); // memory.created + embedding.generated
     expect((await all(t, acme, ['memory.created'])).map((e) => e.data.title)).toEqual(['new']);
+  });
+
+  it('prunes request measurements older than 90 days with the events', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 5, 1));
+    t = await createTestApp({ overrides: { clock } });
+    const record = () => t.container.requestMetrics.record({
+      tenantId: 'acme', mode: 'live', keyId: 'k', userId: 'u', surface: 'g1', route: 'GET /x', status: 200, latencyMs: 1, bytesIn: 0, bytesOut: 0,
+    });
+    record();
+    await t.container.requestMetrics.flush();
+    clock.advance(REQUEST_METRICS_RETENTION_MS - 60_000);
+    record();
+    await t.container.requestMetrics.flush();
+    const rows = () => t.container.storage.requestMetrics.list('acme', 'live', new Date(0), new Date(Date.UTC(2100, 0)));
+    expect(await rows()).toHaveLength(2);
+    clock.advance(120_000);
+    await t.container.periodic.prune();
+    expect((await rows()).map((r) => r.minute)).toEqual([new Date(Date.UTC(2026, 5, 1) + REQUEST_METRICS_RETENTION_MS - 60_000)]);
   });
 
   it('starts and stops its timers', async () => {

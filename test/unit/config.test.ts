@@ -34,6 +34,8 @@ describe('configuration', () => {
     [{ MNEMO_SQLITE_SYNCHRONOUS: 'off' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
     [{ MNEMO_SQLITE_SYNCHRONOUS: 'fast' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
     [{ MNEMO_DASHBOARD_URL: 'dashboard.example.com' }, 'MNEMO_DASHBOARD_URL'],
+    [{ MNEMO_COST_COMPUTE_SECOND: '-1' }, 'MNEMO_COST_COMPUTE_SECOND'],
+    [{ MNEMO_COST_API_CALLS_PER_1000: 'free' }, 'MNEMO_COST_API_CALLS_PER_1000'],
     [{ MNEMO_DASHBOARD_URL: 'ftp://dashboard.example.com' }, 'MNEMO_DASHBOARD_URL'],
     [{ MNEMO_DASHBOARD_URL: 'https://dashboard.example.com/?a=1' }, 'MNEMO_DASHBOARD_URL'],
   ])('stops on %o naming %s', (env, variable) => {

@@ -61,6 +61,8 @@ export function createPeriodicEvents(deps: {
   analyticsIntervalMs: number;
   retentionMs: number;
   pruneIntervalMs: number;
+  /** Also pruned at each pruning tick: request measurements older than their own retention (90 days). */
+  requestMetrics?: { prune(before: Date): Promise<number>; retentionMs: number } | undefined;
   /**
    * With several nodes, each timer's tick runs on the node that claims it for the interval (the others skip it),
    * so an event fires once per cluster. Absent: every tick runs here (one node).
@@ -113,7 +115,10 @@ export function createPeriodicEvents(deps: {
   }
 
   async function prune(): Promise<number> {
-    return deps.events.prune(new Date(deps.clock.now().getTime() - deps.retentionMs));
+    const now = deps.clock.now().getTime();
+    const pruned = await deps.events.prune(new Date(now - deps.retentionMs));
+    if (deps.requestMetrics) await deps.requestMetrics.prune(new Date(now - deps.requestMetrics.retentionMs));
+    return pruned;
   }
 
   /**

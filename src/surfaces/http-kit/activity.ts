@@ -1,6 +1,35 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
+import type { AnsweredRequest } from '../../core/analytics/request-recorder.ts';
 import { workspaceOrDefault } from './workspace.ts';
+
+const byteCount = (v: unknown): number => {
+  const n = Number(Array.isArray(v) ? v[0] : v);
+  return Number.isFinite(n) && n > 0 ? n : 0;
+};
+
+/**
+ * What the G7 measurement keeps of an answered request: the route pattern (never the URL, which would hold ids and
+ * make every path its own row), the caller (none before authentication), the latency Fastify measured from arrival
+ * to the end of the answer, and the bytes given by Content-Length (0 when absent, e.g. streams).
+ */
+/** A WebSocket upgrade or an SSE answer: its "latency" would be the connection's whole life. */
+const isStream = (req: FastifyRequest, reply: FastifyReply): boolean =>
+  typeof req.headers.upgrade === 'string' || String(reply.getHeader('content-type') ?? '').startsWith('text/event-stream');
+
+export function answeredRequest(req: FastifyRequest, reply: FastifyReply): AnsweredRequest {
+  const p = req.principal;
+  const pattern = req.routeOptions.url;
+  return {
+    tenantId: p?.tenantId ?? null, mode: p?.mode ?? null, keyId: p?.keyId ?? null, userId: p?.userId ?? null,
+    surface: surfaceOfUrl(req.url) ?? 'other',
+    route: pattern ? `${req.method} ${pattern}` : '(unmatched)',
+    status: reply.statusCode,
+    latencyMs: isStream(req, reply) ? null : reply.elapsedTime,
+    bytesIn: byteCount(req.headers['content-length']),
+    bytesOut: byteCount(reply.getHeader('content-length')),
+  };
+}
 
 /** Path prefixes of the API generations, longest first where they nest. */
 const SURFACES: [prefix: string, label: string][] = [
@@ -31,9 +60,18 @@ export function surfaceOfUrl(url: string): string | undefined {
 export function requestObserver(deps: {
   activity: Pick<ActivityTracker, 'touch'>;
   recordResponse?: ((status: number) => void) | undefined;
+  /** G7 request measurement: only updates an in-memory aggregate (written in the background). */
+  recordRequest?: ((r: AnsweredRequest) => void) | undefined;
 }) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     deps.recordResponse?.(reply.statusCode);
+    if (deps.recordRequest) {
+      try {
+        deps.recordRequest(answeredRequest(req, reply));
+      } catch (err) {
+        req.log.warn({ err }, 'request not measured');
+      }
+    }
     const p = req.principal;
     if (!p) return;
     const workspace = workspaceOrDefault(req);

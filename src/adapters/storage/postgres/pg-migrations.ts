@@ -420,6 +420,34 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX mcp_approvals_owner ON mcp_approvals (tenant_id, mode, requested_at, id COLLATE "C");
     `,
   },
+  {
+    version: 10,
+    name: 'request metrics',
+    sql: `
+      -- Answered requests per minute (core/analytics/request-recorder.ts): one row per (tenant, mode, minute, surface,
+      -- route, status class, key, user) and flush; readers add rows up. histogram is the sparse latency histogram
+      -- (core/analytics/latency-histogram.ts). Kept 90 days (REQUEST_METRICS_RETENTION_MS).
+      CREATE TABLE request_metrics (
+        id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        tenant_id      text NOT NULL,
+        mode           text NOT NULL,
+        minute         timestamptz NOT NULL,
+        surface        text NOT NULL,
+        route          text NOT NULL,
+        status_class   integer NOT NULL,
+        key_id         text NOT NULL,
+        user_id        text NOT NULL,
+        requests       integer NOT NULL,
+        latency_sum_ms double precision NOT NULL,
+        latency_max_ms double precision NOT NULL,
+        histogram      jsonb NOT NULL,
+        bytes_in       bigint NOT NULL,
+        bytes_out      bigint NOT NULL
+      );
+      CREATE INDEX request_metrics_scope_minute ON request_metrics (tenant_id, mode, minute);
+      CREATE INDEX request_metrics_minute ON request_metrics (minute);
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

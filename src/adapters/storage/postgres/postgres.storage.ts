@@ -15,6 +15,7 @@ import { createPgMcpApprovalRepository } from './pg-mcp-approval.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
+import { createPgRequestMetricsRepository } from './pg-request-metrics.repository.ts';
 import { DEFAULT_EXACT_SCAN_BELOW, DEFAULT_HNSW_EF_SEARCH } from './pg-vector-search.ts';
 import { createPgWebhookRepository } from './pg-webhook.repository.ts';
 
@@ -44,6 +45,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     events: createPgEventRepository(db, outbox),
     webhooks: createPgWebhookRepository(db),
     usage: createPgUsageRepository(db),
+    requestMetrics: createPgRequestMetricsRepository(db),
     idempotency: createPgIdempotencyRepository(db, outbox),
     secrets: createPgSecretRepository(db, outbox),
     audit: createPgAuditRepository(db),

@@ -487,4 +487,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX mcp_approvals_owner ON mcp_approvals (tenant_id, mode, requested_at, id);
     `,
   },
+  {
+    version: 12,
+    name: 'request metrics',
+    sql: `
+      -- Answered requests per minute (core/analytics/request-recorder.ts): one row per (tenant, mode, minute, surface,
+      -- route, status class, key, user) and flush; readers add rows up. histogram is the sparse JSON latency histogram
+      -- (core/analytics/latency-histogram.ts). minute is epoch ms. Kept 90 days (REQUEST_METRICS_RETENTION_MS).
+      CREATE TABLE request_metrics (
+        id             INTEGER PRIMARY KEY,
+        tenant_id      TEXT NOT NULL,
+        mode           TEXT NOT NULL,
+        minute         INTEGER NOT NULL,
+        surface        TEXT NOT NULL,
+        route          TEXT NOT NULL,
+        status_class   INTEGER NOT NULL,
+        key_id         TEXT NOT NULL,
+        user_id        TEXT NOT NULL,
+        requests       INTEGER NOT NULL,
+        latency_sum_ms REAL NOT NULL,
+        latency_max_ms REAL NOT NULL,
+        histogram      TEXT NOT NULL,
+        bytes_in       INTEGER NOT NULL,
+        bytes_out      INTEGER NOT NULL
+      );
+      CREATE INDEX request_metrics_scope_minute ON request_metrics (tenant_id, mode, minute);
+      CREATE INDEX request_metrics_minute ON request_metrics (minute);
+    `,
+  },
 ];
+

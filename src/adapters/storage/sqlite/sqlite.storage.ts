@@ -8,6 +8,7 @@ import { createSqliteEventRepository } from './sqlite-event.repository.ts';
 import { SqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteWebhookRepository } from './sqlite-webhook.repository.ts';
 import { createSqliteUsageRepository } from './sqlite-usage.repository.ts';
+import { createSqliteRequestMetricsRepository } from './sqlite-request-metrics.repository.ts';
 import { createSqliteIdempotencyRepository } from './sqlite-idempotency.repository.ts';
 import { createSqliteSecretRepository } from './sqlite-secret.repository.ts';
 import { createSqliteAuditRepository } from './sqlite-audit.repository.ts';
@@ -43,6 +44,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
     events: createSqliteEventRepository(db, outbox),
     webhooks: createSqliteWebhookRepository(db),
     usage: createSqliteUsageRepository(db),
+    requestMetrics: createSqliteRequestMetricsRepository(db),
     idempotency: createSqliteIdempotencyRepository(db, outbox),
     secrets: createSqliteSecretRepository(db, outbox),
     audit: createSqliteAuditRepository(db),
