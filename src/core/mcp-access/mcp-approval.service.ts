@@ -35,21 +35,7 @@ export interface McpApprovalResponse {
 }
 
 /** An approval as shown: its status as it reads now, and where a person answers it. Never its token. */
-export interface McpApprovalView {
-  id: string;
-  resource: string;
-  operation: McpOperation;
-  reason: string;
-  requestedBy: string;
-  requestedAt: Date;
-  expiresAt: Date;
-  status: McpApprovalStatus;
-  approvalUrl: string;
-  respondedBy: string | null;
-  respondedAt: Date | null;
-  responseReason: string | null;
-  autoApproved: boolean;
-}
+export type McpApprovalView = Omit<StoredMcpApproval, 'owner' | 'resourceId' | 'tokenDigest'> & { approvalUrl: string };
 
 /** An approval as made or answered: the access token is in this answer only (null unless approved). */
 export interface IssuedMcpApproval {

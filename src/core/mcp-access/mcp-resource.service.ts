@@ -40,20 +40,8 @@ export interface McpResourceInput {
   value?: string | undefined;
 }
 
-/** A registration as shown: never its value. */
-export interface McpResourceView {
-  id: string;
-  uri: string;
-  type: McpResourceType;
-  name: string;
-  description: string;
-  permissions: McpOperation[];
-  requiresApproval: boolean;
-  approvers: string[];
-  autoApprove: AutoApprove;
-  createdAt: Date;
-  createdBy: string;
-}
+/** A registration as shown: never its value (nor its owner, which is the caller, or its access figures). */
+export type McpResourceView = Omit<StoredMcpResource, 'owner' | 'sealedValue' | 'accessedAt' | 'accessCount'>;
 
 /** One read: the URI read, the registration that governed it, the value, and the registration's access figures. */
 export interface McpResourceRead {
