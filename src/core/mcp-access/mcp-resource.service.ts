@@ -17,7 +17,7 @@ import {
   autoApproveProblems, MCP_APPROVERS_MAX, mcpDescriptionProblem, mcpNameProblem, permissionsProblems, userIdsProblems,
 } from './mcp.rules.ts';
 import {
-  mcpResourceValueContext, type AutoApprove, type McpOperation, type McpOwner, type McpResourceType, type StoredMcpResource,
+  mcpResourceValueContext, type AutoApprove, type McpOperation, type McpOwner, type StoredMcpResource,
 } from './mcp.types.ts';
 
 /** Who calls: the key's tenant, mode and user, and its scopes (registering API-key access needs apikeys:manage). */
