@@ -79,6 +79,8 @@ export interface Config {
    * the G7 cost model (core/analytics/cost-model.ts); the defaults are examples, not real prices.
    */
   costPrices: UnitPrices;
+  /** `MNEMO_ANALYTICS`: `on` (default) measures every request for G7; `off` records none (G7 request figures stay 0). */
+  analytics: boolean;
 }
 
 export type MetricsAccess = { mode: 'off' } | { mode: 'loopback' } | { mode: 'token'; token: string };
@@ -105,7 +107,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
   'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN', 'MNEMO_COST_STORAGE_GB_MONTH', 'MNEMO_COST_COMPUTE_SECOND',
-  'MNEMO_COST_API_CALLS_PER_1000',
+  'MNEMO_COST_API_CALLS_PER_1000', 'MNEMO_ANALYTICS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -264,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey: env.MNEMO_MASTER_KEY?.trim() ? env.MNEMO_MASTER_KEY.trim() : null,
     dashboardUrl: dashboardUrl(env, host, port),
     metrics: metricsAccess(env),
+    analytics: oneOf(env, 'MNEMO_ANALYTICS', ['on', 'off'] as const, 'on') === 'on',
     costPrices: {
       storagePerGbMonth: price(env, 'MNEMO_COST_STORAGE_GB_MONTH', EXAMPLE_UNIT_PRICES.storagePerGbMonth),
       computePerSecond: price(env, 'MNEMO_COST_COMPUTE_SECOND', EXAMPLE_UNIT_PRICES.computePerSecond),

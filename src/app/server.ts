@@ -114,9 +114,10 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     await c.streams.shutdown();
   });
   // After each answer: user.activity for authenticated callers, the error rate of system.health, and the G7
-  // request measurement (every surface).
+  // request measurement (every surface) unless MNEMO_ANALYTICS=off.
   app.addHook('onResponse', requestObserver({
-    activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status), recordRequest: (r) => c.requestMetrics.record(r),
+    activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status),
+    recordRequest: c.config.analytics ? (r) => c.requestMetrics.record(r) : undefined,
   }));
   // Request counts and latencies for GET /metrics, per surface and route pattern.
   app.addHook('onResponse', requestMetricsHook({
