@@ -8,6 +8,7 @@ import { pgliteExecutor } from '../../src/adapters/storage/postgres/pg-executor.
 import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postgres/pg-migrations.ts';
 import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
 import { MIGRATIONS } from '../../src/adapters/storage/sqlite/migrations.ts';
+import { migrateSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import type { SealedValue } from '../../src/core/secrets/secret.types.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
@@ -54,11 +55,8 @@ describe('upgrading a store from before G11 webhooks', () => {
     const file = join(dir, 'mnemo.db');
     try {
       const old = new Database(file);
-      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      for (const m of before(MIGRATIONS)) {
-        old.exec(m.sql);
-        old.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, at.toISOString());
-      }
+      // The store as the version before this migration wrote it.
+      migrateSqlite(old, before(MIGRATIONS));
       expect(() => old.prepare(`INSERT INTO webhooks (${COLUMNS}) VALUES (?, 'g11', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, NULL, 0, 0, 0, 'k', 'w', 'p')`)
         .run('whk_too_early', ...row.slice(2))).toThrow(/CHECK/);
       old.prepare(`INSERT INTO webhooks (seq, ${COLUMNS}) VALUES (5, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, 1, 0, ?, ?, ?)`).run(

@@ -10,6 +10,7 @@ import { pgliteExecutor } from '../../src/adapters/storage/postgres/pg-executor.
 import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postgres/pg-migrations.ts';
 import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
 import { MIGRATIONS } from '../../src/adapters/storage/sqlite/migrations.ts';
+import { migrateSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { open } from '../../src/core/secrets/envelope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
@@ -63,11 +64,8 @@ describe('upgrading a store whose webhook secrets are in plaintext', () => {
     const file = join(dir, 'mnemo.db');
     try {
       const old = new Database(file);
-      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      for (const m of before(MIGRATIONS)) {
-        old.exec(m.sql);
-        old.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, at.toISOString());
-      }
+      // The store as the version before this migration wrote it.
+      migrateSqlite(old, before(MIGRATIONS));
       old.prepare(`INSERT INTO webhooks (seq, ${COLUMNS}) VALUES (7, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         legacy.id, legacy.kind, legacy.scope.tenantId, legacy.scope.mode, legacy.scope.workspace, legacy.url, JSON.stringify(legacy.events),
         PLAINTEXT, legacy.description, legacy.status, JSON.stringify(legacy.retryPolicy), JSON.stringify(legacy.filters), at.getTime(),

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { MIGRATIONS } from './migrations.ts';
+import { MIGRATIONS, type Migration } from './migrations.ts';
 
 export type SqliteDb = Database.Database;
 
@@ -33,7 +33,7 @@ export function openSqlite(file: string, options: SqliteOptions = {}): SqliteDb 
   db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.synchronous ?? 'full']}`);
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db);
+  migrateSqlite(db);
   return db;
 }
 
@@ -43,7 +43,11 @@ export function synchronousOf(db: SqliteDb): SqliteSynchronous | 'off' | 'extra'
   return (['off', 'normal', 'full', 'extra'] as const)[level] ?? 'off';
 }
 
-function migrate(db: SqliteDb): void {
+/**
+ * Applies the migrations not yet recorded in `schema_migrations` (all of them by default; a prefix of them builds the
+ * store an older version wrote, for upgrade tests), each once, in one IMMEDIATE transaction.
+ */
+export function migrateSqlite(db: SqliteDb, migrations: readonly Migration[] = MIGRATIONS): void {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
   // IMMEDIATE takes the write lock first, so two processes starting together cannot both apply a migration.
@@ -51,7 +55,7 @@ function migrate(db: SqliteDb): void {
     const done = new Set(
       (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
     );
-    for (const m of MIGRATIONS) {
+    for (const m of migrations) {
       if (done.has(m.version)) continue;
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
