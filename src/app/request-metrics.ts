@@ -14,16 +14,14 @@ export const SERVER_SURFACE = 'server';
  */
 export function requestMetricsHook(options: {
   record: (sample: RequestSample) => void;
-  /** [URL prefix, surface label] of every mounted surface. */
-  prefixes: readonly (readonly [string, string])[];
+  /** The generation of a URL (surfaces/http-kit/surface-of.ts). */
+  surfaceOf: (url: string) => string | undefined;
 }) {
-  const surfaceOf = (path: string): string =>
-    options.prefixes.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`))?.[1] ?? SERVER_SURFACE;
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const pattern = req.is404 ? undefined : req.routeOptions.url;
     const route = pattern ?? 'unmatched';
     options.record({
-      surface: surfaceOf(pattern ?? req.url.split('?')[0]!),
+      surface: options.surfaceOf(pattern ?? req.url) ?? SERVER_SURFACE,
       route,
       method: METHODS.has(req.method) ? req.method : 'other',
       status: reply.statusCode,
@@ -31,6 +29,3 @@ export function requestMetricsHook(options: {
     });
   };
 }
-
-/** `G1 memories` → `g1`: the generation, as the label. */
-export const surfaceLabel = (name: string): string => name.split(' ')[0]!.toLowerCase();

@@ -26,7 +26,8 @@ import type { Container } from './container.ts';
 import { healthRoutes } from './health.routes.ts';
 import { registerOpenApi } from './openapi.ts';
 import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
-import { requestMetricsHook, surfaceLabel } from './request-metrics.ts';
+import { requestMetricsHook } from './request-metrics.ts';
+import { surfaceResolver } from '../surfaces/http-kit/surface-of.ts';
 
 /** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
 const BODY_DRAIN_TIMEOUT_MS = 10_000;
@@ -113,16 +114,18 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.addHook('preClose', async () => {
     await c.streams.shutdown();
   });
+  // Which generation a URL belongs to, from the mounted surfaces' prefixes: for the two hooks below.
+  const surfaceOf = surfaceResolver(surfaces.map(({ surface }) => surface));
   // After each answer: user.activity for authenticated callers, the error rate of system.health, and the G7
   // request measurement (every surface) unless MNEMO_ANALYTICS=off.
   app.addHook('onResponse', requestObserver({
     activity: c.activity, recordResponse: (status) => c.periodic.recordResponse(status),
-    recordRequest: c.config.analytics ? (r) => c.requestMetrics.record(r) : undefined,
+    recordRequest: c.config.analytics ? (r) => c.requestMetrics.record(r) : undefined, surfaceOf,
   }));
   // Request counts and latencies for GET /metrics, per surface and route pattern.
   app.addHook('onResponse', requestMetricsHook({
     record: (sample) => c.metrics.recordRequest(sample),
-    prefixes: surfaces.flatMap(({ surface }) => surface.prefixes.map((prefix) => [prefix, surfaceLabel(surface.name)] as const)),
+    surfaceOf,
   }));
 
   // Load shedding: while the event loop lags past the limit, every request but health is refused at once with a

@@ -6,7 +6,10 @@ import { createRateWindow } from '../../src/core/streams/rate-window.ts';
 import { parseStreamParams } from '../../src/surfaces/g8-events/requests.ts';
 import { DEFAULT_REALTIME_SETTINGS } from '../../src/core/streams/settings.ts';
 import { redactUrlCredentials } from '../../src/surfaces/http-kit/log-redaction.ts';
-import { surfaceOfUrl } from '../../src/surfaces/http-kit/activity.ts';
+import { surfaceResolver } from '../../src/surfaces/http-kit/surface-of.ts';
+import { g1Surface } from '../../src/surfaces/g1-memories/index.ts';
+import { g2Surface } from '../../src/surfaces/g2-legacy-memory/index.ts';
+import { g4Surface } from '../../src/surfaces/g4-discovery/index.ts';
 
 describe('connection registry', () => {
   const conn = (shut: string[], id: string, keyId: string, tenantId = 't1') =>
@@ -108,6 +111,7 @@ describe('small helpers', () => {
     expect(redactUrlCredentials('/p?keys=1&tokens=2&access_token')).toBe('/p?keys=1&tokens=2&access_token');
     // Key-shaped text anywhere (a key pasted into a path or another parameter).
     expect(redactUrlCredentials(`/api/v1/memories/mnemo_test_${'a1'.repeat(18)}?q=mnemo_live_${'Z9'.repeat(18)}`)).toBe('/api/v1/memories/[redacted]?q=[redacted]');
+    const surfaceOfUrl = surfaceResolver([g1Surface, g2Surface, g4Surface]);
     expect(surfaceOfUrl('/api/v1/memories/abc?x=1')).toBe('g1');
     expect(surfaceOfUrl('/api/v1/memory/abc')).toBe('g2');
     expect(surfaceOfUrl('/v1/search/live')).toBe('g4');

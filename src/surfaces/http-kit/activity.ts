@@ -17,39 +17,18 @@ const byteCount = (v: unknown): number => {
 const isStream = (req: FastifyRequest, reply: FastifyReply): boolean =>
   typeof req.headers.upgrade === 'string' || String(reply.getHeader('content-type') ?? '').startsWith('text/event-stream');
 
-export function answeredRequest(req: FastifyRequest, reply: FastifyReply): AnsweredRequest {
+export function answeredRequest(req: FastifyRequest, reply: FastifyReply, surface: string | undefined): AnsweredRequest {
   const p = req.principal;
   const pattern = req.routeOptions.url;
   return {
     tenantId: p?.tenantId ?? null, mode: p?.mode ?? null, keyId: p?.keyId ?? null, userId: p?.userId ?? null,
-    surface: surfaceOfUrl(req.url) ?? 'other',
+    surface: surface ?? 'other',
     route: pattern ? `${req.method} ${pattern}` : '(unmatched)',
     status: reply.statusCode,
     latencyMs: isStream(req, reply) ? null : reply.elapsedTime,
     bytesIn: byteCount(req.headers['content-length']),
     bytesOut: byteCount(reply.getHeader('content-length')),
   };
-}
-
-/** Path prefixes of the API generations, longest first where they nest. */
-const SURFACES: [prefix: string, label: string][] = [
-  ['/api/v1/memories', 'g1'], ['/api/v1/store', 'g1'], ['/api/v1/topics', 'g1'],
-  ['/api/v1/memory', 'g2'],
-  ['/api/v1/search', 'g3'],
-  ['/v1/search', 'g4'], ['/v1/embeddings', 'g4'], ['/v1/analytics', 'g4'],
-  ['/api/v1/embeddings', 'g5'],
-  ['/api/v1/batch', 'g6'],
-  ['/api/v1/analytics', 'g7'],
-  ['/api/v1/stream', 'g8'],
-  ['/api/v1/webhooks', 'g9'],
-  ['/v1/webhooks', 'g10'], ['/v1/events', 'g10'],
-  ['/v1/security', 'g11'],
-];
-
-/** The API generation a URL belongs to (`g1` … `g11`), or undefined. */
-export function surfaceOfUrl(url: string): string | undefined {
-  const path = url.split('?')[0]!;
-  return SURFACES.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`))?.[1];
 }
 
 /**
@@ -62,12 +41,15 @@ export function requestObserver(deps: {
   recordResponse?: ((status: number) => void) | undefined;
   /** G7 request measurement: only updates an in-memory aggregate (written in the background). */
   recordRequest?: ((r: AnsweredRequest) => void) | undefined;
+  /** The generation of a URL (surface-of.ts). */
+  surfaceOf: (url: string) => string | undefined;
 }) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     deps.recordResponse?.(reply.statusCode);
+    const surface = deps.surfaceOf(req.url);
     if (deps.recordRequest) {
       try {
-        deps.recordRequest(answeredRequest(req, reply));
+        deps.recordRequest(answeredRequest(req, reply, surface));
       } catch (err) {
         req.log.warn({ err }, 'request not measured');
       }
@@ -77,7 +59,7 @@ export function requestObserver(deps: {
     const workspace = workspaceOrDefault(req);
     try {
       await deps.activity.touch({
-        scope: { tenantId: p.tenantId, mode: p.mode, workspace }, userId: p.userId, keyId: p.keyId, surface: surfaceOfUrl(req.url),
+        scope: { tenantId: p.tenantId, mode: p.mode, workspace }, userId: p.userId, keyId: p.keyId, surface,
       });
     } catch (err) {
       req.log.warn({ err }, 'user.activity not recorded');
