@@ -271,6 +271,27 @@ describe('MCP over Streamable HTTP: approval-gated resources', () => {
     expect(late.status).toBe(409);
   });
 
+  it('uses the requester\'s approval of a wildcard asked through G11, but never one for another operation', async () => {
+    const { aliceKey, bot, botKey } = await world();
+    const reg = await rest(base, aliceKey, 'POST', '/v1/security/mcp/resources', {
+      uri: 'svc://secrets/stage/*', name: 'Staging', approvers: ['alice'], permissions: ['read', 'write'],
+    });
+    expect(reg.status).toBe(201);
+    await rest(base, aliceKey, 'POST', '/v1/security/secrets', { name: 'stage.db', value: 'stage-pw' });
+    const write = await rest(base, botKey, 'POST', '/v1/security/mcp/approve', { resource: 'svc://secrets/stage/*', operation: 'write', reason: 'migrate' });
+    expect(write.status).toBe(201);
+    await respond(base, aliceKey, write.body.approvalId as string, 'approve');
+    // An approved write opens no read: the read asks for its own approval.
+    const asked = await readResource(bot, 'svc://secrets/stage/db');
+    expect(asked.access).toMatchObject({ access: 'pending', operation: 'read', resource: 'svc://secrets/stage/db' });
+    await respond(base, aliceKey, asked.access.approvalId as string, 'deny');
+    const wide = await rest(base, botKey, 'POST', '/v1/security/mcp/approve', { resource: 'svc://secrets/stage/*', reason: 'read all of staging' });
+    await respond(base, aliceKey, wide.body.approvalId as string, 'approve');
+    const read = await readResource(bot, 'svc://secrets/stage/db');
+    expect(read.text).toBe('stage-pw');
+    expect(read.access).toMatchObject({ access: 'granted', approvalId: wide.body.approvalId });
+  });
+
   it('reads a registration without approval at once, lists the registered URIs, and refuses what nothing governs', async () => {
     const { aliceKey, bot } = await world();
     const custom = await rest(base, aliceKey, 'POST', '/v1/security/mcp/resources', {
