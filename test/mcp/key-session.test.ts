@@ -1,0 +1,51 @@
+import { InMemoryTransport } from '@modelcontextprotocol/client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mcpDeps } from '../../src/app/mcp.command.ts';
+import { VERSION } from '../../src/app/version.ts';
+import { createMnemoMcpServer } from '../../src/mcp/mcp-server.ts';
+import { keySession } from '../../src/mcp/session.ts';
+import { sharedTestApp } from '../support/test-app.ts';
+import { call, callError, connected } from './mcp-support.ts';
+
+/**
+ * The session `mnemo mcp` serves stdio with (keySession), over the SDK's in-memory transport so that many calls stay
+ * cheap: each call authenticates the key again and counts against its limits, as each HTTP request does.
+ * test/mcp/stdio.test.ts runs the real process.
+ */
+const app = sharedTestApp();
+afterAll(() => app.close());
+
+async function clientFor(key: string) {
+  const t = await app();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const server = createMnemoMcpServer(mcpDeps(t.container), keySession(t.container, key, { defaultWorkspace: 'default', userAgent: 'test' }), { version: VERSION });
+  await server.connect(serverSide);
+  return { t, client: await connected(clientSide) };
+}
+
+describe('MCP key session (stdio)', () => {
+  it('counts every call against the key\'s gateway limit and answers RATE_LIMITED as a tool error once it is spent', async () => {
+    const t = await app();
+    const { client } = await clientFor(await t.key({ tier: 'free', scopes: ['memories:read'] }));
+    let refused: Record<string, unknown> | undefined;
+    // Free tier: 60 a minute. A minute boundary may reset the window once; 130 calls still pass 60 in one window.
+    for (let i = 0; i < 130 && refused === undefined; i++) {
+      const res = await client.callTool({ name: 'memory_list', arguments: {} });
+      if (res.isError) refused = JSON.parse((res.content as { text: string }[])[0]!.text).error;
+    }
+    expect(refused).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 60, remaining: 0, retryAfterSeconds: expect.any(Number) } });
+    await client.close();
+  });
+
+  it('stops a key revoked while connected at its very next call', async () => {
+    const t = await app();
+    const { record, key } = await t.container.apiKeys.create({
+      tenantId: t.tenant, userId: 'bot', tier: 'enterprise', mode: 'live', scopes: ['memories:read', 'memories:write'],
+    });
+    const { client } = await clientFor(key);
+    await call(client, 'memory_create', { content: 'before the revocation' });
+    expect(await t.container.apiKeys.revoke(record.id)).toBe(true);
+    expect(await callError(client, 'memory_list')).toMatchObject({ code: 'UNAUTHORIZED', message: 'API key has been revoked' });
+    await client.close();
+  });
+});
