@@ -165,7 +165,8 @@ describe('MCP over Streamable HTTP: errors come back as tool errors', () => {
 
   it('refuses a missing or invalid key with 401 before any MCP processing', async () => {
     const init = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
-    for (const headers of [{}, { authorization: 'Bearer mnemo_live_notakey' }, { authorization: 'Basic abc' }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer mnemo_live_notakey' }, { authorization: 'Basic abc' }];
+    for (const headers of attempts) {
       const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(init) });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
