@@ -29,6 +29,59 @@ const tags = z.array(z.string()).describe('Up to 100 tags of 1-100 characters');
 const metadata = z.record(z.string(), z.unknown()).describe('Any JSON object (up to 64 KiB, nested at most 16 levels)');
 const topicId = z.string().nullable().describe('A topic UUID of this workspace (see topic_list), or null for none');
 
+/** Argument schemas, built once (a server instance is made per HTTP request: building zod schemas there is costly). */
+const CREATE = z.object({
+  content: z.string().describe('The text to remember (not blank; up to 1 MiB by default)'),
+  title: z.string().optional().describe('1-255 characters; default: the first line of the content'),
+  memory_type: memoryType.optional(),
+  tags: tags.optional(),
+  metadata: metadata.optional(),
+  topic_id: topicId.optional(),
+  workspace,
+});
+const SEARCH = z.object({
+  query: z.string().min(1).max(10_000).describe('What to look for, in natural language or keywords'),
+  mode: z.enum(['hybrid', 'semantic', 'keyword']).default('hybrid'),
+  limit: z.number().int().min(1).max(100).default(10).describe('At most this many hits (1-100)'),
+  threshold: z.number().min(0).max(1).optional()
+    .describe('Lowest score kept: similarity (0-1) for semantic (default 0.7), fused score for hybrid (default 0: keep all)'),
+  semantic_weight: z.number().min(0).max(1).default(0.7).describe('Hybrid: weight of semantic similarity'),
+  keyword_weight: z.number().min(0).max(1).default(0.3).describe('Hybrid: weight of keyword relevance'),
+  filters: z.object({
+    memory_type: z.union([z.string(), z.array(z.string())]).optional().describe('One type, or any of several'),
+    tags_any: z.array(z.string()).optional().describe('Memories having at least one of these tags'),
+    tags_all: z.array(z.string()).optional().describe('Memories having every one of these tags'),
+    metadata: z.record(z.string(), z.unknown()).optional()
+      .describe('key: value (equal) or key: [values] (any of); dotted keys reach nested objects, e.g. "source.kind"'),
+    topic_id: z.string().optional().describe('Only memories of this topic'),
+    created_from: z.string().optional().describe('ISO 8601: created at or after'),
+    created_to: z.string().optional().describe('ISO 8601: created at or before'),
+  }).optional(),
+  workspace,
+});
+const GET = z.object({ id: memoryId, workspace });
+const UPDATE = z.object({
+  id: memoryId,
+  title: z.string().optional(), content: z.string().optional(), memory_type: memoryType.optional(), tags: tags.optional(),
+  metadata: metadata.optional(), topic_id: topicId.optional(), workspace,
+});
+const DELETE = z.object({ id: memoryId, workspace });
+const LIST = z.object({
+  limit: z.number().int().min(1).max(100).default(20),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z.enum(['created_at', 'updated_at', 'title']).default('created_at'),
+  sort_order: z.enum(['asc', 'desc']).default('desc'),
+  memory_type: z.string().optional().describe('Only memories of this type'),
+  tags: z.array(z.string()).optional().describe('Only memories having at least one of these tags'),
+  workspace,
+});
+const TOPICS = z.object({
+  limit: z.number().int().min(1).max(100).default(50),
+  offset: z.number().int().min(0).default(0),
+  hierarchy: z.boolean().default(false).describe('The whole tree (root topics with nested children), not paged'),
+  workspace,
+});
+
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 /**
@@ -57,15 +110,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     title: 'Create a memory',
     description: 'Stores a memory (content, optional title, type, tags, metadata, topic) in the workspace and embeds it for search. '
       + 'Returns the stored memory with its id. Needs the memories:write scope; counts against the hourly memory-write quota.',
-    inputSchema: z.object({
-      content: z.string().describe('The text to remember (not blank; up to 1 MiB by default)'),
-      title: z.string().optional().describe('1-255 characters; default: the first line of the content'),
-      memory_type: memoryType.optional(),
-      tags: tags.optional(),
-      metadata: metadata.optional(),
-      topic_id: topicId.optional(),
-      workspace,
-    }),
+    inputSchema: CREATE,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   }, call('memories:write', async (a, { principal, scope }) => {
     const memory = await deps.memories.create(scope, principal, {
@@ -80,26 +125,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     description: 'Finds memories of the workspace relevant to a query. Default mode "hybrid": semantic similarity and keyword (BM25) '
       + 'relevance fused by weight; "semantic" or "keyword" use one of them. Filters narrow by type, tags, metadata, topic and '
       + 'creation date. Returns hits best first with their scores. Needs memories:read.',
-    inputSchema: z.object({
-      query: z.string().min(1).max(10_000).describe('What to look for, in natural language or keywords'),
-      mode: z.enum(['hybrid', 'semantic', 'keyword']).default('hybrid'),
-      limit: z.number().int().min(1).max(100).default(10).describe('At most this many hits (1-100)'),
-      threshold: z.number().min(0).max(1).optional()
-        .describe('Lowest score kept: similarity (0-1) for semantic (default 0.7), fused score for hybrid (default 0: keep all)'),
-      semantic_weight: z.number().min(0).max(1).default(0.7).describe('Hybrid: weight of semantic similarity'),
-      keyword_weight: z.number().min(0).max(1).default(0.3).describe('Hybrid: weight of keyword relevance'),
-      filters: z.object({
-        memory_type: z.union([z.string(), z.array(z.string())]).optional().describe('One type, or any of several'),
-        tags_any: z.array(z.string()).optional().describe('Memories having at least one of these tags'),
-        tags_all: z.array(z.string()).optional().describe('Memories having every one of these tags'),
-        metadata: z.record(z.string(), z.unknown()).optional()
-          .describe('key: value (equal) or key: [values] (any of); dotted keys reach nested objects, e.g. "source.kind"'),
-        topic_id: z.string().optional().describe('Only memories of this topic'),
-        created_from: z.string().optional().describe('ISO 8601: created at or after'),
-        created_to: z.string().optional().describe('ISO 8601: created at or before'),
-      }).optional(),
-      workspace,
-    }),
+    inputSchema: SEARCH,
     annotations: readOnly,
   }, call('memories:read', async (a, { principal, scope }) => {
     const filter = searchFilter(a.filters);
@@ -130,7 +156,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
   server.registerTool('memory_get', {
     title: 'Get a memory',
     description: 'Reads one memory of the workspace by its id (or an unambiguous prefix of 8+ characters) and counts the access. Needs memories:read.',
-    inputSchema: z.object({ id: memoryId, workspace }),
+    inputSchema: GET,
     annotations: { ...readOnly, idempotentHint: false },
   }, call('memories:read', async (a, { scope }) => ({ memory: toMemoryJson(await deps.memories.get(scope, a.id), true) })));
 
@@ -138,11 +164,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     title: 'Update a memory',
     description: 'Changes fields of one memory (any of title, content, memory_type, tags, metadata, topic_id; at least one). '
       + 'Changing title or content re-embeds it. Needs memories:write; counts against the memory-write quota.',
-    inputSchema: z.object({
-      id: memoryId,
-      title: z.string().optional(), content: z.string().optional(), memory_type: memoryType.optional(), tags: tags.optional(),
-      metadata: metadata.optional(), topic_id: topicId.optional(), workspace,
-    }),
+    inputSchema: UPDATE,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   }, call('memories:write', async (a, { principal, scope }) => {
     const patch = {
@@ -159,7 +181,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
   server.registerTool('memory_delete', {
     title: 'Delete a memory',
     description: 'Deletes one memory of the workspace permanently. Needs memories:write; counts against the memory-write quota.',
-    inputSchema: z.object({ id: memoryId, workspace }),
+    inputSchema: DELETE,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   }, call('memories:write', async (a, { principal, scope }) => {
     const { id, deletedAt } = await deps.memories.delete(scope, principal, a.id);
@@ -169,15 +191,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
   server.registerTool('memory_list', {
     title: 'List memories',
     description: 'Lists the workspace\'s memories, newest first by default, a page at a time, optionally by type or tags (any of). Needs memories:read.',
-    inputSchema: z.object({
-      limit: z.number().int().min(1).max(100).default(20),
-      offset: z.number().int().min(0).default(0),
-      sort_by: z.enum(['created_at', 'updated_at', 'title']).default('created_at'),
-      sort_order: z.enum(['asc', 'desc']).default('desc'),
-      memory_type: z.string().optional().describe('Only memories of this type'),
-      tags: z.array(z.string()).optional().describe('Only memories having at least one of these tags'),
-      workspace,
-    }),
+    inputSchema: LIST,
     annotations: readOnly,
   }, call('memories:read', async (a, { scope }) => {
     const { items, total } = await deps.memories.list(scope, {
@@ -191,12 +205,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     title: 'List topics',
     description: 'Lists the workspace\'s topics (which group memories through topic_id), oldest first and paged, or as the whole tree '
       + 'with hierarchy: true. Needs memories:read.',
-    inputSchema: z.object({
-      limit: z.number().int().min(1).max(100).default(50),
-      offset: z.number().int().min(0).default(0),
-      hierarchy: z.boolean().default(false).describe('The whole tree (root topics with nested children), not paged'),
-      workspace,
-    }),
+    inputSchema: TOPICS,
     annotations: readOnly,
   }, call('memories:read', async (a, { scope }) => {
     if (a.hierarchy) return { topics: (await deps.topics.hierarchy(scope)).map(toTopicJson) };
