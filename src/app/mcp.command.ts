@@ -1,18 +1,13 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_WORKSPACE, workspaceProblem } from '../core/scope.ts';
 import { isDomainError } from '../core/errors.ts';
-import { createMnemoMcpServer, type McpServerDeps } from '../mcp/mcp-server.ts';
+import { createMnemoMcpServer } from '../mcp/mcp-server.ts';
 import { keySession } from '../mcp/session.ts';
 import { CliError, type CliIo } from './cli-store.ts';
 import { loadConfig, redactPassword } from './config.ts';
-import { createContainer, type Container } from './container.ts';
+import { createContainer } from './container.ts';
+import { mcpDeps } from './mcp-deps.ts';
 import { VERSION } from './version.ts';
-
-/** The services the MCP server uses (the same instances the REST surfaces use). */
-export const mcpDeps = (c: Container): McpServerDeps => ({
-  memories: c.memories, search: c.search, topics: c.topics, requesterAccess: c.mcpRequesterAccess, mcpResources: c.mcpResources,
-  audit: c.audit, limits: c.limits,
-});
 
 /** The environment variable `mnemo mcp` reads its API key from (a key on the command line would show in `ps`). */
 export const MCP_API_KEY_ENV = 'MNEMO_API_KEY';

@@ -28,7 +28,7 @@ import { registerOpenApi } from './openapi.ts';
 import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
 import { requestMetricsHook } from './request-metrics.ts';
 import { surfaceResolver } from '../surfaces/http-kit/surface-of.ts';
-import { mcpDeps } from './mcp.command.ts';
+import { mcpDeps } from './mcp-deps.ts';
 import { mcpHttpRoutes } from './mcp-http.routes.ts';
 import { VERSION } from './version.ts';
 

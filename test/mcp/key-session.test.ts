@@ -1,6 +1,6 @@
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mcpDeps } from '../../src/app/mcp.command.ts';
+import { mcpDeps } from '../../src/app/mcp-deps.ts';
 import { VERSION } from '../../src/app/version.ts';
 import { createMnemoMcpServer } from '../../src/mcp/mcp-server.ts';
 import { keySession } from '../../src/mcp/session.ts';
