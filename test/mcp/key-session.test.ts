@@ -1,5 +1,5 @@
 import { InMemoryTransport } from '@modelcontextprotocol/client';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpDeps } from '../../src/app/mcp-deps.ts';
 import { VERSION } from '../../src/app/version.ts';
 import { createMnemoMcpServer } from '../../src/mcp/mcp-server.ts';
@@ -13,6 +13,8 @@ import { call, callError, connected } from './mcp-support.ts';
  * test/mcp/stdio.test.ts runs the real process.
  */
 const app = sharedTestApp();
+// Built before the tests (a PostgreSQL store migrates first: slow on a busy machine), not inside the first one.
+beforeAll(async () => { await app(); });
 afterAll(() => app.close());
 
 async function clientFor(key: string) {
