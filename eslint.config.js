@@ -25,6 +25,18 @@ export default tseslint.config(
     },
   },
   {
+    // The MCP server (tools, resources) runs over the core alone; app/ gives it a transport (stdio, /mcp).
+    files: ['src/mcp/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['fastify', '@fastify/*', 'better-sqlite3', 'pg', 'ioredis', 'ws', 'pino', '@modelcontextprotocol/node'], message: 'mcp knows no HTTP server, driver or adapter' },
+          { group: ['**/adapters/**', '**/surfaces/**', '**/app/**', '**/dashboard/**'], message: 'mcp -> core only' },
+        ],
+      }],
+    },
+  },
+  {
     files: ['src/surfaces/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {

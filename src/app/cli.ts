@@ -9,6 +9,7 @@ import { CliError, withStore, type CliIo } from './cli-store.ts';
 import { registerSecretsCommands } from './secrets.command.ts';
 import { describeLocation, lineProgress, migrate, parseStoreLocation, terminalProgress, type StoreLocation } from './migrate.command.ts';
 import { rotateMaster } from './rotate-master.command.ts';
+import { MCP_API_KEY_ENV, serveMcpStdio } from './mcp.command.ts';
 import { main as serve } from './start.ts';
 import { VERSION } from './version.ts';
 
@@ -89,6 +90,16 @@ export function buildCli(io: CliIo = processIo): Command {
   program.command('serve')
     .description('start the HTTP server (same as npm start)')
     .action(async () => { await serve(); });
+
+  program.command('mcp')
+    .description(`serve the MCP server on stdin/stdout for an AI tool (Claude Desktop, ...); the API key comes from ${MCP_API_KEY_ENV}`)
+    .option('--workspace <id>', 'the workspace of tool calls that name none (default: default)')
+    .addHelpText('after', `
+The MCP client starts this command and talks to it over its stdin and stdout. It opens the same store as the server
+(MNEMO_DATA_DIR or MNEMO_DATABASE_URL, and the same MNEMO_EMBEDDINGS) and may run beside it. Example for Claude
+Desktop (claude_desktop_config.json): {"mcpServers": {"mnemo": {"command": "npx", "args": ["mnemo", "mcp"],
+"env": {"${MCP_API_KEY_ENV}": "mnemo_live_...", "MNEMO_DATA_DIR": "/path/to/data"}}}}. Over HTTP, use <server>/mcp instead.`)
+    .action(async (opts: { workspace?: string }) => { await serveMcpStdio(io, opts); });
 
   const keys = program.command('keys').description('manage API keys, and rotate the master key');
 

@@ -41,6 +41,7 @@ import { createAuditService } from '../core/audit/audit.service.ts';
 import { createIdempotentRequestService } from '../core/idempotency/idempotent-request.service.ts';
 import { createMcpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
 import { createMcpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
+import { createMcpRequesterAccess } from '../core/mcp-access/requester-access.ts';
 import { createMetrics } from '../adapters/metrics/metrics.registry.ts';
 import { measuredEmbedder, queuedTexts } from './measured-embedder.ts';
 
@@ -155,6 +156,10 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const mcpApprovals = createMcpApprovalService({
     resources: storage.mcpResources, approvals: storage.mcpApprovals, clock, dashboardUrl: config.dashboardUrl,
   });
+  // The MCP server's reads: the requester's own approvals open them, without the token (requester-access.ts).
+  const mcpRequesterAccess = createMcpRequesterAccess({
+    resources: storage.mcpResources, approvals: storage.mcpApprovals, resourceService: mcpResources, approvalService: mcpApprovals, clock,
+  });
 
   // Real-time: the event tail shared by every stream, the per-key connection pool, and the periodic events.
   const realtime: RealtimeSettings = {
@@ -234,6 +239,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     idempotentRequests,
     mcpResources,
     mcpApprovals,
+    mcpRequesterAccess,
     realtime,
     eventHub,
     streams,

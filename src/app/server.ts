@@ -28,6 +28,9 @@ import { registerOpenApi } from './openapi.ts';
 import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
 import { requestMetricsHook } from './request-metrics.ts';
 import { surfaceResolver } from '../surfaces/http-kit/surface-of.ts';
+import { mcpDeps } from './mcp-deps.ts';
+import { mcpHttpRoutes } from './mcp-http.routes.ts';
+import { VERSION } from './version.ts';
 
 /** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
 const BODY_DRAIN_TIMEOUT_MS = 10_000;
@@ -146,6 +149,8 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(healthRoutes, { container: c });
   await app.register(metricsRoutes, { metrics: c.metrics, access: c.config.metrics });
   for (const surface of surfaces) await surface.register(app);
+  // The MCP server over Streamable HTTP, on the same services (src/mcp; stdio: `mnemo mcp`).
+  await app.register(mcpHttpRoutes, { auth, mcp: mcpDeps(c), version: VERSION });
 
   app.setNotFoundHandler((req, reply) => {
     const error = Object.assign(new Error(`No route for ${req.method} ${req.url.split('?')[0]}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });

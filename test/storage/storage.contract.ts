@@ -2079,6 +2079,23 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect([...first.items, ...rest.items].map((a) => a.id)).toEqual(all);
         expect(rest.total).toBe(5);
       });
+
+      it('lists the approvals one user asked for, with the other filters', async () => {
+        const r = await registered(live, 'svc://secrets/*');
+        const ask = async (seconds: number, requestedBy: string, resource = 'svc://secrets/prod/db') => {
+          const a = approval(r, { requestedAt: at(seconds), expiresAt: at(seconds + 600), resource, requestedBy });
+          await storage.mcpApprovals.insert(a, at(seconds));
+          return a;
+        };
+        const botDb = await ask(0, 'bot');
+        const carolDb = await ask(10, 'carol');
+        const botApi = await ask(20, 'bot', 'svc://secrets/prod/api');
+        expect(await approvalIds(live, { now: at(30), requestedBy: 'bot' })).toEqual([botApi.id, botDb.id]);
+        expect(await approvalIds(live, { now: at(30), requestedBy: 'carol', resource: 'svc://secrets/prod/db' })).toEqual([carolDb.id]);
+        expect(await approvalIds(live, { now: at(30), requestedBy: 'bot', resource: 'svc://secrets/prod/db', status: 'pending' })).toEqual([botDb.id]);
+        expect((await storage.mcpApprovals.list(live, listQuery({ now: at(30), requestedBy: 'nobody' }))).total).toBe(0);
+        expect(await approvalIds(otherTenant, { now: at(30), requestedBy: 'bot' })).toEqual([]);
+      });
     });
 
     describe('dump and load (mnemo migrate)', () => {

@@ -66,6 +66,24 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  /** docs/architecture.md "Layers": mcp -> core. The MCP server is a surface without HTTP: services only. */
+  it('keeps the MCP server on the core: no HTTP server, driver, adapter, surface, app or storage port', () => {
+    const mcp = join(root, 'src', 'mcp');
+    const offenders: string[] = [];
+    for (const file of tsFiles(mcp)) {
+      const specs = importsOf(file);
+      for (const spec of specs) {
+        const target = spec.startsWith('.') ? relative(join(root, 'src'), join(file, '..', spec)).split(/[/\\]/)[0] : undefined;
+        if (INFRA.test(spec) || spec === '@modelcontextprotocol/node' || (target !== undefined && target !== 'core' && target !== 'mcp')) {
+          offenders.push(`${relative(root, file)} imports ${spec}`);
+        }
+      }
+      offenders.push(...storagePortImports(file, specs));
+    }
+    expect(tsFiles(mcp).length).toBeGreaterThan(0);
+    expect(offenders).toEqual([]);
+  });
+
   it('detects a surface importing a storage port (the check can fail)', () => {
     const route = join(root, 'src', 'surfaces', 'g2', 'routes.ts');
     const ports = ['../../core/memories/memory.repository.ts', '../../core/storage.port.ts', '../../core/search/search-log.ts'];

@@ -6,6 +6,8 @@ export interface McpApprovalListQuery {
   status?: McpApprovalStatus;
   /** Exactly this URI, as asked for. */
   resource?: string;
+  /** Asked for by this user only (the MCP server looks up the caller's own approvals). */
+  requestedBy?: string;
   limit: number;
   /** The last approval of the previous page; null: from the newest. */
   after: { requestedAt: Date; id: string } | null;

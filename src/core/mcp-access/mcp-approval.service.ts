@@ -189,5 +189,8 @@ export function createMcpApprovalService(deps: {
     return view(approval, clock.now());
   }
 
-  return { request, respond, list, get };
+  /** A stored approval as shown now (for callers that found it themselves: requester-access.ts). */
+  const show = (a: StoredMcpApproval): McpApprovalView => view(a, clock.now());
+
+  return { request, respond, list, get, show };
 }

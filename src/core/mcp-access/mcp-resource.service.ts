@@ -8,16 +8,16 @@ import { seal, type Keyring } from '../secrets/envelope.ts';
 import { secretValueProblem } from '../secrets/secret.rules.ts';
 import type { SecretService } from '../secrets/secret.service.ts';
 import { governingResource, parseUriOf } from './governing.ts';
-import { checkAccess } from './mcp-access.ts';
+import { checkAccess, checkApprovalAccess } from './mcp-access.ts';
 import type { McpApprovalRepository } from './mcp-approval.repository.ts';
 import type { McpResourceRepository } from './mcp-resource.repository.ts';
-import { formatMcpUri, isWildcard, mcpUriProblem, parseMcpUri, resourceTypeOf } from './mcp-uri.ts';
+import { formatMcpUri, isWildcard, mcpUriProblem, parseMcpUri, resourceTypeOf, type McpUri } from './mcp-uri.ts';
 import { createMcpValueReader } from './mcp-value.ts';
 import {
   autoApproveProblems, MCP_APPROVERS_MAX, mcpDescriptionProblem, mcpNameProblem, permissionsProblems, userIdsProblems,
 } from './mcp.rules.ts';
 import {
-  mcpResourceValueContext, type AutoApprove, type McpOperation, type McpOwner, type StoredMcpResource,
+  mcpResourceValueContext, type AutoApprove, type McpOperation, type McpOwner, type StoredMcpApproval, type StoredMcpResource,
 } from './mcp.types.ts';
 
 /** Who calls: the key's tenant, mode and user, and its scopes (registering API-key access needs apikeys:manage). */
@@ -148,11 +148,14 @@ export function createMcpResourceService(deps: {
   }
 
   /**
-   * Reads the value at `uriText` (not a wildcard) through its governing registration. Refusals: 400 (not a URI, or
-   * a wildcard), 404 (no registration governs it, or nothing is stored there), 403 (mcp-access.ts). The answer's
-   * accessedAt and accessCount are the registration's after this read.
+   * Reads the value at `uriText` (not a wildcard) through its governing registration, once `grant` allows it (it
+   * throws 403 otherwise and returns the approval that opened it, or null when none was needed). Refusals: 400 (not
+   * a URI, or a wildcard), 404 (no registration governs it, or nothing is stored there), 403 (mcp-access.ts). The
+   * answer's accessedAt and accessCount are the registration's after this read.
    */
-  async function read(caller: McpCaller, uriText: string, accessToken: string | undefined): Promise<McpResourceRead> {
+  async function readThrough(caller: McpCaller, uriText: string,
+    grant: (check: { owner: McpOwner; userId: string; registration: StoredMcpResource; uri: McpUri; operation: McpOperation; now: Date }) => Promise<string | null>,
+  ): Promise<McpResourceRead> {
     const uri = parseUriOf(uriText, 'uri');
     if (isWildcard(uri)) throw validationError([{ field: 'uri', reason: 'invalid_value', message: 'names several values: read one URI under it' }]);
     const owner = ownerOf(caller);
@@ -160,7 +163,7 @@ export function createMcpResourceService(deps: {
     const registration = await governingResource(resources, owner, uri);
     if (!registration) throw new DomainError('NOT_FOUND', `No MCP resource governs ${text}`);
     const now = clock.now();
-    const approvalId = await checkAccess(deps, { owner, userId: caller.userId, registration, uri, operation: 'read', accessToken, now });
+    const approvalId = await grant({ owner, userId: caller.userId, registration, uri, operation: 'read', now });
     const { value, metadata } = await valueAt(owner, caller.userId, uri, text, registration);
     const counted = await resources.recordAccess(owner, registration.id, now);
     return {
@@ -169,5 +172,16 @@ export function createMcpResourceService(deps: {
     };
   }
 
-  return { register, list, read };
+  /** A read presenting an access token (G11 `GET /mcp/resources/:uri`, `X-MCP-Access-Token`). */
+  const read = (caller: McpCaller, uriText: string, accessToken: string | undefined): Promise<McpResourceRead> =>
+    readThrough(caller, uriText, (check) => checkAccess(deps, { ...check, accessToken }));
+
+  /**
+   * A read by the requester through an approval of its own, without its token (requester-access.ts): `approval`
+   * must open it exactly as its token would (null: the registration must need no approval).
+   */
+  const readAsRequester = (caller: McpCaller, uriText: string, approval: StoredMcpApproval | null): Promise<McpResourceRead> =>
+    readThrough(caller, uriText, async (check) => checkApprovalAccess(approval, check));
+
+  return { register, list, read, readAsRequester };
 }

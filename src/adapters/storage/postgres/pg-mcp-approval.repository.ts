@@ -86,6 +86,7 @@ export function createPgMcpApprovalRepository(db: PgExecutor): McpApprovalReposi
       let where = OWNER;
       if (query.status !== undefined) where += ` AND ${statusIs(query.status, query.now, p)}`;
       if (query.resource !== undefined) where += ` AND resource = ${p.add(query.resource)}`;
+      if (query.requestedBy !== undefined) where += ` AND requested_by = ${p.add(query.requestedBy)}`;
       // Two statements, as the secrets list: an approval made between them can make total one more than the pages show.
       const [count] = await db.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM mcp_approvals WHERE ${where}`, p.values);
       const past = query.after === null ? ''

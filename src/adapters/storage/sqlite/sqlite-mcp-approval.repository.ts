@@ -107,6 +107,10 @@ export function createSqliteMcpApprovalRepository(db: SqliteDb): McpApprovalRepo
         where += ' AND resource = ?';
         params.push(query.resource);
       }
+      if (query.requestedBy !== undefined) {
+        where += ' AND requested_by = ?';
+        params.push(query.requestedBy);
+      }
       const read = db.transaction(() => {
         const total = db.prepare(`SELECT COUNT(*) FROM mcp_approvals WHERE ${where}`).pluck().get(...params) as number;
         const past = query.after === null ? '' : ' AND (requested_at, id) < (?, ?)';

@@ -1,0 +1,95 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { toWebRequest } from '@modelcontextprotocol/node';
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import type { Principal } from '../core/api-keys/api-key.types.ts';
+import { DomainError, isDomainError } from '../core/errors.ts';
+import { createMnemoMcpServer, type McpServerDeps } from '../mcp/mcp-server.ts';
+import type { McpSession } from '../mcp/session.ts';
+import { errorBody, MCP_ERROR_STATUS } from '../mcp/tool-errors.ts';
+import { MISSING_CREDENTIAL_MESSAGE, readCredential, retryAfterSeconds, setRateLimitHeaders, type AuthDeps } from '../surfaces/http-kit/auth.ts';
+import { workspaceOf } from '../surfaces/http-kit/workspace.ts';
+import { classifyRequestError } from '../surfaces/http-kit/request-problems.ts';
+
+/** Where the MCP server answers over Streamable HTTP. */
+export const MCP_PATH = '/mcp';
+
+/** The MCP session rides to the per-request server factory in AuthInfo.extra (the SDK passes it through untouched). */
+const SESSION_KEY = 'mnemoSession';
+
+/**
+ * The MCP server over Streamable HTTP at `/mcp`, stateless: every HTTP request is served by a fresh MCP server
+ * instance bound to that request's key (the SDK's per-request serving of the 2026-07-28 revision, and its stateless
+ * fallback for 2025-era clients). The key (`Authorization: Bearer`, or `X-API-Key`) is authenticated and counted
+ * against the gateway limit before any MCP processing: a missing or invalid key is a 401 with
+ * `WWW-Authenticate: Bearer`, an exhausted limit a 429 with Retry-After, a bad `X-Workspace-ID` a 400, all as a
+ * JSON-RPC error body (`id: null`) whose `error.data` holds Mnemo's code.
+ */
+export const mcpHttpRoutes: FastifyPluginAsync<{ auth: AuthDeps; mcp: McpServerDeps; version: string }> = async (app, deps) => {
+  const handler = createMcpHandler((ctx) => {
+    const session = ctx.authInfo?.extra?.[SESSION_KEY] as McpSession | undefined;
+    // The route always passes one; without it nothing may be served.
+    if (!session) throw new Error('MCP request without a session');
+    return createMnemoMcpServer(deps.mcp, session, { version: deps.version });
+  }, { onerror: (err) => app.log.warn({ err }, 'MCP request failed') });
+  app.addHook('onClose', async () => { await handler.close(); });
+
+  app.setErrorHandler((error: FastifyError, req, reply) => renderError(error, req, reply));
+
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: MCP_PATH,
+    schema: { hide: true },
+    handler: async (req, reply) => {
+      const principal = await authenticate(deps.auth, req, reply);
+      const named = workspaceOf(req);
+      if (!named.ok) throw new DomainError('VALIDATION_FAILED', 'Invalid workspace id', { fields: [named.problem] });
+      const session: McpSession = {
+        caller: async () => principal, defaultWorkspace: named.workspace, transport: 'mcp-http',
+        ip: req.ip, userAgent: req.headers['user-agent'] ?? null, requestId: req.id,
+      };
+      const authInfo: AuthInfo = { token: 'api-key', clientId: principal.keyId, scopes: [...principal.scopes], extra: { [SESSION_KEY]: session } };
+      // A client that goes away ends the exchange (and its SSE stream) at once.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const request = await toWebRequest(req.raw, req.body, { signal: gone.signal });
+      const response = await handler.fetch(request, { authInfo, ...(req.body === undefined ? {} : { parsedBody: req.body }) });
+      reply.status(response.status);
+      response.headers.forEach((value, name) => { if (name !== 'content-length') reply.header(name, value); });
+      if (response.body === null) return reply.send();
+      return reply.send(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>));
+    },
+  });
+};
+
+/** The key of the request, authenticated and counted (gateway limit), with its X-RateLimit-* headers. */
+async function authenticate(auth: AuthDeps, req: FastifyRequest, reply: FastifyReply): Promise<Principal> {
+  const credential = readCredential(req, 'bearer');
+  if (credential === undefined) throw new DomainError('UNAUTHENTICATED', MISSING_CREDENTIAL_MESSAGE);
+  const principal = await auth.apiKeys.authenticate(credential);
+  req.principal = principal;
+  const decision = await auth.limits.gateway(principal);
+  if (decision) setRateLimitHeaders(reply, decision);
+  return principal;
+}
+
+/** A refusal before MCP processing, as a JSON-RPC error (the request's id is not known yet: null). */
+function renderError(error: FastifyError | DomainError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  let status: number;
+  let body: ReturnType<typeof errorBody>;
+  if (isDomainError(error)) {
+    status = MCP_ERROR_STATUS[error.code];
+    body = errorBody(error);
+    const retry = error.details.limit?.retryAfterMs ?? error.details.retryAfterMs;
+    if (retry !== undefined) reply.header('Retry-After', retryAfterSeconds(retry));
+    if (error.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
+  } else {
+    const problem = classifyRequestError(error);
+    if (!problem) req.log.error({ err: error }, 'unhandled error');
+    status = problem ? { validation: 400, malformed_json: 400, unsupported_media_type: 415, payload_too_large: 413, not_found: 404 }[problem.kind] : 500;
+    body = problem ? { code: problem.kind.toUpperCase(), message: problem.message } : { code: 'INTERNAL_ERROR', message: 'Internal error' };
+  }
+  const rpcCode = status === 500 ? -32603 : status === 400 ? -32602 : -32600;
+  return reply.status(status).type('application/json').send({ jsonrpc: '2.0', id: null, error: { code: rpcCode, message: body.message, data: { ...body, request_id: req.id } } });
+}

@@ -1,0 +1,244 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import { requireScope } from '../core/api-keys/api-key.service.ts';
+import type { Principal, Scope as KeyScope } from '../core/api-keys/api-key.types.ts';
+import { validationError, type FieldProblem } from '../core/errors.ts';
+import type { MemoryService } from '../core/memories/memory.service.ts';
+import type { MemoryFilter } from '../core/memories/memory.types.ts';
+import { titleFromText } from '../core/memories/title.ts';
+import type { Scope } from '../core/scope.ts';
+import { workspaceProblem } from '../core/scope.ts';
+import { checkFilter, parseMetadataFilter, parseTimestamp } from '../core/search/filters.ts';
+import type { SearchService } from '../core/search/search.service.ts';
+import type { TopicService } from '../core/topics/topic.service.ts';
+import { toMemoryJson, toSearchHitJson, toTopicJson } from './mappers.ts';
+import type { McpSession } from './session.ts';
+import { toolError, toolResult } from './tool-errors.ts';
+
+export interface MemoryToolDeps {
+  memories: Pick<MemoryService, 'create' | 'get' | 'update' | 'delete' | 'list'>;
+  search: Pick<SearchService, 'hybrid' | 'semantic' | 'keyword'>;
+  topics: Pick<TopicService, 'list' | 'hierarchy'>;
+}
+
+const workspace = z.string().optional()
+  .describe('Workspace to act in (1-64 of letters, digits, _ . : -). Default: the connection\'s workspace (X-Workspace-ID on HTTP, --workspace on stdio), else "default".');
+const memoryId = z.string().min(1).describe('The memory\'s UUID, or an unambiguous prefix of at least 8 characters');
+const memoryType = z.string().describe('context, project, knowledge, reference, personal, workflow, or any lowercase identifier');
+const tags = z.array(z.string()).describe('Up to 100 tags of 1-100 characters');
+const metadata = z.record(z.string(), z.unknown()).describe('Any JSON object (up to 64 KiB, nested at most 16 levels)');
+const topicId = z.string().nullable().describe('A topic UUID of this workspace (see topic_list), or null for none');
+
+/** Argument schemas, built once (a server instance is made per HTTP request: building zod schemas there is costly). */
+const CREATE = z.object({
+  content: z.string().describe('The text to remember (not blank; up to 1 MiB by default)'),
+  title: z.string().optional().describe('1-255 characters; default: the first line of the content'),
+  memory_type: memoryType.optional(),
+  tags: tags.optional(),
+  metadata: metadata.optional(),
+  topic_id: topicId.optional(),
+  workspace,
+});
+const SEARCH = z.object({
+  query: z.string().min(1).max(10_000).describe('What to look for, in natural language or keywords'),
+  mode: z.enum(['hybrid', 'semantic', 'keyword']).default('hybrid'),
+  limit: z.number().int().min(1).max(100).default(10).describe('At most this many hits (1-100)'),
+  threshold: z.number().min(0).max(1).optional()
+    .describe('Lowest score kept: similarity (0-1) for semantic (default 0.7), fused score for hybrid (default 0: keep all)'),
+  semantic_weight: z.number().min(0).max(1).default(0.7).describe('Hybrid: weight of semantic similarity'),
+  keyword_weight: z.number().min(0).max(1).default(0.3).describe('Hybrid: weight of keyword relevance'),
+  filters: z.object({
+    memory_type: z.union([z.string(), z.array(z.string())]).optional().describe('One type, or any of several'),
+    tags_any: z.array(z.string()).optional().describe('Memories having at least one of these tags'),
+    tags_all: z.array(z.string()).optional().describe('Memories having every one of these tags'),
+    metadata: z.record(z.string(), z.unknown()).optional()
+      .describe('key: value (equal) or key: [values] (any of); dotted keys reach nested objects, e.g. "source.kind"'),
+    topic_id: z.string().optional().describe('Only memories of this topic'),
+    created_from: z.string().optional().describe('ISO 8601: created at or after'),
+    created_to: z.string().optional().describe('ISO 8601: created at or before'),
+  }).optional(),
+  workspace,
+});
+const GET = z.object({ id: memoryId, workspace });
+const UPDATE = z.object({
+  id: memoryId,
+  title: z.string().optional(), content: z.string().optional(), memory_type: memoryType.optional(), tags: tags.optional(),
+  metadata: metadata.optional(), topic_id: topicId.optional(), workspace,
+});
+const DELETE = z.object({ id: memoryId, workspace });
+const LIST = z.object({
+  limit: z.number().int().min(1).max(100).default(20),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z.enum(['created_at', 'updated_at', 'title']).default('created_at'),
+  sort_order: z.enum(['asc', 'desc']).default('desc'),
+  memory_type: z.string().optional().describe('Only memories of this type'),
+  tags: z.array(z.string()).optional().describe('Only memories having at least one of these tags'),
+  workspace,
+});
+const TOPICS = z.object({
+  limit: z.number().int().min(1).max(100).default(50),
+  offset: z.number().int().min(0).default(0),
+  hierarchy: z.boolean().default(false).describe('The whole tree (root topics with nested children), not paged'),
+  workspace,
+});
+
+const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/**
+ * The memory tools: G1's operations (create, get, update, delete, list), the hybrid search of G3, and the topics,
+ * over the same services, scoped to the key's tenant and mode and to a workspace. Each call authenticates (stdio)
+ * and counts against the key's limits as a REST request does; every failure is a tool error (`isError`), never a
+ * broken session.
+ */
+export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, session: McpSession): void {
+  /** Runs one call for the session's caller holding `scope`, in the workspace it names; failures become tool errors. */
+  const call = <A extends { workspace?: string | undefined }>(needs: KeyScope, run: (args: A, who: { principal: Principal; scope: Scope }) => Promise<Record<string, unknown>>) =>
+    async (args: A) => {
+      try {
+        const principal = await session.caller();
+        requireScope(principal, needs);
+        const named = args.workspace ?? session.defaultWorkspace;
+        const problem = workspaceProblem(named, 'workspace');
+        if (problem) throw validationError([problem], 'Invalid workspace id');
+        return toolResult(await run(args, { principal, scope: { tenantId: principal.tenantId, mode: principal.mode, workspace: named } }));
+      } catch (err) {
+        return toolError(err);
+      }
+    };
+
+  server.registerTool('memory_create', {
+    title: 'Create a memory',
+    description: 'Stores a memory (content, optional title, type, tags, metadata, topic) in the workspace and embeds it for search. '
+      + 'Returns the stored memory with its id. Needs the memories:write scope; counts against the hourly memory-write quota.',
+    inputSchema: CREATE,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  }, call('memories:write', async (a, { principal, scope }) => {
+    const memory = await deps.memories.create(scope, principal, {
+      title: a.title ?? titleFromText(a.content) ?? '', content: a.content, memoryType: a.memory_type, tags: a.tags,
+      metadata: a.metadata, topicId: a.topic_id,
+    });
+    return { memory: toMemoryJson(memory) };
+  }));
+
+  server.registerTool('memory_search', {
+    title: 'Search memories',
+    description: 'Finds memories of the workspace relevant to a query. Default mode "hybrid": semantic similarity and keyword (BM25) '
+      + 'relevance fused by weight; "semantic" or "keyword" use one of them. Filters narrow by type, tags, metadata, topic and '
+      + 'creation date. Returns hits best first with their scores. Needs memories:read.',
+    inputSchema: SEARCH,
+    annotations: readOnly,
+  }, call('memories:read', async (a, { principal, scope }) => {
+    const filter = searchFilter(a.filters);
+    const ctx = { scope, userId: principal.userId, surface: 'mcp', arrivedAt: performance.now() };
+    const logFilters = a.filters ?? {};
+    if (a.mode === 'semantic') {
+      const out = await deps.search.semantic(ctx, { query: a.query, limit: a.limit, threshold: a.threshold ?? 0.7, filter, logFilters });
+      return { mode: a.mode, results: out.hits.map(toSearchHitJson), total: out.total };
+    }
+    if (a.mode === 'keyword') {
+      const out = await deps.search.keyword(ctx, { query: a.query, limit: a.limit, filter, logFilters });
+      return { mode: a.mode, results: out.hits.map(toSearchHitJson), total: out.total };
+    }
+    if (a.semantic_weight === 0 && a.keyword_weight === 0) {
+      const message = 'must not both be 0';
+      throw validationError([{ field: 'semantic_weight', reason: 'invalid_value', message }, { field: 'keyword_weight', reason: 'invalid_value', message }]);
+    }
+    const out = await deps.search.hybrid(ctx, {
+      query: a.query, limit: a.limit, threshold: a.threshold, filter, semanticWeight: a.semantic_weight, keywordWeight: a.keyword_weight,
+      rerank: false, logFilters,
+    });
+    return {
+      mode: a.mode, results: out.hits.map(toSearchHitJson), total: out.total,
+      semantic_results: out.semanticResults, keyword_results: out.keywordResults, method: out.method,
+    };
+  }));
+
+  server.registerTool('memory_get', {
+    title: 'Get a memory',
+    description: 'Reads one memory of the workspace by its id (or an unambiguous prefix of 8+ characters) and counts the access. Needs memories:read.',
+    inputSchema: GET,
+    annotations: { ...readOnly, idempotentHint: false },
+  }, call('memories:read', async (a, { scope }) => ({ memory: toMemoryJson(await deps.memories.get(scope, a.id), true) })));
+
+  server.registerTool('memory_update', {
+    title: 'Update a memory',
+    description: 'Changes fields of one memory (any of title, content, memory_type, tags, metadata, topic_id; at least one). '
+      + 'Changing title or content re-embeds it. Needs memories:write; counts against the memory-write quota.',
+    inputSchema: UPDATE,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  }, call('memories:write', async (a, { principal, scope }) => {
+    const patch = {
+      ...(a.title === undefined ? {} : { title: a.title }), ...(a.content === undefined ? {} : { content: a.content }),
+      ...(a.memory_type === undefined ? {} : { memoryType: a.memory_type }), ...(a.tags === undefined ? {} : { tags: a.tags }),
+      ...(a.metadata === undefined ? {} : { metadata: a.metadata }), ...(a.topic_id === undefined ? {} : { topicId: a.topic_id }),
+    };
+    if (Object.keys(patch).length === 0) {
+      throw validationError([{ field: 'body', reason: 'required', message: 'name at least one field to change' }]);
+    }
+    return { memory: toMemoryJson(await deps.memories.update(scope, principal, a.id, patch)) };
+  }));
+
+  server.registerTool('memory_delete', {
+    title: 'Delete a memory',
+    description: 'Deletes one memory of the workspace permanently. Needs memories:write; counts against the memory-write quota.',
+    inputSchema: DELETE,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  }, call('memories:write', async (a, { principal, scope }) => {
+    const { id, deletedAt } = await deps.memories.delete(scope, principal, a.id);
+    return { deleted: true, id, deleted_at: deletedAt.toISOString() };
+  }));
+
+  server.registerTool('memory_list', {
+    title: 'List memories',
+    description: 'Lists the workspace\'s memories, newest first by default, a page at a time, optionally by type or tags (any of). Needs memories:read.',
+    inputSchema: LIST,
+    annotations: readOnly,
+  }, call('memories:read', async (a, { scope }) => {
+    const { items, total } = await deps.memories.list(scope, {
+      filter: { types: a.memory_type === undefined ? undefined : [a.memory_type], tagsAny: a.tags && a.tags.length > 0 ? a.tags : undefined },
+      limit: a.limit, offset: a.offset, sortBy: a.sort_by, sortOrder: a.sort_order,
+    });
+    return { memories: items.map((m) => toMemoryJson(m)), total, limit: a.limit, offset: a.offset, has_more: a.offset + items.length < total };
+  }));
+
+  server.registerTool('topic_list', {
+    title: 'List topics',
+    description: 'Lists the workspace\'s topics (which group memories through topic_id), oldest first and paged, or as the whole tree '
+      + 'with hierarchy: true. Needs memories:read.',
+    inputSchema: TOPICS,
+    annotations: readOnly,
+  }, call('memories:read', async (a, { scope }) => {
+    if (a.hierarchy) return { topics: (await deps.topics.hierarchy(scope)).map(toTopicJson) };
+    const { items, total } = await deps.topics.list(scope, { limit: a.limit, offset: a.offset });
+    return { topics: items.map(toTopicJson), total, has_more: a.offset + items.length < total };
+  }));
+}
+
+interface SearchFilters {
+  memory_type?: string | string[] | undefined; tags_any?: string[] | undefined; tags_all?: string[] | undefined;
+  metadata?: Record<string, unknown> | undefined; topic_id?: string | undefined; created_from?: string | undefined; created_to?: string | undefined;
+}
+
+/** A search's filters, checked by the core's rules (metadata keys, dates); every problem is named at once. */
+function searchFilter(f: SearchFilters | undefined): MemoryFilter {
+  if (!f) return {};
+  const problems: FieldProblem[] = [];
+  const date = (value: string | undefined, field: string): Date | undefined => {
+    if (value === undefined) return undefined;
+    const d = parseTimestamp(value);
+    if (d === null) problems.push({ field, reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time' });
+    return d ?? undefined;
+  };
+  const filter: MemoryFilter = {
+    types: f.memory_type === undefined ? undefined : [f.memory_type].flat(),
+    tagsAny: f.tags_any && f.tags_any.length > 0 ? f.tags_any : undefined,
+    tagsAll: f.tags_all && f.tags_all.length > 0 ? f.tags_all : undefined,
+    metadata: parseMetadataFilter(f.metadata, problems, 'filters.metadata'),
+    topicId: f.topic_id,
+    createdFrom: date(f.created_from, 'filters.created_from'),
+    createdTo: date(f.created_to, 'filters.created_to'),
+  };
+  checkFilter(filter, problems, { from: 'filters.created_from', to: 'filters.created_to' });
+  if (problems.length > 0) throw validationError(problems);
+  return filter;
+}
