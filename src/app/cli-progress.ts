@@ -1,3 +1,5 @@
+import type CliProgress from 'cli-progress';
+
 /**
  * Progress of a long CLI command (reindex, export, import) on stderr: a cli-progress bar (count, rate, ETA) when
  * stderr is a terminal and cli-progress is installed (a development dependency), else a plain line at every tenth of
@@ -49,9 +51,9 @@ export function lineCountProgress(label: string, unit: string, write: (text: str
 /** The bar on a terminal (`label [████░░] 300/1000 memories | 120/s | eta 6s`), else `fallback`. */
 export async function terminalCountProgress(label: string, unit: string, fallback: CountProgress, stream: NodeJS.WriteStream = process.stderr): Promise<CountProgress> {
   if (!stream.isTTY) return fallback;
-  let cliProgress: typeof import('cli-progress');
+  let cliProgress: typeof CliProgress;
   try {
-    cliProgress = (await import('cli-progress')).default;
+    ({ default: cliProgress } = await import('cli-progress'));
   } catch {
     return fallback;
   }

@@ -1,6 +1,7 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { StrictCommand } from './cli-command.ts';
 import { registerReindexCommand } from './reindex.command.ts';
+import { registerExportImportCommands } from './export-import.commands.ts';
 import { parseCount as parsePositive, parseName } from './cli-options.ts';
 import { DEFAULT_KEY_NAME, KEY_NAME_MAX, keyNameProblem } from '../core/api-keys/api-key.rules.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
@@ -186,6 +187,7 @@ only the new key in the file. A file already holding several keys is an interrup
     });
 
   registerReindexCommand(program, io);
+  registerExportImportCommands(program, io);
 
   return program;
 }
