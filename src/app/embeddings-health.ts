@@ -16,11 +16,16 @@ export interface EmbeddingsHealth {
   other_models: { model: string; dimensions: number; vectors: number }[];
 }
 
-/** Counting every memory's vectors costs a scan: the answer is kept this long (health probes come every few seconds). */
-export const EMBEDDINGS_HEALTH_TTL_MS = 10_000;
+/**
+ * Counting every memory's vectors is a scan, and health probes come every few seconds: an answer is reused for 100
+ * times as long as it took to count (at most this long), so the counts cost the store about 1 % of its time at worst,
+ * and a small store's answer is fresh.
+ */
+export const EMBEDDINGS_HEALTH_MAX_AGE_MS = 10_000;
+const REUSE_FACTOR = 100;
 
 export function embeddingsHealth(memories: Pick<MemoryMaintenance, 'vectorCoverage'>, embedder: Embedder, now = () => Date.now()): () => Promise<EmbeddingsHealth> {
-  let cached: { at: number; value: Promise<EmbeddingsHealth> } | null = null;
+  let cached: { until: number; value: Promise<EmbeddingsHealth> } | null = null;
   const read = async (): Promise<EmbeddingsHealth> => {
     const base = { model: embedder.modelId, dimensions: embedder.dimensions };
     try {
@@ -38,7 +43,12 @@ export function embeddingsHealth(memories: Pick<MemoryMaintenance, 'vectorCovera
     }
   };
   return () => {
-    if (!cached || now() - cached.at >= EMBEDDINGS_HEALTH_TTL_MS) cached = { at: now(), value: read() };
-    return cached.value;
+    if (cached && now() < cached.until) return cached.value;
+    const started = now();
+    const entry = { until: Infinity, value: read() };
+    // Concurrent probes share the count under way; afterwards it is reused for a while.
+    void entry.value.then(() => { entry.until = now() + Math.min(EMBEDDINGS_HEALTH_MAX_AGE_MS, (now() - started) * REUSE_FACTOR); });
+    cached = entry;
+    return entry.value;
   };
 }
