@@ -20,4 +20,12 @@ export class StrictCommand extends Command {
     }
     (Command.prototype as unknown as { _outputHelpIfRequested(this: Command, a: string[]): void })._outputHelpIfRequested.call(this, args);
   }
+
+  /** `mnemo help foo`: commander prints the help and exits 1 without saying why; this says so. */
+  _dispatchHelpCommand(name?: string): unknown {
+    if (name !== undefined && !this.commands.some((c) => c.name() === name || c.aliases().includes(name))) {
+      this.error(`error: unknown command '${name}'`, { code: 'commander.unknownCommand' });
+    }
+    return (Command.prototype as unknown as { _dispatchHelpCommand(this: Command, n?: string): unknown })._dispatchHelpCommand.call(this, name);
+  }
 }

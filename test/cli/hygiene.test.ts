@@ -55,6 +55,17 @@ describe('mnemo command line hygiene: every command and subcommand', () => {
     }
   });
 
+  it('refuses `help` of an unknown command, saying so', async () => {
+    for (const { path } of paths.filter((p) => p.command.commands.length > 0)) {
+      const { stderr, error } = await mnemo({}, ...path, 'help', 'no-such-command');
+      expect(exitCode(error), path.join(' ')).toBe(1);
+      expect(stderr).toContain("error: unknown command 'no-such-command'");
+    }
+    const known = await mnemo({}, 'help', 'reindex');
+    expect(exitCode(known.error)).toBe(0);
+    expect(known.stdout).toContain('Usage: mnemo reindex');
+  });
+
   it('refuses an unexpected argument to a command that takes none', async () => {
     for (const { path, command } of paths.filter((p) => p.command.commands.length === 0 && p.command.registeredArguments.length === 0)) {
       const { stderr, error } = await mnemo({}, ...path, 'stray');
