@@ -8,6 +8,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   out(text: string): void;
   err(text: string): void;
+  /** The process's own stderr: progress may be drawn as a bar there (when it is a terminal). */
+  terminal?: boolean;
 }
 
 /** A failure the CLI reports as `mnemo: <message>` with exit code 1 (bad configuration, missing database). */

@@ -1,4 +1,8 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { StrictCommand } from './cli-command.ts';
+import { registerReindexCommand } from './reindex.command.ts';
+import { registerExportImportCommands } from './export-import.commands.ts';
+import { parseCount as parsePositive, parseName } from './cli-options.ts';
 import { DEFAULT_KEY_NAME, KEY_NAME_MAX, keyNameProblem } from '../core/api-keys/api-key.rules.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
@@ -21,6 +25,7 @@ export const processIo: CliIo = {
   env: process.env,
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
+  terminal: true,
 };
 
 /** Key management: the store's keys through the key service. */
@@ -40,12 +45,6 @@ function describeVerification(v: AuditVerification): string {
   return `${lines.join('\n')}\n`;
 }
 
-function parsePositive(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('use a whole number of at least 1');
-  return n;
-}
-
 function parseScopes(value: string): Scope[] {
   const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = scopes.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
@@ -53,13 +52,6 @@ function parseScopes(value: string): Scope[] {
     throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; known: ${ALL_SCOPES.join(', ')}`);
   }
   return scopes as Scope[];
-}
-
-function parseName(value: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/.test(value)) {
-    throw new InvalidArgumentError('use 1-128 characters: letters, digits, _ . @ : -');
-  }
-  return value;
 }
 
 function parseKeyName(value: string): string {
@@ -75,7 +67,7 @@ const keyJson = (r: ApiKeyRecord) => ({
 });
 
 export function buildCli(io: CliIo = processIo): Command {
-  const program = new Command('mnemo')
+  const program = new StrictCommand('mnemo')
     .description('Mnemo: memory, search and secrets service for AI applications and tools')
     .version(VERSION)
     // `mnemo --version` is the program's; after a command name, options are that command's (`secrets get --version 2`).
@@ -199,11 +191,14 @@ only the new key in the file. A file already holding several keys is an interrup
       const failure = await migrate({
         from: opts.from, to: opts.to, config: loadConfig(io.env), pageSize: opts.pageSize,
         ...(opts.maxRows === undefined ? {} : { maxRows: opts.maxRows }),
-        progress: io === processIo ? await terminalProgress(lines) : lines,
+        progress: io.terminal ? await terminalProgress(lines) : lines,
         out: (s) => io.out(s),
       });
       if (failure !== null) throw new CliError(failure);
     });
+
+  registerReindexCommand(program, io);
+  registerExportImportCommands(program, io);
 
   return program;
 }

@@ -1,11 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Container } from './container.ts';
 import { VERSION } from './version.ts';
+import { embeddingsHealth } from './embeddings-health.ts';
 
 const startedAt = Date.now();
 
 /** `/health` and `/api/v1/health`: no key needed; 503 when the store does not answer. */
 export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async (app, { container: c }) => {
+  const embeddings = embeddingsHealth(c.storage.memories, c.embedder);
   const handler = async (_req: unknown, reply: { status: (n: number) => unknown }) => {
     const storageOk = await c.storage.ping().catch(() => false);
     if (!storageOk) reply.status(503);
@@ -14,7 +16,7 @@ export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async 
       version: VERSION,
       uptime_s: Math.round((Date.now() - startedAt) / 1000),
       storage: { kind: c.storage.kind, ok: storageOk },
-      embeddings: { model: c.embedder.modelId, dimensions: c.embedder.dimensions },
+      embeddings: await embeddings(),
     };
   };
   app.get('/health', { schema: { tags: ['health'], summary: 'Liveness and readiness', security: [] } }, handler);

@@ -48,7 +48,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     },
   },
   {
-    name: 'memory_vectors', key: ['memory_seq'],
+    name: 'memory_vectors', key: ['memory_seq', 'model_id'],
     columns: { memory_seq: int, model_id: text, dims: int, vector: 'vector' },
   },
   {

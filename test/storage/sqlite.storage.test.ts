@@ -157,4 +157,24 @@ describe('sqlite specifics', () => {
     expect(await storage.apiKeys.listPage({ tenantId: 't', mode: 'test' }, { limit: 10, after: null })).toEqual({ items: [expected], total: 1 });
     await storage.close();
   });
+
+  it('keeps every vector when the table is rebuilt for vectors of several models per memory', async () => {
+    const file = join(dir, 'vectors-upgrade.db');
+    const raw = new Database(file);
+    raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    for (const m of MIGRATIONS.slice(0, MIGRATIONS.findIndex((x) => x.name === 'vectors of several models per memory'))) {
+      raw.exec(m.sql);
+      raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+    }
+    raw.prepare(`INSERT INTO memories (id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, created_at,
+      updated_at, created_by, updated_by) VALUES ('m1', ?, ?, ?, 'T', 'C', 'context', '[]', '{}', 1, 1, 'u', 'u')`).run(scopeA.tenantId, scopeA.mode, scopeA.workspace);
+    raw.prepare("INSERT INTO memory_vectors (memory_seq, model_id, dims, vector) VALUES (1, 'old:4', 4, ?)").run(Buffer.from(axisVector(4, 2).buffer));
+    raw.close();
+    const m = { id: 'm1', title: 'T', content: 'C' };
+    const after = createSqliteStorage({ file });
+    expect((await after.memories.vectorsOf(scopeA, [m.id], 'old:4')).get(m.id)).toEqual(axisVector(4, 2));
+    expect(await after.memories.putVectors([{ scope: scopeA, id: m.id, title: m.title, content: m.content, vector: { modelId: 'new:2', vector: axisVector(2, 1) } }])).toBe(1);
+    expect((await after.memories.vectorCoverage({})).models.map((x) => x.modelId)).toEqual(['new:2', 'old:4']);
+    await after.close();
+  });
 });

@@ -35,6 +35,7 @@ import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts'
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { copyStore } from '../../src/core/storage-copy.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
+import { describeMemoryMaintenanceContract } from './memory-maintenance.contract.ts';
 
 const MODEL = 'test:axis-8';
 const DIMS = 8;
@@ -76,6 +77,8 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       second = null;
       await storage.close();
     });
+    describeMemoryMaintenanceContract(() => storage);
+
     /** The stores concurrent callers use: this one, and a second connection to it when the adapter offers one. */
     const connections = async (): Promise<Storage[]> => {
       if (extras.openSecond && !second) second = await extras.openSecond();

@@ -10,6 +10,8 @@ import type { Embedder } from '../../src/core/embeddings/embedder.port.ts';
  */
 export interface EmbeddingsServer {
   embedder: Embedder;
+  /** Its base URL (`http://127.0.0.1:port/v1`), for MNEMO_EMBEDDINGS_URL. */
+  url: string;
   failNext(n: number): void;
   setDelay(ms: number): void;
   requests(): number;
@@ -46,6 +48,7 @@ export async function startEmbeddingsServer(dims = 64): Promise<EmbeddingsServer
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return {
+    url,
     // No adapter-level retries: the tests decide what is retried.
     embedder: createOpenAiEmbedder({ url, model: 'test-model', dimensions: dims, maxRetries: 0 }),
     failNext: (n) => { failures = n; },

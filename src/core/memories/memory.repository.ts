@@ -1,6 +1,7 @@
 import type { DomainError } from '../errors.ts';
 import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
+import type { MemoryMaintenance } from './memory-maintenance.ts';
 import type {
   KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
@@ -38,7 +39,7 @@ export class AtomicStepFailed extends Error {
  * Storage port for memories. Every method takes the caller's scope and never sees outside it. Each write is
  * atomic: the row, its tags and its vector commit together or not at all.
  */
-export interface MemoryRepository {
+export interface MemoryRepository extends MemoryMaintenance {
   /** Inserts; a client id already used in the scope is a DomainError CONFLICT and nothing is written. */
   insert(memory: Memory, vector: StoredVector, events?: EventsFor): Promise<void>;
   findById(scope: Scope, id: string): Promise<Memory | null>;

@@ -25,6 +25,10 @@ export interface MemoryServiceLimits extends ContentLimits {
   maxEmbedChars: number;
 }
 
+/** What a memory is embedded from: its title and its content (the same text for writes, `mnemo reindex` and imports). */
+export const memoryEmbeddingText = (title: string, content: string, maxEmbedChars: number): string =>
+  `${title}\n\n${content}`.slice(0, maxEmbedChars);
+
 export type MemoryService = ReturnType<typeof createMemoryService>;
 
 export interface PreparedCreate {
@@ -61,9 +65,7 @@ export function createMemoryService(deps: {
     }
   }
 
-  /** What a memory is embedded from: its title and its content. */
-  const embeddingText = (title: string, content: string): string =>
-    `${title}\n\n${content}`.slice(0, limits.maxEmbedChars);
+  const embeddingText = (title: string, content: string): string => memoryEmbeddingText(title, content, limits.maxEmbedChars);
 
   async function embedOne(text: string): Promise<StoredVector> {
     let vector: Float32Array | undefined;

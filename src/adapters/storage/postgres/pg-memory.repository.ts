@@ -10,6 +10,7 @@ import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
 import { parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
 import { toKeywordHits } from '../bm25.ts';
+import { createPgMemoryMaintenance } from './pg-memory-maintenance.ts';
 
 interface Row {
   seq: number | string; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string;
@@ -59,8 +60,11 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
   const indexes = new PgVectorIndexes(db);
 
   async function upsertVector(tx: PgQueryable, seq: number, v: StoredVector): Promise<void> {
+    // A write that (re-)embeds a memory replaces every vector it has: vectors of other models (a reindex's) were made
+    // from the old text. mnemo reindex adds them back (MemoryMaintenance.putVectors).
+    await tx.query('DELETE FROM memory_vectors WHERE memory_seq = $1 AND model_id <> $2', [seq, v.modelId]);
     await tx.query(`INSERT INTO memory_vectors (memory_seq, model_id, dims, embedding) VALUES ($1, $2, $3, $4::vector)
-      ON CONFLICT (memory_seq) DO UPDATE SET model_id = EXCLUDED.model_id, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding`,
+      ON CONFLICT (memory_seq, model_id) DO UPDATE SET dims = EXCLUDED.dims, embedding = EXCLUDED.embedding`,
     [seq, v.modelId, v.vector.length, vectorText(v.vector)]);
   }
 
@@ -137,6 +141,8 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
   }
 
   return {
+    ...createPgMemoryMaintenance(db, indexes),
+
     async applyAtomically(scope, steps: readonly AtomicStep[]) {
       const vectorModels = steps.flatMap((s) => (s.kind === 'insert' || s.kind === 'update') && s.vector ? [s.vector] : []);
       for (const v of vectorModels) await indexes.ensure(v.modelId, v.vector.length);

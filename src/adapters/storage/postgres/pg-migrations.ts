@@ -448,6 +448,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX request_metrics_minute ON request_metrics (minute);
     `,
   },
+  {
+    version: 11,
+    name: 'vectors of several models per memory',
+    sql: `
+      -- A memory may hold one vector per model (mnemo reindex writes the new model's beside the old one, so searches
+      -- keep answering from the old vectors until the new ones are complete). A write that re-embeds a memory replaces
+      -- all of them.
+      ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_pkey;
+      ALTER TABLE memory_vectors ADD PRIMARY KEY (memory_seq, model_id);
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -515,5 +515,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX request_metrics_minute ON request_metrics (minute);
     `,
   },
+  {
+    version: 13,
+    name: 'vectors of several models per memory',
+    sql: `
+      -- A memory may hold one vector per model (mnemo reindex writes the new model's beside the old one, so searches
+      -- keep answering from the old vectors until the new ones are complete). A write that re-embeds a memory replaces
+      -- all of them. SQLite cannot change a primary key in place: the table is rebuilt.
+      CREATE TABLE memory_vectors_by_model (
+        memory_seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+        model_id   TEXT NOT NULL,
+        dims       INTEGER NOT NULL,
+        vector     BLOB NOT NULL,
+        PRIMARY KEY (memory_seq, model_id)
+      );
+      INSERT INTO memory_vectors_by_model (memory_seq, model_id, dims, vector)
+        SELECT memory_seq, model_id, dims, vector FROM memory_vectors;
+      DROP TABLE memory_vectors;
+      ALTER TABLE memory_vectors_by_model RENAME TO memory_vectors;
+      CREATE INDEX memory_vectors_model ON memory_vectors (model_id, memory_seq);
+    `,
+  },
 ];
 

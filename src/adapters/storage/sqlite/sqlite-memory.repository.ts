@@ -8,6 +8,7 @@ import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
+import { createSqliteMemoryMaintenance } from './sqlite-memory-maintenance.ts';
 import { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
@@ -171,9 +172,15 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
      @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed)`);
   const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
   const deleteTags = db.prepare('DELETE FROM memory_tags WHERE memory_seq = ?');
-  const upsertVector = db.prepare(`INSERT INTO memory_vectors (memory_seq, model_id, dims, vector) VALUES (?, ?, ?, ?)
-    ON CONFLICT (memory_seq) DO UPDATE SET model_id = excluded.model_id, dims = excluded.dims,
-    vector = excluded.vector`);
+  // A write that (re-)embeds a memory replaces every vector it has: vectors of other models (a reindex's) were made
+  // from the old text. mnemo reindex adds them back (MemoryMaintenance.putVectors).
+  const dropOtherModels = db.prepare('DELETE FROM memory_vectors WHERE memory_seq = ? AND model_id <> ?');
+  const insertVector = db.prepare(`INSERT INTO memory_vectors (memory_seq, model_id, dims, vector) VALUES (?, ?, ?, ?)
+    ON CONFLICT (memory_seq, model_id) DO UPDATE SET dims = excluded.dims, vector = excluded.vector`);
+  const upsertVector = { run: (seq: number, modelId: string, dims: number, blob: Buffer) => {
+    dropOtherModels.run(seq, modelId);
+    insertVector.run(seq, modelId, dims, blob);
+  } };
   const byId = db.prepare<[string, string, string, string], Row>(
     `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.id = ?`);
   const byClientId = db.prepare<[string, string, string, string], Row>(
@@ -291,6 +298,8 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   });
 
   return {
+    ...createSqliteMemoryMaintenance(db, vectors, keywordLengths),
+
     async applyAtomically(scope, steps) {
       const { rows, events } = atomicTx(scope, steps);
       outbox.notify(events);

@@ -1,0 +1,122 @@
+import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memory-maintenance.ts';
+import type { Memory } from '../../../core/memories/memory.types.ts';
+import type { KeyMode } from '../../../core/scope.ts';
+import { pgInt, pgJson, pgTime, pgTimeOrNull, SqlParams, type PgExecutor } from './pg-executor.ts';
+import { vectorText, type PgVectorIndexes } from './pg-vector-search.ts';
+
+interface Row {
+  seq: number | string; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string;
+  title: string; content: string; memory_type: string; tags: string[]; metadata: Record<string, unknown>;
+  topic_id: string | null; created_at: Date; updated_at: Date; created_by: string; updated_by: string;
+  access_count: number; last_accessed: Date | null;
+}
+
+const COLUMNS = 'm.seq, m.id, m.client_id, m.tenant_id, m.mode, m.workspace, m.title, m.content, m.memory_type, m.tags, '
+  + 'm.metadata, m.topic_id, m.created_at, m.updated_at, m.created_by, m.updated_by, m.access_count, m.last_accessed';
+
+const toMemory = (r: Row): Memory => ({
+  id: r.id, clientId: r.client_id, scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
+  title: r.title, content: r.content, memoryType: r.memory_type, tags: r.tags, metadata: r.metadata, topicId: r.topic_id,
+  createdAt: r.created_at, updatedAt: r.updated_at, createdBy: r.created_by, updatedBy: r.updated_by,
+  accessCount: r.access_count, lastAccessed: r.last_accessed,
+});
+
+/** `m.tenant_id = $n AND …` for the fields the filter names (`true` when it names none). */
+function filterWhere(p: SqlParams, filter: ScopeFilter): string {
+  const parts: string[] = [];
+  if (filter.tenantId !== undefined) parts.push(`m.tenant_id = ${p.add(filter.tenantId)}`);
+  if (filter.mode !== undefined) parts.push(`m.mode = ${p.add(filter.mode)}`);
+  if (filter.workspace !== undefined) parts.push(`m.workspace = ${p.add(filter.workspace)}`);
+  return parts.length > 0 ? parts.join(' AND ') : 'true';
+}
+
+/** The PostgreSQL memory repository's operator methods (see MemoryMaintenance). */
+export function createPgMemoryMaintenance(db: PgExecutor, indexes: PgVectorIndexes): MemoryMaintenance {
+  /** Each model's HNSW index exists before its first vector is written (as for the repository's own writes). */
+  async function ensureIndexes(vectors: readonly { modelId: string; vector: Float32Array }[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const v of vectors) {
+      const key = `${v.modelId}\u0000${v.vector.length}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      await indexes.ensure(v.modelId, v.vector.length);
+    }
+  }
+
+  return {
+    async vectorCoverage(filter) {
+      const p = new SqlParams();
+      const where = filterWhere(p, filter);
+      const [count] = await db.query<{ n: string | number }>(`SELECT COUNT(*) AS n FROM memories m WHERE ${where}`, p.values);
+      const models = await db.query<{ model_id: string; dims: number; n: string | number }>(
+        `SELECT v.model_id, v.dims, COUNT(*) AS n FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+         WHERE ${where} GROUP BY v.model_id, v.dims ORDER BY v.model_id COLLATE "C", v.dims`, p.values);
+      return { memories: pgInt(count!.n), models: models.map((r) => ({ modelId: r.model_id, dims: r.dims, vectors: pgInt(r.n) })) };
+    },
+
+    async missingVectors(modelId, filter, afterCursor, limit) {
+      const p = new SqlParams();
+      const rows = await db.query<Row>(`SELECT ${COLUMNS} FROM memories m
+        WHERE m.seq > ${p.add(afterCursor)} AND ${filterWhere(p, filter)}
+        AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_seq = m.seq AND v.model_id = ${p.add(modelId)})
+        ORDER BY m.seq LIMIT ${p.add(limit)}`, p.values);
+      return rows.map((r) => ({ cursor: pgInt(r.seq), memory: toMemory(r) }));
+    },
+
+    async putVectors(writes) {
+      if (writes.length === 0) return 0;
+      await ensureIndexes(writes.map((w) => w.vector));
+      return db.transaction(async (tx) => {
+        let written = 0;
+        for (const w of writes) {
+          const done = await tx.query(`INSERT INTO memory_vectors (memory_seq, model_id, dims, embedding)
+            SELECT m.seq, $1, $2, $3::vector FROM memories m
+            WHERE m.tenant_id = $4 AND m.mode = $5 AND m.workspace = $6 AND m.id = $7 AND m.title = $8 AND m.content = $9
+            ON CONFLICT (memory_seq, model_id) DO UPDATE SET dims = EXCLUDED.dims, embedding = EXCLUDED.embedding
+            RETURNING 1 AS one`,
+          [w.vector.modelId, w.vector.vector.length, vectorText(w.vector.vector), w.scope.tenantId, w.scope.mode,
+            w.scope.workspace, w.id, w.title, w.content]);
+          written += done.length;
+        }
+        return written;
+      });
+    },
+
+    async dropOtherVectors(filter, keepModelId) {
+      const p = new SqlParams();
+      const keep = p.add(keepModelId);
+      const rows = await db.query(`DELETE FROM memory_vectors v USING memories m
+        WHERE m.seq = v.memory_seq AND v.model_id <> ${keep} AND ${filterWhere(p, filter)} RETURNING 1 AS one`, p.values);
+      return rows.length;
+    },
+
+    async importMemories(items) {
+      await ensureIndexes(items.flatMap((i) => i.vectors));
+      return db.transaction(async (tx) => {
+        let inserted = 0;
+        const skipped: string[] = [];
+        for (const { memory: m, vectors } of items) {
+          // ON CONFLICT DO NOTHING covers the id and the (scope, client id) unique constraints alike.
+          const [row] = await tx.query<{ seq: number | string }>(`INSERT INTO memories (id, client_id, tenant_id, mode,
+            workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by,
+            access_count, last_accessed)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING RETURNING seq`,
+          [m.id, m.clientId, m.scope.tenantId, m.scope.mode, m.scope.workspace, m.title, m.content, m.memoryType, m.tags,
+            pgJson(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
+            m.accessCount, pgTimeOrNull(m.lastAccessed)]);
+          if (!row) {
+            skipped.push(m.id);
+            continue;
+          }
+          for (const v of vectors) {
+            await tx.query(`INSERT INTO memory_vectors (memory_seq, model_id, dims, embedding) VALUES ($1, $2, $3, $4::vector)
+              ON CONFLICT (memory_seq, model_id) DO UPDATE SET dims = EXCLUDED.dims, embedding = EXCLUDED.embedding`,
+            [pgInt(row.seq), v.modelId, v.vector.length, vectorText(v.vector)]);
+          }
+          inserted += 1;
+        }
+        return { inserted, skipped };
+      });
+    },
+  };
+}

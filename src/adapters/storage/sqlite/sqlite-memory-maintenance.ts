@@ -1,0 +1,125 @@
+import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memory-maintenance.ts';
+import type { Memory, StoredVector } from '../../../core/memories/memory.types.ts';
+import type { KeyMode } from '../../../core/scope.ts';
+import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
+import type { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
+import type { SqliteVectorCache } from './sqlite-vector-cache.ts';
+
+interface Row {
+  seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
+  memory_type: string; tags: string; metadata: string; topic_id: string | null; created_at: number;
+  updated_at: number; created_by: string; updated_by: string; access_count: number; last_accessed: number | null;
+}
+
+const toMemory = (r: Row): Memory => ({
+  id: r.id, clientId: r.client_id, scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
+  title: r.title, content: r.content, memoryType: r.memory_type, tags: JSON.parse(r.tags) as string[],
+  metadata: JSON.parse(r.metadata) as Record<string, unknown>, topicId: r.topic_id, createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at), createdBy: r.created_by, updatedBy: r.updated_by, accessCount: r.access_count,
+  lastAccessed: r.last_accessed === null ? null : new Date(r.last_accessed),
+});
+
+/** `m.tenant_id = ? AND …` for the fields the filter names (`1` when it names none). */
+function filterWhere(filter: ScopeFilter): { sql: string; params: string[] } {
+  const parts: string[] = [];
+  const params: string[] = [];
+  if (filter.tenantId !== undefined) { parts.push('m.tenant_id = ?'); params.push(filter.tenantId); }
+  if (filter.mode !== undefined) { parts.push('m.mode = ?'); params.push(filter.mode); }
+  if (filter.workspace !== undefined) { parts.push('m.workspace = ?'); params.push(filter.workspace); }
+  return { sql: parts.length > 0 ? parts.join(' AND ') : '1', params };
+}
+
+/**
+ * The SQLite memory repository's operator methods (see MemoryMaintenance). They share the repository's in-process
+ * indexes: vector writes drop the cached matrices (they hold one model's vectors per scope, and a write here adds a
+ * model's vector without replacing the others'), imports refresh the keyword lengths.
+ */
+export function createSqliteMemoryMaintenance(db: SqliteDb, cache: SqliteVectorCache, keywordLengths: SqliteKeywordLengths): MemoryMaintenance {
+  const putVector = db.prepare(`INSERT INTO memory_vectors (memory_seq, model_id, dims, vector)
+    SELECT m.seq, ?, ?, ? FROM memories m
+    WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND m.id = ? AND m.title = ? AND m.content = ?
+    ON CONFLICT (memory_seq, model_id) DO UPDATE SET dims = excluded.dims, vector = excluded.vector`);
+  const idTaken = db.prepare<[string], number>('SELECT 1 FROM memories WHERE id = ?').pluck();
+  const clientIdTaken = db.prepare<[string, string, string, string], number>(
+    'SELECT 1 FROM memories WHERE tenant_id = ? AND mode = ? AND workspace = ? AND client_id = ?').pluck();
+  const insertMemory = db.prepare(`INSERT INTO memories
+    (id, client_id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
+     created_by, updated_by, access_count, last_accessed)
+    VALUES (@id, @client_id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
+     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed)`);
+  const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
+  const insertVector = db.prepare('INSERT OR REPLACE INTO memory_vectors (memory_seq, model_id, dims, vector) VALUES (?, ?, ?, ?)');
+
+  const putTx = db.transaction((writes: readonly { scope: Memory['scope']; id: string; title: string; content: string; vector: StoredVector }[]) => {
+    let written = 0;
+    for (const w of writes) {
+      written += putVector.run(w.vector.modelId, w.vector.vector.length, vectorToBlob(w.vector.vector),
+        w.scope.tenantId, w.scope.mode, w.scope.workspace, w.id, w.title, w.content).changes;
+    }
+    return written;
+  });
+
+  const importTx = db.transaction((items: readonly { memory: Memory; vectors: readonly StoredVector[] }[]) => {
+    const inserted: { memory: Memory; seq: number }[] = [];
+    const skipped: string[] = [];
+    for (const { memory: m, vectors } of items) {
+      if (idTaken.get(m.id) !== undefined
+        || (m.clientId !== null && clientIdTaken.get(m.scope.tenantId, m.scope.mode, m.scope.workspace, m.clientId) !== undefined)) {
+        skipped.push(m.id);
+        continue;
+      }
+      const seq = Number(insertMemory.run({
+        id: m.id, client_id: m.clientId, tenant_id: m.scope.tenantId, mode: m.scope.mode, workspace: m.scope.workspace,
+        title: m.title, content: m.content, memory_type: m.memoryType, tags: JSON.stringify(m.tags),
+        metadata: JSON.stringify(m.metadata), topic_id: m.topicId, created_at: m.createdAt.getTime(),
+        updated_at: m.updatedAt.getTime(), created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
+        last_accessed: m.lastAccessed?.getTime() ?? null,
+      }).lastInsertRowid);
+      for (const tag of m.tags) insertTag.run(seq, tag);
+      for (const v of vectors) insertVector.run(seq, v.modelId, v.vector.length, vectorToBlob(v.vector));
+      inserted.push({ memory: m, seq });
+    }
+    return { inserted, skipped };
+  });
+
+  return {
+    async vectorCoverage(filter) {
+      const where = filterWhere(filter);
+      const memories = db.prepare<string[], number>(`SELECT COUNT(*) FROM memories m WHERE ${where.sql}`).pluck().get(...where.params)!;
+      const models = db.prepare<string[], { model_id: string; dims: number; n: number }>(
+        `SELECT v.model_id, v.dims, COUNT(*) AS n FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+         WHERE ${where.sql} GROUP BY v.model_id, v.dims ORDER BY v.model_id, v.dims`).all(...where.params);
+      return { memories, models: models.map((r) => ({ modelId: r.model_id, dims: r.dims, vectors: r.n })) };
+    },
+
+    async missingVectors(modelId, filter, afterCursor, limit) {
+      const where = filterWhere(filter);
+      const rows = db.prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE m.seq > ? AND ${where.sql}
+        AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_seq = m.seq AND v.model_id = ?)
+        ORDER BY m.seq LIMIT ?`).all(afterCursor, ...where.params, modelId, limit);
+      return rows.map((r) => ({ cursor: r.seq, memory: toMemory(r) }));
+    },
+
+    async putVectors(writes) {
+      if (writes.length === 0) return 0;
+      const written = putTx(writes);
+      if (written > 0) cache.clear();
+      return written;
+    },
+
+    async dropOtherVectors(filter, keepModelId) {
+      const where = filterWhere(filter);
+      const { changes } = db.prepare(`DELETE FROM memory_vectors WHERE model_id <> ? AND memory_seq IN
+        (SELECT m.seq FROM memories m WHERE ${where.sql})`).run(keepModelId, ...where.params);
+      if (changes > 0) cache.clear();
+      return changes;
+    },
+
+    async importMemories(items) {
+      const { inserted, skipped } = importTx(items);
+      if (inserted.length > 0) cache.clear();
+      for (const { memory, seq } of inserted) keywordLengths.refresh(memory.scope, seq);
+      return { inserted: inserted.length, skipped };
+    },
+  };
+}
