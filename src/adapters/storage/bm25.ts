@@ -15,6 +15,8 @@ export const BM25_COLUMN_WEIGHTS = { title: 2.0, content: 1.0, tags: 1.5 } as co
 export interface RankedKeywordHit {
   seq: number;
   score: number;
+  /** The share of the query's idf mass whose phrases the memory holds (0..1), whatever their frequency. */
+  coverage: number;
 }
 
 /** As bm25(): a word in half the documents or more still counts, a little. */
@@ -39,15 +41,18 @@ export interface Bm25Input {
 export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: number } {
   const { frequencies, documents, averageLength } = input;
   const idf = frequencies.map((f) => inverseDocumentFrequency(documents, f.size));
+  const idfMass = idf.reduce((a, b) => a + b, 0);
   const hits: RankedKeywordHit[] = [];
   for (const seq of input.candidates) {
     const norm = K1 * (1 - B + (averageLength > 0 ? (B * input.lengthOf(seq)) / averageLength : 0));
     let score = 0;
+    let held = 0;
     frequencies.forEach((f, i) => {
       const tf = f.get(seq) ?? 0;
       score += idf[i]! * ((tf * (K1 + 1)) / (tf + norm));
+      if (tf > 0) held += idf[i]!;
     });
-    hits.push({ seq, score });
+    hits.push({ seq, score, coverage: idfMass > 0 ? Math.min(1, held / idfMass) : 0 });
   }
   hits.sort((a, b) => b.score - a.score || a.seq - b.seq);
   return { hits: hits.slice(0, input.limit), total: hits.length };
@@ -57,6 +62,6 @@ export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: n
 export function toKeywordHits(ranked: readonly RankedKeywordHit[], memoryOf: (seq: number) => Memory | undefined): KeywordHit[] {
   return ranked.flatMap((h) => {
     const memory = memoryOf(h.seq);
-    return memory ? [{ memory, relevance: h.score }] : [];
+    return memory ? [{ memory, relevance: h.score, coverage: h.coverage }] : [];
   });
 }
