@@ -116,7 +116,7 @@ export const HybridResponse = Type.Object({
   matches: Type.Array(MatchWire),
   semantic_results: Type.Integer({ description: 'Semantic candidates considered (at or above the threshold)' }),
   keyword_results: Type.Integer({ description: 'Memories matching at least one query word' }),
-  combined_score_method: Type.String({ description: '`rrf(k=60, weighted)+exact_cosine` (rerank true) or `weighted_sum` (rerank false)' }),
+  combined_score_method: Type.String({ description: '`weighted_sum(calibrated_similarity, keyword_coverage)` (rerank true) or `weighted_sum(calibrated_similarity, keyword_relevance/best)` (rerank false); docs/api.md, "Scores"' }),
   total: Type.Integer({ description: 'Candidates at or above the threshold' }),
   query_embedding_time: Ms('Time spent embedding the query'),
   search_time: Ms('Time spent searching after embedding'),
