@@ -152,7 +152,7 @@ describe('SearchService', () => {
       for (const [sw, kwWeight] of [[0.5, 0.5], [0.9, 0.1], [0.2, 0.8], [1, 3]] as const) {
         const out = await hybrid({ semanticWeight: sw, keywordWeight: kwWeight }, { rerank: true });
         expect(out.method).toBe(HYBRID_METHOD_RERANK);
-        const expected = new Map(CORPUS.map(([t], i) => [t, (sw * similarity.get(t)! + kwWeight * coverageOf(i)) / (sw + kwWeight)]));
+        const expected = new Map<string, number>(CORPUS.map(([t], i) => [t, (sw * similarity.get(t)! + kwWeight * coverageOf(i)) / (sw + kwWeight)]));
         expect(titles(out.hits)).toEqual([...expected.entries()].sort((a, b) => b[1] - a[1]).map(([t]) => t));
         for (const h of out.hits) expect(h.score).toBeCloseTo(expected.get(h.memory.title)!, 6);
       }
