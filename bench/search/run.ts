@@ -3,7 +3,7 @@ import { describeMachine, machineLine } from '../lib/machine.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
 import { REPO_ROOT, type EmbedderKind } from '../lib/server.ts';
 import { fmt } from '../lib/stats.ts';
-import { recallTable, runSearchSuite, searchTable, type StoreKind } from './suite.ts';
+import { hybridRatioTable, recallTable, runSearchSuite, searchTable, type StoreKind } from './suite.ts';
 
 /** `npm run bench:search`: search p50/p99 over HTTP for G1, G3 hybrid, G4 and vector search on one corpus. */
 const program = new Command('bench:search')
@@ -46,6 +46,10 @@ const body = [
   'Queries cycle through 200 generated questions; vector search uses 50 query vectors taken from POST /v1/embeddings (1536 numbers).',
   '',
   searchTable(rows),
+  '',
+  'G3 hybrid against G1 semantic search on the same corpus and store (p50 under the same load, surfaces measured one after the other):',
+  '',
+  hybridRatioTable(rows),
   ...(recalls.length > 0 ? [
     '',
     'HNSW recall@10 of the PostgreSQL adapter against its own exact scan, on the same data after the HTTP runs: the adapter opened twice ' +

@@ -131,6 +131,21 @@ export function searchTable(rows: SearchRow[]): string {
   return lines.join('\n');
 }
 
+/** Issue 13's target: G3 hybrid p50 at most 1.3x G1 semantic p50, per corpus and store (surfaces measured in a row). */
+export const HYBRID_RATIO_TARGET = 1.3;
+
+export function hybridRatioTable(rows: SearchRow[]): string {
+  const lines = [`| embedder | store | memories | G1 semantic p50 ms | G3 hybrid p50 ms | hybrid / semantic (target ≤ ${HYBRID_RATIO_TARGET}) |`, '| --- | --- | ---: | ---: | ---: | ---: |'];
+  const key = (r: SearchRow) => `${r.embedder}|${r.store}|${r.size}`;
+  for (const g1 of rows.filter((r) => r.surface.startsWith('G1 '))) {
+    const hybrid = rows.find((r) => r.surface.startsWith('G3 ') && r.surface.includes('hybrid') && key(r) === key(g1));
+    if (!hybrid) continue;
+    const ratio = hybrid.result.p50Ms / g1.result.p50Ms;
+    lines.push(`| ${g1.embedder} | ${g1.store} | ${g1.size.toLocaleString('en')} | ${fmt(g1.result.p50Ms)} | ${fmt(hybrid.result.p50Ms)} | ${fmt(ratio, 2)}${ratio <= HYBRID_RATIO_TARGET ? '' : ' (missed)'} |`);
+  }
+  return lines.join('\n');
+}
+
 export function recallTable(rows: RecallRow[]): string {
   const lines = ['| embedder | memories | hnsw.ef_search | queries | recall@10 mean | recall@10 min | exact scan median ms | HNSW median ms |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'];
   for (const { embedder, size, efSearch, recall: r } of rows) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Embedder } from '../../src/core/embeddings/embedder.port.ts';
+import { HYBRID_METHOD_PLAIN, HYBRID_METHOD_RERANK } from '../../src/core/search/search.service.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { expectG3Error, fieldsOf, g3, ids } from './client.ts';
 
@@ -258,12 +259,13 @@ describe('G3 happy paths', () => {
       for (const k of ['semantic_results', 'keyword_results', 'total']) expect(Number.isInteger(body[k])).toBe(true);
     });
 
-    it('names the combination method, which rerank changes, and orders differently', async () => {
+    it('names the combination method, which rerank changes (how the two orders differ: test/services/search.service.test.ts)', async () => {
       const rrf = json(await api.hybrid({ query: 'zqxv42 notes' }));
       const sum = json(await api.hybrid({ query: 'zqxv42 notes', rerank: false }));
-      expect(rrf.combined_score_method).toBe('rrf(k=60, weighted)+exact_cosine');
-      expect(sum.combined_score_method).toBe('weighted_sum');
-      expect(ids(rrf.matches)).toEqual([notes2, notes1, keywordOnly, unrelated]);
+      expect(rrf.combined_score_method).toBe(HYBRID_METHOD_RERANK);
+      expect(sum.combined_score_method).toBe(HYBRID_METHOD_PLAIN);
+      // "notes" is in half the memories (idf at the floor): with rerank only zqxv42 covers the query.
+      expect(ids(rrf.matches)).toEqual([keywordOnly, notes2, notes1, unrelated]);
       expect(ids(sum.matches)).toEqual([keywordOnly, notes2, notes1, unrelated]);
       const scores = sum.matches.map((m: Json) => m.score);
       expect(scores).toEqual([...scores].sort((a, b) => b - a));

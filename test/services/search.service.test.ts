@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainError } from '../../src/core/errors.ts';
 import type { Scope } from '../../src/core/scope.ts';
-import { RRF_K, type ScoredHit, type SearchContext } from '../../src/core/search/search.service.ts';
+import { HYBRID_METHOD_PLAIN, HYBRID_METHOD_RERANK, type ScoredHit, type SearchContext } from '../../src/core/search/search.service.ts';
 import { createServices, freshScope, actor, type Services } from './support.ts';
 
 /**
@@ -17,6 +17,15 @@ const CORPUS = [
   ['Checker games', 'Checkers is a board game; the checker pieces move diagonally'],
 ] as const;
 const QUERY = 'rust borrow checker ownership';
+/** Which corpus memories (by index) hold each query word once stemmed (Borrowing -> borrow, Checkers -> checker). */
+const HOLDERS: Record<string, number[]> = { rust: [0], borrow: [0, 4], checker: [0, 5], ownership: [0, 1, 3] };
+/** BM25's idf as SQLite computes it, over the scope's 6 memories, floored at 1e-6. */
+const idf = (holding: number) => Math.max(1e-6, Math.log((CORPUS.length - holding + 0.5) / (holding + 0.5)));
+/** Expected keyword coverage of each corpus title: the share of the query's idf mass its words hold. */
+function coverageOf(index: number): number {
+  const mass = Object.values(HOLDERS).reduce((sum, h) => sum + idf(h.length), 0);
+  return Object.values(HOLDERS).filter((h) => h.includes(index)).reduce((sum, h) => sum + idf(h.length), 0) / mass;
+}
 
 const titles = (hits: readonly ScoredHit[]) => hits.map((h) => h.memory.title);
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
@@ -109,7 +118,7 @@ describe('SearchService', () => {
     it('weighted sum: the score is (sw * similarity + kw * keyword) / (sw + kw), best first', async () => {
       const kw = await keywordLeg();
       const out = await hybrid({ semanticWeight: 0.7, keywordWeight: 0.3 });
-      expect(out.method).toBe('weighted_sum');
+      expect(out.method).toBe(HYBRID_METHOD_PLAIN);
       expect(out.hits).toHaveLength(CORPUS.length); // keyword-only or semantic-only: every memory is a candidate
       for (const h of out.hits) {
         const expected = 0.7 * similarity.get(h.memory.title)! + 0.3 * (kw.get(h.memory.title)?.score ?? 0);
@@ -139,30 +148,28 @@ describe('SearchService', () => {
       for (const h of keywordOnly.hits) expect(h.score).toBeCloseTo(kw.get(h.memory.title)?.score ?? 0, 5);
     });
 
-    it('rerank orders by weighted reciprocal-rank fusion (k = 60) and still shows the weighted sum', async () => {
-      const kw = await keywordLeg();
-      const semanticRank = new Map(bySimilarity().map(([t], i) => [t, i + 1]));
-      const rrf = (t: string) => 0.5 / (RRF_K + semanticRank.get(t)!) + (kw.has(t) ? 0.5 / (RRF_K + kw.get(t)!.rank) : 0);
-      const expected = CORPUS.map(([t]) => t).sort((a, b) => rrf(b) - rrf(a));
-
-      const plain = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 });
-      const reranked = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 }, { rerank: true });
-      expect(reranked.method).toBe(`rrf(k=${RRF_K}, weighted)+exact_cosine`);
-      expect(titles(reranked.hits)).toEqual(expected);
-      // On this corpus the two orders differ, so the test tells rerank from no rerank.
-      expect(titles(plain.hits)).not.toEqual(expected);
-      const plainScore = new Map(plain.hits.map((h) => [h.memory.title, h.score]));
-      for (const h of reranked.hits) expect(h.score).toBe(plainScore.get(h.memory.title));
+    it('rerank scores by (sw * similarity + kw * keyword coverage) / (sw + kw), best first', async () => {
+      for (const [sw, kwWeight] of [[0.5, 0.5], [0.9, 0.1], [0.2, 0.8], [1, 3]] as const) {
+        const out = await hybrid({ semanticWeight: sw, keywordWeight: kwWeight }, { rerank: true });
+        expect(out.method).toBe(HYBRID_METHOD_RERANK);
+        const expected = new Map<string, number>(CORPUS.map(([t], i) => [t, (sw * similarity.get(t)! + kwWeight * coverageOf(i)) / (sw + kwWeight)]));
+        expect(titles(out.hits)).toEqual([...expected.entries()].sort((a, b) => b[1] - a[1]).map(([t]) => t));
+        for (const h of out.hits) expect(h.score).toBeCloseTo(expected.get(h.memory.title)!, 6);
+      }
     });
 
-    it('rerank weighs each leg\'s reciprocal rank by its weight', async () => {
-      const kw = await keywordLeg();
-      const semanticRank = new Map(bySimilarity().map(([t], i) => [t, i + 1]));
-      for (const [sw, kwWeight] of [[0.9, 0.1], [0.2, 0.8], [1, 3]] as const) {
-        const rrf = (t: string) => sw / (RRF_K + semanticRank.get(t)!) + (kw.has(t) ? kwWeight / (RRF_K + kw.get(t)!.rank) : 0);
-        const out = await hybrid({ semanticWeight: sw, keywordWeight: kwWeight }, { rerank: true });
-        expect(titles(out.hits)).toEqual(CORPUS.map(([t]) => t).sort((a, b) => rrf(b) - rrf(a)));
-      }
+    it('rerank differs from the plain sum: a weak keyword match counts by its coverage, not relative to the best', async () => {
+      // Only "borrow" matches (2 of 6 memories); "zebra" and "quantum" are in none, so they hold most of the idf mass.
+      const query = 'borrow zebra quantum';
+      const run = (rerank: boolean) => s.search.hybrid(ctx, { query, limit: 10, filter: {}, rerank, semanticWeight: 0.5, keywordWeight: 0.5 });
+      const absent = idf(0);
+      const coverage = idf(2) / (idf(2) + 2 * absent);
+      const plain = await run(false);
+      const reranked = await run(true);
+      const books = (hits: readonly ScoredHit[]) => hits.find((h) => h.memory.title === 'Borrowing books')!;
+      expect(books(plain.hits).keywordScore).toBeGreaterThan(0.9); // relative to the best keyword hit: about 1
+      expect(books(reranked.hits).score).toBeCloseTo(0.5 * books(reranked.hits).similarity! + 0.5 * coverage, 6);
+      expect(coverage).toBeLessThan(0.15);
     });
 
     it('threshold is a floor on the fused score; total counts the candidates above it', async () => {

@@ -15,6 +15,8 @@ export const BM25_COLUMN_WEIGHTS = { title: 2.0, content: 1.0, tags: 1.5 } as co
 export interface RankedKeywordHit {
   seq: number;
   score: number;
+  /** The share of the query's idf mass whose phrases the memory holds (0..1), whatever their frequency. */
+  coverage: number;
 }
 
 /** As bm25(): a word in half the documents or more still counts, a little. */
@@ -35,28 +37,82 @@ export interface Bm25Input {
   limit: number;
 }
 
-/** Best first (ties by seq); `total` counts every candidate. */
+/**
+ * Best first (ties by seq); `total` counts every candidate. Only the best `limit` are kept while scoring (a bounded
+ * heap), so a query matching most of the scope costs one pass, not a sort of every match.
+ */
 export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: number } {
-  const { frequencies, documents, averageLength } = input;
+  const { frequencies, documents, averageLength, limit } = input;
   const idf = frequencies.map((f) => inverseDocumentFrequency(documents, f.size));
-  const hits: RankedKeywordHit[] = [];
+  const idfMass = idf.reduce((a, b) => a + b, 0);
+  const best = new TopHits(limit);
+  let total = 0;
   for (const seq of input.candidates) {
+    total++;
     const norm = K1 * (1 - B + (averageLength > 0 ? (B * input.lengthOf(seq)) / averageLength : 0));
     let score = 0;
-    frequencies.forEach((f, i) => {
-      const tf = f.get(seq) ?? 0;
+    let held = 0;
+    for (let i = 0; i < frequencies.length; i++) {
+      const tf = frequencies[i]!.get(seq);
+      if (tf === undefined || tf <= 0) continue;
       score += idf[i]! * ((tf * (K1 + 1)) / (tf + norm));
-    });
-    hits.push({ seq, score });
+      held += idf[i]!;
+    }
+    if (best.accepts(score, seq)) best.add({ seq, score, coverage: idfMass > 0 ? Math.min(1, held / idfMass) : 0 });
   }
-  hits.sort((a, b) => b.score - a.score || a.seq - b.seq);
-  return { hits: hits.slice(0, input.limit), total: hits.length };
+  return { hits: best.sorted(), total };
+}
+
+/** Before: higher score, then lower seq. */
+const before = (a: RankedKeywordHit, b: RankedKeywordHit): boolean => a.score > b.score || (a.score === b.score && a.seq < b.seq);
+
+/** The best `limit` hits seen, in a binary heap whose root is the worst of them. */
+class TopHits {
+  private readonly heap: RankedKeywordHit[] = [];
+  constructor(private readonly limit: number) {}
+
+  accepts(score: number, seq: number): boolean {
+    if (this.limit <= 0) return false;
+    if (this.heap.length < this.limit) return true;
+    return before({ seq, score, coverage: 0 }, this.heap[0]!);
+  }
+
+  add(hit: RankedKeywordHit): void {
+    const h = this.heap;
+    if (h.length < this.limit) {
+      h.push(hit);
+      let i = h.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!before(h[parent]!, h[i]!)) break; // the parent must be the worse one
+        [h[parent], h[i]] = [h[i]!, h[parent]!];
+        i = parent;
+      }
+      return;
+    }
+    h[0] = hit;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let worst = i;
+      if (l < h.length && before(h[worst]!, h[l]!)) worst = l;
+      if (r < h.length && before(h[worst]!, h[r]!)) worst = r;
+      if (worst === i) break;
+      [h[worst], h[i]] = [h[i]!, h[worst]!];
+      i = worst;
+    }
+  }
+
+  sorted(): RankedKeywordHit[] {
+    return [...this.heap].sort((a, b) => b.score - a.score || a.seq - b.seq);
+  }
 }
 
 /** The ranked hits as the port's keyword hits, in rank order; a memory deleted since the ranking is left out. */
 export function toKeywordHits(ranked: readonly RankedKeywordHit[], memoryOf: (seq: number) => Memory | undefined): KeywordHit[] {
   return ranked.flatMap((h) => {
     const memory = memoryOf(h.seq);
-    return memory ? [{ memory, relevance: h.score }] : [];
+    return memory ? [{ memory, relevance: h.score, coverage: h.coverage }] : [];
   });
 }

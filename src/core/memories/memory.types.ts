@@ -127,6 +127,11 @@ export interface KeywordHit {
    * written in another tenant, mode or workspace may change it.
    */
   relevance: number;
+  /**
+   * How much of the query the memory holds: the share of the query words' idf (over the same scope statistics) of
+   * the words it contains, 0..1. Unlike `relevance` it is comparable across queries: the core's hybrid fusion uses it.
+   */
+  coverage: number;
 }
 
 /** A suggestion drawn from stored data: the text and how many times it occurs. */

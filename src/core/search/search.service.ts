@@ -1,11 +1,12 @@
 import type { Clock } from '../clock.ts';
 import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
-import { cosine, cosineFromSimilarity, norm, similarityFromCosine } from '../embeddings/vectors.ts';
+import { cosine, norm, similarityFromCosine } from '../embeddings/vectors.ts';
 import { DomainError } from '../errors.ts';
 import type { MemoryRepository } from '../memories/memory.repository.ts';
 import type { Memory, MemoryFilter, Suggestion } from '../memories/memory.types.ts';
 import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
+import { calibrationFor } from './score-calibration.ts';
 import type { SearchAdmission } from './search-admission.ts';
 import type { SearchKind, SearchLogEntry, SearchLogRepository } from './search-log.ts';
 import type { EventRepository } from '../events/event.repository.ts';
@@ -27,7 +28,7 @@ export interface ScoredHit {
   memory: Memory;
   /** The score the surface shows: similarity for semantic and vector search, the fused score for hybrid. */
   score: number;
-  /** `(1 + cosine) / 2` against the query; absent for keyword-only search. */
+  /** The model's calibrated similarity to the query (score-calibration.ts); absent for keyword-only search. */
   similarity?: number | undefined;
   cosine?: number | undefined;
   /** Keyword relevance normalised to 0..1 within the candidate pool; 0 when no keyword matched. */
@@ -79,8 +80,19 @@ export interface VectorInput extends Common {
 /** What a suggestion completes: a past query of the scope, a tag, or a memory title. */
 export type SuggestionKind = 'query' | 'tag' | 'title';
 
-/** Reciprocal-rank fusion constant (Cormack et al.); 60 is the standard choice. */
-export const RRF_K = 60;
+/** `combined_score_method` of hybrid search with `rerank` true and false (docs/api.md, "Scores"). */
+export const HYBRID_METHOD_RERANK = 'weighted_sum(calibrated_similarity, keyword_coverage)';
+export const HYBRID_METHOD_PLAIN = 'weighted_sum(calibrated_similarity, keyword_relevance/best)';
+
+interface Candidate {
+  memory: Memory;
+  similarity?: number;
+  cosine?: number;
+  /** BM25 relevance over the best keyword hit's (0..1). */
+  keyword: number;
+  /** The keyword hit's coverage of the query (0..1), 0 when no keyword matched. */
+  coverage: number;
+}
 
 export type SearchService = ReturnType<typeof createSearchService>;
 
@@ -102,6 +114,8 @@ export function createSearchService(deps: {
   admission?: SearchAdmission | undefined;
 }) {
   const { memories, searchLog, events, embedder, clock } = deps;
+  /** Shown similarities and thresholds are on the model's calibrated scale; the store works in raw cosines. */
+  const calibration = calibrationFor(embedder.modelId);
 
   async function embedQuery(query: string): Promise<{ vector: Float32Array; ms: number }> {
     if (query.trim().length === 0) {
@@ -156,11 +170,13 @@ export function createSearchService(deps: {
     }
   }
 
-  async function semanticLeg(scope: Scope, vector: Float32Array, input: Common & { threshold: number }) {
-    return memories.searchSimilar(scope, {
-      vector, modelId: embedder.modelId, limit: input.limit, minSimilarity: input.threshold, filter: input.filter,
-      withVectors: input.withVectors,
+  /** The store's nearest memories with a cosine of at least `minCosine`, each with its calibrated similarity. */
+  async function semanticLeg(scope: Scope, vector: Float32Array, input: Common & { minCosine: number }) {
+    const { hits, total } = await memories.searchSimilar(scope, {
+      vector, modelId: embedder.modelId, limit: input.limit,
+      minSimilarity: similarityFromCosine(Math.max(-1, input.minCosine)), filter: input.filter, withVectors: input.withVectors,
     });
+    return { hits: hits.map((h) => ({ ...h, similarity: calibration.score(h.cosine) })), total };
   }
 
   return {
@@ -178,7 +194,7 @@ export function createSearchService(deps: {
     semantic: (ctx: SearchContext, input: SemanticInput) => run(ctx, 'semantic', input.query, input, async () => {
       const { vector, ms } = await embedQuery(input.query);
       const started = performance.now();
-      const { hits, total } = await semanticLeg(ctx.scope, vector, input);
+      const { hits, total } = await semanticLeg(ctx.scope, vector, { ...input, minCosine: calibration.minCosine(input.threshold) });
       return {
         hits: hits.map((h) => ({ memory: h.memory, score: h.similarity, similarity: h.similarity, cosine: h.cosine, vector: h.vector })),
         total, embeddingMs: ms, searchMs: performance.now() - started, embeddingModel: embedder.modelId,
@@ -207,16 +223,16 @@ export function createSearchService(deps: {
       const started = performance.now();
       const pool = Math.max(input.limit * 5, 50);
       const [semantic, keyword] = await Promise.all([
-        semanticLeg(ctx.scope, vector, { ...input, limit: pool, threshold: 0, withVectors: false }),
+        semanticLeg(ctx.scope, vector, { ...input, limit: pool, minCosine: -1, withVectors: false }),
         memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter }),
       ]);
-      const candidates = new Map<string, { memory: Memory; similarity?: number; cosine?: number; keyword: number; keywordRank?: number }>();
-      semantic.hits.forEach((h) => candidates.set(h.memory.id, { memory: h.memory, similarity: h.similarity, cosine: h.cosine, keyword: 0 }));
+      const candidates = new Map<string, Candidate>();
+      semantic.hits.forEach((h) => candidates.set(h.memory.id, { memory: h.memory, similarity: h.similarity, cosine: h.cosine, keyword: 0, coverage: 0 }));
       const topRelevance = keyword.hits[0]?.relevance ?? 0;
-      keyword.hits.forEach((h, rank) => {
-        const c = candidates.get(h.memory.id) ?? { memory: h.memory, keyword: 0 };
+      keyword.hits.forEach((h) => {
+        const c = candidates.get(h.memory.id) ?? { memory: h.memory, keyword: 0, coverage: 0 };
         c.keyword = topRelevance > 0 ? h.relevance / topRelevance : 0;
-        c.keywordRank = rank + 1;
+        c.coverage = h.coverage;
         candidates.set(h.memory.id, c);
       });
       // Exact similarity for keyword-only candidates, and vectors when asked for.
@@ -227,23 +243,18 @@ export function createSearchService(deps: {
         const c = candidates.get(id)!;
         const v = vectors.get(id);
         c.cosine = v ? cosine(vector, v) : -1;
-        c.similarity = similarityFromCosine(c.cosine);
+        c.similarity = calibration.score(c.cosine);
       }
 
       const sw = input.semanticWeight;
       const kw = input.keywordWeight;
       const weightSum = sw + kw > 0 ? sw + kw : 1;
-      const fused = (c: { similarity?: number; keyword: number }) => (sw * (c.similarity ?? 0) + kw * c.keyword) / weightSum;
+      // rerank true: both scores are absolute (calibrated similarity, keyword coverage), so a weak keyword match
+      // counts for little; rerank false: the keyword relevance is normalised by the pool's best hit.
+      const keywordPart = (c: Candidate) => (input.rerank ? c.coverage : c.keyword);
+      const fused = (c: Candidate) => (sw * (c.similarity ?? 0) + kw * keywordPart(c)) / weightSum;
       let ranked = [...candidates.values()];
-      if (input.rerank) {
-        const bySimilarity = [...ranked].sort((a, b) => (b.similarity ?? 0) - (a.similarity ?? 0));
-        const semanticRank = new Map(bySimilarity.map((c, i) => [c.memory.id, i + 1]));
-        const rrf = (c: (typeof ranked)[number]) =>
-          sw / (RRF_K + semanticRank.get(c.memory.id)!) + (c.keywordRank ? kw / (RRF_K + c.keywordRank) : 0);
-        ranked.sort((a, b) => rrf(b) - rrf(a) || fused(b) - fused(a));
-      } else {
-        ranked.sort((a, b) => fused(b) - fused(a));
-      }
+      ranked.sort((a, b) => fused(b) - fused(a) || (b.similarity ?? 0) - (a.similarity ?? 0));
       const floor = input.threshold ?? 0;
       ranked = ranked.filter((c) => fused(c) >= floor);
       return {
@@ -254,7 +265,7 @@ export function createSearchService(deps: {
         total: ranked.length,
         semanticResults: semantic.hits.filter((h) => h.similarity >= (input.threshold ?? 0)).length,
         keywordResults: keyword.total,
-        method: input.rerank ? `rrf(k=${RRF_K}, weighted)+exact_cosine` : 'weighted_sum',
+        method: input.rerank ? HYBRID_METHOD_RERANK : HYBRID_METHOD_PLAIN,
         embeddingMs: ms,
         searchMs: performance.now() - started,
         embeddingModel: embedder.modelId,
@@ -271,13 +282,13 @@ export function createSearchService(deps: {
       const whole = norm(input.vector);
       const ratio = whole > 0 ? norm(native) / whole : 0;
       if (ratio === 0) return { hits: [], total: 0, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
-      const minCosine = cosineFromSimilarity(input.threshold) / ratio;
+      const minCosine = calibration.minCosine(input.threshold) / ratio;
       if (minCosine > 1) return { hits: [], total: 0, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
-      const { hits, total } = await semanticLeg(ctx.scope, native, { ...input, threshold: similarityFromCosine(Math.max(-1, minCosine)) });
+      const { hits, total } = await semanticLeg(ctx.scope, native, { ...input, minCosine });
       return {
         hits: hits.map((h) => {
           const c = h.cosine * ratio;
-          return { memory: h.memory, score: similarityFromCosine(c), similarity: similarityFromCosine(c), cosine: c, vector: h.vector };
+          return { memory: h.memory, score: calibration.score(c), similarity: calibration.score(c), cosine: c, vector: h.vector };
         }),
         total, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId,
       };

@@ -1,6 +1,7 @@
 import { isoTimestamp } from '../clock.ts';
 import type { Embedder } from '../embeddings/embedder.port.ts';
-import { cosine, similarityFromCosine } from '../embeddings/vectors.ts';
+import { cosine } from '../embeddings/vectors.ts';
+import { calibrationFor, scoreCalibration, type ScoreCalibration } from '../search/score-calibration.ts';
 import type { EventRepository } from '../events/event.repository.ts';
 import type { StoredEvent } from '../events/event.types.ts';
 import { prefixedId } from '../ids.ts';
@@ -62,10 +63,12 @@ const tagsOf = (e: StoredEvent): unknown[] => (Array.isArray(e.data.tags) ? (e.d
 /**
  * Which subscriptions each event of a page matches, in event order and, within an event, subscription order.
  * `vectors` holds the stored vector of each memory by id; an event whose memory has none (deleted since, or not
- * embedded by this model) matches nothing.
+ * embedded by this model) matches nothing. Similarities are on the model's calibrated scale (score-calibration.ts;
+ * the default is `(1 + cosine) / 2`).
  */
 export function matchLiveEvents(
   subscriptions: Iterable<LiveSubscription>, page: readonly StoredEvent[], vectors: ReadonlyMap<string, ArrayLike<number>>,
+  calibration: Pick<ScoreCalibration, 'score'> = scoreCalibration(0.4),
 ): LiveMatch[] {
   const subs = [...subscriptions];
   const matches: LiveMatch[] = [];
@@ -77,7 +80,7 @@ export function matchLiveEvents(
     for (const sub of subs) {
       if (event.seq <= sub.fromSeq) continue;
       if (sub.tags && !sub.tags.some((t) => tags.includes(t))) continue;
-      const similarity = similarityFromCosine(cosine(sub.vector, vector));
+      const similarity = calibration.score(cosine(sub.vector, vector));
       if (similarity < sub.threshold) continue;
       matches.push({ subscriptionId: sub.id, event, change: event.type === 'memory.created' ? 'created' : 'updated', similarity });
     }
@@ -126,7 +129,7 @@ export function createLiveSearchService(deps: LiveSearchDeps) {
       const vectors = await deps.memories.vectorsOf(scope, ids, deps.embedder.modelId);
       const memories = new Map<StoredEvent, LiveMemory | null>();
       const results: LiveResult[] = [];
-      for (const m of matchLiveEvents(subs, page, vectors)) {
+      for (const m of matchLiveEvents(subs, page, vectors, calibrationFor(deps.embedder.modelId))) {
         if (!memories.has(m.event)) memories.set(m.event, await memoryOf(scope, m.event));
         const memory = memories.get(m.event);
         if (!memory) continue;

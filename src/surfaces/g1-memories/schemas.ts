@@ -44,7 +44,7 @@ export const ListQuery = Type.Object({
 export const SearchBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 10_000 }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score, (1 + cosine) / 2' }),
+  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score: the model\'s calibrated similarity (0.7 = relevant; docs/api.md, "Scores")' }),
   type: Type.Optional(Type.String()),
   tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()], {
     description: 'Array (or comma-separated string); a memory matches when it has any of them',

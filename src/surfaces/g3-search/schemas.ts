@@ -55,7 +55,7 @@ export const SearchBody = Type.Object({
   includeMetadata: IncludeMetadata,
   includeEmbedding: Type.Optional(IncludeEmbedding),
   includeVector: Type.Optional(IncludeVector),
-  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score: similarity (1 + cosine) / 2' })),
+  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score: the model\'s calibrated similarity (0.7 = relevant; docs/api.md, "Scores")' })),
   namespace: Type.Optional(Namespace),
 });
 
@@ -94,7 +94,7 @@ const Metadata = Type.Object({}, { additionalProperties: true, description: "The
 
 export const MatchWire = Type.Object({
   id: Type.String(),
-  score: Type.Number({ description: '/search: similarity (1 + cosine) / 2; /hybrid: the fused score; 6 decimals' }),
+  score: Type.Number({ description: '/search: the calibrated similarity; /hybrid: the fused score, 0..1; 6 decimals' }),
   text: Type.String({ description: "The memory's content" }),
   metadata: Type.Optional(Metadata),
   highlights: Type.Array(Type.String(), { description: 'Snippets with the matched words in <mark>…</mark>; the rest HTML-escaped' }),
@@ -116,7 +116,7 @@ export const HybridResponse = Type.Object({
   matches: Type.Array(MatchWire),
   semantic_results: Type.Integer({ description: 'Semantic candidates considered (at or above the threshold)' }),
   keyword_results: Type.Integer({ description: 'Memories matching at least one query word' }),
-  combined_score_method: Type.String({ description: '`rrf(k=60, weighted)+exact_cosine` (rerank true) or `weighted_sum` (rerank false)' }),
+  combined_score_method: Type.String({ description: '`weighted_sum(calibrated_similarity, keyword_coverage)` (rerank true) or `weighted_sum(calibrated_similarity, keyword_relevance/best)` (rerank false); docs/api.md, "Scores"' }),
   total: Type.Integer({ description: 'Candidates at or above the threshold' }),
   query_embedding_time: Ms('Time spent embedding the query'),
   search_time: Ms('Time spent searching after embedding'),

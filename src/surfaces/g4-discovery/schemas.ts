@@ -18,7 +18,7 @@ export const DEFAULTS = { limit: 10, offset: 0, threshold: 0.7, suggestionLimit:
 
 const Threshold = Type.Optional(Type.Number({
   minimum: 0, maximum: 1, default: 0.7,
-  description: 'Lowest similarity_score a result may have, 0.0-1.0. similarity_score = (1 + cosine) / 2, so 0.7 means cosine >= 0.4',
+  description: 'Lowest similarity_score a result may have, 0.0-1.0. similarity_score is the model\'s calibrated similarity, where 0.7 means relevant (docs/api.md, "Scores")',
 }));
 const MetadataFilter = Type.Object({}, {
   additionalProperties: true,
@@ -96,7 +96,7 @@ export const VectorItemWire = Type.Object({
   id: Type.String(),
   title: Type.String(),
   content_preview: Type.String(),
-  similarity_score: Type.Number({ description: '(1 + cosine) / 2' }),
+  similarity_score: Type.Number({ description: 'the model\'s calibrated similarity, 0..1 (docs/api.md, "Scores")' }),
   vector_distance: Type.Number({ description: '1 - cosine (0 = same direction)' }),
   tags: Type.Array(Type.String()),
   metadata: Metadata,
