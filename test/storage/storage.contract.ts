@@ -490,6 +490,49 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('deduplication (content hashes)', () => {
+      it('inserts unless the scope holds identical content (whitespace-normalised); other scopes are never matched', async () => {
+        const first = makeMemory(scopeA, { content: 'Deploy with blue/green on Fridays' });
+        expect(await storage.memories.insertUnlessDuplicate(first, vec(0))).toBeNull();
+        const again = makeMemory(scopeA, { content: '  Deploy with\tblue/green \n on Fridays ' });
+        expect(await storage.memories.insertUnlessDuplicate(again, vec(1))).toEqual(first);
+        expect(await storage.memories.findById(scopeA, again.id)).toBeNull();
+        expect((await storage.memories.list(scopeA, listAll())).total).toBe(1);
+        // Case matters; other tenants, modes and workspaces keep their own copies and never see this one.
+        expect(await storage.memories.insertUnlessDuplicate(makeMemory(scopeA, { content: 'deploy with blue/green on fridays' }), vec(2))).toBeNull();
+        for (const scope of [scopeB, { ...scopeA, mode: 'test' as const }, { ...scopeA, workspace: 'other' }]) {
+          expect(await storage.memories.findByContent(scope, first.content)).toBeNull();
+          const copy = makeMemory(scope, { content: first.content });
+          expect(await storage.memories.insertUnlessDuplicate(copy, vec(0))).toBeNull();
+          expect(await storage.memories.findByContent(scope, first.content)).toEqual(copy);
+        }
+        expect(await storage.memories.findByContent(scopeA, 'Deploy with blue/green  on Fridays')).toEqual(first);
+      });
+
+      it('follows content changes: an update moves the hash, a plain insert is found too', async () => {
+        const m = makeMemory(scopeA, { content: 'old text' });
+        await storage.memories.insert(m, vec(0));
+        expect((await storage.memories.findByContent(scopeA, 'old text'))?.id).toBe(m.id);
+        await storage.memories.update(scopeA, m.id, { content: 'new text' }, new Date(), 'u', null);
+        expect(await storage.memories.findByContent(scopeA, 'old text')).toBeNull();
+        expect((await storage.memories.findByContent(scopeA, ' new   text'))?.id).toBe(m.id);
+        const dup = makeMemory(scopeA, { content: 'new text' });
+        expect((await storage.memories.insertUnlessDuplicate(dup, vec(0)))?.id).toBe(m.id);
+        await storage.memories.delete(scopeA, m.id);
+        expect(await storage.memories.insertUnlessDuplicate(dup, vec(0))).toBeNull();
+      });
+
+      it('stores one memory when identical creates race (across connections when the adapter has them)', async () => {
+        const stores = await connections();
+        const racers = Array.from({ length: 8 }, (_, i) => makeMemory(scopeA, { content: 'raced content', title: `r${i}` }));
+        const results = await Promise.all(racers.map((m, i) => stores[i % stores.length]!.memories.insertUnlessDuplicate(m, vec(0))));
+        const winners = racers.filter((_, i) => results[i] === null);
+        expect(winners).toHaveLength(1);
+        for (const r of results) if (r) expect(r.id).toBe(winners[0]!.id);
+        expect((await storage.memories.list(scopeA, listAll())).total).toBe(1);
+      });
+    });
+
     describe('atomic groups of writes', () => {
       it('commits every step in order, or none of them', async () => {
         const existing = makeMemory(scopeA, { title: 'existing' });

@@ -41,6 +41,15 @@ export class AtomicStepFailed extends Error {
 export interface MemoryRepository {
   /** Inserts; a client id already used in the scope is a DomainError CONFLICT and nothing is written. */
   insert(memory: Memory, vector: StoredVector, events?: EventsFor): Promise<void>;
+  /**
+   * Deduplicating insert: when the scope already holds a memory whose content has the same `contentHash`
+   * (core/memories/content-hash.ts), returns the oldest such memory and writes nothing; otherwise inserts (as
+   * `insert`) and returns null. The check and the insert are one atomic step: racing calls with one content store
+   * it once, across connections and processes.
+   */
+  insertUnlessDuplicate(memory: Memory, vector: StoredVector, events?: EventsFor): Promise<Memory | null>;
+  /** The scope's oldest memory whose content has the same `contentHash` as `content`; null when none. */
+  findByContent(scope: Scope, content: string): Promise<Memory | null>;
   findById(scope: Scope, id: string): Promise<Memory | null>;
   findByClientId(scope: Scope, clientId: string): Promise<Memory | null>;
   /** Ids in scope starting with `prefix` (lowercase), at most `limit`. */

@@ -14,7 +14,7 @@ import {
 } from './memory.rules.ts';
 import {
   CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type NewMemoryInput,
-  type StoredVector,
+  type SimilarityHit, type StoredVector,
 } from './memory.types.ts';
 
 export const MIN_ID_PREFIX = 8;
@@ -225,6 +225,44 @@ export function createMemoryService(deps: {
       const { memory, vector, events } = await prepareCreate(scope, actor.userId, input);
       await memories.insert(memory, vector, events);
       return memory;
+    },
+
+    /**
+     * Creates a memory unless the scope already holds one with identical content (`contentHash`: normalised
+     * whitespace, see core/memories/content-hash.ts); then returns that one, writes nothing and emits no event.
+     * The write quota is counted either way (the request is a write request). Racing creates of one content store
+     * it once (the repository's atomic check-and-insert). The new memory's fields are validated first in both cases.
+     */
+    async createDeduplicated(scope: Scope, actor: Principal, input: NewMemoryInput): Promise<{ memory: Memory; deduplicated: boolean }> {
+      await quota.memoryWrite(actor);
+      validateNew(input);
+      // A duplicate found before the embedding saves the model call; the insert below checks again, atomically.
+      const early = await memories.findByContent(scope, input.content);
+      if (early) return { memory: early, deduplicated: true };
+      const { memory, vector, events } = await prepareCreate(scope, actor.userId, input);
+      const existing = await memories.insertUnlessDuplicate(memory, vector, events);
+      return existing ? { memory: existing, deduplicated: true } : { memory, deduplicated: false };
+    },
+
+    /**
+     * Memories of the scope most similar to one memory (its stored vector under the configured model, else its
+     * text embedded now), best first, at most `limit`, at or above `minSimilarity` (the 0..1 similarity_score
+     * scale); the memory itself is never among them. `total` counts the others at or above the threshold (exact up
+     * to EXACT_SIMILARITY_SCAN_MAX vectors, as searchSimilar).
+     */
+    async similarTo(scope: Scope, idOrPrefix: string, options: { limit: number; minSimilarity: number }): Promise<{ memory: Memory; hits: SimilarityHit[]; total: number }> {
+      const id = await resolveId(scope, idOrPrefix);
+      const memory = await memories.findById(scope, id);
+      if (!memory) throw notFound();
+      const stored = (await memories.vectorsOf(scope, [id], embedder.modelId)).get(id);
+      const vector = stored ?? (await embedOne(embeddingText(memory.title, memory.content))).vector;
+      const { hits, total } = await memories.searchSimilar(scope, {
+        vector, modelId: embedder.modelId, limit: options.limit + 1, minSimilarity: options.minSimilarity, filter: {},
+      });
+      const others = hits.filter((h) => h.memory.id !== id);
+      // The memory's own stored vector matches itself (similarity 1, up to rounding) and was counted in total.
+      const selfCounted = stored !== undefined && hits.length > others.length ? 1 : stored !== undefined && options.minSimilarity < 0.999999 ? 1 : 0;
+      return { memory, hits: others.slice(0, options.limit), total: Math.max(others.length, total - selfCounted) };
     },
 
     /**

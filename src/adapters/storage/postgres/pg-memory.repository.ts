@@ -10,6 +10,7 @@ import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
 import { parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
 import { toKeywordHits } from '../bm25.ts';
+import { contentHash } from '../../../core/memories/content-hash.ts';
 
 interface Row {
   seq: number | string; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string;
@@ -55,6 +56,18 @@ const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title COLLATE "C"' } as const;
 
+/** Content hashes of rows written before the column existed (see the migration 'memory content hashes'). */
+export async function backfillPgContentHashes(db: PgExecutor): Promise<void> {
+  for (;;) {
+    const rows = await db.query<{ seq: number | string; content: string }>(
+      'SELECT seq, content FROM memories WHERE content_hash IS NULL LIMIT 1000');
+    if (rows.length === 0) return;
+    await db.transaction(async (tx) => {
+      for (const r of rows) await tx.query('UPDATE memories SET content_hash = $1 WHERE seq = $2', [contentHash(r.content), String(r.seq)]);
+    });
+  }
+}
+
 export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, options: VectorSearchOptions): MemoryRepository {
   const indexes = new PgVectorIndexes(db);
 
@@ -68,11 +81,12 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     let row: Row;
     try {
       [row] = (await tx.query<Row>(`INSERT INTO memories (id, client_id, tenant_id, mode, workspace, title, content,
-        memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by, access_count, last_accessed)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ${RETURNING}`,
+        memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by, access_count, last_accessed,
+        content_hash)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ${RETURNING}`,
       [m.id, m.clientId, m.scope.tenantId, m.scope.mode, m.scope.workspace, m.title, m.content, m.memoryType, m.tags,
         pgJson(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
-        m.accessCount, pgTimeOrNull(m.lastAccessed)])) as [Row];
+        m.accessCount, pgTimeOrNull(m.lastAccessed), contentHash(m.content)])) as [Row];
     } catch (err) {
       throw asConflict(err, m);
     }
@@ -88,7 +102,10 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       `updated_at = GREATEST(${p.add(pgTime(at))}::timestamptz, m.updated_at + interval '1 millisecond')`];
     const set = (column: string, value: unknown, cast = '') => sets.push(`${column} = ${p.add(value)}${cast}`);
     if (patch.title !== undefined) set('title', patch.title);
-    if (patch.content !== undefined) set('content', patch.content);
+    if (patch.content !== undefined) {
+      set('content', patch.content);
+      set('content_hash', contentHash(patch.content));
+    }
     if (patch.memoryType !== undefined) set('memory_type', patch.memoryType);
     if (patch.tags !== undefined) set('tags', patch.tags, '::text[]');
     if (patch.metadata !== undefined) set('metadata', pgJson(patch.metadata), '::jsonb');
@@ -116,6 +133,14 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     const p = new SqlParams();
     const [row] = await db.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p, scope)} AND m.${column} = ${p.add(value)}`, p.values);
     return row ? toMemory(row) : null;
+  }
+
+  /** The scope's oldest memory with this content hash. */
+  async function byContentHash(q: PgQueryable, scope: Scope, hash: string): Promise<Row | undefined> {
+    const p = new SqlParams();
+    const [row] = await q.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p, scope)}
+      AND m.content_hash = ${p.add(hash)} ORDER BY m.seq LIMIT 1`, p.values);
+    return row;
   }
 
   /** The memories of the scope with these seqs, in the order given. */
@@ -177,6 +202,28 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     async insert(memory, vector, events) {
       if (vector?.vector) await indexes.ensure(vector.modelId, vector.vector.length);
       await withEvents((tx) => insertIn(tx, memory, vector), events);
+    },
+
+    async insertUnlessDuplicate(memory, vector, events) {
+      if (vector?.vector) await indexes.ensure(vector.modelId, vector.vector.length);
+      const hash = contentHash(memory.content);
+      const s = memory.scope;
+      const { existing, stored } = await db.transaction(async (tx) => {
+        // Racing creates of one content in one scope take turns here (released at commit); the second then sees the
+        // first's row. The key is a 64-bit hash of scope and content hash: a collision only makes two creates wait.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`dedupe|${s.tenantId}|${s.mode}|${s.workspace}|${hash}`]);
+        const found = await byContentHash(tx, s, hash);
+        if (found) return { existing: found, stored: [] as StoredEvent[] };
+        const row = await insertIn(tx, memory, vector);
+        return { existing: undefined, stored: events ? await outbox.appendInTx(tx, events(toMemory(row))) : [] };
+      });
+      outbox.notify(stored);
+      return existing ? toMemory(existing) : null;
+    },
+
+    async findByContent(scope, content) {
+      const row = await byContentHash(db, scope, contentHash(content));
+      return row ? toMemory(row) : null;
     },
 
     findById: (scope, id) => byColumn(scope, 'id', id),
