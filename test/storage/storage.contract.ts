@@ -522,6 +522,34 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.memories.insertUnlessDuplicate(dup, vec(0))).toBeNull();
       });
 
+      it('sums a scope\'s usage (types, bytes, accesses, recent writes, top tags) and nothing of other scopes', async () => {
+        const t0 = new Date(Date.UTC(2026, 0, 1));
+        const later = new Date(Date.UTC(2026, 0, 2));
+        const a = makeMemory(scopeA, { title: 'é', content: 'abc', memoryType: 'project', tags: ['x', 'y'], createdAt: t0, updatedAt: t0 });
+        const b = makeMemory(scopeA, { title: 'T', content: 'defg', memoryType: 'project', tags: ['x'], createdAt: t0, updatedAt: t0 });
+        const c = makeMemory(scopeA, { title: 'U', content: 'h', memoryType: 'context', tags: [], createdAt: later, updatedAt: later });
+        for (const m of [a, b, c]) await storage.memories.insert(m, vec(0));
+        for (const scope of [scopeB, { ...scopeA, mode: 'test' as const }, { ...scopeA, workspace: 'other' }]) {
+          await storage.memories.insert(makeMemory(scope, { tags: ['x'], createdAt: later, updatedAt: later }), vec(0));
+        }
+        await storage.memories.recordAccess(scopeA, b.id, later);
+        await storage.memories.recordAccess(scopeA, b.id, later);
+        await storage.memories.recordAccess(scopeA, a.id, later);
+        await storage.memories.update(scopeA, a.id, { title: 'é2' }, later, 'u', null);
+        const u = await storage.memories.usage(scopeA, { since: later, top: 5 });
+        expect(u.total).toBe(3);
+        expect(u.byType).toEqual({ project: 2, context: 1 });
+        expect(u.bytes).toBe(Buffer.byteLength('é2abc') + Buffer.byteLength('Tdefg') + Buffer.byteLength('Uh'));
+        expect(u.totalAccesses).toBe(3);
+        expect(u.mostAccessed.map((m) => [m.id, m.accessCount])).toEqual([[b.id, 2], [a.id, 1]]);
+        expect(u.createdSince).toBe(1);
+        expect(u.updatedSince).toBe(1);
+        expect(u.topTags).toEqual([{ tag: 'x', count: 2 }, { tag: 'y', count: 1 }]);
+        expect((await storage.memories.usage(scopeA, { since: later, top: 1 })).mostAccessed).toHaveLength(1);
+        const empty = await storage.memories.usage({ ...scopeA, workspace: 'none' }, { since: t0, top: 5 });
+        expect(empty).toEqual({ total: 0, byType: {}, bytes: 0, totalAccesses: 0, mostAccessed: [], createdSince: 0, updatedSince: 0, topTags: [] });
+      });
+
       it('stores one memory when identical creates race (across connections when the adapter has them)', async () => {
         const stores = await connections();
         const racers = Array.from({ length: 8 }, (_, i) => makeMemory(scopeA, { content: 'raced content', title: `r${i}` }));

@@ -2,7 +2,8 @@ import type { DomainError } from '../errors.ts';
 import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type {
-  KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector, Suggestion,
+  KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, ScopeUsage, SimilarityHit, SimilarityQuery, StoredVector,
+  Suggestion,
 } from './memory.types.ts';
 
 /** One step of an atomic group of writes (G6 `atomic: true`). */
@@ -74,6 +75,8 @@ export interface MemoryRepository {
    * lower bound of the exact count, never less than `hits.length`. SQLite always scans exactly.
    */
   searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
+  /** Counts, sizes, accesses and tags of the scope's memories (see ScopeUsage). */
+  usage(scope: Scope, options: { since: Date; top: number }): Promise<ScopeUsage>;
   /** How many memories of the scope each topic holds. */
   countByTopic(scope: Scope, topicIds: readonly string[]): Promise<Map<string, number>>;
   /** Keyword (full-text) search, ranked by `relevance`: best first; `total` counts every matching memory. */

@@ -229,6 +229,32 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     findById: (scope, id) => byColumn(scope, 'id', id),
     findByClientId: (scope, clientId) => byColumn(scope, 'client_id', clientId),
 
+    async usage(scope, { since, top }) {
+      const t = pgTime(since);
+      const p1 = new SqlParams();
+      const [totals] = await db.query<{ total: number; bytes: string | null; accesses: string | null; created: number; updated: number }>(
+        `SELECT COUNT(*)::int AS total, SUM(octet_length(m.title) + octet_length(m.content))::text AS bytes,
+           SUM(m.access_count)::text AS accesses,
+           COUNT(*) FILTER (WHERE m.created_at >= ${p1.add(t)}::timestamptz)::int AS created,
+           COUNT(*) FILTER (WHERE m.updated_at >= ${p1.add(t)}::timestamptz AND m.updated_at > m.created_at)::int AS updated
+         FROM memories m WHERE ${scopeSql(p1, scope)}`, p1.values);
+      const p2 = new SqlParams();
+      const types = await db.query<{ memory_type: string; n: number }>(
+        `SELECT m.memory_type, COUNT(*)::int AS n FROM memories m WHERE ${scopeSql(p2, scope)} GROUP BY m.memory_type`, p2.values);
+      const p3 = new SqlParams();
+      const most = await db.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p3, scope)} AND m.access_count > 0
+        ORDER BY m.access_count DESC, m.id LIMIT ${p3.add(top)}`, p3.values);
+      const p4 = new SqlParams();
+      const tags = await db.query<{ tag: string; n: number }>(`SELECT t.tag, COUNT(*)::int AS n
+        FROM memories m, unnest(m.tags) AS t(tag) WHERE ${scopeSql(p4, scope)}
+        GROUP BY t.tag ORDER BY n DESC, t.tag COLLATE "C" LIMIT ${p4.add(top)}`, p4.values);
+      return {
+        total: totals?.total ?? 0, byType: Object.fromEntries(types.map((r) => [r.memory_type, r.n])), bytes: Number(totals?.bytes ?? 0),
+        totalAccesses: Number(totals?.accesses ?? 0), mostAccessed: most.map(toMemory), createdSince: totals?.created ?? 0,
+        updatedSince: totals?.updated ?? 0, topTags: tags.map((r) => ({ tag: r.tag, count: r.n })),
+      };
+    },
+
     async countByTopic(scope, topicIds) {
       if (topicIds.length === 0) return new Map();
       const p = new SqlParams();

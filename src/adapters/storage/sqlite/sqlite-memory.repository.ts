@@ -375,6 +375,27 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return row ? toMemory(row) : null;
     },
 
+    async usage(scope, { since, top }) {
+      const sp = scopeParams(scope);
+      const t = since.getTime();
+      const totals = db.prepare<unknown[], { total: number; bytes: number | null; accesses: number | null; created: number | null; updated: number | null }>(
+        `SELECT COUNT(*) AS total, SUM(length(CAST(m.title AS BLOB)) + length(CAST(m.content AS BLOB))) AS bytes,
+           SUM(m.access_count) AS accesses, SUM(m.created_at >= ?) AS created, SUM(m.updated_at >= ? AND m.updated_at > m.created_at) AS updated
+         FROM memories m WHERE ${SCOPE_WHERE}`).get(t, t, ...sp)!;
+      const types = db.prepare<unknown[], { memory_type: string; n: number }>(
+        `SELECT m.memory_type, COUNT(*) AS n FROM memories m WHERE ${SCOPE_WHERE} GROUP BY m.memory_type`).all(...sp);
+      const most = db.prepare<unknown[], Row>(
+        `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.access_count > 0 ORDER BY m.access_count DESC, m.id LIMIT ?`).all(...sp, top);
+      const tags = db.prepare<unknown[], { tag: string; n: number }>(
+        `SELECT t.tag, COUNT(*) AS n FROM memory_tags t JOIN memories m ON m.seq = t.memory_seq WHERE ${SCOPE_WHERE}
+         GROUP BY t.tag ORDER BY n DESC, t.tag LIMIT ?`).all(...sp, top);
+      return {
+        total: totals.total, byType: Object.fromEntries(types.map((r) => [r.memory_type, r.n])), bytes: totals.bytes ?? 0,
+        totalAccesses: totals.accesses ?? 0, mostAccessed: most.map(toMemory), createdSince: totals.created ?? 0,
+        updatedSince: totals.updated ?? 0, topTags: tags.map((r) => ({ tag: r.tag, count: r.n })),
+      };
+    },
+
     async countByTopic(scope, topicIds) {
       if (topicIds.length === 0) return new Map();
       const rows = db.prepare<unknown[], { topic_id: string; n: number }>(
