@@ -278,17 +278,30 @@ export function createMemoryService(deps: {
      * as a write, and writes nothing (updated_at stays).
      */
     async updateByLegacyId(
-      scope: Scope, actor: Principal, legacyId: string, change: { text?: { title: string; content: string } | undefined; patch: MemoryPatch },
+      scope: Scope, actor: Principal, legacyId: string,
+      change: { text?: { title: string; content: string } | undefined; patch: MemoryPatch; metadataKeys?: Record<string, string | null> | undefined },
     ): Promise<{ memory: Memory; textChanged: boolean }> {
       const current = await findByLegacyId(scope, legacyId);
       const textChanged = change.text !== undefined && change.text.content !== current.content;
       const patch: MemoryPatch = {
         ...(textChanged ? { title: change.text!.title, content: change.text!.content } : {}),
-        ...change.patch,
+        ...Object.fromEntries(Object.entries(change.patch).filter(([, v]) => v !== undefined)),
       };
+      // Single metadata keys (the client's summary, project_ref) set on the metadata the update leaves.
+      const keys = Object.entries(change.metadataKeys ?? {});
+      if (keys.length > 0) {
+        const metadata = { ...(patch.metadata ?? current.metadata) };
+        for (const [k, v] of keys) {
+          if (v === null) delete metadata[k];
+          else metadata[k] = v;
+        }
+        patch.metadata = metadata;
+      }
+      if (patch.content === current.content && !textChanged) delete patch.content;
+      if (patch.title === current.title && !textChanged) delete patch.title;
       await quota.memoryWrite(actor);
       const memory = Object.keys(patch).length > 0 ? await applyUpdate(scope, actor.userId, current.id, patch) : current;
-      return { memory, textChanged };
+      return { memory, textChanged: patch.title !== undefined || patch.content !== undefined };
     },
 
     /** Reads one memory without counting an access (checks, validation). */
@@ -342,6 +355,33 @@ export function createMemoryService(deps: {
     },
 
     list: (scope: Scope, query: ListQuery) => memories.list(scope, query),
+
+    /** Counts, sizes, accesses and tags of the scope (see ScopeUsage). */
+    usage: (scope: Scope, options: { since: Date; top: number }) => memories.usage(scope, options),
+
+    /**
+     * Deletes each memory named by a legacy id (G2: client id, mem_<uuid> or UUID), one write each (quota counted
+     * per deletion); ids that name nothing in the scope (or repeat one already deleted) come back in `failed`.
+     */
+    async deleteByLegacyIds(scope: Scope, actor: Principal, legacyIds: readonly string[]): Promise<{ deleted: string[]; failed: string[] }> {
+      const deleted: string[] = [];
+      const failed: string[] = [];
+      for (const legacyId of legacyIds) {
+        const found = await findByLegacyId(scope, legacyId).catch((err: unknown) => {
+          if (err instanceof DomainError && err.code === 'NOT_FOUND') return null;
+          throw err;
+        });
+        if (!found) {
+          failed.push(legacyId);
+          continue;
+        }
+        await quota.memoryWrite(actor);
+        const at = clock.now();
+        const ok = await memories.delete(scope, found.id, (m) => [memoryDeleted(m, at, actor.userId, 'user_request')]);
+        (ok ? deleted : failed).push(legacyId);
+      }
+      return { deleted, failed };
+    },
   };
 }
 
