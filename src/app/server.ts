@@ -57,7 +57,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub, searchAnalytics: c.searchAnalytics }),
     mount(g5Surface, { ...auth, embeddings }),
     mount(g6Surface, { ...auth, batch }),
-    mount(g7Surface, { ...auth, ...streaming, analytics, analyticsReport: c.analyticsReport }),
+    mount(g7Surface, { ...auth, ...streaming, analytics, analyticsReport: c.analyticsReport, memories, searchAnalytics: c.searchAnalytics }),
     mount(g8Surface, { ...auth, ...streaming, eventHub }),
     mount(g9Surface, { ...auth, webhooks }),
     mount(g10Surface, { ...auth, webhooks, producerEvents }),
