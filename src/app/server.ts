@@ -55,12 +55,12 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics, liveSearch } = c;
   const surfaces: MountedSurface[] = [
     mount(g1Surface, { ...auth, memories, search, topics }),
-    mount(g2Surface, { ...auth, memories, embeddings, embedder: c.embedder, config: { maxContentBytes: c.config.maxContentBytes } }),
+    mount(g2Surface, { ...auth, memories, search, topics, embeddings, embedder: c.embedder, config: { maxContentBytes: c.config.maxContentBytes } }),
     mount(g3Surface, { ...auth, search }),
     mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub, searchAnalytics: c.searchAnalytics }),
     mount(g5Surface, { ...auth, embeddings }),
     mount(g6Surface, { ...auth, batch }),
-    mount(g7Surface, { ...auth, ...streaming, analytics, analyticsReport: c.analyticsReport }),
+    mount(g7Surface, { ...auth, ...streaming, analytics, analyticsReport: c.analyticsReport, memories, searchAnalytics: c.searchAnalytics }),
     mount(g8Surface, { ...auth, ...streaming, eventHub }),
     mount(g9Surface, { ...auth, webhooks }),
     mount(g10Surface, { ...auth, webhooks, producerEvents }),

@@ -44,7 +44,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     columns: {
       seq: int, id: text, client_id: text, tenant_id: text, mode: text, workspace: text, title: text, content: text,
       memory_type: text, tags: 'tags', metadata: json, topic_id: text, created_at: time, updated_at: time,
-      created_by: text, updated_by: text, access_count: int, last_accessed: time,
+      created_by: text, updated_by: text, access_count: int, last_accessed: time, content_hash: text,
     },
   },
   {

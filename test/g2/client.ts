@@ -69,3 +69,15 @@ export function clientVector(seed = 1): number[] {
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const uuidOf = (legacyId: string): string => legacyId.replace(/^mem_/, '');
+
+/**
+ * The spec's fields of a G2 answer (G2 answers add the fields @lanonasis/memory-client reads beside them; see
+ * test/client/memory-client.test.ts): tests of the spec's shape compare exactly these.
+ */
+export const SPEC_FIELDS = {
+  created: ['id', 'status', 'embedding_generated', 'vector_dimensions', 'tokens_used'],
+  memory: ['id', 'text', 'metadata', 'embedding', 'created_at', 'updated_at'],
+  updated: ['id', 'status', 'embedding_regenerated'],
+} as const;
+export const specPart = (body: Json, kind: keyof typeof SPEC_FIELDS): Json =>
+  Object.fromEntries(SPEC_FIELDS[kind].filter((k) => k in body).map((k) => [k, body[k]]));

@@ -493,6 +493,77 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('deduplication (content hashes)', () => {
+      it('inserts unless the scope holds identical content (whitespace-normalised); other scopes are never matched', async () => {
+        const first = makeMemory(scopeA, { content: 'Deploy with blue/green on Fridays' });
+        expect(await storage.memories.insertUnlessDuplicate(first, vec(0))).toBeNull();
+        const again = makeMemory(scopeA, { content: '  Deploy with\tblue/green \n on Fridays ' });
+        expect(await storage.memories.insertUnlessDuplicate(again, vec(1))).toEqual(first);
+        expect(await storage.memories.findById(scopeA, again.id)).toBeNull();
+        expect((await storage.memories.list(scopeA, listAll())).total).toBe(1);
+        // Case matters; other tenants, modes and workspaces keep their own copies and never see this one.
+        expect(await storage.memories.insertUnlessDuplicate(makeMemory(scopeA, { content: 'deploy with blue/green on fridays' }), vec(2))).toBeNull();
+        for (const scope of [scopeB, { ...scopeA, mode: 'test' as const }, { ...scopeA, workspace: 'other' }]) {
+          expect(await storage.memories.findByContent(scope, first.content)).toBeNull();
+          const copy = makeMemory(scope, { content: first.content });
+          expect(await storage.memories.insertUnlessDuplicate(copy, vec(0))).toBeNull();
+          expect(await storage.memories.findByContent(scope, first.content)).toEqual(copy);
+        }
+        expect(await storage.memories.findByContent(scopeA, 'Deploy with blue/green  on Fridays')).toEqual(first);
+      });
+
+      it('follows content changes: an update moves the hash, a plain insert is found too', async () => {
+        const m = makeMemory(scopeA, { content: 'old text' });
+        await storage.memories.insert(m, vec(0));
+        expect((await storage.memories.findByContent(scopeA, 'old text'))?.id).toBe(m.id);
+        await storage.memories.update(scopeA, m.id, { content: 'new text' }, new Date(), 'u', null);
+        expect(await storage.memories.findByContent(scopeA, 'old text')).toBeNull();
+        expect((await storage.memories.findByContent(scopeA, ' new   text'))?.id).toBe(m.id);
+        const dup = makeMemory(scopeA, { content: 'new text' });
+        expect((await storage.memories.insertUnlessDuplicate(dup, vec(0)))?.id).toBe(m.id);
+        await storage.memories.delete(scopeA, m.id);
+        expect(await storage.memories.insertUnlessDuplicate(dup, vec(0))).toBeNull();
+      });
+
+      it('sums a scope\'s usage (types, bytes, accesses, recent writes, top tags) and nothing of other scopes', async () => {
+        const t0 = new Date(Date.UTC(2026, 0, 1));
+        const later = new Date(Date.UTC(2026, 0, 2));
+        const a = makeMemory(scopeA, { title: 'é', content: 'abc', memoryType: 'project', tags: ['x', 'y'], createdAt: t0, updatedAt: t0 });
+        const b = makeMemory(scopeA, { title: 'T', content: 'defg', memoryType: 'project', tags: ['x'], createdAt: t0, updatedAt: t0 });
+        const c = makeMemory(scopeA, { title: 'U', content: 'h', memoryType: 'context', tags: [], createdAt: later, updatedAt: later });
+        for (const m of [a, b, c]) await storage.memories.insert(m, vec(0));
+        for (const scope of [scopeB, { ...scopeA, mode: 'test' as const }, { ...scopeA, workspace: 'other' }]) {
+          await storage.memories.insert(makeMemory(scope, { tags: ['x'], createdAt: later, updatedAt: later }), vec(0));
+        }
+        await storage.memories.recordAccess(scopeA, b.id, later);
+        await storage.memories.recordAccess(scopeA, b.id, later);
+        await storage.memories.recordAccess(scopeA, a.id, later);
+        await storage.memories.update(scopeA, a.id, { title: 'é2' }, later, 'u', null);
+        const u = await storage.memories.usage(scopeA, { since: later, top: 5 });
+        expect(u.total).toBe(3);
+        expect(u.byType).toEqual({ project: 2, context: 1 });
+        expect(u.bytes).toBe(Buffer.byteLength('é2abc') + Buffer.byteLength('Tdefg') + Buffer.byteLength('Uh'));
+        expect(u.totalAccesses).toBe(3);
+        expect(u.mostAccessed.map((m) => [m.id, m.accessCount])).toEqual([[b.id, 2], [a.id, 1]]);
+        expect(u.createdSince).toBe(1);
+        expect(u.updatedSince).toBe(1);
+        expect(u.topTags).toEqual([{ tag: 'x', count: 2 }, { tag: 'y', count: 1 }]);
+        expect((await storage.memories.usage(scopeA, { since: later, top: 1 })).mostAccessed).toHaveLength(1);
+        const empty = await storage.memories.usage({ ...scopeA, workspace: 'none' }, { since: t0, top: 5 });
+        expect(empty).toEqual({ total: 0, byType: {}, bytes: 0, totalAccesses: 0, mostAccessed: [], createdSince: 0, updatedSince: 0, topTags: [] });
+      });
+
+      it('stores one memory when identical creates race (across connections when the adapter has them)', async () => {
+        const stores = await connections();
+        const racers = Array.from({ length: 8 }, (_, i) => makeMemory(scopeA, { content: 'raced content', title: `r${i}` }));
+        const results = await Promise.all(racers.map((m, i) => stores[i % stores.length]!.memories.insertUnlessDuplicate(m, vec(0))));
+        const winners = racers.filter((_, i) => results[i] === null);
+        expect(winners).toHaveLength(1);
+        for (const r of results) if (r) expect(r.id).toBe(winners[0]!.id);
+        expect((await storage.memories.list(scopeA, listAll())).total).toBe(1);
+      });
+    });
+
     describe('atomic groups of writes', () => {
       it('commits every step in order, or none of them', async () => {
         const existing = makeMemory(scopeA, { title: 'existing' });

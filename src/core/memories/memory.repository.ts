@@ -3,7 +3,8 @@ import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type { MemoryMaintenance } from './memory-maintenance.ts';
 import type {
-  KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, SimilarityHit, SimilarityQuery, StoredVector, Suggestion,
+  KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, ScopeUsage, SimilarityHit, SimilarityQuery, StoredVector,
+  Suggestion,
 } from './memory.types.ts';
 
 /** One step of an atomic group of writes (G6 `atomic: true`). */
@@ -42,6 +43,15 @@ export class AtomicStepFailed extends Error {
 export interface MemoryRepository extends MemoryMaintenance {
   /** Inserts; a client id already used in the scope is a DomainError CONFLICT and nothing is written. */
   insert(memory: Memory, vector: StoredVector, events?: EventsFor): Promise<void>;
+  /**
+   * Deduplicating insert: when the scope already holds a memory whose content has the same `contentHash`
+   * (core/memories/content-hash.ts), returns the oldest such memory and writes nothing; otherwise inserts (as
+   * `insert`) and returns null. The check and the insert are one atomic step: racing calls with one content store
+   * it once, across connections and processes.
+   */
+  insertUnlessDuplicate(memory: Memory, vector: StoredVector, events?: EventsFor): Promise<Memory | null>;
+  /** The scope's oldest memory whose content has the same `contentHash` as `content`; null when none. */
+  findByContent(scope: Scope, content: string): Promise<Memory | null>;
   findById(scope: Scope, id: string): Promise<Memory | null>;
   findByClientId(scope: Scope, clientId: string): Promise<Memory | null>;
   /** Ids in scope starting with `prefix` (lowercase), at most `limit`. */
@@ -66,6 +76,8 @@ export interface MemoryRepository extends MemoryMaintenance {
    * lower bound of the exact count, never less than `hits.length`. SQLite always scans exactly.
    */
   searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
+  /** Counts, sizes, accesses and tags of the scope's memories (see ScopeUsage). */
+  usage(scope: Scope, options: { since: Date; top: number }): Promise<ScopeUsage>;
   /** How many memories of the scope each topic holds. */
   countByTopic(scope: Scope, topicIds: readonly string[]): Promise<Map<string, number>>;
   /** Keyword (full-text) search, ranked by `relevance`: best first; `total` counts every matching memory. */

@@ -14,7 +14,7 @@ import {
 } from './memory.rules.ts';
 import {
   CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type NewMemoryInput,
-  type StoredVector,
+  type SimilarityHit, type StoredVector,
 } from './memory.types.ts';
 
 export const MIN_ID_PREFIX = 8;
@@ -230,6 +230,44 @@ export function createMemoryService(deps: {
     },
 
     /**
+     * Creates a memory unless the scope already holds one with identical content (`contentHash`: normalised
+     * whitespace, see core/memories/content-hash.ts); then returns that one, writes nothing and emits no event.
+     * The write quota is counted either way (the request is a write request). Racing creates of one content store
+     * it once (the repository's atomic check-and-insert). The new memory's fields are validated first in both cases.
+     */
+    async createDeduplicated(scope: Scope, actor: Principal, input: NewMemoryInput): Promise<{ memory: Memory; deduplicated: boolean }> {
+      await quota.memoryWrite(actor);
+      validateNew(input);
+      // A duplicate found before the embedding saves the model call; the insert below checks again, atomically.
+      const early = await memories.findByContent(scope, input.content);
+      if (early) return { memory: early, deduplicated: true };
+      const { memory, vector, events } = await prepareCreate(scope, actor.userId, input);
+      const existing = await memories.insertUnlessDuplicate(memory, vector, events);
+      return existing ? { memory: existing, deduplicated: true } : { memory, deduplicated: false };
+    },
+
+    /**
+     * Memories of the scope most similar to one memory (its stored vector under the configured model, else its
+     * text embedded now), best first, at most `limit`, at or above `minSimilarity` (the 0..1 similarity_score
+     * scale); the memory itself is never among them. `total` counts the others at or above the threshold (exact up
+     * to EXACT_SIMILARITY_SCAN_MAX vectors, as searchSimilar).
+     */
+    async similarTo(scope: Scope, idOrPrefix: string, options: { limit: number; minSimilarity: number }): Promise<{ memory: Memory; hits: SimilarityHit[]; total: number }> {
+      const id = await resolveId(scope, idOrPrefix);
+      const memory = await memories.findById(scope, id);
+      if (!memory) throw notFound();
+      const stored = (await memories.vectorsOf(scope, [id], embedder.modelId)).get(id);
+      const vector = stored ?? (await embedOne(embeddingText(memory.title, memory.content))).vector;
+      const { hits, total } = await memories.searchSimilar(scope, {
+        vector, modelId: embedder.modelId, limit: options.limit + 1, minSimilarity: options.minSimilarity, filter: {},
+      });
+      const others = hits.filter((h) => h.memory.id !== id);
+      // The memory's own stored vector matches itself (similarity 1, up to rounding) and was counted in total.
+      const selfCounted = stored !== undefined && hits.length > others.length ? 1 : stored !== undefined && options.minSimilarity < 0.999999 ? 1 : 0;
+      return { memory, hits: others.slice(0, options.limit), total: Math.max(others.length, total - selfCounted) };
+    },
+
+    /**
      * The id a legacy client (G2) knows a memory by: its client-chosen id when it has one, else `mem_<uuid>`.
      */
     legacyIdOf: (m: Memory): string => m.clientId ?? `mem_${m.id}`,
@@ -242,17 +280,30 @@ export function createMemoryService(deps: {
      * as a write, and writes nothing (updated_at stays).
      */
     async updateByLegacyId(
-      scope: Scope, actor: Principal, legacyId: string, change: { text?: { title: string; content: string } | undefined; patch: MemoryPatch },
+      scope: Scope, actor: Principal, legacyId: string,
+      change: { text?: { title: string; content: string } | undefined; patch: MemoryPatch; metadataKeys?: Record<string, string | null> | undefined },
     ): Promise<{ memory: Memory; textChanged: boolean }> {
       const current = await findByLegacyId(scope, legacyId);
       const textChanged = change.text !== undefined && change.text.content !== current.content;
       const patch: MemoryPatch = {
         ...(textChanged ? { title: change.text!.title, content: change.text!.content } : {}),
-        ...change.patch,
+        ...Object.fromEntries(Object.entries(change.patch).filter(([, v]) => v !== undefined)),
       };
+      // Single metadata keys (the client's summary, project_ref) set on the metadata the update leaves.
+      const keys = Object.entries(change.metadataKeys ?? {});
+      if (keys.length > 0) {
+        const metadata = { ...(patch.metadata ?? current.metadata) };
+        for (const [k, v] of keys) {
+          if (v === null) delete metadata[k];
+          else metadata[k] = v;
+        }
+        patch.metadata = metadata;
+      }
+      if (patch.content === current.content && !textChanged) delete patch.content;
+      if (patch.title === current.title && !textChanged) delete patch.title;
       await quota.memoryWrite(actor);
       const memory = Object.keys(patch).length > 0 ? await applyUpdate(scope, actor.userId, current.id, patch) : current;
-      return { memory, textChanged };
+      return { memory, textChanged: patch.title !== undefined || patch.content !== undefined };
     },
 
     /** Reads one memory without counting an access (checks, validation). */
@@ -306,6 +357,33 @@ export function createMemoryService(deps: {
     },
 
     list: (scope: Scope, query: ListQuery) => memories.list(scope, query),
+
+    /** Counts, sizes, accesses and tags of the scope (see ScopeUsage). */
+    usage: (scope: Scope, options: { since: Date; top: number }) => memories.usage(scope, options),
+
+    /**
+     * Deletes each memory named by a legacy id (G2: client id, mem_<uuid> or UUID), one write each (quota counted
+     * per deletion); ids that name nothing in the scope (or repeat one already deleted) come back in `failed`.
+     */
+    async deleteByLegacyIds(scope: Scope, actor: Principal, legacyIds: readonly string[]): Promise<{ deleted: string[]; failed: string[] }> {
+      const deleted: string[] = [];
+      const failed: string[] = [];
+      for (const legacyId of legacyIds) {
+        const found = await findByLegacyId(scope, legacyId).catch((err: unknown) => {
+          if (err instanceof DomainError && err.code === 'NOT_FOUND') return null;
+          throw err;
+        });
+        if (!found) {
+          failed.push(legacyId);
+          continue;
+        }
+        await quota.memoryWrite(actor);
+        const at = clock.now();
+        const ok = await memories.delete(scope, found.id, (m) => [memoryDeleted(m, at, actor.userId, 'user_request')]);
+        (ok ? deleted : failed).push(legacyId);
+      }
+      return { deleted, failed };
+    },
   };
 }
 

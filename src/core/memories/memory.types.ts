@@ -139,3 +139,22 @@ export interface Suggestion {
   text: string;
   frequency: number;
 }
+
+/** Figures of one scope's memories (G2 stats, the client analytics routes of G7). */
+export interface ScopeUsage {
+  total: number;
+  /** Memories per memory_type (only types present). */
+  byType: Record<string, number>;
+  /** UTF-8 bytes of titles + contents. */
+  bytes: number;
+  /** The sum of every memory's access_count (Get reads). */
+  totalAccesses: number;
+  /** The most read memories (access_count > 0), most first, ties by id; at most `top`. */
+  mostAccessed: Memory[];
+  /** Created at or after `since`. */
+  createdSince: number;
+  /** Updated after their creation, at or after `since`. */
+  updatedSince: number;
+  /** The most used tags, most first, ties by tag; at most `top`. */
+  topTags: { tag: string; count: number }[];
+}

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
@@ -10,24 +10,31 @@ import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit
 import { markDeprecated } from '../http-kit/deprecation.ts';
 import { createG1ErrorHandler } from './errors.ts';
 import { splitList, toNewMemory, toPatch, toSearchItem, toWire, toWireWithAccess } from './mappers.ts';
-import { CreateBody, ErrorWire, IdParams, ListQuery, Responses, SearchBody, UpdateBody } from './schemas.ts';
+import { CreateBody, ErrorWire, IdParams, ListQuery, Responses, SearchBody, SimilarParams, SimilarQuery, UpdateBody } from './schemas.ts';
 
 export interface G1Deps extends AuthDeps {
   /** Writes count the memory-write quota there. */
-  memories: Pick<MemoryService, 'create' | 'list' | 'get' | 'update' | 'delete'>;
+  memories: Pick<MemoryService, 'create' | 'createDeduplicated' | 'similarTo' | 'list' | 'get' | 'update' | 'delete'>;
   search: Pick<SearchService, 'semantic'>;
   clock: Clock;
 }
 
 const errors = { 400: ErrorWire, 401: ErrorWire, 404: ErrorWire, 429: ErrorWire };
 
-/** G1 create, shared by `POST /api/v1/memories` and its deprecated alias `POST /api/v1/store`. */
-async function createMemory(deps: G1Deps, req: FastifyRequest<{ Body: Static<typeof CreateBody> }>) {
+/**
+ * G1 create, shared by `POST /api/v1/memories` and its deprecated alias `POST /api/v1/store`: 201 with the new
+ * memory; with `dedupe: true`, 200 with the stored one when its content is identical (docs/api.md, "Deduplication").
+ */
+async function createMemory(deps: G1Deps, req: FastifyRequest<{ Body: Static<typeof CreateBody> }>, reply: FastifyReply) {
   const principal = requirePrincipal(req);
   requireScope(principal, 'memories:write');
   const input = toNewMemory(req.body);
+  if (req.body.dedupe === true) {
+    const { memory, deduplicated } = await deps.memories.createDeduplicated(scopeOf(req), principal, input);
+    return reply.status(deduplicated ? 200 : 201).send({ success: true as const, data: toWire(memory), deduplicated });
+  }
   const memory = await deps.memories.create(scopeOf(req), principal, input);
-  return { success: true as const, data: toWire(memory) };
+  return reply.status(201).send({ success: true as const, data: toWire(memory) });
 }
 
 /**
@@ -44,9 +51,9 @@ export const g1StoreAliasRoutes: FastifyPluginAsync<G1Deps> = async (app, deps) 
     schema: {
       tags: ['G1 memories'], security: [{ apiKey: [] }], deprecated: true,
       summary: 'Deprecated alias of POST /api/v1/memories (removed in 2.0.0)',
-      body: CreateBody, response: { 201: Responses.memory, ...errors, 413: ErrorWire },
+      body: CreateBody, response: { 200: Responses.created, 201: Responses.created, ...errors, 413: ErrorWire },
     },
-  }, async (req, reply) => reply.status(201).send(await createMemory(deps, req)));
+  }, async (req, reply) => createMemory(deps, req, reply));
 };
 
 /** G1: `/api/v1/memories`, authenticated by `X-API-Key`. Register with prefix `/api/v1/memories`. */
@@ -59,8 +66,11 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   const security = [{ apiKey: [] }];
 
   r.post('/', {
-    schema: { tags, security, summary: 'Create a memory', body: CreateBody, response: { 201: Responses.memory, ...errors, 413: ErrorWire } },
-  }, async (req, reply) => reply.status(201).send(await createMemory(deps, req)));
+    schema: {
+      tags, security, summary: 'Create a memory (201), or with dedupe: true return the identical one already stored (200)',
+      body: CreateBody, response: { 200: Responses.created, 201: Responses.created, ...errors, 413: ErrorWire },
+    },
+  }, async (req, reply) => createMemory(deps, req, reply));
 
   r.get('/', {
     schema: { tags, security, summary: 'List memories', querystring: ListQuery, response: { 200: Responses.list, ...errors } },
@@ -91,6 +101,21 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
       { query: b.query, limit: b.limit, threshold: b.threshold, filter, logFilters: { type: b.type, tags: tagList } },
     );
     return { success: true as const, data: { results: hits.map(toSearchItem), total, query: b.query, threshold: b.threshold } };
+  });
+
+  r.get('/:id/similar', {
+    schema: {
+      tags, security, summary: 'Near-duplicates: the memories most similar to one memory (itself excluded)',
+      params: SimilarParams, querystring: SimilarQuery, response: { 200: Responses.similar, ...errors, 409: ErrorWire },
+    },
+  }, async (req) => {
+    requireScope(requirePrincipal(req), 'memories:read');
+    const q = req.query;
+    const { memory, hits, total } = await deps.memories.similarTo(scopeOf(req), req.params.id, { limit: q.limit, minSimilarity: q.threshold });
+    return {
+      success: true as const,
+      data: { memory_id: memory.id, results: hits.map((h) => toSearchItem({ memory: h.memory, score: h.similarity })), total, threshold: q.threshold },
+    };
   });
 
   r.get('/:id', {

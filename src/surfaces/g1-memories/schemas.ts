@@ -16,6 +16,10 @@ export const CreateBody = Type.Object({
   tags: Type.Optional(Tags),
   metadata: Type.Optional(Metadata),
   topic_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Topic UUID' })),
+  dedupe: Type.Optional(Type.Boolean({
+    description: 'Mnemo extension. true: when this workspace already holds a memory with identical content (after NFC, '
+      + 'trimming and collapsing whitespace), answer 200 with that memory and `deduplicated: true` instead of storing a second copy',
+  })),
 });
 
 export const UpdateBody = Type.Object({
@@ -94,8 +98,25 @@ export const ErrorWire = Type.Object({
   }),
 });
 
+export const SimilarParams = Type.Object({ id: Type.String({ description: 'Full UUID or unambiguous prefix of at least 8 characters' }) });
+export const SimilarQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score, (1 + cosine) / 2' }),
+});
+
 export const Responses = {
   memory: ok(MemoryWire),
+  created: Type.Object({
+    success: Type.Literal(true),
+    data: MemoryWire,
+    deduplicated: Type.Optional(Type.Boolean({ description: 'Present when the request set dedupe: true; true when data is the memory already stored' })),
+  }),
+  similar: ok(Type.Object({
+    memory_id: Type.String(),
+    results: Type.Array(SearchItemWire),
+    total: Type.Integer({ description: 'Other memories at or above the threshold; results holds at most limit of them' }),
+    threshold: Type.Number(),
+  })),
   memoryWithAccess: ok(MemoryWithAccessWire),
   deleted: Type.Object({
     success: Type.Literal(true),

@@ -14,13 +14,11 @@ import { errorTable, fromErrorTable, type WireBase } from '../http-kit/error-tab
  */
 interface G2Error { status: number; code: string; message: string; details: Record<string, unknown>; retryAfter?: number }
 
-/** Core field names as G2 calls them (a G2 memory's content and title come from `text`). */
-function wireField(field: string): string {
-  if (field === 'content' || field === 'title') return 'text';
-  if (field === 'memory_type') return 'metadata.type';
-  if (field === 'tags' || field.startsWith('tags[')) return `metadata.${field}`;
-  return field;
-}
+/**
+ * Field names as the request gave them: the spec's `text` and `metadata.*`, or the client's `content`, `title`,
+ * `memory_type`, `tags` (the routes check every field before the core sees it, naming it as sent).
+ */
+const wireField = (field: string): string => field;
 
 const MESSAGE_PROBLEMS = 5;
 

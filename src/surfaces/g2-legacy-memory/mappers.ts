@@ -65,3 +65,25 @@ export const toWire = (m: Memory, legacyId: string, embedding: number[]) => ({
   created_at: isoTimestamp(m.createdAt),
   updated_at: isoTimestamp(m.updatedAt),
 });
+
+/**
+ * The fields @lanonasis/memory-client reads from a memory (its MemoryEntry), added beside the spec's on every G2
+ * answer that carries a memory. No `status`: the spec gives memories no state field, and G2 create and update use
+ * `status` for `stored` / `updated` (docs/api.md lists the conflict).
+ */
+export const clientView = (m: Memory, legacyId: string) => ({
+  id: legacyId,
+  title: m.title,
+  content: m.content,
+  memory_type: m.memoryType,
+  tags: m.tags,
+  metadata: metadataWithTypeAndTags(m),
+  topic_id: m.topicId,
+  ...(typeof m.metadata.summary === 'string' ? { summary: m.metadata.summary } : {}),
+  ...(typeof m.metadata.project_ref === 'string' ? { project_ref: m.metadata.project_ref } : {}),
+  user_id: m.createdBy,
+  access_count: m.accessCount,
+  last_accessed: m.lastAccessed ? isoTimestamp(m.lastAccessed) : null,
+  created_at: isoTimestamp(m.createdAt),
+  updated_at: isoTimestamp(m.updatedAt),
+});

@@ -11,7 +11,7 @@ import type { Scope } from '../../core/scope.ts';
 import { collectProblems } from '../http-kit/field-problems.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG2ErrorHandler } from './errors.ts';
-import { CLIENT_VECTOR_MODEL, storedVectorOf, toWire, wireVector } from './mappers.ts';
+import { clientView, CLIENT_VECTOR_MODEL, storedVectorOf, toWire, wireVector } from './mappers.ts';
 import { parseCreate, parseUpdate, schemaProblems, type ContentLimit } from './requests.ts';
 import { CreateBody, ErrorWire, G2_VECTOR_DIMENSIONS, IdParams, Responses, UpdateBody } from './schemas.ts';
 
@@ -66,9 +66,12 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
       memoryType: input.memoryType,
       tags: input.tags,
       metadata: input.metadata,
+      topicId: input.topicId,
     });
+    const id = deps.memories.legacyIdOf(memory);
     return reply.status(201).send({
-      id: deps.memories.legacyIdOf(memory),
+      ...clientView(memory, id),
+      id,
       status: 'stored' as const,
       embedding_generated: input.embedding === undefined,
       vector_dimensions: G2_VECTOR_DIMENSIONS,
@@ -90,7 +93,8 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     const found = await deps.memories.findByLegacyId(scope, req.params.id);
     const memory = await deps.memories.get(scope, found.id);
     // The current model's vector, else a supplied one, else what the current model makes of the text.
-    return toWire(memory, deps.memories.legacyIdOf(memory), wireVector(await deps.memories.vectorOf(scope, memory, CLIENT_VECTOR_MODEL)));
+    const id = deps.memories.legacyIdOf(memory);
+    return { ...clientView(memory, id), ...toWire(memory, id, wireVector(await deps.memories.vectorOf(scope, memory, CLIENT_VECTOR_MODEL))) };
   });
 
   r.put('/:id', {
@@ -109,9 +113,17 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     const input = parseUpdate(req.body, problems, deps.config);
     const { memory, textChanged } = await deps.memories.updateByLegacyId(scope!, principal, req.params.id, {
       text: input.text && { title: input.text.title, content: input.text.text },
-      patch: input.metadata ?? {},
+      patch: {
+        ...input.metadata,
+        title: input.title, content: input.content,
+        ...(input.client.memoryType !== undefined ? { memoryType: input.client.memoryType } : {}),
+        ...(input.client.tags !== undefined ? { tags: input.client.tags } : {}),
+        ...(input.client.topicId !== undefined ? { topicId: input.client.topicId } : {}),
+      },
+      metadataKeys: input.client.metadataKeys,
     });
-    return { id: deps.memories.legacyIdOf(memory), status: 'updated' as const, embedding_regenerated: textChanged };
+    const id = deps.memories.legacyIdOf(memory);
+    return { ...clientView(memory, id), id, status: 'updated' as const, embedding_regenerated: textChanged };
   });
 
   r.delete('/:id', {

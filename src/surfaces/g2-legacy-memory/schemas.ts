@@ -34,8 +34,20 @@ const MetadataIn = Type.Object({
     + 'as the memory\'s metadata (at most 16 levels and 64 KiB as JSON)',
 });
 
+/** What @lanonasis/memory-client sends beside the spec's fields (docs/api.md, "G2 and @lanonasis/memory-client"). */
+const ClientFields = {
+  content: Type.Optional(Type.String({ description: 'Client name of `text` (give one of them, not both). On update it replaces the content and keeps the title' })),
+  title: Type.Optional(Type.String({ description: 'At most 255 characters, not blank; without it the title is derived from the text' })),
+  memory_type: Type.Optional(Type.String({ description: 'Overrides metadata.type' })),
+  tags: Type.Optional(Type.Array(Type.String(), { description: 'Overrides metadata.tags' })),
+  topic_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'A topic of this workspace (null on update removes it)' })),
+  summary: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], { description: 'Kept as metadata.summary' })),
+  project_ref: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: 'Kept as metadata.project_ref' })),
+};
+
 export const CreateBody = Type.Object({
-  text: Text,
+  text: Type.Optional(Text),
+  ...ClientFields,
   id: Type.Optional(ClientId),
   metadata: Type.Optional(MetadataIn),
   embedding: Type.Optional(Type.Array(Type.Number(), {
@@ -47,6 +59,8 @@ export const CreateBody = Type.Object({
 
 export const UpdateBody = Type.Object({
   text: Type.Optional(Text),
+  ...ClientFields,
+  status: Type.Optional(Type.String({ description: 'Accepted for the client: only `active` (memories have no states)' })),
   metadata: Type.Optional(Type.Object(MetadataIn.properties, {
     additionalProperties: true,
     description: 'Replaces the whole metadata: type (default context), tags (default none) and every other key',
@@ -62,7 +76,23 @@ const MetadataOut = Type.Object({
   tags: Type.Array(Type.String()),
 }, { additionalProperties: true, description: 'The stored metadata keys plus type and tags' });
 
+/** The memory fields the client reads, on every G2 answer that carries a memory (beside the spec's). */
+const ClientView = {
+  title: Type.String(),
+  content: Type.String({ description: 'Same as text' }),
+  memory_type: Type.String(),
+  tags: Type.Array(Type.String()),
+  topic_id: Type.Union([Type.String(), Type.Null()]),
+  summary: Type.Optional(Type.String()),
+  project_ref: Type.Optional(Type.String()),
+  user_id: Type.String({ description: 'The user id of the key that created it' }),
+  access_count: Type.Integer(),
+  last_accessed: Type.Union([Type.String(), Type.Null()]),
+};
+const ClientViewWithTimes = { ...ClientView, metadata: Type.Object({}, { additionalProperties: true }), created_at: Type.String(), updated_at: Type.String() };
+
 export const MemoryWire = Type.Object({
+  ...ClientView,
   id: Type.String({ description: 'Your id when you gave one, else mem_<uuid>' }),
   text: Type.String(),
   metadata: MetadataOut,
@@ -76,6 +106,7 @@ export const MemoryWire = Type.Object({
 
 export const Responses = {
   created: Type.Object({
+    ...ClientViewWithTimes,
     id: Type.String({ description: 'Your id when you gave one, else mem_<uuid>' }),
     status: Type.Literal('stored'),
     embedding_generated: Type.Boolean({ description: 'false when you supplied the embedding' }),
@@ -84,6 +115,7 @@ export const Responses = {
   }),
   memory: MemoryWire,
   updated: Type.Object({
+    ...ClientViewWithTimes,
     id: Type.String(),
     status: Type.Literal('updated'),
     embedding_regenerated: Type.Boolean({ description: 'true exactly when the text changed' }),

@@ -11,6 +11,7 @@ import type { PgOutbox } from './pg-outbox.ts';
 import { parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
 import { toKeywordHits } from '../bm25.ts';
 import { createPgMemoryMaintenance } from './pg-memory-maintenance.ts';
+import { contentHash } from '../../../core/memories/content-hash.ts';
 
 interface Row {
   seq: number | string; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string;
@@ -56,6 +57,18 @@ const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title COLLATE "C"' } as const;
 
+/** Content hashes of rows written before the column existed (see the migration 'memory content hashes'). */
+export async function backfillPgContentHashes(db: PgExecutor): Promise<void> {
+  for (;;) {
+    const rows = await db.query<{ seq: number | string; content: string }>(
+      'SELECT seq, content FROM memories WHERE content_hash IS NULL LIMIT 1000');
+    if (rows.length === 0) return;
+    await db.transaction(async (tx) => {
+      for (const r of rows) await tx.query('UPDATE memories SET content_hash = $1 WHERE seq = $2', [contentHash(r.content), String(r.seq)]);
+    });
+  }
+}
+
 export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, options: VectorSearchOptions): MemoryRepository {
   const indexes = new PgVectorIndexes(db);
 
@@ -72,11 +85,12 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     let row: Row;
     try {
       [row] = (await tx.query<Row>(`INSERT INTO memories (id, client_id, tenant_id, mode, workspace, title, content,
-        memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by, access_count, last_accessed)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ${RETURNING}`,
+        memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by, access_count, last_accessed,
+        content_hash)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ${RETURNING}`,
       [m.id, m.clientId, m.scope.tenantId, m.scope.mode, m.scope.workspace, m.title, m.content, m.memoryType, m.tags,
         pgJson(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
-        m.accessCount, pgTimeOrNull(m.lastAccessed)])) as [Row];
+        m.accessCount, pgTimeOrNull(m.lastAccessed), contentHash(m.content)])) as [Row];
     } catch (err) {
       throw asConflict(err, m);
     }
@@ -92,7 +106,10 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       `updated_at = GREATEST(${p.add(pgTime(at))}::timestamptz, m.updated_at + interval '1 millisecond')`];
     const set = (column: string, value: unknown, cast = '') => sets.push(`${column} = ${p.add(value)}${cast}`);
     if (patch.title !== undefined) set('title', patch.title);
-    if (patch.content !== undefined) set('content', patch.content);
+    if (patch.content !== undefined) {
+      set('content', patch.content);
+      set('content_hash', contentHash(patch.content));
+    }
     if (patch.memoryType !== undefined) set('memory_type', patch.memoryType);
     if (patch.tags !== undefined) set('tags', patch.tags, '::text[]');
     if (patch.metadata !== undefined) set('metadata', pgJson(patch.metadata), '::jsonb');
@@ -120,6 +137,14 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     const p = new SqlParams();
     const [row] = await db.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p, scope)} AND m.${column} = ${p.add(value)}`, p.values);
     return row ? toMemory(row) : null;
+  }
+
+  /** The scope's oldest memory with this content hash. */
+  async function byContentHash(q: PgQueryable, scope: Scope, hash: string): Promise<Row | undefined> {
+    const p = new SqlParams();
+    const [row] = await q.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p, scope)}
+      AND m.content_hash = ${p.add(hash)} ORDER BY m.seq LIMIT 1`, p.values);
+    return row;
   }
 
   /** The memories of the scope with these seqs, in the order given. */
@@ -185,8 +210,56 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       await withEvents((tx) => insertIn(tx, memory, vector), events);
     },
 
+    async insertUnlessDuplicate(memory, vector, events) {
+      if (vector?.vector) await indexes.ensure(vector.modelId, vector.vector.length);
+      const hash = contentHash(memory.content);
+      const s = memory.scope;
+      const { existing, stored } = await db.transaction(async (tx) => {
+        // Racing creates of one content in one scope take turns here (released at commit); the second then sees the
+        // first's row. The key is a 64-bit hash of scope and content hash: a collision only makes two creates wait.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`dedupe|${s.tenantId}|${s.mode}|${s.workspace}|${hash}`]);
+        const found = await byContentHash(tx, s, hash);
+        if (found) return { existing: found, stored: [] as StoredEvent[] };
+        const row = await insertIn(tx, memory, vector);
+        return { existing: undefined, stored: events ? await outbox.appendInTx(tx, events(toMemory(row))) : [] };
+      });
+      outbox.notify(stored);
+      return existing ? toMemory(existing) : null;
+    },
+
+    async findByContent(scope, content) {
+      const row = await byContentHash(db, scope, contentHash(content));
+      return row ? toMemory(row) : null;
+    },
+
     findById: (scope, id) => byColumn(scope, 'id', id),
     findByClientId: (scope, clientId) => byColumn(scope, 'client_id', clientId),
+
+    async usage(scope, { since, top }) {
+      const t = pgTime(since);
+      const p1 = new SqlParams();
+      const [totals] = await db.query<{ total: number; bytes: string | null; accesses: string | null; created: number; updated: number }>(
+        `SELECT COUNT(*)::int AS total, SUM(octet_length(m.title) + octet_length(m.content))::text AS bytes,
+           SUM(m.access_count)::text AS accesses,
+           COUNT(*) FILTER (WHERE m.created_at >= ${p1.add(t)}::timestamptz)::int AS created,
+           COUNT(*) FILTER (WHERE m.updated_at >= ${p1.add(t)}::timestamptz AND m.updated_at > m.created_at)::int AS updated
+         FROM memories m WHERE ${scopeSql(p1, scope)}`, p1.values);
+      const p2 = new SqlParams();
+      const types = await db.query<{ memory_type: string; n: number }>(
+        `SELECT m.memory_type, COUNT(*)::int AS n FROM memories m WHERE ${scopeSql(p2, scope)} GROUP BY m.memory_type`, p2.values);
+      const p3 = new SqlParams();
+      const most = await db.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p3, scope)} AND m.access_count > 0
+        ORDER BY m.access_count DESC, m.id LIMIT ${p3.add(top)}`, p3.values);
+      const p4 = new SqlParams();
+      const tags = await db.query<{ tag: string; n: number }>(`SELECT t.tag, COUNT(*)::int AS n
+        FROM memories m, unnest(m.tags) AS t(tag) WHERE ${scopeSql(p4, scope)}
+        GROUP BY t.tag ORDER BY n DESC, t.tag COLLATE "C" LIMIT ${p4.add(top)}`, p4.values);
+      return {
+        total: totals?.total ?? 0, byType: Object.fromEntries(types.map((r) => [r.memory_type, r.n])), bytes: Number(totals?.bytes ?? 0),
+        totalAccesses: Number(totals?.accesses ?? 0), mostAccessed: most.map(toMemory), createdSince: totals?.created ?? 0,
+        updatedSince: totals?.updated ?? 0, topTags: tags.map((r) => ({ tag: r.tag, count: r.n })),
+      };
+    },
 
     async countByTopic(scope, topicIds) {
       if (topicIds.length === 0) return new Map();

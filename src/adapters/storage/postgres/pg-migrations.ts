@@ -459,6 +459,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE memory_vectors ADD PRIMARY KEY (memory_seq, model_id);
     `,
   },
+  {
+    version: 12,
+    name: 'memory content hashes',
+    sql: `
+      -- SHA-256 of the memory's normalised content (core/memories/content-hash.ts), written with the content; the
+      -- adapter fills it for rows written before this migration when it opens the store. Deduplicating creates look a
+      -- scope's memories up by it (not unique: a create without dedupe may store the same content twice).
+      ALTER TABLE memories ADD COLUMN content_hash text;
+      CREATE INDEX memories_scope_content_hash ON memories (tenant_id, mode, workspace, content_hash);
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -3,7 +3,7 @@ import { createPgApiKeyRepository } from './pg-api-key.repository.ts';
 import { createPgEventRepository } from './pg-event.repository.ts';
 import type { PgExecutor } from './pg-executor.ts';
 import { createPgIdempotencyRepository } from './pg-idempotency.repository.ts';
-import { createPgMemoryRepository } from './pg-memory.repository.ts';
+import { backfillPgContentHashes, createPgMemoryRepository } from './pg-memory.repository.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { PgOutbox } from './pg-outbox.ts';
 import { createPgSearchLogRepository } from './pg-search-log.repository.ts';
@@ -32,6 +32,7 @@ export interface PostgresStorageOptions {
  */
 export async function createPostgresStorage(db: PgExecutor, options: PostgresStorageOptions = {}): Promise<Storage> {
   await migratePostgres(db);
+  await backfillPgContentHashes(db);
   const outbox = new PgOutbox(db.sessions === 'many');
   let closed = false;
   return {

@@ -536,5 +536,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_vectors_model ON memory_vectors (model_id, memory_seq);
     `,
   },
+  {
+    version: 14,
+    name: 'memory content hashes',
+    sql: `
+      -- SHA-256 of the memory's normalised content (core/memories/content-hash.ts), written with the content; the
+      -- adapter fills it for rows written before this migration when it opens the store. Deduplicating creates look a
+      -- scope's memories up by it (not unique: a create without dedupe may store the same content twice).
+      ALTER TABLE memories ADD COLUMN content_hash TEXT;
+      CREATE INDEX memories_scope_content_hash ON memories (tenant_id, mode, workspace, content_hash);
+    `,
+  },
 ];
 

@@ -16,6 +16,7 @@ import type { SqliteOutbox } from './sqlite-outbox.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
 import { toKeywordHits } from '../bm25.ts';
+import { contentHash } from '../../../core/memories/content-hash.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -127,7 +128,20 @@ const MAX_REPORTED_IDS = 10_000;
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
 
+/** Content hashes of rows written before the column existed (see migration 13), in batches, once per open. */
+function backfillContentHashes(db: SqliteDb): void {
+  const missing = db.prepare<[number], { seq: number; content: string }>('SELECT seq, content FROM memories WHERE content_hash IS NULL LIMIT ?');
+  const set = db.prepare('UPDATE memories SET content_hash = ? WHERE seq = ?');
+  const batch = db.transaction(() => {
+    const rows = missing.all(1000);
+    for (const r of rows) set.run(contentHash(r.content), r.seq);
+    return rows.length;
+  });
+  while (batch.immediate() > 0) { /* until none is left */ }
+}
+
 export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog): MemoryRepository {
+  backfillContentHashes(db);
   const vectors = new SqliteVectorCache(db);
   const keywordLengths = new SqliteKeywordLengths(db);
   const keywordRanking = new SqliteKeywordRanking(db, keywordLengths);
@@ -167,9 +181,11 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
   const insertMemory = db.prepare(`INSERT INTO memories
     (id, client_id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
-     created_by, updated_by, access_count, last_accessed)
+     created_by, updated_by, access_count, last_accessed, content_hash)
     VALUES (@id, @client_id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
-     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed)`);
+     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed, @content_hash)`);
+  const byContentHash = db.prepare<[string, string, string, string], Row>(
+    `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.content_hash = ? ORDER BY m.seq LIMIT 1`);
   const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
   const deleteTags = db.prepare('DELETE FROM memory_tags WHERE memory_seq = ?');
   // A write that (re-)embeds a memory replaces every vector it has: vectors of other models (a reindex's) were made
@@ -210,7 +226,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       content: m.content, memory_type: m.memoryType, tags: JSON.stringify(m.tags), metadata: JSON.stringify(m.metadata),
       topic_id: m.topicId, created_at: m.createdAt.getTime(), updated_at: m.updatedAt.getTime(),
       created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
-      last_accessed: m.lastAccessed?.getTime() ?? null,
+      last_accessed: m.lastAccessed?.getTime() ?? null, content_hash: contentHash(m.content),
     });
     const seq = Number(lastInsertRowid);
     writeTags(seq, m.tags);
@@ -224,7 +240,10 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     const params: unknown[] = [by, at];
     const column = (name: string, value: unknown) => { sets.push(`${name} = ?`); params.push(value); };
     if (patch.title !== undefined) column('title', patch.title);
-    if (patch.content !== undefined) column('content', patch.content);
+    if (patch.content !== undefined) {
+      column('content', patch.content);
+      column('content_hash', contentHash(patch.content));
+    }
     if (patch.memoryType !== undefined) column('memory_type', patch.memoryType);
     if (patch.tags !== undefined) column('tags', JSON.stringify(patch.tags));
     if (patch.metadata !== undefined) column('metadata', JSON.stringify(patch.metadata));
@@ -287,6 +306,13 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     const seq = insertTx(m, v);
     return { seq, stored: events ? outbox.appendInTx(events(m)) : [] };
   });
+  /** The check and the insert under one write lock (IMMEDIATE), so racing creates of one content store it once. */
+  const insertUnlessDuplicateTx = db.transaction((m: Memory, v: StoredVector, events?: EventsFor) => {
+    const existing = byContentHash.get(...scopeParams(m.scope), contentHash(m.content));
+    if (existing) return { existing };
+    const seq = insertTx(m, v);
+    return { written: { seq, stored: events ? outbox.appendInTx(events(m)) : [] } };
+  });
   const updateWithEvents = db.transaction((scope: Scope, id: string, patch: MemoryPatch, at: number, by: string,
     v: StoredVector | null, events?: EventsFor) => {
     const row = updateTx(scope, id, patch, at, by, v);
@@ -328,6 +354,26 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       outbox.notify(written.stored);
     },
 
+    async insertUnlessDuplicate(memory, vector, events) {
+      let result: ReturnType<typeof insertUnlessDuplicateTx>;
+      try {
+        result = insertUnlessDuplicateTx.immediate(memory, vector, events);
+      } catch (err) {
+        throw asConflict(err, memory);
+      }
+      if (result.existing) return toMemory(result.existing);
+      const written = result.written!;
+      vectors.upsert(memory.scope, vector.modelId, written.seq, vector.vector);
+      keywordLengths.refresh(memory.scope, written.seq);
+      outbox.notify(written.stored);
+      return null;
+    },
+
+    async findByContent(scope, content) {
+      const row = byContentHash.get(...scopeParams(scope), contentHash(content));
+      return row ? toMemory(row) : null;
+    },
+
     async findById(scope, id) {
       const row = byId.get(...scopeParams(scope), id);
       return row ? toMemory(row) : null;
@@ -336,6 +382,27 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async findByClientId(scope, clientId) {
       const row = byClientId.get(...scopeParams(scope), clientId);
       return row ? toMemory(row) : null;
+    },
+
+    async usage(scope, { since, top }) {
+      const sp = scopeParams(scope);
+      const t = since.getTime();
+      const totals = db.prepare<unknown[], { total: number; bytes: number | null; accesses: number | null; created: number | null; updated: number | null }>(
+        `SELECT COUNT(*) AS total, SUM(length(CAST(m.title AS BLOB)) + length(CAST(m.content AS BLOB))) AS bytes,
+           SUM(m.access_count) AS accesses, SUM(m.created_at >= ?) AS created, SUM(m.updated_at >= ? AND m.updated_at > m.created_at) AS updated
+         FROM memories m WHERE ${SCOPE_WHERE}`).get(t, t, ...sp)!;
+      const types = db.prepare<unknown[], { memory_type: string; n: number }>(
+        `SELECT m.memory_type, COUNT(*) AS n FROM memories m WHERE ${SCOPE_WHERE} GROUP BY m.memory_type`).all(...sp);
+      const most = db.prepare<unknown[], Row>(
+        `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.access_count > 0 ORDER BY m.access_count DESC, m.id LIMIT ?`).all(...sp, top);
+      const tags = db.prepare<unknown[], { tag: string; n: number }>(
+        `SELECT t.tag, COUNT(*) AS n FROM memory_tags t JOIN memories m ON m.seq = t.memory_seq WHERE ${SCOPE_WHERE}
+         GROUP BY t.tag ORDER BY n DESC, t.tag LIMIT ?`).all(...sp, top);
+      return {
+        total: totals.total, byType: Object.fromEntries(types.map((r) => [r.memory_type, r.n])), bytes: totals.bytes ?? 0,
+        totalAccesses: totals.accesses ?? 0, mostAccessed: most.map(toMemory), createdSince: totals.created ?? 0,
+        updatedSince: totals.updated ?? 0, topTags: tags.map((r) => ({ tag: r.tag, count: r.n })),
+      };
     },
 
     async countByTopic(scope, topicIds) {
