@@ -8,6 +8,7 @@ import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
+import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 import { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
@@ -126,8 +127,18 @@ const MAX_REPORTED_IDS = 10_000;
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
 
-export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog): MemoryRepository {
-  const vectors = new SqliteVectorCache(db);
+/** The SQLite repository with what the storage wires beyond the port: warming and closing its vector cache. */
+export interface SqliteMemoryRepository extends MemoryRepository {
+  /** Loads every workspace's vectors into memory in the background (server start). */
+  warmUp(): Promise<void>;
+  /** Terminates the scan threads. */
+  close(): Promise<void>;
+}
+
+/** `searchThreads`: worker threads for the vector scan (0: on the event loop). */
+export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog, searchThreads = 0): SqliteMemoryRepository {
+  const vectors = new SqliteVectorCache(db, searchThreads);
+  const versions = new SqliteWorkspaceVersions(db);
   const keywordLengths = new SqliteKeywordLengths(db);
   const keywordRanking = new SqliteKeywordRanking(db, keywordLengths);
 
@@ -236,6 +247,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
   /** Steps in one transaction; afterwards, the in-memory vector index follows what was committed. */
   const atomicTx = db.transaction((scope: Scope, steps: readonly AtomicStep[]) => {
+    const before = versions.of(scope);
     const rows: Row[] = [];
     const events: StoredEvent[] = [];
     const notFound = (i: number) => new AtomicStepFailed(i, new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' }));
@@ -272,27 +284,34 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       }
       if (step.events) events.push(...outbox.appendInTx(step.events(toMemory(rows[i]!))));
     });
-    return { rows, events };
+    return { rows, events, before, after: versions.of(scope) };
   });
 
   /** A single write and its events in one transaction. */
+  // Each write reads its workspace's version before and after itself, in its transaction (see noteWrite).
   const insertWithEvents = db.transaction((m: Memory, v: StoredVector, events?: EventsFor) => {
+    const before = versions.of(m.scope);
     const seq = insertTx(m, v);
-    return { seq, stored: events ? outbox.appendInTx(events(m)) : [] };
+    return { seq, stored: events ? outbox.appendInTx(events(m)) : [], before, after: versions.of(m.scope) };
   });
   const updateWithEvents = db.transaction((scope: Scope, id: string, patch: MemoryPatch, at: number, by: string,
     v: StoredVector | null, events?: EventsFor) => {
+    const before = versions.of(scope);
     const row = updateTx(scope, id, patch, at, by, v);
-    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [] } : null;
+    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [], before, after: versions.of(scope) } : null;
   });
   const deleteWithEvents = db.transaction((scope: Scope, id: string, events?: EventsFor) => {
+    const before = versions.of(scope);
     const row = remove.get(...scopeParams(scope), id);
-    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [] } : null;
+    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [], before, after: versions.of(scope) } : null;
   });
 
   return {
+    warmUp: () => vectors.warmUp(),
+    close: () => vectors.close(),
+
     async applyAtomically(scope, steps) {
-      const { rows, events } = atomicTx(scope, steps);
+      const { rows, events, before, after } = atomicTx(scope, steps);
       outbox.notify(events);
       steps.forEach((step, i) => {
         const row = rows[i]!;
@@ -304,17 +323,19 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
           keywordLengths.refresh(scope, row.seq);
         }
       });
+      vectors.noteWrite(scope, before, after);
       return rows.map(toMemory);
     },
 
     async insert(memory, vector, events) {
-      let written: { seq: number; stored: StoredEvent[] };
+      let written: { seq: number; stored: StoredEvent[]; before: number; after: number };
       try {
         written = insertWithEvents(memory, vector, events);
       } catch (err) {
         throw asConflict(err, memory);
       }
       vectors.upsert(memory.scope, vector.modelId, written.seq, vector.vector);
+      vectors.noteWrite(memory.scope, written.before, written.after);
       keywordLengths.refresh(memory.scope, written.seq);
       outbox.notify(written.stored);
     },
@@ -353,6 +374,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       const written = updateWithEvents(scope, id, patch, at.getTime(), by, vector, events);
       if (!written) return null;
       if (vector) vectors.upsert(scope, vector.modelId, written.row.seq, vector.vector);
+      vectors.noteWrite(scope, written.before, written.after);
       keywordLengths.refresh(scope, written.row.seq);
       outbox.notify(written.stored);
       return toMemory(written.row);
@@ -362,6 +384,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       const written = deleteWithEvents(scope, id, events);
       if (!written) return false;
       vectors.remove(scope, written.row.seq);
+      vectors.noteWrite(scope, written.before, written.after);
       keywordLengths.remove(scope, written.row.seq);
       outbox.notify(written.stored);
       return true;
@@ -381,14 +404,14 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async searchSimilar(scope, query) {
-      const matrix = vectors.get(scope, query.modelId, query.vector.length);
+      const matrix = await vectors.get(scope, query.modelId, query.vector.length);
       let allowed: Set<number> | null = null;
       if (hasFilter(query.filter)) {
         allowed = new Set(filtered(scope, query.filter, (f) => db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
           .pluck().all(...scopeParams(scope), ...f.params) as number[]));
       }
       // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
-      const { hits, total } = matrix.search(query.vector, query.limit,
+      const { hits, total } = await matrix.searchIn(vectors.pool(), query.vector, query.limit,
         cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed);
       if (hits.length === 0) return { hits: [], total };
       const rows = db.prepare<number[], Row>(
