@@ -135,9 +135,9 @@ export interface SqliteMemoryRepository extends MemoryRepository {
   close(): Promise<void>;
 }
 
-/** `searchThreads`: worker threads for the vector scan (0: on the event loop). */
-export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog, searchThreads = 0): SqliteMemoryRepository {
-  const vectors = new SqliteVectorCache(db, searchThreads);
+/** `vectors`: the in-process vector indexes (with their scan threads), on the same connection. */
+export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog,
+  vectors = new SqliteVectorCache(db)): SqliteMemoryRepository {
   const versions = new SqliteWorkspaceVersions(db);
   const keywordLengths = new SqliteKeywordLengths(db);
   const keywordRanking = new SqliteKeywordRanking(db, keywordLengths);

@@ -51,7 +51,8 @@ export class SqliteVectorCache {
 
   /** The scan pool, started on first use (null when scanning on the event loop). */
   pool(): ScanPool | null {
-    if (this.threads > 0 && !this.scanPool && !this.closed) this.scanPool = new ScanPool({ threads: this.threads });
+    if (this.closed) return null;
+    if (this.threads > 0 && !this.scanPool) this.scanPool = new ScanPool({ threads: this.threads });
     return this.scanPool;
   }
 

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import type { Storage } from '../../../core/storage.port.ts';
 import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
 import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
+import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { createSqliteSearchLogRepository } from './sqlite-search-log.repository.ts';
 import { createSqliteTopicRepository } from './sqlite-topic.repository.ts';
 import { createSqliteEventRepository } from './sqlite-event.repository.ts';
@@ -36,7 +37,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog; s
   const pageSize = db.prepare('PRAGMA page_size').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
-  const memories = createSqliteMemoryRepository(db, outbox, options.log, options.searchThreads ?? 0);
+  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, options.searchThreads ?? 0));
   return {
     kind: 'sqlite',
     memories,
