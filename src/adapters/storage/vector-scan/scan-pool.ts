@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { scanPart, type PartJob, type PartResult } from './scan-part.ts';
@@ -143,14 +145,24 @@ export class ScanPool {
 }
 
 /**
- * Starts scan-worker in a thread. From TypeScript sources (tsx, vitest) the worker registers tsx's loader first;
- * compiled, it is plain JavaScript beside this file.
+ * Starts scan-worker in a thread. Compiled, it is plain JavaScript beside this file. From TypeScript sources (tsx,
+ * vitest) the worker's few modules are bundled once into one CommonJS script with esbuild (tsx's own compiler), so a
+ * worker starts in milliseconds instead of loading tsx's loader and compiling on its own: on two cores, two workers
+ * doing that at start starved the event loop for a second.
  */
 function startWorker(): Worker {
   const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    const entry = new URL('./scan-worker.ts', here).href;
-    return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
-  }
-  return new Worker(new URL('./scan-worker.js', here));
+  if (!here.endsWith('.ts')) return new Worker(new URL('./scan-worker.js', here));
+  bundled ??= bundleWorker(fileURLToPath(new URL('./scan-worker.ts', here)));
+  return new Worker(bundled, { eval: true });
+}
+
+let bundled: string | undefined;
+
+function bundleWorker(entry: string): string {
+  const esbuild = createRequire(import.meta.url)('esbuild') as {
+    buildSync(o: object): { outputFiles: { text: string }[] };
+  };
+  return esbuild.buildSync({ entryPoints: [entry], bundle: true, format: 'cjs', platform: 'node', target: 'node20', write: false })
+    .outputFiles[0]!.text;
 }
