@@ -26,14 +26,15 @@ export async function latencyChart(cases: readonly ScanCase[]): Promise<string> 
     data: [{ name: 'points', values }],
     scales: [
       { name: 'x', type: 'log', domain: { data: 'points', field: 'rows' }, range: 'width', nice: false, zero: false },
-      { name: 'y', type: 'linear', domain: { data: 'points', field: 'ms' }, range: 'height', nice: true, zero: true },
+      // Log scale: the engines differ by an order of magnitude or more.
+      { name: 'y', type: 'log', domain: { data: 'points', field: 'ms' }, range: 'height', nice: true },
       { name: 'color', type: 'ordinal', domain: { data: 'points', field: 'series' }, range: 'category' },
     ],
     axes: [
       { orient: 'bottom', scale: 'x', title: 'vectors in the workspace', values: [...new Set(cases.map((c) => c.rows))], format: '~s' },
-      { orient: 'left', scale: 'y', title: 'p50 latency (ms)', grid: true },
+      { orient: 'left', scale: 'y', title: 'p50 latency (ms, log scale)', grid: true, format: '~s' },
     ],
-    legends: [{ fill: 'color', stroke: 'color', orient: 'top-left', symbolType: 'stroke' }],
+    legends: [{ fill: 'color', stroke: 'color', orient: 'right', symbolType: 'stroke', labelLimit: 260 }],
     marks: [
       {
         type: 'group',

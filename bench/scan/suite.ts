@@ -171,7 +171,7 @@ export function scanTable(cases: readonly ScanCase[], o: ScanSuiteOptions): stri
   const rows = cases.map((c) => [
     compactCount(c.rows), String(c.dims),
     fmt(median(c.pooledMs)), fmt(percentile(c.pooledMs, 99)), fmt(median(c.inlineMs)), fmt(median(c.plainMs)), fmt(median(c.vecMs)),
-    `${median(c.ratios).toFixed(2)}×`, fmt(c.pooledQps, 0), fmt(c.plainQps, 0), `${(c.pooledQps / c.plainQps).toFixed(2)}×`,
+    `${median(c.ratios).toFixed(2)}×`, fmt(c.pooledQps, 1), fmt(c.plainQps, 1), `${(c.pooledQps / c.plainQps).toFixed(2)}×`,
     `${(c.matrixMiB / c.floatsMiB).toFixed(2)}×`, `${c.identical}/${c.checked}`, c.vecRecall.toFixed(3), c.load.toFixed(1),
   ]);
   return [
