@@ -530,6 +530,8 @@ export const MIGRATIONS: readonly Migration[] = [
         version   INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, mode, workspace)
       ) WITHOUT ROWID;
+      -- Every workspace that holds memories gets a row now (warm-up lists workspaces from this table).
+      INSERT INTO workspace_versions SELECT tenant_id, mode, workspace, 1 FROM memories GROUP BY tenant_id, mode, workspace;
       CREATE TRIGGER memories_version_insert AFTER INSERT ON memories BEGIN
         INSERT INTO workspace_versions VALUES (NEW.tenant_id, NEW.mode, NEW.workspace, 1)
           ON CONFLICT DO UPDATE SET version = version + 1;

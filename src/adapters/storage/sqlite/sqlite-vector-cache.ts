@@ -28,7 +28,9 @@ export class SqliteVectorCache {
   private readonly versions: SqliteWorkspaceVersions;
   private readonly countScope;
   private readonly loadBatch;
-  private readonly groups;
+  private readonly workspaces;
+  private readonly models;
+  private readonly modelDims;
   private scanPool: ScanPool | null = null;
   private closed = false;
 
@@ -43,10 +45,12 @@ export class SqliteVectorCache {
       `SELECT v.memory_seq, v.dims, v.vector FROM memory_vectors v CROSS JOIN memories m ON m.seq = v.memory_seq
        WHERE v.memory_seq > ? AND m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND v.model_id = ?
        ORDER BY v.memory_seq LIMIT ?`);
-    this.groups = db.prepare<[], { tenant_id: string; mode: string; workspace: string; model_id: string; dims: number; n: number }>(
-      `SELECT m.tenant_id, m.mode, m.workspace, v.model_id, v.dims, COUNT(*) AS n
-       FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
-       GROUP BY m.tenant_id, m.mode, m.workspace, v.model_id, v.dims ORDER BY n DESC`);
+    // Cheap on purpose (warm-up runs right after `listening on`): the workspaces from their version table, the models
+    // from memory_vectors' model_id index, one row for each model's width.
+    this.workspaces = db.prepare<[], { tenant_id: string; mode: string; workspace: string }>(
+      'SELECT tenant_id, mode, workspace FROM workspace_versions');
+    this.models = db.prepare<[], string>('SELECT DISTINCT model_id FROM memory_vectors').pluck();
+    this.modelDims = db.prepare<[string], number>('SELECT dims FROM memory_vectors WHERE model_id = ? LIMIT 1').pluck();
   }
 
   /** The scan pool, started on first use (null when scanning on the event loop). */
@@ -71,14 +75,21 @@ export class SqliteVectorCache {
   }
 
   /**
-   * Loads every (workspace, model) holding vectors, largest first, in the background (the server calls it at start
+   * Loads every (workspace, model) holding vectors, in the background (the server calls it at start
    * so that the first search does not pay for the load); starts the scan threads too.
    */
   async warmUp(): Promise<void> {
     this.pool();
-    for (const g of this.groups.all()) {
-      if (this.closed) return;
-      await this.get({ tenantId: g.tenant_id, mode: g.mode as Scope['mode'], workspace: g.workspace }, g.model_id, g.dims);
+    const models = this.models.all().map((model) => ({ model, dims: this.modelDims.get(model) ?? 0 }));
+    for (const w of this.workspaces.all()) {
+      const scope: Scope = { tenantId: w.tenant_id, mode: w.mode as Scope['mode'], workspace: w.workspace };
+      for (const { model, dims } of models) {
+        if (this.closed) return;
+        const matrix = await this.get(scope, model, dims);
+        // Nothing of that model there: not worth an entry (a search would create it again, cheaply).
+        if (matrix.size === 0) this.entries.delete(cacheKey(scope, model));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
   }
 
