@@ -131,25 +131,11 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   // Load shedding: while the event loop lags past the limit, every request but health is refused at once with a
   // 503 in its surface's envelope (the error handlers render OVERLOADED) rather than queuing behind the backlog.
   if (c.config.maxEventLoopDelayMs > 0) {
-    // Starting up (loading modules, compiling routes) blocks the loop for a second or more just before `listening on`;
-    // the sample that spans it is not load. So after listening nothing is shed until a calm sample is seen, or two
-    // sample intervals have passed (whichever is first).
-    const sampleMs = options.pressureSampleMs ?? 1000;
-    let graceUntil = Number.NEGATIVE_INFINITY;
-    app.addHook('onListen', async () => {
-      graceUntil = performance.now() + 2 * sampleMs;
-      const watch = setInterval(() => {
-        if (!app.isUnderPressure()) graceUntil = Number.NEGATIVE_INFINITY;
-        if (performance.now() >= graceUntil) clearInterval(watch);
-      }, Math.max(1, sampleMs / 4));
-      watch.unref();
-    });
     await app.register(underPressure, {
       maxEventLoopDelay: c.config.maxEventLoopDelayMs,
       sampleInterval: options.pressureSampleMs,
       pressureHandler: async (req) => {
         if (HEALTH_PATHS.has(req.routeOptions.url ?? '')) return;
-        if (performance.now() < graceUntil) return;
         throw new DomainError('OVERLOADED', 'The server is overloaded; try again shortly', { retryAfterMs: PRESSURE_RETRY_AFTER_MS });
       },
     });
