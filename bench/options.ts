@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { EmbedderKind } from './lib/server.ts';
 
@@ -17,6 +18,8 @@ export interface BenchOptions {
   queries: number;
   quick: boolean;
   write: boolean;
+  threads: number;
+  plot: string | undefined;
   file: string;
 }
 
@@ -83,6 +86,8 @@ export function buildProgram(run: (options: BenchOptions, argv: string[]) => Pro
     .addOption(new Option('--scan-sizes <list>', 'scan: rows in the matrix').argParser(counts).default([10_000, 100_000], '10000,100000'))
     .addOption(new Option('--dims <list>', 'scan: vector dimensions').argParser(counts).default([512, 1536], '512,1536'))
     .addOption(new Option('--queries <n>', 'scan: measured queries per case (after 5 warm-up queries)').argParser(positive).default(50))
+    .addOption(new Option('--threads <n>', 'scan: worker threads of the pooled search').argParser(positive).default(Math.min(16, availableParallelism()), 'the cores available'))
+    .addOption(new Option('--plot [file]', 'scan: also write an SVG chart of p50 latency against corpus size (Mnemo, sqlite-vec, plain loop)').preset('docs/bench-scan-latency.svg'))
     .option('--quick', 'fast smoke run: as --sizes 300 --duration 2 --warmup 1 --scan-sizes 10000 --dims 512 --queries 10 ' +
       '(options given explicitly still win)', false)
     .option('--write', 'also update the matching sections of BENCHMARKS.md (not with --quick)', false)
@@ -95,6 +100,7 @@ export function buildProgram(run: (options: BenchOptions, argv: string[]) => Pro
       '  npm run bench -- --only scan --dims 1536',
       '  npm run bench -- --only http --embedders hashing --sizes 1k,10k',
       '  npm run bench -- --write                     full run; updates BENCHMARKS.md',
+      '  npm run bench -- --only scan --scan-sizes 10k,30k,100k --dims 512 --plot   scan suite and its chart (docs/bench-scan-latency.svg)',
       '',
     ].join('\n'))
     .action(async (opts: BenchOptions) => {

@@ -1,8 +1,11 @@
 /**
  * `npm run bench`: the benchmark entry point. Suites live in bench/http (the real server over loopback, driven by
- * autocannon) and bench/scan (VectorMatrix against a plain loop, in process); `--help` lists the options.
+ * autocannon) and bench/scan (Mnemo's vector search against sqlite-vec and a plain loop, in process; `--plot` draws it);
+ * `--help` lists the options.
  */
-import { resolve } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
+import { latencyChart } from './scan/chart.ts';
 import { httpTables, runHttpSuite } from './http/suite.ts';
 import { updateSections, type Section } from './lib/benchmarks-file.ts';
 import { describeMachine, loadAverage, machineLine } from './lib/machine.ts';
@@ -13,6 +16,7 @@ import { runScanSuite, scanTable } from './scan/suite.ts';
 
 const SCAN_WARMUP_QUERIES = 5;
 const SCAN_TOP_K = 10;
+const SCAN_CONCURRENCY = 8;
 const SEARCH_LIMIT = 10;
 
 async function run(o: BenchOptions, argv: string[]): Promise<void> {
@@ -48,12 +52,22 @@ async function run(o: BenchOptions, argv: string[]): Promise<void> {
   if (o.only.includes('scan')) {
     const started = new Date();
     const load = loadAverage();
-    const scanOptions = { sizes: o.scanSizes, dims: o.dims, queries: o.queries, warmupQueries: SCAN_WARMUP_QUERIES, k: SCAN_TOP_K };
-    const cases = runScanSuite(scanOptions);
+    const scanOptions = {
+      sizes: o.scanSizes, dims: o.dims, queries: o.queries, warmupQueries: SCAN_WARMUP_QUERIES, k: SCAN_TOP_K,
+      threads: o.threads, concurrency: SCAN_CONCURRENCY,
+    };
+    const cases = await runScanSuite(scanOptions);
+    let plotNote = '';
+    if (o.plot) {
+      const file = resolve(REPO_ROOT, o.plot);
+      await writeFile(file, await latencyChart(cases));
+      plotNote = `\n\n![p50 latency against corpus size](${relative(dirname(resolve(REPO_ROOT, o.file)), file)})`;
+      log(`wrote ${file}`);
+    }
     emit({
       id: 'scan',
-      title: 'Scan: exact vector search in process (VectorMatrix vs a plain loop)',
-      body: `${meta(started, (Date.now() - started.getTime()) / 1000, load)}\n\n${scanTable(cases, scanOptions)}`,
+      title: 'Scan: exact vector search in process (Mnemo vs sqlite-vec vs a plain loop)',
+      body: `${meta(started, (Date.now() - started.getTime()) / 1000, load)}\n\n${scanTable(cases, scanOptions)}${plotNote}`,
     });
   }
   if (o.write) {

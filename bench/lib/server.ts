@@ -41,9 +41,11 @@ function tail(limit = 4000) {
  * MNEMO_SQLITE_SYNCHRONOUS); `parentDir` is where the data directory goes (the file system matters for fsync).
  */
 export async function startServer(
-  embedder: EmbedderKind, options: { startTimeoutMs?: number; env?: Record<string, string>; parentDir?: string } = {},
+  embedder: EmbedderKind,
+  options: { startTimeoutMs?: number; env?: Record<string, string>; parentDir?: string; dataDir?: string } = {},
 ): Promise<ServerHandle> {
-  const dataDir = await mkdtemp(join(options.parentDir ?? tmpdir(), `mnemo-bench-${embedder}-`));
+  // `dataDir`: restart on an existing store (a cold start); dispose() removes it as it would a fresh one.
+  const dataDir = options.dataDir ?? await mkdtemp(join(options.parentDir ?? tmpdir(), `mnemo-bench-${embedder}-`));
   const env = { ...serverEnv(dataDir, embedder), ...options.env };
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {

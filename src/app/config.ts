@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { SQLITE_SYNCHRONOUS, type SqliteSynchronous } from '../adapters/storage/sqlite/sqlite.database.ts';
 import { parseAllowCidrs } from '../core/webhooks/address-policy.ts';
@@ -81,6 +82,11 @@ export interface Config {
   costPrices: UnitPrices;
   /** `MNEMO_ANALYTICS`: `on` (default) measures every request for G7; `off` records none (G7 request figures stay 0). */
   analytics: boolean;
+  /**
+   * `MNEMO_SEARCH_THREADS`: worker threads that run SQLite's exact vector scan off the event loop (default: the
+   * cores available, at most 16); 0 scans on the event loop.
+   */
+  searchThreads: number;
 }
 
 export type MetricsAccess = { mode: 'off' } | { mode: 'loopback' } | { mode: 'token'; token: string };
@@ -107,7 +113,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
   'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN', 'MNEMO_COST_STORAGE_GB_MONTH', 'MNEMO_COST_COMPUTE_SECOND',
-  'MNEMO_COST_API_CALLS_PER_1000', 'MNEMO_ANALYTICS',
+  'MNEMO_COST_API_CALLS_PER_1000', 'MNEMO_ANALYTICS', 'MNEMO_SEARCH_THREADS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -267,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     dashboardUrl: dashboardUrl(env, host, port),
     metrics: metricsAccess(env),
     analytics: oneOf(env, 'MNEMO_ANALYTICS', ['on', 'off'] as const, 'on') === 'on',
+    searchThreads: int(env, 'MNEMO_SEARCH_THREADS', Math.min(16, availableParallelism()), 0, 16),
     costPrices: {
       storagePerGbMonth: price(env, 'MNEMO_COST_STORAGE_GB_MONTH', EXAMPLE_UNIT_PRICES.storagePerGbMonth),
       computePerSecond: price(env, 'MNEMO_COST_COMPUTE_SECOND', EXAMPLE_UNIT_PRICES.computePerSecond),

@@ -26,6 +26,8 @@ export async function startServer(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   process.stdout.write(`listening on ${url}\n`);
+  // Vectors load in the background, batch by batch, so that the first search finds them in memory.
+  container.storage.warmUp().catch((err: unknown) => app.log.warn({ err }, 'warming the search cache failed'));
   // system.health, analytics.update and event pruning run in the server process only (not in the CLI).
   container.periodic.start((what, err) => app.log.warn({ err }, `${what} failed`));
   // Webhook deliveries too; container.close() stops them (waiting for in-flight attempts) before closing storage.

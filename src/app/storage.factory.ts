@@ -3,7 +3,7 @@ import type { WarningLog } from '../core/warning-log.ts';
 import type { Config } from './config.ts';
 
 /** What the factory reads from the configuration. */
-export type StorageConfig = Pick<Config, 'databaseFile' | 'sqliteSynchronous' | 'databaseUrl' | 'databasePoolSize'>;
+export type StorageConfig = Pick<Config, 'databaseFile' | 'sqliteSynchronous' | 'databaseUrl' | 'databasePoolSize'> & Partial<Pick<Config, 'searchThreads'>>;
 
 /** The adapters the configuration can name: PostgreSQL when `MNEMO_DATABASE_URL` is set, else the SQLite file. */
 export type StorageKind = 'sqlite' | 'postgres';
@@ -19,7 +19,9 @@ export async function createStorage(config: StorageConfig, log?: WarningLog): Pr
   switch (storageKindOf(config)) {
     case 'sqlite': {
       const { createSqliteStorage } = await import('../adapters/storage/sqlite/sqlite.storage.ts');
-      return createSqliteStorage({ file: config.databaseFile, synchronous: config.sqliteSynchronous, ...(log ? { log } : {}) });
+      return createSqliteStorage({
+        file: config.databaseFile, synchronous: config.sqliteSynchronous, searchThreads: config.searchThreads ?? 0, ...(log ? { log } : {}),
+      });
     }
     case 'postgres': {
       const [{ default: pg }, { pgPoolExecutor }, { createPostgresStorage }] = await Promise.all([

@@ -49,5 +49,10 @@ export interface Storage {
    * with its WAL, PostgreSQL's whole database (`pg_database_size`). Read on each scrape, so it must be cheap.
    */
   sizeBytes(): Promise<number>;
+  /**
+   * Fills in-process caches at server start, in the background (SQLite: every workspace's vectors, so that the first
+   * search does not load them); a store without such caches (PostgreSQL) returns at once.
+   */
+  warmUp(): Promise<void>;
   close(): Promise<void>;
 }

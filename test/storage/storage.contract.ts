@@ -258,6 +258,23 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }
       });
 
+      it('answers the same after warmUp(), and keeps up with writes made during and after it', async () => {
+        const query = { vector: axisVector(DIMS, 5), modelId: MODEL, limit: 10, minSimilarity: 0.9, filter: {} };
+        const first = makeMemory(scopeA);
+        await storage.memories.insert(first, vec(5));
+        await storage.memories.insert(makeMemory(scopeB), vec(5));
+        const warming = storage.warmUp();
+        const during = makeMemory(scopeA);
+        await storage.memories.insert(during, vec(5));
+        await warming;
+        const after = makeMemory(scopeA);
+        await storage.memories.insert(after, vec(5));
+        const found = await storage.memories.searchSimilar(scopeA, query);
+        expect(found.total).toBe(3);
+        expect(new Set(found.hits.map((h) => h.memory.id))).toEqual(new Set([first.id, during.id, after.id]));
+        expect((await storage.memories.searchSimilar(scopeB, query)).total).toBe(1);
+      });
+
       it('sees memories inserted after the first search', async () => {
         const query = { vector: axisVector(DIMS, 4), modelId: MODEL, limit: 10, minSimilarity: 0.9, filter: {} };
         expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(0);

@@ -68,6 +68,9 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
       const [row] = await db.query<{ size: string | number }>('SELECT pg_database_size(current_database()) AS size');
       return Number(row?.size ?? 0);
     },
+    async warmUp() {
+      // Nothing cached in process: pgvector's index lives in the database.
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -547,5 +547,51 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memories_scope_content_hash ON memories (tenant_id, mode, workspace, content_hash);
     `,
   },
+  {
+    version: 15,
+    name: 'workspace versions',
+    sql: `
+      -- A counter per (tenant, mode, workspace), moved on by every write that changes what an in-process search cache
+      -- holds for it (a memory inserted, deleted, re-titled or re-worded, a vector written), whichever connection
+      -- wrote. A cache compares it with the value it last saw, so a write in one workspace (or a key created by the
+      -- CLI) never drops another workspace's cache (sqlite-workspace-versions.ts).
+      CREATE TABLE workspace_versions (
+        tenant_id TEXT NOT NULL,
+        mode      TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        version   INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, mode, workspace)
+      ) WITHOUT ROWID;
+      -- Every workspace that holds memories gets a row now (warm-up lists workspaces from this table).
+      INSERT INTO workspace_versions SELECT tenant_id, mode, workspace, 1 FROM memories GROUP BY tenant_id, mode, workspace;
+      CREATE TRIGGER memories_version_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO workspace_versions VALUES (NEW.tenant_id, NEW.mode, NEW.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+      CREATE TRIGGER memories_version_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO workspace_versions VALUES (OLD.tenant_id, OLD.mode, OLD.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+      CREATE TRIGGER memories_version_update AFTER UPDATE OF tenant_id, mode, workspace, title, content ON memories BEGIN
+        INSERT INTO workspace_versions VALUES (OLD.tenant_id, OLD.mode, OLD.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+        INSERT INTO workspace_versions VALUES (NEW.tenant_id, NEW.mode, NEW.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+      CREATE TRIGGER memory_vectors_version_insert AFTER INSERT ON memory_vectors BEGIN
+        INSERT INTO workspace_versions SELECT tenant_id, mode, workspace, 1 FROM memories WHERE seq = NEW.memory_seq
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+      CREATE TRIGGER memory_vectors_version_update AFTER UPDATE ON memory_vectors BEGIN
+        INSERT INTO workspace_versions SELECT tenant_id, mode, workspace, 1 FROM memories WHERE seq = NEW.memory_seq
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+      -- A vector deleted on its own (its memory's deletion is counted by memories_version_delete).
+      CREATE TRIGGER memory_vectors_version_delete AFTER DELETE ON memory_vectors BEGIN
+        INSERT INTO workspace_versions SELECT tenant_id, mode, workspace, 1 FROM memories WHERE seq = OLD.memory_seq
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+    `,
+  },
 ];
 

@@ -9,6 +9,7 @@ import type { KeyMode, Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { createSqliteMemoryMaintenance } from './sqlite-memory-maintenance.ts';
+import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 import { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
@@ -128,7 +129,7 @@ const MAX_REPORTED_IDS = 10_000;
 
 const SORT_COLUMNS = { created_at: 'm.created_at', updated_at: 'm.updated_at', title: 'm.title' } as const;
 
-/** Content hashes of rows written before the column existed (see migration 13), in batches, once per open. */
+/** Content hashes of rows written before the column existed (see migration 14), in batches, once per open. */
 function backfillContentHashes(db: SqliteDb): void {
   const missing = db.prepare<[number], { seq: number; content: string }>('SELECT seq, content FROM memories WHERE content_hash IS NULL LIMIT ?');
   const set = db.prepare('UPDATE memories SET content_hash = ? WHERE seq = ?');
@@ -140,9 +141,19 @@ function backfillContentHashes(db: SqliteDb): void {
   while (batch.immediate() > 0) { /* until none is left */ }
 }
 
-export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog): MemoryRepository {
+/** The SQLite repository with what the storage wires beyond the port: warming and closing its vector cache. */
+export interface SqliteMemoryRepository extends MemoryRepository {
+  /** Loads every workspace's vectors into memory in the background (server start). */
+  warmUp(): Promise<void>;
+  /** Terminates the scan threads. */
+  close(): Promise<void>;
+}
+
+/** `vectors`: the in-process vector indexes (with their scan threads), on the same connection. */
+export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog,
+  vectors = new SqliteVectorCache(db)): SqliteMemoryRepository {
   backfillContentHashes(db);
-  const vectors = new SqliteVectorCache(db);
+  const versions = new SqliteWorkspaceVersions(db);
   const keywordLengths = new SqliteKeywordLengths(db);
   const keywordRanking = new SqliteKeywordRanking(db, keywordLengths);
 
@@ -262,6 +273,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
   /** Steps in one transaction; afterwards, the in-memory vector index follows what was committed. */
   const atomicTx = db.transaction((scope: Scope, steps: readonly AtomicStep[]) => {
+    const before = versions.of(scope);
     const rows: Row[] = [];
     const events: StoredEvent[] = [];
     const notFound = (i: number) => new AtomicStepFailed(i, new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' }));
@@ -298,36 +310,43 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       }
       if (step.events) events.push(...outbox.appendInTx(step.events(toMemory(rows[i]!))));
     });
-    return { rows, events };
+    return { rows, events, before, after: versions.of(scope) };
   });
 
   /** A single write and its events in one transaction. */
+  // Each write reads its workspace's version before and after itself, in its transaction (see noteWrite).
   const insertWithEvents = db.transaction((m: Memory, v: StoredVector, events?: EventsFor) => {
+    const before = versions.of(m.scope);
     const seq = insertTx(m, v);
-    return { seq, stored: events ? outbox.appendInTx(events(m)) : [] };
+    return { seq, stored: events ? outbox.appendInTx(events(m)) : [], before, after: versions.of(m.scope) };
   });
   /** The check and the insert under one write lock (IMMEDIATE), so racing creates of one content store it once. */
   const insertUnlessDuplicateTx = db.transaction((m: Memory, v: StoredVector, events?: EventsFor) => {
     const existing = byContentHash.get(...scopeParams(m.scope), contentHash(m.content));
     if (existing) return { existing };
+    const before = versions.of(m.scope);
     const seq = insertTx(m, v);
-    return { written: { seq, stored: events ? outbox.appendInTx(events(m)) : [] } };
+    return { written: { seq, stored: events ? outbox.appendInTx(events(m)) : [], before, after: versions.of(m.scope) } };
   });
   const updateWithEvents = db.transaction((scope: Scope, id: string, patch: MemoryPatch, at: number, by: string,
     v: StoredVector | null, events?: EventsFor) => {
+    const before = versions.of(scope);
     const row = updateTx(scope, id, patch, at, by, v);
-    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [] } : null;
+    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [], before, after: versions.of(scope) } : null;
   });
   const deleteWithEvents = db.transaction((scope: Scope, id: string, events?: EventsFor) => {
+    const before = versions.of(scope);
     const row = remove.get(...scopeParams(scope), id);
-    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [] } : null;
+    return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [], before, after: versions.of(scope) } : null;
   });
 
   return {
     ...createSqliteMemoryMaintenance(db, vectors, keywordLengths),
+    warmUp: () => vectors.warmUp(),
+    close: () => vectors.close(),
 
     async applyAtomically(scope, steps) {
-      const { rows, events } = atomicTx(scope, steps);
+      const { rows, events, before, after } = atomicTx(scope, steps);
       outbox.notify(events);
       steps.forEach((step, i) => {
         const row = rows[i]!;
@@ -339,17 +358,19 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
           keywordLengths.refresh(scope, row.seq);
         }
       });
+      vectors.noteWrite(scope, before, after);
       return rows.map(toMemory);
     },
 
     async insert(memory, vector, events) {
-      let written: { seq: number; stored: StoredEvent[] };
+      let written: { seq: number; stored: StoredEvent[]; before: number; after: number };
       try {
         written = insertWithEvents(memory, vector, events);
       } catch (err) {
         throw asConflict(err, memory);
       }
       vectors.upsert(memory.scope, vector.modelId, written.seq, vector.vector);
+      vectors.noteWrite(memory.scope, written.before, written.after);
       keywordLengths.refresh(memory.scope, written.seq);
       outbox.notify(written.stored);
     },
@@ -364,6 +385,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       if (result.existing) return toMemory(result.existing);
       const written = result.written!;
       vectors.upsert(memory.scope, vector.modelId, written.seq, vector.vector);
+      vectors.noteWrite(memory.scope, written.before, written.after);
       keywordLengths.refresh(memory.scope, written.seq);
       outbox.notify(written.stored);
       return null;
@@ -429,6 +451,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       const written = updateWithEvents(scope, id, patch, at.getTime(), by, vector, events);
       if (!written) return null;
       if (vector) vectors.upsert(scope, vector.modelId, written.row.seq, vector.vector);
+      vectors.noteWrite(scope, written.before, written.after);
       keywordLengths.refresh(scope, written.row.seq);
       outbox.notify(written.stored);
       return toMemory(written.row);
@@ -438,6 +461,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       const written = deleteWithEvents(scope, id, events);
       if (!written) return false;
       vectors.remove(scope, written.row.seq);
+      vectors.noteWrite(scope, written.before, written.after);
       keywordLengths.remove(scope, written.row.seq);
       outbox.notify(written.stored);
       return true;
@@ -457,14 +481,14 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async searchSimilar(scope, query) {
-      const matrix = vectors.get(scope, query.modelId, query.vector.length);
+      const matrix = await vectors.get(scope, query.modelId, query.vector.length);
       let allowed: Set<number> | null = null;
       if (hasFilter(query.filter)) {
         allowed = new Set(filtered(scope, query.filter, (f) => db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
           .pluck().all(...scopeParams(scope), ...f.params) as number[]));
       }
       // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
-      const { hits, total } = matrix.search(query.vector, query.limit,
+      const { hits, total } = await matrix.searchIn(vectors.pool(), query.vector, query.limit,
         cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed);
       if (hits.length === 0) return { hits: [], total };
       const rows = db.prepare<number[], Row>(

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import type { Storage } from '../../../core/storage.port.ts';
 import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
 import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
+import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { createSqliteSearchLogRepository } from './sqlite-search-log.repository.ts';
 import { createSqliteTopicRepository } from './sqlite-topic.repository.ts';
 import { createSqliteEventRepository } from './sqlite-event.repository.ts';
@@ -25,19 +26,21 @@ export interface SqliteStorage extends Storage {
 }
 
 /**
- * The embedded store: one SQLite file (or `:memory:`), schema migrated on open. `log` receives what an operator
+ * The embedded store: one SQLite file (or `:memory:`), schema migrated on open. `searchThreads`: worker threads for
+ * the exact vector scan (default 0: on the event loop; the server passes MNEMO_SEARCH_THREADS). `log` receives what an operator
  * should fix (rows a search had to skip).
  */
-export function createSqliteStorage(options: { file: string; log?: WarningLog } & SqliteOptions): SqliteStorage {
+export function createSqliteStorage(options: { file: string; log?: WarningLog; searchThreads?: number } & SqliteOptions): SqliteStorage {
   const db = openSqlite(options.file, options);
   const ping = db.prepare('SELECT 1').pluck();
   const pageCount = db.prepare('PRAGMA page_count').pluck();
   const pageSize = db.prepare('PRAGMA page_size').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
+  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, options.searchThreads ?? 0));
   return {
     kind: 'sqlite',
-    memories: createSqliteMemoryRepository(db, outbox, options.log),
+    memories,
     apiKeys: createSqliteApiKeyRepository(db, outbox),
     searchLog: createSqliteSearchLogRepository(db),
     topics: createSqliteTopicRepository(db),
@@ -63,9 +66,13 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog } 
       if (db.memory) return Number(pageCount.get()) * Number(pageSize.get());
       return [db.name, `${db.name}-wal`].reduce((sum, file) => sum + fileSize(file), 0);
     },
+    warmUp() {
+      return memories.warmUp();
+    },
     async close() {
       if (closed) return;
       closed = true;
+      await memories.close();
       db.close();
     },
   };

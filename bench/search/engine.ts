@@ -1,0 +1,285 @@
+/**
+ * `npm run bench:engine`: Mnemo's semantic search over HTTP (G1) against sqlite-vec `vec0` exact KNN on the very same
+ * vectors, measured interleaved in one run; then 8 concurrent search clients with GET /health polled beside them;
+ * the first search after a restart; and the server's RSS against the raw float bytes of its vectors.
+ */
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Command } from 'commander';
+import * as sqliteVec from 'sqlite-vec';
+import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
+import type { Memory } from '../../src/core/memories/memory.types.ts';
+import type { KeyMode } from '../../src/core/scope.ts';
+import { updateSections } from '../lib/benchmarks-file.ts';
+import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
+import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
+import { log, phase } from '../lib/progress.ts';
+import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
+import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
+import { MEMORIES_PATH, postJson, SEARCH_PATH } from '../http/client.ts';
+import { normaliseInto, plainTopK } from '../scan/baseline.ts';
+
+const program = new Command('bench:engine')
+  .description('G1 semantic search vs sqlite-vec vec0 on the same vectors; 8 clients with /health beside; cold start; RSS')
+  .option('--sizes <list>', 'memories in the one workspace (comma-separated)', '10000,100000')
+  .option('--dims <n>', 'hashing embedder dimensions (8..1024)', '512')
+  .option('--queries <n>', 'measured single-client queries (after 5 warm-up queries)', '60')
+  .option('--clients <n>', 'concurrent search clients', '8')
+  .option('--duration <s>', 'seconds of the concurrent run', '15')
+  .option('--threads <n>', 'MNEMO_SEARCH_THREADS of the server (default: its own default, the cores available)')
+  .option('--write', 'update the "Semantic search engine" section of BENCHMARKS.md')
+  .parse();
+const opts = program.opts<{ sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean }>();
+const sizes = opts.sizes.split(',').map((s) => Number(s.trim().replace(/k$/i, '000')));
+const dims = Number(opts.dims);
+const clients = Number(opts.clients);
+const durationS = Number(opts.duration);
+const serverEnv = { MNEMO_EMBEDDINGS_DIMENSIONS: String(dims), MNEMO_MAX_CONCURRENT_SEARCHES: '64', ...(opts.threads ? { MNEMO_SEARCH_THREADS: opts.threads } : {}) };
+
+interface Row {
+  size: number;
+  g1Ms: number[];
+  vecMs: number[];
+  ratios: number[];
+  plainMs: number[];
+  concurrentPerSecond: number;
+  concurrentP50: number;
+  healthP99: number;
+  healthMax: number;
+  healthCount: number;
+  firstSearchMs: number;
+  firstRefusals: number;
+  rssMiB: number;
+  baseRssMiB: number;
+  floatsMiB: number;
+  load: number;
+}
+
+/** A keep-alive JSON client on node:http that times each call. */
+function client(baseUrl: string, apiKey: string, sockets: number) {
+  const url = new URL(baseUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const call = (method: string, path: string, body?: string) => new Promise<{ status: number; ms: number; text: string }>((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request({
+      host: url.hostname, port: url.port, path, method, agent,
+      headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  return { call, close: () => agent.destroy() };
+}
+
+const searchBody = (query: string) => JSON.stringify({ query, limit: 10, threshold: 0 });
+
+/** Seeds `size` memories straight into the store file (the server stopped), in transactions of 1000. */
+async function seed(dataDir: string, size: number): Promise<{ tenantId: string; mode: KeyMode; workspace: string }> {
+  const file = join(dataDir, 'mnemo.db');
+  const storage = createSqliteStorage({ file, synchronous: 'normal' });
+  const db = new Database(file, { readonly: true });
+  const scope = db.prepare('SELECT tenant_id AS tenantId, mode, workspace FROM memories LIMIT 1').get() as { tenantId: string; mode: KeyMode; workspace: string };
+  db.close();
+  const next = memoryGenerator(42);
+  const bar = phase(`seed ${compactCount(size)} x ${dims}`, size, 'memories');
+  const modelId = `hashing:v1-${dims}`;
+  for (let done = 1; done < size;) {
+    const n = Math.min(1000, size - done);
+    const steps = Array.from({ length: n }, () => {
+      const body = next();
+      const at = new Date();
+      const memory: Memory = {
+        id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
+        metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
+      };
+      return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${body.title}\n\n${body.content}`, dims) } };
+    });
+    await storage.memories.applyAtomically(scope, steps);
+    done += n;
+    bar.update(done);
+  }
+  bar.stop();
+  await storage.close();
+  return scope;
+}
+
+/** The store's vectors, unit length, row by row (for sqlite-vec and the plain scan). */
+function readVectors(dataDir: string, size: number): Float32Array {
+  const db = new Database(join(dataDir, 'mnemo.db'), { readonly: true });
+  const out = new Float32Array(size * dims);
+  let row = 0;
+  for (const r of db.prepare('SELECT vector FROM memory_vectors ORDER BY memory_seq').iterate() as Iterable<{ vector: Buffer }>) {
+    const v = new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + dims * 4));
+    normaliseInto(v, out, row * dims);
+    row++;
+  }
+  db.close();
+  if (row !== size) throw new Error(`expected ${size} vectors in the store, found ${row}`);
+  return out;
+}
+
+async function runSize(size: number, baseRssMiB: number): Promise<Row> {
+  log(`\n== G1 ${compactCount(size)} x ${dims} ==`);
+  const first = await startServer('hashing', { env: serverEnv });
+  let server: ServerHandle = first;
+  try {
+    const key = await createEnterpriseKey(first, 'hashing');
+    await postJson(first.url, MEMORIES_PATH, key, { title: 'first', content: 'the first memory' }, 201);
+    await first.stop();
+    await seed(first.dataDir, size);
+
+    // Cold start: the first search sent the moment the server says `listening on`.
+    const queries = searchQueries(7, 200);
+    server = await startServer('hashing', { env: serverEnv, dataDir: first.dataDir });
+    const c = client(server.url, key, clients + 1);
+    const t0 = performance.now();
+    let firstAnswer = await c.call('POST', SEARCH_PATH, searchBody(queries[0]!));
+    // A refusal (503 while the server sheds load) is noted, and the search repeated until it is answered.
+    let refusals = 0;
+    while (firstAnswer.status === 503 && performance.now() - t0 < 60_000) {
+      refusals++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      firstAnswer = await c.call('POST', SEARCH_PATH, searchBody(queries[0]!));
+    }
+    const firstSearchMs = performance.now() - t0;
+    if (firstAnswer.status !== 200) throw new Error(`first search answered ${firstAnswer.status}: ${firstAnswer.text.slice(0, 300)}`);
+
+    // sqlite-vec on the same vectors, in this process.
+    const vectors = readVectors(server.dataDir, size);
+    const vec = new Database(':memory:');
+    sqliteVec.load(vec);
+    vec.exec(`CREATE VIRTUAL TABLE items USING vec0(embedding float[${dims}] distance_metric=cosine)`);
+    const insert = vec.prepare('INSERT INTO items (rowid, embedding) VALUES (?, ?)');
+    vec.transaction(() => { for (let r = 0; r < size; r++) insert.run(BigInt(r + 1), Buffer.from(vectors.buffer, r * dims * 4, dims * 4)); })();
+    const knn = vec.prepare(`SELECT rowid, distance FROM items WHERE embedding MATCH ? AND k = 10 ORDER BY distance`);
+
+    // One client: G1 and vec0 on the same query, alternately first.
+    const g1Ms: number[] = [];
+    const vecMs: number[] = [];
+    const plainMs: number[] = [];
+    const ratios: number[] = [];
+    const total = 5 + Number(opts.queries);
+    const bar = phase(`G1 / vec0 / plain, one client`, total, 'queries');
+    for (let i = 0; i < total; i++) {
+      const q = queries[i % queries.length]!;
+      const qv = hashEmbed(q, dims);
+      let g = 0;
+      let v = 0;
+      const runG1 = async () => {
+        const r = await c.call('POST', SEARCH_PATH, searchBody(q));
+        if (r.status !== 200) throw new Error(`search answered ${r.status}`);
+        g = r.ms;
+      };
+      const runVec = () => { const s = performance.now(); knn.all(Buffer.from(qv.buffer)); v = performance.now() - s; };
+      if (i % 2 === 0) { await runG1(); runVec(); } else { runVec(); await runG1(); }
+      const s = performance.now();
+      plainTopK(vectors, size, dims, qv, 10);
+      const p = performance.now() - s;
+      if (i >= 5) { g1Ms.push(g); vecMs.push(v); plainMs.push(p); ratios.push(g / v); }
+      bar.increment();
+    }
+    bar.stop();
+    vec.close();
+
+    // `clients` search loops for `duration` seconds, GET /health every 20 ms beside them.
+    log(`${clients} clients for ${durationS} s, /health polled`);
+    const health = client(server.url, key, 1);
+    const healthMs: number[] = [];
+    const concurrentMs: number[] = [];
+    let stop = false;
+    let n = 0;
+    const poll = (async () => {
+      while (!stop) {
+        const r = await health.call('GET', '/health');
+        if (r.status !== 200) throw new Error(`/health answered ${r.status}`);
+        healthMs.push(r.ms);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const start = performance.now();
+    await Promise.all(Array.from({ length: clients }, async (_, k) => {
+      let i = k * 17;
+      while (performance.now() - start < durationS * 1000) {
+        const r = await c.call('POST', SEARCH_PATH, searchBody(queries[i++ % queries.length]!));
+        if (r.status !== 200) throw new Error(`search answered ${r.status}: ${r.text.slice(0, 200)}`);
+        concurrentMs.push(r.ms);
+        n++;
+      }
+    }));
+    const elapsed = (performance.now() - start) / 1000;
+    stop = true;
+    await poll;
+    health.close();
+    const rssMiB = (await server.rssMiB()) ?? Number.NaN;
+    c.close();
+    await server.stop();
+    return {
+      size, g1Ms, vecMs, ratios, plainMs, concurrentPerSecond: n / elapsed, concurrentP50: median(concurrentMs),
+      healthP99: percentile(healthMs, 99), healthMax: Math.max(...healthMs), healthCount: healthMs.length,
+      firstSearchMs, firstRefusals: refusals, rssMiB, baseRssMiB, floatsMiB: (size * dims * 4) / (1024 * 1024), load: loadAverage(),
+    };
+  } finally {
+    await server.dispose();
+  }
+}
+
+/** RSS of a server with an empty store after one search: the fixed base the vectors add to. */
+async function baseRss(): Promise<number> {
+  const s = await startServer('hashing', { env: serverEnv });
+  try {
+    const key = await createEnterpriseKey(s, 'hashing');
+    await postJson(s.url, SEARCH_PATH, key, { query: 'warm up', limit: 10, threshold: 0 }, 200);
+    const rss = (await s.rssMiB()) ?? Number.NaN;
+    await s.stop();
+    return rss;
+  } finally {
+    await s.dispose();
+  }
+}
+
+const started = Date.now();
+const loadAtStart = loadAverage();
+const base = await baseRss();
+const rows: Row[] = [];
+for (const size of sizes) rows.push(await runSize(size, base));
+
+const command = `npm run bench:engine -- ${process.argv.slice(2).join(' ')}`.trim();
+const table = [
+  '| memories | dims | G1 p50 ms | G1 p99 ms | vec0 p50 ms | G1 / vec0 (median of per-query ratios) | plain JS scan p50 ms | ' +
+    `${clients} clients: req/s | ${clients} clients: p50 ms | plain scan /s | throughput ratio | /health p99 ms (max, polls) | first search after listening ms | RSS MiB (empty-store base) | (RSS − base) / raw floats | load avg |`,
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...rows.map((r) => {
+    const plainPerSecond = 1000 / (r.plainMs.reduce((a, b) => a + b, 0) / r.plainMs.length);
+    return `| ${r.size.toLocaleString('en')} | ${dims} | ${fmt(median(r.g1Ms))} | ${fmt(percentile(r.g1Ms, 99))} | ${fmt(median(r.vecMs))} | ` +
+      `${median(r.ratios).toFixed(2)}× | ${fmt(median(r.plainMs))} | ${fmt(r.concurrentPerSecond, 0)} | ${fmt(r.concurrentP50)} | ${fmt(plainPerSecond, 1)} | ` +
+      `${(r.concurrentPerSecond / plainPerSecond).toFixed(2)}× | ${fmt(r.healthP99)} (${fmt(r.healthMax)}, ${r.healthCount}) | ${fmt(r.firstSearchMs, 0)}${r.firstRefusals > 0 ? ` (after ${r.firstRefusals} × 503)` : ''} | ` +
+      `${fmt(r.rssMiB, 0)} (${fmt(r.baseRssMiB, 0)}) | ${((r.rssMiB - r.baseRssMiB) / r.floatsMiB).toFixed(2)}× | ${r.load.toFixed(1)} |`;
+  }),
+].join('\n');
+const body = [
+  `- Command: \`${command}\``,
+  `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (suite took ${Math.round((Date.now() - started) / 1000)} s)`,
+  `- Machine: ${machineLine(describeMachine())}`,
+  `- 1-minute load average: ${loadAtStart.toFixed(1)} when the suite started, ${loadAverage().toFixed(1)} when it ended`,
+  '',
+  `One workspace seeded straight into the store file (hashing embedder, ${dims} dims, the title and content embedded as the server ` +
+  'does), then the server restarted on it. "first search": a G1 search sent the moment the server printed `listening on` ' +
+  '(the vectors load in the background from then on). One client: G1 `POST /api/v1/memories/search` (limit 10, threshold 0: ' +
+  'every memory scored and counted) and sqlite-vec 0.1.9 `vec0` exact KNN (cosine, k = 10) on the same vectors read from the ' +
+  'store, in the bench process, alternately first; "plain JS scan": a single-thread exact scan of those vectors in the bench ' +
+  `process (float64 dot products of every row, how Mnemo scanned before). Then ${clients} keep-alive clients search for ` +
+  `${durationS} s while \`GET /health\` is polled every 20 ms; "throughput ratio" is their req/s over the plain scan's rate. ` +
+  'RSS: the server after that run; the base is a server with an empty store after one search.',
+  '',
+  table,
+].join('\n');
+process.stdout.write(`${body}\n`);
+if (opts.write) await updateSections(`${REPO_ROOT}BENCHMARKS.md`, [{ id: 'engine', title: 'Semantic search engine: G1 against sqlite-vec, concurrency, cold start, memory', body }]);

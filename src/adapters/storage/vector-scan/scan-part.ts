@@ -1,0 +1,153 @@
+import type { SharedMemory } from './wasm.ts';
+import { better, exactScore } from './exact-score.ts';
+import type { DotsFn } from './int8-dot-kernel.ts';
+import { errorBound } from './quantize.ts';
+
+/**
+ * The shared memory of one VectorMatrix, as handed to a scan (in this thread or in a worker). `memory` holds the int8
+ * codes (from `codesOffset`, `stride` bytes a row) after one scratch slot per scanning thread (`slotBytes` each: the
+ * int16 query, then the kernel's int32 output for one chunk); the other buffers hold, per row, the float32 vector,
+ * the key, the code scale and the quantisation error.
+ */
+export interface MatrixBuffers {
+  memory: SharedMemory;
+  data: SharedArrayBuffer;
+  keys: SharedArrayBuffer;
+  scales: SharedArrayBuffer;
+  errors: SharedArrayBuffer;
+  dims: number;
+  stride: number;
+  slotBytes: number;
+  codesOffset: number;
+}
+
+/** One scan of rows [start, end) for one query, in scratch slot `slot`. */
+export interface PartJob {
+  buffers: MatrixBuffers;
+  slot: number;
+  start: number;
+  end: number;
+  /** The unit query (float32), its int16-widened codes, their scale and the quantisation error ‖f‖. */
+  query: Float32Array;
+  q16: Int16Array;
+  qScale: number;
+  qError: number;
+  k: number;
+  minCosine: number;
+  /** When set, only rows whose byte is 1 take part (a SQL prefilter's result), indexed by row. */
+  mask: Uint8Array | null;
+}
+
+/** The part's exact top-k (best first, ties by ascending key) and the exact count of rows >= minCosine. */
+export interface PartResult {
+  keys: number[];
+  scores: number[];
+  total: number;
+}
+
+/** Rows per kernel call: the int32 output of one chunk lives in the scratch slot. */
+export const CHUNK_ROWS = 1024;
+
+export const slotBytesFor = (stride: number): number => 2 * stride + 4 * CHUNK_ROWS;
+
+export function scanPart(job: PartJob, dots: DotsFn): PartResult {
+  const { buffers: b, k, minCosine, mask, qScale, qError } = job;
+  const stride = b.stride;
+  const q16Ptr = job.slot * b.slotBytes;
+  const outPtr = q16Ptr + 2 * stride;
+  const memory = b.memory.buffer;
+  new Int16Array(memory, q16Ptr, stride).set(job.q16);
+  const out = new Int32Array(memory, outPtr, CHUNK_ROWS);
+  const scales = new Float32Array(b.scales);
+  const errors = new Float64Array(b.errors);
+
+  // Min-heap of the k best lower bounds: its root is the score an exact top-k member must at least reach.
+  const heap = new Float64Array(Math.max(k, 1));
+  let heapSize = 0;
+  const candidates: number[] = [];
+  const ambiguous: number[] = [];
+  let total = 0;
+
+  for (let chunk = job.start; chunk < job.end; chunk += CHUNK_ROWS) {
+    const n = Math.min(CHUNK_ROWS, job.end - chunk);
+    dots(b.codesOffset + chunk * stride, q16Ptr, outPtr, n, stride);
+    for (let i = 0; i < n; i++) {
+      const row = chunk + i;
+      if (mask !== null && mask[row] !== 1) continue;
+      const approx = scales[row]! * qScale * out[i]!;
+      const bound = errorBound(errors[row]!, qError);
+      const upper = approx + bound;
+      if (upper < minCosine) continue;
+      const lower = approx - bound;
+      if (lower >= minCosine) total++;
+      else ambiguous.push(row);
+      if (k === 0) continue;
+      if (heapSize < k) {
+        candidates.push(row);
+        heapPush(heap, heapSize++, lower);
+      } else if (upper >= heap[0]!) {
+        candidates.push(row);
+        if (lower > heap[0]!) heapReplaceRoot(heap, heapSize, lower);
+      }
+    }
+  }
+
+  const data = new Float32Array(b.data);
+  const keys = new Float64Array(b.keys);
+  const dims = b.dims;
+  // Rows whose bound straddles the threshold are counted on their exact score.
+  for (const row of ambiguous) if (exactScore(data, row * dims, job.query, dims) >= minCosine) total++;
+
+  const floor = heapSize < k ? -Infinity : heap[0]!;
+  const topKeys: number[] = [];
+  const topScores: number[] = [];
+  for (const row of candidates) {
+    const score = exactScore(data, row * dims, job.query, dims);
+    if (score < minCosine || score < floor) continue;
+    insertTop(topKeys, topScores, k, keys[row]!, score);
+  }
+  return { keys: topKeys, scores: topScores, total };
+}
+
+/** Inserts (key, score) into the sorted top lists if it belongs in the best k. */
+export function insertTop(keys: number[], scores: number[], k: number, key: number, score: number): void {
+  if (k <= 0) return;
+  const n = scores.length;
+  if (n < k) {
+    keys.push(key);
+    scores.push(score);
+  } else if (better(score, key, scores[n - 1]!, keys[n - 1]!)) {
+    keys[n - 1] = key;
+    scores[n - 1] = score;
+  } else return;
+  for (let i = keys.length - 1; i > 0 && better(scores[i]!, keys[i]!, scores[i - 1]!, keys[i - 1]!); i--) {
+    [keys[i], keys[i - 1]] = [keys[i - 1]!, keys[i]!];
+    [scores[i], scores[i - 1]] = [scores[i - 1]!, scores[i]!];
+  }
+}
+
+function heapPush(heap: Float64Array, size: number, value: number): void {
+  let i = size;
+  heap[i] = value;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (heap[p]! <= heap[i]!) return;
+    [heap[p], heap[i]] = [heap[i]!, heap[p]!];
+    i = p;
+  }
+}
+
+function heapReplaceRoot(heap: Float64Array, size: number, value: number): void {
+  heap[0] = value;
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let m = i;
+    if (l < size && heap[l]! < heap[m]!) m = l;
+    if (r < size && heap[r]! < heap[m]!) m = r;
+    if (m === i) return;
+    [heap[m], heap[i]] = [heap[i]!, heap[m]!];
+    i = m;
+  }
+}

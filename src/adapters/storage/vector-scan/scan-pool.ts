@@ -1,0 +1,168 @@
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
+import { scanPart, type PartJob, type PartResult } from './scan-part.ts';
+
+/**
+ * Worker threads that scan VectorMatrix memory off the event loop. Each search is split into one part per worker
+ * (when the matrix is big enough to be worth it), and parts of concurrent searches queue FIFO, so one search uses
+ * every core and several share them. A worker that dies mid-scan has its part finished in this thread (the answer
+ * stays exact) and is replaced; close() terminates them all.
+ */
+type PoolJob = Omit<PartJob, 'slot'>;
+
+interface Slot {
+  index: number;
+  worker: Worker;
+  /** A crashed worker the pool stopped replacing. */
+  dead: boolean;
+  job: { job: PoolJob; resolve: (r: PartResult) => void; reject: (e: Error) => void } | null;
+}
+
+/** Below this many scalar products per part, splitting costs more in messages than it saves. */
+const MIN_PART_WORK = 1 << 20;
+/** Replacements of crashed workers before the pool gives up on threads and scans in this thread. */
+const MAX_RESPAWNS = 16;
+
+export interface ScanPoolOptions {
+  threads: number;
+  /** Matrices with fewer scalar products than this are scanned in the calling thread (a message costs more). */
+  inlineBelow?: number;
+}
+
+/** Default inlineBelow: about 0.1 ms of pre-scan. */
+const INLINE_BELOW = 1 << 17;
+
+export class ScanPool {
+  readonly threads: number;
+  readonly inlineBelow: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: { job: PoolJob; resolve: (r: PartResult) => void; reject: (e: Error) => void }[] = [];
+  private closed = false;
+  private respawns = 0;
+  private inlineDots = new Map<number, DotsFn>();
+
+  constructor(options: ScanPoolOptions) {
+    if (!Number.isInteger(options.threads) || options.threads < 1 || options.threads > 16) {
+      throw new RangeError('a scan pool needs 1 to 16 threads');
+    }
+    this.threads = options.threads;
+    this.inlineBelow = options.inlineBelow ?? INLINE_BELOW;
+    for (let i = 0; i < this.threads; i++) this.slots.push(this.spawn(i));
+  }
+
+  /** Row ranges for one search over `rows` rows of `dims` numbers. */
+  split(rows: number, dims: number): [number, number][] {
+    const parts = Math.max(1, Math.min(this.threads, Math.floor((rows * dims) / MIN_PART_WORK)));
+    const ranges: [number, number][] = [];
+    for (let p = 0; p < parts; p++) ranges.push([Math.floor((rows * p) / parts), Math.floor((rows * (p + 1)) / parts)]);
+    return ranges;
+  }
+
+  run(job: PoolJob): Promise<PartResult> {
+    if (this.closed) return Promise.reject(new Error('the scan pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ job, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Terminates the workers; queued parts fail. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const q of this.queue.splice(0)) q.reject(new Error('the scan pool is closed'));
+    for (const slot of this.slots) slot.job?.reject(new Error('the scan pool is closed'));
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+
+  /** For tests: the workers' thread ids. */
+  workerThreadIds(): number[] {
+    return this.slots.map((s) => s.worker.threadId);
+  }
+
+  /** For tests: terminate a worker as a crash would end it. */
+  async crashWorker(index: number): Promise<void> {
+    await this.slots[index]!.worker.terminate();
+  }
+
+  private dispatch(): void {
+    if (this.slots.every((s) => s.dead)) {
+      for (const entry of this.queue.splice(0)) this.runHere(entry);
+      return;
+    }
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (slot.job || slot.dead) continue;
+      const next = this.queue.shift()!;
+      slot.job = next;
+      slot.worker.postMessage({ ...next.job, slot: slot.index + 1 });
+    }
+  }
+
+  private spawn(index: number): Slot {
+    const worker = startWorker();
+    worker.unref();
+    const slot: Slot = { index, worker, job: null, dead: false };
+    worker.on('message', (msg: { result?: PartResult; error?: string }) => {
+      const current = slot.job;
+      slot.job = null;
+      if (current) {
+        if (msg.result) current.resolve(msg.result);
+        else current.reject(new Error(`vector scan failed: ${msg.error}`));
+      }
+      this.dispatch();
+    });
+    worker.on('error', () => { /* 'exit' follows and handles it */ });
+    worker.on('exit', () => {
+      if (this.closed || this.slots[index] !== slot) return;
+      const current = slot.job;
+      slot.job = null;
+      if (current) this.runHere(current);
+      if (this.respawns++ < MAX_RESPAWNS) this.slots[index] = this.spawn(index);
+      else slot.dead = true;
+      this.dispatch();
+    });
+    return slot;
+  }
+
+  /** A part whose worker died, finished in this thread (slot 0 is this thread's scratch space). */
+  private runHere(entry: { job: PoolJob; resolve: (r: PartResult) => void; reject: (e: Error) => void }): void {
+    try {
+      const { buffers } = entry.job;
+      const id = (buffers as { id?: number }).id ?? 0;
+      let dots = this.inlineDots.get(id);
+      if (!dots) {
+        dots = int8Dots(buffers.memory);
+        this.inlineDots.set(id, dots);
+      }
+      entry.resolve(scanPart({ ...entry.job, slot: 0 }, dots));
+    } catch (err) {
+      entry.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}
+
+/**
+ * Starts scan-worker in a thread. Compiled, it is plain JavaScript beside this file. From TypeScript sources (tsx,
+ * vitest) the worker's few modules are bundled once into one CommonJS script with esbuild (tsx's own compiler), so a
+ * worker starts in milliseconds instead of loading tsx's loader and compiling on its own: on two cores, two workers
+ * doing that at start starved the event loop for a second.
+ */
+function startWorker(): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./scan-worker.js', here));
+  bundled ??= bundleWorker(fileURLToPath(new URL('./scan-worker.ts', here)));
+  return new Worker(bundled, { eval: true });
+}
+
+let bundled: string | undefined;
+
+function bundleWorker(entry: string): string {
+  const esbuild = createRequire(import.meta.url)('esbuild') as {
+    buildSync(o: object): { outputFiles: { text: string }[] };
+  };
+  return esbuild.buildSync({ entryPoints: [entry], bundle: true, format: 'cjs', platform: 'node', target: 'node20', write: false })
+    .outputFiles[0]!.text;
+}

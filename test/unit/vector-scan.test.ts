@@ -1,0 +1,141 @@
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { VectorMatrix } from '../../src/adapters/storage/vector-matrix.ts';
+import { exactScore } from '../../src/adapters/storage/vector-scan/exact-score.ts';
+import { ScanPool } from '../../src/adapters/storage/vector-scan/scan-pool.ts';
+
+/**
+ * The int8 pre-scan with exact re-rank, in this thread and in worker threads, against the plainest possible exact
+ * scan: every row scored with the float32 rows, sorted by score then key, counted against the threshold.
+ */
+const pool = new ScanPool({ threads: 2, inlineBelow: 0 });
+afterAll(() => pool.close());
+
+function reference(rows: Map<number, Float32Array>, query: ArrayLike<number>, k: number, minCosine: number, allowed?: Set<number>) {
+  const dims = query.length;
+  const unit = (v: ArrayLike<number>) => {
+    let sq = 0;
+    for (let i = 0; i < dims; i++) sq += v[i]! * v[i]!;
+    const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+    return Float32Array.from({ length: dims }, (_, i) => v[i]! * inv);
+  };
+  const q = unit(query);
+  const scored = [...rows].filter(([key]) => !allowed || allowed.has(key))
+    .map(([key, v]) => ({ key, cosine: exactScore(unit(v), 0, q, dims) }))
+    .filter((h) => h.cosine >= minCosine)
+    .sort((a, b) => b.cosine - a.cosine || a.key - b.key);
+  return { hits: scored.slice(0, k), total: scored.length };
+}
+
+/** Vectors from a few centres plus small noise, some repeated exactly: many near-ties and exact ties. */
+function clustered(seed: number, count: number, dims: number, clusters: number, noise: number): Float32Array[] {
+  let s = seed;
+  const next = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 * 2 - 1; };
+  const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: dims }, next));
+  const out: Float32Array[] = [];
+  for (let i = 0; i < count; i++) {
+    if (i % 17 === 5 && out.length > 0) { out.push(out[out.length - 1]!.slice()); continue; }
+    const c = centres[i % clusters]!;
+    out.push(Float32Array.from(c, (x) => x + noise * next()));
+  }
+  return out;
+}
+
+const vectorArb = (dims: number) => fc.array(fc.float({ min: -1, max: 1, noNaN: true, noDefaultInfinity: true }), { minLength: dims, maxLength: dims });
+
+describe('exact vector scan: int8 pre-scan + float re-rank, in process and in workers', () => {
+  it('returns the same ids, order, scores and total as a plain exact scan, in this thread and in the workers', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.constantFrom(3, 16, 37, 64),
+      fc.integer({ min: 1, max: 200 }),
+      fc.integer({ min: 0, max: 12 }),
+      fc.constantFrom(-1, 0, 0.2, 0.5),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 1_000_000 }),
+      async (dims, count, k, minCosine, filtered, seed) => {
+        const rows = new Map<number, Float32Array>();
+        const matrix = new VectorMatrix(dims, 4);
+        clustered(seed, count, dims, 3, 0.05).forEach((v, i) => {
+          const key = (i * 7919) % 100_003; // keys out of row order, so ties are broken by key, not by position
+          rows.set(key, v);
+          matrix.upsert(key, v);
+        });
+        const query = clustered(seed + 1, 1, dims, 1, 0)[0]!;
+        const allowed = filtered ? new Set([...rows.keys()].filter((key) => key % 3 !== 0)) : undefined;
+        const expected = reference(rows, query, k, minCosine, allowed);
+        const here = matrix.search(query, k, minCosine, allowed);
+        const there = await matrix.searchIn(pool, query, k, minCosine, allowed);
+        expect(here).toEqual(expected);
+        expect(there).toEqual(expected);
+      },
+    ), { numRuns: 60 });
+  });
+
+  it('stays exact on arbitrary vectors (fast-check floats), including zero and duplicate rows', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(vectorArb(8), { minLength: 1, maxLength: 40 }), vectorArb(8), fc.integer({ min: 1, max: 5 }),
+      async (vectors, query, k) => {
+        const rows = new Map<number, Float32Array>();
+        const matrix = new VectorMatrix(8, 2);
+        vectors.forEach((v, key) => { rows.set(key, Float32Array.from(v)); matrix.upsert(key, v); });
+        if (query.every((x) => x === 0)) return;
+        const expected = reference(rows, query, k, -1.1);
+        expect(matrix.search(query, k, -1.1)).toEqual(expected);
+        expect(await matrix.searchIn(pool, query, k, -1.1)).toEqual(expected);
+      },
+    ), { numRuns: 60 });
+  });
+
+  it('finds the exact top 10 (recall@10 = 1.0) on a clustered set big enough to be split across the workers', async () => {
+    const dims = 384;
+    const rows = new Map<number, Float32Array>();
+    const matrix = new VectorMatrix(dims);
+    clustered(11, 6000, dims, 40, 0.02).forEach((v, key) => { rows.set(key, v); matrix.upsert(key, v); });
+    expect(pool.split(matrix.size, dims).length).toBe(2);
+    for (const [i, query] of clustered(99, 8, dims, 40, 0.02).entries()) {
+      const threshold = [-1, 0.3, 0.9][i % 3]!;
+      const expected = reference(rows, query, 10, threshold);
+      expect(await matrix.searchIn(pool, query, 10, threshold)).toEqual(expected);
+    }
+  });
+
+  it('applies writes that arrive during worker scans before the next search, and never mid-scan', async () => {
+    const dims = 64;
+    const matrix = new VectorMatrix(dims);
+    const rows = new Map<number, Float32Array>();
+    clustered(5, 3000, dims, 5, 0.1).forEach((v, key) => { rows.set(key, v); matrix.upsert(key, v); });
+    const query = clustered(6, 1, dims, 1, 0)[0]!;
+    const inFlight = matrix.searchIn(pool, query, 5, -1);
+    // While the scan runs: the best row is removed, and a copy of the query is added.
+    const best = reference(rows, query, 1, -1).hits[0]!.key;
+    matrix.remove(best);
+    matrix.upsert(999_999, query);
+    const before = await inFlight;
+    expect(before).toEqual(reference(rows, query, 5, -1));
+    rows.delete(best);
+    rows.set(999_999, query);
+    const after = await matrix.searchIn(pool, query, 5, -1);
+    expect(after).toEqual(reference(rows, query, 5, -1));
+    expect(after.hits[0]!.key).toBe(999_999);
+  });
+
+  it('finishes the part of a worker that dies mid-scan in this thread, replaces the worker, and closes cleanly', async () => {
+    const own = new ScanPool({ threads: 2, inlineBelow: 0 });
+    const dims = 64;
+    const matrix = new VectorMatrix(dims);
+    const rows = new Map<number, Float32Array>();
+    clustered(8, 40_000, dims, 9, 0.1).forEach((v, key) => { rows.set(key, v); matrix.upsert(key, v); });
+    const query = clustered(9, 1, dims, 1, 0)[0]!;
+    const expected = reference(rows, query, 10, -1);
+    await matrix.searchIn(own, query, 10, -1); // workers started
+    const [first] = own.workerThreadIds();
+    const searching = matrix.searchIn(own, query, 10, -1);
+    await own.crashWorker(0);
+    expect(await searching).toEqual(expected);
+    expect(own.workerThreadIds()[0]).not.toBe(first);
+    expect(await matrix.searchIn(own, query, 10, -1)).toEqual(expected);
+    await own.close();
+    expect(own.workerThreadIds().length).toBe(2);
+    await expect(matrix.searchIn(own, query, 10, -1)).rejects.toThrow(/closed/);
+  });
+});
