@@ -119,6 +119,8 @@ export function describeMemoryMaintenanceContract(current: () => Storage): void 
       expect(await ids(scopeA, NEW, axisVector(4, 1))).toEqual([restored.id]);
       expect((await repo.searchKeyword(scopeA, { terms: ['zebra'], limit: 10, filter: {} })).hits.map((h) => h.memory.id)).toEqual([restored.id]);
       expect((await repo.list(scopeA, { filter: { tagsAll: ['a', 'b'] }, limit: 10, offset: 0, sortBy: 'created_at', sortOrder: 'asc' })).total).toBe(1);
+      // An imported memory is one a deduplicating create finds (its content hash is written with it).
+      expect((await repo.findByContent(scopeA, '  zebra   crossing '))?.id).toBe(restored.id);
       // Imported again: nothing new.
       expect(await repo.importMemories([{ memory: restored, vectors: [oldVec(1)] }])).toEqual({ inserted: 0, skipped: [restored.id] });
     });

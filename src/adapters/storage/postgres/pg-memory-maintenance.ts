@@ -1,3 +1,4 @@
+import { contentHash } from '../../../core/memories/content-hash.ts';
 import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memory-maintenance.ts';
 import type { Memory } from '../../../core/memories/memory.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
@@ -99,11 +100,11 @@ export function createPgMemoryMaintenance(db: PgExecutor, indexes: PgVectorIndex
           // ON CONFLICT DO NOTHING covers the id and the (scope, client id) unique constraints alike.
           const [row] = await tx.query<{ seq: number | string }>(`INSERT INTO memories (id, client_id, tenant_id, mode,
             workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by,
-            access_count, last_accessed)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING RETURNING seq`,
+            access_count, last_accessed, content_hash)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT DO NOTHING RETURNING seq`,
           [m.id, m.clientId, m.scope.tenantId, m.scope.mode, m.scope.workspace, m.title, m.content, m.memoryType, m.tags,
             pgJson(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
-            m.accessCount, pgTimeOrNull(m.lastAccessed)]);
+            m.accessCount, pgTimeOrNull(m.lastAccessed), contentHash(m.content)]);
           if (!row) {
             skipped.push(m.id);
             continue;

@@ -1,3 +1,4 @@
+import { contentHash } from '../../../core/memories/content-hash.ts';
 import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memory-maintenance.ts';
 import type { Memory, StoredVector } from '../../../core/memories/memory.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
@@ -44,9 +45,9 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, cache: SqliteVectorC
     'SELECT 1 FROM memories WHERE tenant_id = ? AND mode = ? AND workspace = ? AND client_id = ?').pluck();
   const insertMemory = db.prepare(`INSERT INTO memories
     (id, client_id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
-     created_by, updated_by, access_count, last_accessed)
+     created_by, updated_by, access_count, last_accessed, content_hash)
     VALUES (@id, @client_id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
-     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed)`);
+     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed, @content_hash)`);
   const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
   const insertVector = db.prepare('INSERT OR REPLACE INTO memory_vectors (memory_seq, model_id, dims, vector) VALUES (?, ?, ?, ?)');
 
@@ -73,7 +74,7 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, cache: SqliteVectorC
         title: m.title, content: m.content, memory_type: m.memoryType, tags: JSON.stringify(m.tags),
         metadata: JSON.stringify(m.metadata), topic_id: m.topicId, created_at: m.createdAt.getTime(),
         updated_at: m.updatedAt.getTime(), created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
-        last_accessed: m.lastAccessed?.getTime() ?? null,
+        last_accessed: m.lastAccessed?.getTime() ?? null, content_hash: contentHash(m.content),
       }).lastInsertRowid);
       for (const tag of m.tags) insertTag.run(seq, tag);
       for (const v of vectors) insertVector.run(seq, v.modelId, v.vector.length, vectorToBlob(v.vector));
