@@ -122,8 +122,8 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
 
   server.registerTool('memory_search', {
     title: 'Search memories',
-    description: 'Finds memories of the workspace relevant to a query. Default mode "hybrid": semantic similarity and keyword (BM25) '
-      + 'relevance fused by weight; "semantic" or "keyword" use one of them. Filters narrow by type, tags, metadata, topic and '
+    description: 'Finds memories of the workspace relevant to a query. Default mode "hybrid": calibrated semantic similarity and '
+      + 'keyword coverage (the share of the query\'s words the memory holds) fused by weight, as G3 hybrid with rerank; "semantic" or "keyword" use one of them. Filters narrow by type, tags, metadata, topic and '
       + 'creation date. Returns hits best first with their scores. Needs memories:read.',
     inputSchema: SEARCH,
     annotations: readOnly,
@@ -145,7 +145,8 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     }
     const out = await deps.search.hybrid(ctx, {
       query: a.query, limit: a.limit, threshold: a.threshold, filter, semanticWeight: a.semantic_weight, keywordWeight: a.keyword_weight,
-      rerank: false, logFilters,
+      // The fusion G3 uses by default (rerank): it ranks better than either leg on the paraphrase set and on LoCoMo.
+      rerank: true, logFilters,
     });
     return {
       mode: a.mode, results: out.hits.map(toSearchHitJson), total: out.total,

@@ -78,7 +78,7 @@ describe('MCP over Streamable HTTP: tools', () => {
     expect((await call(bot, 'memory_list', { tags: ['social'] })).memories.map((m: Json) => m.content)).toEqual(['Lunch is at noon on Fridays']);
 
     const hybrid = await call(bot, 'memory_search', { query: 'runbook deploys' });
-    expect(hybrid).toMatchObject({ mode: 'hybrid', method: 'weighted_sum' });
+    expect(hybrid).toMatchObject({ mode: 'hybrid', method: 'weighted_sum(calibrated_similarity, keyword_coverage)' });
     expect(hybrid.results[0]).toMatchObject({ id: created.id });
     expect(hybrid.results[0].keyword_score).toBeGreaterThan(0);
     // Filters apply: the memory's tag and metadata select it, others exclude it.
