@@ -32,8 +32,8 @@ export class EmbedWorkerHost {
       this.markFailed = reject;
     });
     this.ready.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
-    // execArgv [] keeps the parent's loader flags (tsx CLI, vitest) out: the bootstrap registers tsx itself, once.
-    this.worker = new Worker(bootstrapUrl(), { execArgv: [], name: 'mnemo-embed' });
+    // execArgv [] keeps the parent's loader flags (tsx CLI, vitest) out: from sources the bootstrap registers tsx once.
+    this.worker = new Worker(workerUrl(), { execArgv: [], name: 'mnemo-embed' });
     this.worker.on('message', (message: WorkerMessage) => this.onMessage(message));
     this.worker.on('error', (err) => this.die(`local embedding worker crashed: ${err.message}`, err));
     this.worker.on('exit', (code) => this.die(`local embedding worker exited with code ${code}`));
@@ -89,11 +89,13 @@ export class EmbedWorkerHost {
 }
 
 /**
- * The worker source is TypeScript, and a worker thread shares none of the parent's module loaders (neither the tsx
- * CLI's nor vitest's). So the thread starts from a tiny inline ESM module that registers tsx's loader and then
+ * Compiled (dist/, what `npm start` runs), the worker is a sibling .js file that Node loads as it is. From the
+ * TypeScript sources (tests, `npm run start:dev`), a worker thread shares none of the parent's module loaders (neither
+ * the tsx CLI's nor vitest's), so the thread starts from a tiny inline ESM module that registers tsx's loader and then
  * imports the real worker file. Specifiers are resolved here, because a data: module cannot resolve bare names.
  */
-function bootstrapUrl(): URL {
+function workerUrl(): URL {
+  if (import.meta.url.endsWith('.js')) return new URL('./embed.worker.js', import.meta.url);
   const tsxApi = import.meta.resolve('tsx/esm/api');
   const workerFile = new URL('./embed.worker.ts', import.meta.url).href;
   const source = [
