@@ -46,16 +46,16 @@ export function ensureBuilt(): Promise<unknown> {
 /**
  * Starts the real server the way `npm start` does (the compiled dist/app/main.js) on a free loopback port with
  * a fresh data directory, and resolves once it prints `listening on http://HOST:PORT`. `env` adds settings (e.g.
- * MNEMO_SQLITE_SYNCHRONOUS); `parentDir` is where the data directory goes (the file system matters for fsync).
+ * MNEMO_SQLITE_SYNCHRONOUS); `nodeArgs` go to node before the script (e.g. --cpu-prof); `parentDir` is where the data directory goes (the file system matters for fsync).
  */
 export async function startServer(
-  embedder: EmbedderKind, options: { startTimeoutMs?: number; env?: Record<string, string>; parentDir?: string } = {},
+  embedder: EmbedderKind, options: { startTimeoutMs?: number; env?: Record<string, string>; parentDir?: string; nodeArgs?: string[] } = {},
 ): Promise<ServerHandle> {
   await ensureBuilt();
   const dataDir = await mkdtemp(join(options.parentDir ?? tmpdir(), `mnemo-bench-${embedder}-`));
   const env = { ...serverEnv(dataDir, embedder), ...options.env };
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/app/main.js'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), 'dist/app/main.js'], {
     cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out = tail();
