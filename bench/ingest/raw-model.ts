@@ -18,8 +18,12 @@ export async function startRawModel(threads: number, texts: readonly string[]): 
   })));
   let cursor = 0;
   const embed = (worker: Worker, batch: string[]) => new Promise<void>((resolve, reject) => {
-    worker.once('message', () => resolve());
-    worker.once('error', reject);
+    const fail = (err: Error) => reject(err);
+    worker.once('error', fail);
+    worker.once('message', () => {
+      worker.off('error', fail);
+      resolve();
+    });
     worker.postMessage({ texts: batch });
   });
   return {

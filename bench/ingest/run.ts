@@ -213,7 +213,7 @@ async function profilePart(): Promise<string> {
     const { busyMs, idleMs, shares } = await profileShares(join(profileDir, file), skipMs);
     const top = shares.slice(0, 20).map((s) => [s.label, fmt(s.ms, 0), `${fmt(s.share * 100, 1)} %`]);
     return [
-      `CPU profile of the server (\`node --cpu-prof\`, whole process life incl. start-up) while serving ${fmt(load.perSecond, 0)} G1 creates/s for ${durationS} s: ` +
+      `CPU profile of the server (\`node --cpu-prof\`, the measured seconds only) while serving ${fmt(load.perSecond, 0)} G1 creates/s for ${durationS} s: ` +
         `${fmt(busyMs / 1000, 1)} s busy, ${fmt(idleMs / 1000, 1)} s idle on its main thread. Time is charged to the innermost Mnemo function on the stack, ` +
         'so a SQLite statement (with its FTS trigger) or a COMMIT (with its fsync) counts for the function that ran it:',
       '',
