@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { assertClean, measure, type LoadResult } from '../http/load.ts';
-import { MEMORIES_PATH } from '../http/client.ts';
+import { MEMORIES_PATH, postJson } from '../http/client.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
 import { memoryGenerator } from '../lib/corpus.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
@@ -26,14 +26,16 @@ const program = new Command('bench:ingest')
   .option('--part <which>', 'local, hashing or all', 'all')
   .option('--rounds <n>', 'rounds (every variant measured once per round)', '3')
   .option('--duration <s>', 'measured seconds per variant', '8')
-  .option('--connections <n>', 'concurrent G1 clients', '16')
+  .option('--connections <n>', 'concurrent G1 clients (hashing)', '16')
+  .option('--local-connections <n>', 'concurrent G1 clients (local model: a few per worker keep every worker busy)', '6')
   .option('--batches <list>', 'raw-model batch sizes tried (the best counts)', '1,4,16')
   .option('--write', 'update the ingest sections of BENCHMARKS.md')
   .parse();
-const o = program.opts<{ part: string; rounds: string; duration: string; connections: string; batches: string; write?: boolean }>();
+const o = program.opts<{ part: string; rounds: string; duration: string; connections: string; localConnections: string; batches: string; write?: boolean }>();
 const rounds = Number(o.rounds);
 const durationS = Number(o.duration);
 const connections = Number(o.connections);
+const localConnections = Number(o.localConnections);
 const batchSizes = o.batches.split(',').map(Number);
 
 const next = memoryGenerator(11);
@@ -50,11 +52,13 @@ const header = (command: string, started: number, loadAtStart: number) => [
   `- Machine: ${machineLine(describeMachine())}`,
   `- 1-minute load average: ${fmt(loadAtStart, 1)} when the run started, ${fmt(loadAverage(), 1)} when it ended`,
 ].join('\n');
-const command = `npm run bench:ingest -- --part ${o.part} --rounds ${rounds} --duration ${durationS} --connections ${connections}${o.write ? ' --write' : ''}`;
+const command = `npm run bench:ingest -- --part ${o.part} --rounds ${rounds} --duration ${durationS}${o.write ? ' --write' : ''}`;
 
-async function g1Creates(server: ServerHandle, key: string, label: string): Promise<LoadResult> {
+async function g1Creates(server: ServerHandle, key: string, label: string, clients = connections): Promise<LoadResult> {
+  // No warm-up run for the local model: a second may not complete a single create; warmLocal() warmed it instead.
+  const warmupSeconds = clients === connections ? 1 : 0;
   const result = await measure({
-    label, baseUrl: server.url, apiKey: key, path: MEMORIES_PATH, nextBody, connections, durationSeconds: durationS, warmupSeconds: 1,
+    label, baseUrl: server.url, apiKey: key, path: MEMORIES_PATH, nextBody, connections: clients, durationSeconds: durationS, warmupSeconds,
   });
   assertClean(label, result);
   return result;
@@ -71,6 +75,10 @@ async function localPart(): Promise<string> {
   const rows: { raw1: number; raw2: number; raw1Batch: number; raw2Batch: number; both: number; one: number; load: number }[] = [];
   try {
     const keys = { both: await createEnterpriseKey(servers.both, 'local'), one: await createEnterpriseKey(servers.one, 'local') };
+    // Warm-up: a few creates on each server, as many at once as it has workers or more.
+    for (const [server, key] of [[servers.both, keys.both], [servers.one, keys.one]] as const) {
+      await Promise.all(Array.from({ length: localConnections }, () => postJson(server.url, MEMORIES_PATH, key, JSON.parse(nextBody()), 201)));
+    }
     for (const batch of batchSizes) await raw.throughput(2, batch, 1000); // warm-up: kernels for each shape
     for (let round = 0; round < rounds; round++) {
       const best = async (threads: number) => {
@@ -83,9 +91,9 @@ async function localPart(): Promise<string> {
         return top;
       };
       const raw1 = await best(1);
-      const both = await g1Creates(servers.both, keys.both, `round ${round + 1}: G1 creates, default workers`);
+      const both = await g1Creates(servers.both, keys.both, `round ${round + 1}: G1 creates, default workers`, localConnections);
       const raw2 = await best(2);
-      const one = await g1Creates(servers.one, keys.one, `round ${round + 1}: G1 creates, 1 worker`);
+      const one = await g1Creates(servers.one, keys.one, `round ${round + 1}: G1 creates, 1 worker`, localConnections);
       rows.push({ raw1: raw1.perSecond, raw2: raw2.perSecond, raw1Batch: raw1.batch, raw2Batch: raw2.batch, both: both.perSecond, one: one.perSecond, load: loadAverage() });
       log(`round ${round + 1}: raw 1 thread ${fmt(raw1.perSecond, 1)}/s, raw 2 threads ${fmt(raw2.perSecond, 1)}/s, Mnemo ${fmt(both.perSecond, 1)}/s, Mnemo 1 worker ${fmt(one.perSecond, 1)}/s`);
     }
@@ -110,7 +118,7 @@ async function localPart(): Promise<string> {
     '',
     `Texts: generated memories (title + content, ${fmt(meanChars, 0)} characters on average, the text the service embeds). ` +
       `Raw model: \`initModel(modelSource).embed(batch)\` back to back in 1 or 2 worker threads, best of batch sizes ${batchSizes.join(', ')}; ` +
-      `Mnemo: G1 \`POST /api/v1/memories\` over loopback, ${connections} autocannon connections, ${durationS} s after 1 s of warm-up, ` +
+      `Mnemo: G1 \`POST /api/v1/memories\` over loopback, ${localConnections} autocannon connections, ${durationS} s (after a few warm-up creates), ` +
       'with the default model workers (one per CPU) and with `MNEMO_EMBEDDING_WORKERS=1`. Each round measures all four in turn.',
     '',
     table(['round', 'raw 1 thread texts/s', 'batch', 'raw 2 threads texts/s', 'batch', 'Mnemo creates/s', 'Mnemo, 1 worker', 'Mnemo / raw 1 thread', 'Mnemo / raw 2 threads', 'load avg'],

@@ -50,12 +50,14 @@ describe('local USE-lite embedder', () => {
     expect(cosine(cat!, paraphrase!)).toBeGreaterThan(cosine(cat!, revenue!) + 0.3);
   });
 
-  it('micro-batches concurrent calls and answers each caller correctly', async () => {
+  it('micro-batches concurrent calls when allowed (maxBatch) and answers each caller correctly', async () => {
+    const batching = createLocalEmbedder({ maxBatch: 16 });
+    afterAll(() => batching.close());
     const texts = Array.from({ length: 20 }, (_, i) => `Note number ${i} is about topic ${i % 3}`);
     const expected = await embedder.embed(texts);
-    const before = embedder.stats();
-    const results = await Promise.all(texts.map((text) => embedder.embed([text])));
-    const after = embedder.stats();
+    const before = batching.stats();
+    const results = await Promise.all(texts.map((text) => batching.embed([text])));
+    const after = batching.stats();
 
     expect(after.texts - before.texts).toBe(20);
     expect(after.batches - before.batches).toBeLessThan(20);
@@ -105,7 +107,7 @@ describe('local USE-lite embedder', () => {
   });
 
   it('runs one model per worker and splits concurrent texts evenly across them', async () => {
-    const two = createLocalEmbedder({ workers: 2 });
+    const two = createLocalEmbedder({ workers: 2, maxBatch: 16 });
     try {
       await two.warmup();
       expect(two.stats()).toMatchObject({ workers: 2, workerStarts: 2 });

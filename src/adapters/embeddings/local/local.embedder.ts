@@ -28,7 +28,11 @@ export interface LocalEmbedder extends Embedder {
 }
 
 export interface LocalEmbedderOptions {
-  /** Most texts in one model call (default 16: the model's cost follows the total text, see BENCHMARKS.md). */
+  /**
+   * Most texts in one model call. Default 1: batches of memory-sized texts of mixed lengths cost the model more per
+   * text than one call each (measured by `npm run bench:ingest`, BENCHMARKS.md), most likely because a batch is
+   * padded to its longest text; the workers, not batching, are what uses the cores.
+   */
   maxBatch?: number;
   /** Model workers (threads) running at once (default: the CPUs Node may use, at most 4). */
   workers?: number;
@@ -70,7 +74,7 @@ interface Slot {
  * texts it was embedding, with an EmbeddingError saying so, and its slot starts a new thread for the next batch.
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEmbedder {
-  const maxBatch = options.maxBatch ?? 16;
+  const maxBatch = options.maxBatch ?? 1;
   if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`invalid maxBatch: ${maxBatch}`);
   const workerCount = options.workers ?? defaultEmbeddingWorkers();
   if (!Number.isInteger(workerCount) || workerCount < 1) throw new RangeError(`invalid workers: ${workerCount}`);
