@@ -29,9 +29,9 @@ export interface LocalEmbedder extends Embedder {
 
 export interface LocalEmbedderOptions {
   /**
-   * Most texts in one model call. Default 1: batches of memory-sized texts of mixed lengths cost the model more per
-   * text than one call each (measured by `npm run bench:ingest`, BENCHMARKS.md), most likely because a batch is
-   * padded to its longest text; the workers, not batching, are what uses the cores.
+   * Most texts in one model call. Default 1: the model's cost follows the total text, so batching memory-sized texts
+   * saves nothing measurable (BENCHMARKS.md, "Ingest"), while one text per call balances the workers exactly and no
+   * caller waits for another caller's texts. The workers, not batching, are what uses the cores.
    */
   maxBatch?: number;
   /** Model workers (threads) running at once (default: the CPUs Node may use, at most 4). */
