@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// The `mnemo` command runs the TypeScript sources through tsx (a runtime dependency): no build step.
-import { register } from 'tsx/esm/api';
+// The `mnemo` command. It runs the compiled CLI (dist/, built by `npm ci` and `npm run build`) when dist/ matches the
+// sources, and otherwise the TypeScript sources through tsx (a runtime dependency), so that it never runs code older
+// than the sources in front of it and works before any build.
+import { isBuildFresh } from '../scripts/build-state.js';
 
-register();
-await import('../src/app/cli-main.ts');
+if (isBuildFresh()) {
+  await import('../dist/app/cli-main.js');
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/app/cli-main.ts');
+}

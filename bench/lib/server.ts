@@ -35,20 +35,29 @@ function tail(limit = 4000) {
   };
 }
 
+let built: Promise<unknown> | undefined;
+
+/** Compiles src/ into dist/ unless it is up to date (what `npm start` does first); once per bench process. */
+export function ensureBuilt(): Promise<unknown> {
+  built ??= execFileAsync(process.execPath, ['scripts/build.js', '--if-stale'], { cwd: REPO_ROOT });
+  return built;
+}
+
 /**
- * Starts the real server the way `npm start` does (node + tsx loader + src/app/main.ts) on a free loopback port with
+ * Starts the real server the way `npm start` does (the compiled dist/app/main.js) on a free loopback port with
  * a fresh data directory, and resolves once it prints `listening on http://HOST:PORT`. `env` adds settings (e.g.
- * MNEMO_SQLITE_SYNCHRONOUS); `parentDir` is where the data directory goes (the file system matters for fsync).
+ * MNEMO_SQLITE_SYNCHRONOUS); `nodeArgs` go to node before the script (e.g. --cpu-prof); `parentDir` is where the data directory goes (the file system matters for fsync).
  */
 export async function startServer(
   embedder: EmbedderKind,
-  options: { startTimeoutMs?: number; env?: Record<string, string>; parentDir?: string; dataDir?: string } = {},
+  options: { startTimeoutMs?: number; env?: Record<string, string>; parentDir?: string; dataDir?: string; nodeArgs?: string[] } = {},
 ): Promise<ServerHandle> {
+  await ensureBuilt();
   // `dataDir`: restart on an existing store (a cold start); dispose() removes it as it would a fresh one.
   const dataDir = options.dataDir ?? await mkdtemp(join(options.parentDir ?? tmpdir(), `mnemo-bench-${embedder}-`));
   const env = { ...serverEnv(dataDir, embedder), ...options.env };
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), 'dist/app/main.js'], {
     cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out = tail();

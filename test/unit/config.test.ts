@@ -62,6 +62,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ MNEMO_DASHBOARD_URL: 'https://user:s3cret@mnemo.example.com' })).toThrow(/user:\*\*\*@mnemo/);
   });
 
+  it('reads MNEMO_EMBEDDING_WORKERS for the local model (default left to the adapter: one per CPU)', () => {
+    expect(loadConfig({}).embeddings).toEqual({ kind: 'local', workers: undefined });
+    expect(loadConfig({ MNEMO_EMBEDDING_WORKERS: '3' }).embeddings).toEqual({ kind: 'local', workers: 3 });
+    expect(() => loadConfig({ MNEMO_EMBEDDING_WORKERS: '0' })).toThrow(/MNEMO_EMBEDDING_WORKERS must be between 1 and 64/);
+    expect(() => loadConfig({ MNEMO_EMBEDDING_WORKERS: 'two' })).toThrow(/MNEMO_EMBEDDING_WORKERS must be a whole number/);
+  });
+
   it('reads the openai settings', () => {
     const c = loadConfig({ MNEMO_EMBEDDINGS: 'openai', MNEMO_EMBEDDINGS_URL: 'http://127.0.0.1:1/v1', MNEMO_EMBEDDINGS_MODEL: 'text-embedding-3-small', MNEMO_EMBEDDINGS_API_KEY: 'sk', MNEMO_EMBEDDINGS_DIMENSIONS: '512' });
     expect(c.embeddings).toEqual({ kind: 'openai', url: 'http://127.0.0.1:1/v1', model: 'text-embedding-3-small', apiKey: 'sk', dimensions: 512 });

@@ -26,14 +26,15 @@ export class EmbedWorkerHost {
   private markReady!: () => void;
   private markFailed!: (e: Error) => void;
 
-  constructor() {
+  /** `workerModule`: the worker's module (default embed.worker beside this file; tests pass a crashing one). */
+  constructor(workerModule?: URL) {
     this.ready = new Promise<void>((resolve, reject) => {
       this.markReady = resolve;
       this.markFailed = reject;
     });
     this.ready.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
-    // execArgv [] keeps the parent's loader flags (tsx CLI, vitest) out: the bootstrap registers tsx itself, once.
-    this.worker = new Worker(bootstrapUrl(), { execArgv: [], name: 'mnemo-embed' });
+    // execArgv [] keeps the parent's loader flags (tsx CLI, vitest) out: from sources the bootstrap registers tsx once.
+    this.worker = new Worker(workerUrl(workerModule), { execArgv: [], name: 'mnemo-embed' });
     this.worker.on('message', (message: WorkerMessage) => this.onMessage(message));
     this.worker.on('error', (err) => this.die(`local embedding worker crashed: ${err.message}`, err));
     this.worker.on('exit', (code) => this.die(`local embedding worker exited with code ${code}`));
@@ -89,17 +90,20 @@ export class EmbedWorkerHost {
 }
 
 /**
- * The worker source is TypeScript, and a worker thread shares none of the parent's module loaders (neither the tsx
- * CLI's nor vitest's). So the thread starts from a tiny inline ESM module that registers tsx's loader and then
+ * Compiled (dist/, what `npm start` runs), the worker is a sibling .js file that Node loads as it is. From the
+ * TypeScript sources (tests, `npm run start:dev`), a worker thread shares none of the parent's module loaders (neither
+ * the tsx CLI's nor vitest's), so the thread starts from a tiny inline ESM module that registers tsx's loader and then
  * imports the real worker file. Specifiers are resolved here, because a data: module cannot resolve bare names.
  */
-function bootstrapUrl(): URL {
+function workerUrl(module?: URL): URL {
+  const compiled = import.meta.url.endsWith('.js');
+  const workerFile = module ?? new URL(compiled ? './embed.worker.js' : './embed.worker.ts', import.meta.url);
+  if (!workerFile.pathname.endsWith('.ts')) return workerFile;
   const tsxApi = import.meta.resolve('tsx/esm/api');
-  const workerFile = new URL('./embed.worker.ts', import.meta.url).href;
   const source = [
     `import { register } from ${JSON.stringify(tsxApi)};`,
     'register();',
-    `await import(${JSON.stringify(workerFile)});`,
+    `await import(${JSON.stringify(workerFile.href)});`,
   ].join('\n');
   return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
 }

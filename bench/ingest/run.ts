@@ -1,0 +1,251 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { assertClean, measure, type LoadResult } from '../http/load.ts';
+import { MEMORIES_PATH, postJson } from '../http/client.ts';
+import { updateSections } from '../lib/benchmarks-file.ts';
+import { memoryGenerator } from '../lib/corpus.ts';
+import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
+import { table } from '../lib/markdown.ts';
+import { log } from '../lib/progress.ts';
+import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
+import { fmt, median } from '../lib/stats.ts';
+import { profileShares } from './profile.ts';
+import { startRawModel } from './raw-model.ts';
+
+/**
+ * `npm run bench:ingest`: memory creates per second.
+ * - local model: G1 creates against the model alone in worker threads (one thread, two threads, best batch size of
+ *   each), and against the server limited to one model worker; all measured in turn within each round.
+ * - hashing embedder: G1 single creates against G6 batches of 100 creates (per memory), plus G1 with
+ *   MNEMO_SQLITE_SYNCHRONOUS=normal (what the fsync costs), and a CPU profile of the server under G1 creates.
+ */
+const program = new Command('bench:ingest')
+  .description('ingest throughput: local model on both cores vs the raw model; hashing G1 single creates vs G6 batches')
+  .option('--part <which>', 'local, hashing or all', 'all')
+  .option('--rounds <n>', 'rounds (every variant measured once per round)', '3')
+  .option('--duration <s>', 'measured seconds per variant', '8')
+  .option('--connections <n>', 'concurrent G1 clients (hashing)', '16')
+  .option('--local-connections <n>', 'concurrent G1 clients (local model: a few per worker keep every worker busy)', '6')
+  .option('--batches <list>', 'raw-model batch sizes tried (the best counts)', '1,4,16')
+  .option('--write', 'update the ingest sections of BENCHMARKS.md')
+  .parse();
+const o = program.opts<{ part: string; rounds: string; duration: string; connections: string; localConnections: string; batches: string; write?: boolean }>();
+const rounds = Number(o.rounds);
+const durationS = Number(o.duration);
+const connections = Number(o.connections);
+const localConnections = Number(o.localConnections);
+const batchSizes = o.batches.split(',').map(Number);
+
+/**
+ * Load shedding off: this measures throughput, and on a 2-core machine shared with other work the event loop can lag
+ * past the 1 s default, which would answer 503 instead of measuring.
+ */
+const SERVER_ENV = { MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0' };
+
+const next = memoryGenerator(11);
+const bodies = Array.from({ length: 5000 }, () => next());
+/** What the memory service embeds for a memory: title, blank line, content. */
+const texts = bodies.map((b) => `${b.title}\n\n${b.content}`);
+const meanChars = texts.reduce((sum, t) => sum + t.length, 0) / texts.length;
+let bodyCursor = 0;
+const nextBody = () => JSON.stringify(bodies[bodyCursor++ % bodies.length]);
+
+const header = (command: string, started: number, loadAtStart: number) => [
+  `- Command: \`${command}\``,
+  `- Date: ${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC (run took ${Math.round((Date.now() - started) / 1000)} s)`,
+  `- Machine: ${machineLine(describeMachine())}`,
+  `- 1-minute load average: ${fmt(loadAtStart, 1)} when the run started, ${fmt(loadAverage(), 1)} when it ended`,
+].join('\n');
+const command = `npm run bench:ingest -- --part ${o.part} --rounds ${rounds} --duration ${durationS}${o.write ? ' --write' : ''}`;
+
+async function g1Creates(server: ServerHandle, key: string, label: string, clients = connections): Promise<LoadResult> {
+  // No warm-up run for the local model: a second may not complete a single create; warmLocal() warmed it instead.
+  const warmupSeconds = clients === connections ? 1 : 0;
+  const result = await measure({
+    label, baseUrl: server.url, apiKey: key, path: MEMORIES_PATH, nextBody, connections: clients, durationSeconds: durationS, warmupSeconds,
+  });
+  assertClean(label, result);
+  return result;
+}
+
+async function localPart(): Promise<string> {
+  const started = Date.now();
+  const loadAtStart = loadAverage();
+  const raw = await startRawModel(2, texts);
+  const servers = {
+    both: await startServer('local', { env: SERVER_ENV }), // the default: one model worker per CPU
+    one: await startServer('local', { env: { ...SERVER_ENV, MNEMO_EMBEDDING_WORKERS: '1' } }),
+  };
+  const rows: { raw1: number; raw2: number; raw1Batch: number; raw2Batch: number; both: number; one: number; load: number }[] = [];
+  try {
+    const keys = { both: await createEnterpriseKey(servers.both, 'local'), one: await createEnterpriseKey(servers.one, 'local') };
+    // Warm-up: a few creates on each server, as many at once as it has workers or more.
+    for (const [server, key] of [[servers.both, keys.both], [servers.one, keys.one]] as const) {
+      await Promise.all(Array.from({ length: localConnections }, () => postJson(server.url, MEMORIES_PATH, key, JSON.parse(nextBody()), 201)));
+    }
+    for (const batch of batchSizes) await raw.throughput(2, batch, 1000); // warm-up: kernels for each shape
+    for (let round = 0; round < rounds; round++) {
+      const best = async (threads: number) => {
+        let top = { perSecond: 0, batch: 0 };
+        for (const batch of batchSizes) {
+          const perSecond = await raw.throughput(threads, batch, durationS * 1000);
+          log(`round ${round + 1}: raw model, ${threads} thread(s), batch ${batch}: ${fmt(perSecond, 1)} texts/s`);
+          if (perSecond > top.perSecond) top = { perSecond, batch };
+        }
+        return top;
+      };
+      const raw1 = await best(1);
+      const both = await g1Creates(servers.both, keys.both, `round ${round + 1}: G1 creates, default workers`, localConnections);
+      const raw2 = await best(2);
+      const one = await g1Creates(servers.one, keys.one, `round ${round + 1}: G1 creates, 1 worker`, localConnections);
+      rows.push({ raw1: raw1.perSecond, raw2: raw2.perSecond, raw1Batch: raw1.batch, raw2Batch: raw2.batch, both: both.perSecond, one: one.perSecond, load: loadAverage() });
+      log(`round ${round + 1}: raw 1 thread ${fmt(raw1.perSecond, 1)}/s, raw 2 threads ${fmt(raw2.perSecond, 1)}/s, Mnemo ${fmt(both.perSecond, 1)}/s, Mnemo 1 worker ${fmt(one.perSecond, 1)}/s`);
+    }
+    await servers.both.stop();
+    await servers.one.stop();
+  } finally {
+    await raw.close();
+    await servers.both.dispose();
+    await servers.one.dispose();
+  }
+  const med = (f: (r: typeof rows[number]) => number) => median(rows.map(f));
+  const perRound = rows.map((r, i) => [
+    String(i + 1), fmt(r.raw1, 1), String(r.raw1Batch), fmt(r.raw2, 1), String(r.raw2Batch), fmt(r.both, 1), fmt(r.one, 1),
+    `${fmt(r.both / r.raw1)}×`, `${fmt(r.both / r.raw2)}×`, fmt(r.load, 1),
+  ]);
+  perRound.push([
+    '**median**', fmt(med((r) => r.raw1), 1), '', fmt(med((r) => r.raw2), 1), '', fmt(med((r) => r.both), 1), fmt(med((r) => r.one), 1),
+    `**${fmt(med((r) => r.both / r.raw1))}×**`, `**${fmt(med((r) => r.both / r.raw2))}×**`, '',
+  ]);
+  return [
+    header(command, started, loadAtStart),
+    '',
+    `Texts: generated memories (title + content, ${fmt(meanChars, 0)} characters on average, the text the service embeds). ` +
+      `Raw model: \`initModel(modelSource).embed(batch)\` back to back in 1 or 2 worker threads, best of batch sizes ${batchSizes.join(', ')}; ` +
+      `Mnemo: G1 \`POST /api/v1/memories\` over loopback, ${localConnections} autocannon connections, ${durationS} s (after a few warm-up creates), ` +
+      'with the default model workers (one per CPU) and with `MNEMO_EMBEDDING_WORKERS=1`. Each round measures all four in turn.',
+    '',
+    table(['round', 'raw 1 thread texts/s', 'batch', 'raw 2 threads texts/s', 'batch', 'Mnemo creates/s', 'Mnemo, 1 worker', 'Mnemo / raw 1 thread', 'Mnemo / raw 2 threads', 'load avg'],
+      perRound, 'rrrrrrrrrr'),
+  ].join('\n');
+}
+
+async function hashingPart(): Promise<string> {
+  const started = Date.now();
+  const loadAtStart = loadAverage();
+  const full = await startServer('hashing', { env: SERVER_ENV });
+  const normal = await startServer('hashing', { env: { ...SERVER_ENV, MNEMO_SQLITE_SYNCHRONOUS: 'normal' } });
+  const rows: { g1: number; g1Normal: number; g6: number; g6Atomic: number; load: number }[] = [];
+  try {
+    const g1Key = await createEnterpriseKey(full, 'hashing');
+    const normalKey = await createEnterpriseKey(normal, 'hashing');
+    // G6 allows 10 batch requests a minute per key: enough keys that the limit never answers.
+    const batchKeys = await Promise.all(Array.from({ length: 4 }, () => createEnterpriseKey(full, 'hashing')));
+    const used: number[][] = batchKeys.map(() => []);
+    const takeKey = async (): Promise<string> => {
+      for (;;) {
+        const now = Date.now();
+        for (let k = 0; k < batchKeys.length; k++) {
+          used[k] = used[k]!.filter((t) => now - t < 61_000);
+          if (used[k]!.length < 10) {
+            used[k]!.push(now);
+            return batchKeys[k]!;
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    };
+    /** Memories per second through G6 batches of 100 creates, two batches in flight, for about `durationS`. */
+    const g6 = async (atomic: boolean): Promise<number> => {
+      let memories = 0;
+      const run = async () => {
+        for (let sent = 0; sent < 2; sent++) {
+          const key = await takeKey();
+          const body = { operations: Array.from({ length: 100 }, () => ({ type: 'create', data: bodies[bodyCursor++ % bodies.length] })), options: { atomic } };
+          const res = await fetch(`${full.url}/api/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          const text = await res.text();
+          if (res.status !== 200) throw new Error(`G6 batch answered ${res.status}: ${text.slice(0, 300)}`);
+          memories += 100;
+        }
+      };
+      const t0 = performance.now();
+      await Promise.all([run(), run()]);
+      return memories / ((performance.now() - t0) / 1000);
+    };
+    await g6(false); // warm-up
+    for (let round = 0; round < rounds; round++) {
+      const g1 = await g1Creates(full, g1Key, `round ${round + 1}: G1 single creates`);
+      const batch = await g6(false);
+      const g1Normal = await g1Creates(normal, normalKey, `round ${round + 1}: G1 single creates, synchronous=normal`);
+      const batchAtomic = await g6(true);
+      rows.push({ g1: g1.perSecond, g1Normal: g1Normal.perSecond, g6: batch, g6Atomic: batchAtomic, load: loadAverage() });
+      log(`round ${round + 1}: G1 ${fmt(g1.perSecond, 0)}/s, G6 ${fmt(batch, 0)}/s, G6 atomic ${fmt(batchAtomic, 0)}/s, G1 normal ${fmt(g1Normal.perSecond, 0)}/s`);
+    }
+    await full.stop();
+    await normal.stop();
+  } finally {
+    await full.dispose();
+    await normal.dispose();
+  }
+
+  const profileTable = await profilePart();
+
+  const med = (f: (r: typeof rows[number]) => number) => median(rows.map(f));
+  const perRound = rows.map((r, i) => [
+    String(i + 1), fmt(r.g1, 0), fmt(r.g6, 0), fmt(r.g6Atomic, 0), `${fmt(r.g1 / r.g6)}×`, `${fmt(r.g1 / r.g6Atomic)}×`, fmt(r.g1Normal, 0), fmt(r.load, 1),
+  ]);
+  perRound.push(['**median**', fmt(med((r) => r.g1), 0), fmt(med((r) => r.g6), 0), fmt(med((r) => r.g6Atomic), 0),
+    `**${fmt(med((r) => r.g1 / r.g6))}×**`, `**${fmt(med((r) => r.g1 / r.g6Atomic))}×**`, fmt(med((r) => r.g1Normal), 0), '']);
+  return [
+    header(command, started, loadAtStart),
+    '',
+    `Hashing embedder, \`MNEMO_SQLITE_SYNCHRONOUS=full\` (the default) unless said. G1: \`POST /api/v1/memories\`, ${connections} autocannon connections, ` +
+      `${durationS} s after 1 s of warm-up. G6: \`POST /api/v1/batch\` with 100 creates each, two batches in flight, four in all per measurement ` +
+      '(default options: every create its own transaction; and `atomic: true`: one transaction per batch). Memories per second.',
+    '',
+    table(['round', 'G1 creates/s', 'G6 memories/s', 'G6 atomic memories/s', 'G1 / G6', 'G1 / G6 atomic', 'G1 creates/s, sync normal', 'load avg'], perRound, 'rrrrrrrr'),
+    '',
+    profileTable,
+  ].join('\n');
+}
+
+/** Where a G1 create's time goes: a CPU profile of a fresh server (hashing) under the same G1 load. */
+async function profilePart(): Promise<string> {
+  const profileDir = await mkdtemp(join(tmpdir(), 'mnemo-ingest-profile-'));
+  const spawned = performance.now();
+  const profiled = await startServer('hashing', { env: SERVER_ENV, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+  try {
+    const key = await createEnterpriseKey(profiled, 'hashing');
+    // Start-up, the key and the load's warm-up second are left out of the shares.
+    const skipMs = performance.now() - spawned + 1000;
+    const load = await g1Creates(profiled, key, 'G1 single creates, profiled');
+    await profiled.stop();
+    const file = (await readdir(profileDir)).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no .cpuprofile written in ${profileDir}`);
+    const { busyMs, idleMs, shares } = await profileShares(join(profileDir, file), skipMs);
+    const top = shares.slice(0, 20).map((s) => [s.label, fmt(s.ms, 0), `${fmt(s.share * 100, 1)} %`]);
+    return [
+      `CPU profile of the server (\`node --cpu-prof\`, the measured seconds only) while serving ${fmt(load.perSecond, 0)} G1 creates/s for ${durationS} s: ` +
+        `${fmt(busyMs / 1000, 1)} s busy, ${fmt(idleMs / 1000, 1)} s idle on its main thread. Time is charged to the innermost Mnemo function on the stack, ` +
+        'so a SQLite statement (with its FTS trigger) or a COMMIT (with its fsync) counts for the function that ran it:',
+      '',
+      table(['where (innermost Mnemo frame, else package)', 'ms', 'share of busy'], top, 'lrr'),
+    ].join('\n');
+  } finally {
+    await profiled.dispose();
+    await rm(profileDir, { recursive: true, force: true });
+  }
+
+}
+
+const write = async (id: string, title: string, body: string) => {
+  console.log(`\n${body}\n`);
+  if (o.write) await updateSections(join(REPO_ROOT, 'BENCHMARKS.md'), [{ id, title, body }]);
+};
+if (o.part === 'profile') console.log(await profilePart());
+if (o.part === 'local' || o.part === 'all') await write('ingest-local', 'Ingest: the local model on both cores', await localPart());
+if (o.part === 'hashing' || o.part === 'all') {
+  await write('ingest-hashing', 'Ingest: G1 single creates vs G6 batches (hashing)', await hashingPart());
+}
