@@ -15,6 +15,7 @@ const TIMING_TESTS = ['test/hardening/big-inputs-event-loop.test.ts'];
 const POSTGRES_TESTS = [
   'test/g*/*.test.ts', 'test/cross/*.test.ts', 'test/streams/*.test.ts', 'test/hardening/*.test.ts',
   'test/coordination/{two-nodes,redis-outage}.test.ts', 'test/webhooks/wiring.test.ts', 'test/unit/service-quotas.test.ts',
+  'test/dashboard/*.test.ts',
 ];
 /**
  * Tests of SQLite itself (rows it cannot read, a SQLite source to migrate from), tests whose CLI opens the store its
@@ -23,6 +24,9 @@ const POSTGRES_TESTS = [
 const NOT_ON_POSTGRES = [
   'test/hardening/deep-stored-metadata.test.ts', 'test/cross/migrate.test.ts', 'test/cross/secrets-cli.test.ts',
   'test/cross/postgres-store.test.ts', 'test/cross/pglite-server.test.ts', 'test/cross/master-key-rotation.test.ts',
+  // Real Chromium against a real server: what it adds over routes.test.ts (which does run on PostgreSQL) is the
+  // browser, not the store; a second run would only double the slowest file of the suite.
+  'test/dashboard/browser.test.ts',
 ];
 
 export default defineConfig({

@@ -1,3 +1,4 @@
+/* global document, window, setInterval */
 // The dashboard's only script of its own: expiry countdowns and the analytics charts. Pages work without it
 // (the server renders the countdown's starting text and every figure in tables).
 (function () {
