@@ -46,4 +46,15 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // docs/architecture.md "Dashboard": dashboard -> core only, like a surface (and not through a surface's http-kit).
+    files: ['src/dashboard/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/adapters/**', '**/app/**', '**/surfaces/**', '**/mcp/**'], message: 'the dashboard depends on the core only' },
+        ],
+      }],
+    },
+  },
 );

@@ -16,6 +16,7 @@ const POSTGRES_TESTS = [
   'test/g*/*.test.ts', 'test/cross/*.test.ts', 'test/streams/*.test.ts', 'test/hardening/*.test.ts',
   'test/coordination/{two-nodes,redis-outage}.test.ts', 'test/webhooks/wiring.test.ts', 'test/unit/service-quotas.test.ts',
   'test/mcp/*.test.ts',
+  'test/dashboard/*.test.ts',
 ];
 /**
  * Tests of SQLite itself (rows it cannot read, a SQLite source to migrate from), tests whose CLI opens the store its
@@ -26,6 +27,9 @@ const NOT_ON_POSTGRES = [
   'test/cross/postgres-store.test.ts', 'test/cross/pglite-server.test.ts', 'test/cross/master-key-rotation.test.ts',
   // `mnemo mcp` is a separate process: it opens the store its environment names (the data directory's SQLite file).
   'test/mcp/stdio.test.ts',
+  // Real Chromium against a real server: what it adds over routes.test.ts (which does run on PostgreSQL) is the
+  // browser, not the store; a second run would only double the slowest file of the suite.
+  'test/dashboard/browser.test.ts',
 ];
 
 export default defineConfig({

@@ -88,6 +88,12 @@ export interface Config {
    * cores available, at most 16); 0 scans on the event loop.
    */
   searchThreads: number;
+  /**
+   * `MNEMO_TRUST_PROXY` (on|off, default off): trust `X-Forwarded-For` / `X-Forwarded-Proto` from the proxy in front,
+   * so the request's address and protocol are the client's (the dashboard's session cookie is then Secure when the
+   * proxy terminated TLS). Off: only the socket counts.
+   */
+  trustProxy: boolean;
 }
 
 export type MetricsAccess = { mode: 'off' } | { mode: 'loopback' } | { mode: 'token'; token: string };
@@ -114,7 +120,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
   'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN', 'MNEMO_COST_STORAGE_GB_MONTH', 'MNEMO_COST_COMPUTE_SECOND',
-  'MNEMO_COST_API_CALLS_PER_1000', 'MNEMO_ANALYTICS', 'MNEMO_SEARCH_THREADS',
+  'MNEMO_COST_API_CALLS_PER_1000', 'MNEMO_ANALYTICS', 'MNEMO_SEARCH_THREADS', 'MNEMO_TRUST_PROXY',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -276,6 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     metrics: metricsAccess(env),
     analytics: oneOf(env, 'MNEMO_ANALYTICS', ['on', 'off'] as const, 'on') === 'on',
     searchThreads: int(env, 'MNEMO_SEARCH_THREADS', Math.min(16, availableParallelism()), 0, 16),
+    trustProxy: oneOf(env, 'MNEMO_TRUST_PROXY', ['on', 'off'] as const, 'off') === 'on',
     costPrices: {
       storagePerGbMonth: price(env, 'MNEMO_COST_STORAGE_GB_MONTH', EXAMPLE_UNIT_PRICES.storagePerGbMonth),
       computePerSecond: price(env, 'MNEMO_COST_COMPUTE_SECOND', EXAMPLE_UNIT_PRICES.computePerSecond),

@@ -31,6 +31,7 @@ import { surfaceResolver } from '../surfaces/http-kit/surface-of.ts';
 import { mcpDeps } from './mcp-deps.ts';
 import { mcpHttpRoutes } from './mcp-http.routes.ts';
 import { VERSION } from './version.ts';
+import { DASHBOARD_PREFIX, dashboardErrorHandler, registerDashboard } from '../dashboard/index.ts';
 
 /** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
 const BODY_DRAIN_TIMEOUT_MS = 10_000;
@@ -70,10 +71,14 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     }),
   ];
   /** Errors raised outside a surface's routes (bad URL, unknown path) still answer in that surface's envelope. */
-  const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = surfaces.flatMap(({ surface }) => {
-    const handler = surface.errorHandler(c.clock);
-    return surface.prefixes.map((prefix): [string, ErrorHandler] => [prefix, handler]);
-  });
+  const surfaceErrorHandlers: [prefix: string, handler: ErrorHandler][] = [
+    ...surfaces.flatMap(({ surface }) => {
+      const handler = surface.errorHandler(c.clock);
+      return surface.prefixes.map((prefix): [string, ErrorHandler] => [prefix, handler]);
+    }),
+    // The dashboard is for people: its errors (an unknown page too) are HTML pages, never an API envelope.
+    [DASHBOARD_PREFIX, dashboardErrorHandler],
+  ];
   const errorHandlerFor = (url: string): ErrorHandler =>
     surfaceErrorHandlers.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`))?.[1]
       ?? plainErrorHandler;
@@ -92,6 +97,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
       },
     },
     bodyLimit: c.config.bodyLimitBytes,
+    trustProxy: c.config.trustProxy,
     // G2 client ids may be 128 characters, and a path parameter carries them.
     routerOptions: { maxParamLength: 256 },
     genReqId: requestIdFor,
@@ -151,6 +157,10 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   for (const surface of surfaces) await surface.register(app);
   // The MCP server over Streamable HTTP, on the same services (src/mcp; stdio: `mnemo mcp`).
   await app.register(mcpHttpRoutes, { auth, mcp: mcpDeps(c), version: VERSION });
+  await registerDashboard(app, {
+    apiKeys: c.apiKeys, limits: c.limits, clock: c.clock, memories, search, analyticsReport: c.analyticsReport, webhooks: c.webhooks,
+    secrets: c.secrets, audit: c.audit, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources,
+  });
 
   app.setNotFoundHandler((req, reply) => {
     const error = Object.assign(new Error(`No route for ${req.method} ${req.url.split('?')[0]}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });

@@ -709,6 +709,53 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(after).toMatchObject({ stats: { totalAttempts: 2, successfulDeliveries: 1, failedDeliveries: 0 }, lastDeliveryAt: new Date(t1.getTime() + 1100) });
       });
 
+      it('lists a webhook\'s deliveries newest first (in its scope only) and requeues a finished one once', async () => {
+        const w = hook({ ...scopeA });
+        const stranger = hook({ ...scopeA }, { events: ['memory.deleted'] });
+        await storage.webhooks.insert(w, hookSecret);
+        await storage.webhooks.insert(stranger, hookSecret);
+        const m1 = makeMemory(scopeA);
+        const m2 = makeMemory(scopeA);
+        await storage.memories.insert(m1, vec(0), created);
+        await storage.memories.insert(m2, vec(0), created);
+        const listed = await storage.webhooks.listDeliveries(scopeA, 'g9', w.id, { limit: 10, offset: 0 });
+        expect(listed.total).toBe(2);
+        expect(listed.items.map((d) => d.state)).toEqual(['pending', 'pending']);
+        expect(listed.items[0]).toMatchObject({ webhookId: w.id, eventType: 'memory.created', attempts: 0, lastStatus: null, finishedAt: null });
+        expect(listed.items[0]!.nextAttemptAt).toBeInstanceOf(Date);
+        const events = await readAll(scopeA, 0, ['memory.created']);
+        // Newest first: the second memory's event leads.
+        expect(listed.items.map((d) => d.eventId)).toEqual(events.slice(-2).reverse().map((e) => e.id));
+        expect((await storage.webhooks.listDeliveries(scopeA, 'g9', w.id, { limit: 1, offset: 1 })).items.map((d) => d.id)).toEqual([listed.items[1]!.id]);
+        // Another scope, kind or webhook sees nothing and requeues nothing.
+        expect(await storage.webhooks.listDeliveries(scopeB, 'g9', w.id, { limit: 10, offset: 0 })).toEqual({ items: [], total: 0 });
+        expect(await storage.webhooks.listDeliveries({ ...scopeA, workspace: 'w2' }, 'g9', w.id, { limit: 10, offset: 0 })).toEqual({ items: [], total: 0 });
+        expect(await storage.webhooks.listDeliveries(scopeA, 'g10', w.id, { limit: 10, offset: 0 })).toEqual({ items: [], total: 0 });
+        const target = listed.items[1]!;
+        const t0 = new Date(Date.UTC(2031, 0, 1));
+        expect(await storage.webhooks.redeliver(scopeB, 'g9', w.id, target.id, t0)).toBe('not_found');
+        expect(await storage.webhooks.redeliver(scopeA, 'g9', stranger.id, target.id, t0)).toBe('not_found');
+        expect(await storage.webhooks.redeliver(scopeA, 'g9', w.id, 'dlv_missing', t0)).toBe('not_found');
+        // Still pending: nothing to requeue.
+        expect(await storage.webhooks.redeliver(scopeA, 'g9', w.id, target.id, t0)).toBe('pending');
+
+        const claims = await storage.webhooks.claimDue(t0, 10, 5, 30_000);
+        const claim = claims.find((c) => c.delivery.id === target.id)!;
+        await storage.webhooks.complete(claim.delivery.id, { ok: false, at: t0, status: 410, error: 'HTTP 410', retryAt: null, failWebhook: false });
+        const failed = (await storage.webhooks.listDeliveries(scopeA, 'g9', w.id, { limit: 10, offset: 0 })).items.find((d) => d.id === target.id)!;
+        expect(failed).toMatchObject({ state: 'failed', attempts: 1, lastStatus: 410, lastError: 'HTTP 410', nextAttemptAt: null, finishedAt: t0 });
+
+        const t1 = new Date(t0.getTime() + 60_000);
+        const [first, second] = await Promise.all([
+          storage.webhooks.redeliver(scopeA, 'g9', w.id, target.id, t1), storage.webhooks.redeliver(scopeA, 'g9', w.id, target.id, t1),
+        ]);
+        expect([first, second].sort()).toEqual(['pending', 'requeued']);
+        const requeued = (await storage.webhooks.listDeliveries(scopeA, 'g9', w.id, { limit: 10, offset: 0 })).items.find((d) => d.id === target.id)!;
+        expect(requeued).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: t1, finishedAt: null });
+        const again = await storage.webhooks.claimDue(t1, 10, 5, 30_000);
+        expect(again.filter((c) => c.delivery.id === target.id).map((c) => c.delivery.attempts)).toEqual([1]);
+      });
+
       it('caps deliveries in flight per webhook, gives up, and can fail a webhook', async () => {
         const w = hook({ ...scopeA }, { kind: 'g10', scope: { tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: null }, events: ['transfer.completed'] });
         await storage.webhooks.insert(w, hookSecret);

@@ -61,6 +61,19 @@ describe('architecture', () => {
       .map((spec) => `${relative(root, file)} imports ${spec}`);
   }
 
+  it('keeps the dashboard on the core only (no surface, adapter, app or repository import)', () => {
+    const offenders: string[] = [];
+    for (const file of tsFiles(join(root, 'src', 'dashboard'))) {
+      const specs = importsOf(file);
+      for (const spec of specs.filter((s) => s.startsWith('.'))) {
+        const top = relative(join(root, 'src'), join(file, '..', spec)).split(/[/\\]/)[0];
+        if (top !== 'core' && top !== 'dashboard') offenders.push(`${relative(root, file)} imports ${spec}`);
+      }
+      offenders.push(...storagePortImports(file, specs));
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it('lets surfaces reach storage only through services (no repository or storage port import)', () => {
     const offenders = tsFiles(join(root, 'src', 'surfaces')).flatMap((file) => storagePortImports(file, importsOf(file)));
     expect(offenders).toEqual([]);

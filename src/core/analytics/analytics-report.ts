@@ -10,6 +10,8 @@ export interface ResponseTimes { avg: number | null; p50: number | null; p95: nu
 
 export interface TimeSeriesPoint {
   timestamp: Date;
+  /** Requests answered in the bucket (not in the spec's series: the G7 surface leaves it out; the dashboard charts it). */
+  requests: number;
   memory_operations: number;
   search_queries: number;
   response_times: ResponseTimes;
@@ -107,6 +109,7 @@ export function createAnalyticsReport(deps: {
         const bucketMs = Math.max(0, Math.min(end, w.to.getTime()) - Math.max(start.getTime(), w.from.getTime()));
         return {
           timestamp: start,
+          requests: b.requests,
           memory_operations: b.ops,
           search_queries: b.searches,
           response_times: responseTimes(b.latencyMs, b.histogram),

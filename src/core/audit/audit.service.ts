@@ -5,6 +5,7 @@ import type { AuditRepository } from './audit.repository.ts';
 import {
   AUDIT_TEXT_MAX, cleanAuditMetadata, cleanAuditText, cleanOptionalAuditText, parseAuditFilter, type AuditAction,
 } from './audit.rules.ts';
+import { verifyAuditChains, type AuditVerification } from './audit.verifier.ts';
 import type { AuditActor, AuditFilter, AuditOutcome, AuditOwner, AuditRow } from './audit.types.ts';
 
 /** What a caller records about one request; the service adds the id and the time, storage the chain link. */
@@ -119,5 +120,17 @@ export function createAuditService(deps: { audit: AuditRepository; clock: Clock 
     return { rows, total, nextCursor: items.length > limit ? encodeCursor('a', rows.at(-1)!.seq) : null };
   }
 
-  return { record, list, get, export: exportRows };
+  /**
+   * Checks the owner's own chain link by link (audit.verifier.ts), reading it in chain order a page at a time: what
+   * `mnemo audit verify` does for every chain of the store, for one tenant and mode (the dashboard's audit page).
+   */
+  async function verify(owner: AuditOwner, options: { pageSize?: number } = {}): Promise<AuditVerification> {
+    const all = checkedFilter({});
+    const ownChain: Pick<AuditRepository, 'scan'> = {
+      scan: async (after, limit) => (await audit.list(owner, { filter: all, order: 'asc', afterSeq: after?.seq ?? null, limit })).items,
+    };
+    return verifyAuditChains(ownChain, options);
+  }
+
+  return { record, list, get, export: exportRows, verify };
 }

@@ -11,7 +11,7 @@ import type { SecretOwner, StoredSecret } from './secret.types.ts';
  */
 
 /** Through what a value was read; the G11 API, an MCP resource, or the operator's `mnemo secrets get`. */
-export type SecretAccessChannel = 'api' | 'mcp' | 'cli';
+export type SecretAccessChannel = 'api' | 'mcp' | 'cli' | 'dashboard';
 
 /** Who reads a secret's value, for `secret.accessed`. */
 export interface SecretReader {

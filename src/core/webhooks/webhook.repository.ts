@@ -1,6 +1,8 @@
 import type { EventScope } from '../events/event.types.ts';
 import type { SealedRef, SealedValue } from '../secrets/secret.types.ts';
-import type { ClaimedDelivery, DeliveryResult, Webhook, WebhookKind, WebhookPatch } from './webhook.types.ts';
+import type {
+  ClaimedDelivery, DeliveryRecord, DeliveryResult, RedeliveryOutcome, Webhook, WebhookKind, WebhookPatch,
+} from './webhook.types.ts';
 
 /** A webhook whose row still holds its signing secret in plaintext (written before secrets were sealed). */
 export interface PlaintextWebhookSecret extends Pick<Webhook, 'id' | 'kind' | 'scope'> {
@@ -38,6 +40,17 @@ export interface WebhookRepository {
   complete(deliveryId: string, result: DeliveryResult): Promise<void>;
   /** Puts a leased delivery back without counting an attempt (e.g. the webhook's event rate was exceeded). */
   release(deliveryId: string, retryAt: Date): Promise<void>;
+  /**
+   * The deliveries of one webhook (found in `scope` and `kind`, else an empty page), newest first, with the event's
+   * id and type.
+   */
+  listDeliveries(scope: EventScope, kind: WebhookKind, webhookId: string, page: { limit: number; offset: number }):
+    Promise<{ items: DeliveryRecord[]; total: number }>;
+  /**
+   * Makes a finished delivery (succeeded or failed) of the webhook due again at `now`: state pending, no lease, the
+   * attempts so far kept (the schedule continues from them). One conditional write, so two requests requeue it once.
+   */
+  redeliver(scope: EventScope, kind: WebhookKind, webhookId: string, deliveryId: string, now: Date): Promise<RedeliveryOutcome>;
   /** Deliveries not yet finished, for tests and the health of the queue. */
   pendingCount(): Promise<number>;
 

@@ -10,7 +10,7 @@ import type { Keyring } from '../secrets/envelope.ts';
 import type { WebhookRepository } from './webhook.repository.ts';
 import { sealWebhookSecret } from './webhook-secret.ts';
 import {
-  DEFAULT_G9_RETRY, type CreatedWebhook, type RetryPolicy, type Webhook, type WebhookKind, type WebhookPatch, type WebhookStatus,
+  DEFAULT_G9_RETRY, type CreatedWebhook, type DeliveryRecord, type RetryPolicy, type Webhook, type WebhookKind, type WebhookPatch, type WebhookStatus,
 } from './webhook.types.ts';
 import { checkWebhookUrl, parseAllowCidrs } from './address-policy.ts';
 
@@ -82,7 +82,7 @@ export interface WebhookListInput {
 }
 
 export interface WebhookServiceDeps {
-  webhooks: Pick<WebhookRepository, 'insert' | 'findById' | 'list' | 'update' | 'delete'>;
+  webhooks: Pick<WebhookRepository, 'insert' | 'findById' | 'list' | 'update' | 'delete' | 'listDeliveries' | 'redeliver'>;
   limits: Pick<LimitsService, 'webhookCreate'>;
   clock: Clock;
   /** Seals each new webhook's signing secret before it reaches storage. */
@@ -308,6 +308,32 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
     async delete(scope: EventScope, kind: WebhookKind, id: string): Promise<void> {
       if (!(await webhooks.delete(scopeFor(scope, kind), kind, id))) throw notFound(id);
+    },
+
+    /** A webhook's deliveries, newest first (404 for a webhook not in the scope). */
+    async deliveries(scope: EventScope, kind: WebhookKind, id: string, page: { limit: number; offset: number }):
+      Promise<{ webhook: Webhook; items: DeliveryRecord[]; total: number }> {
+      const s = scopeFor(scope, kind);
+      const webhook = await webhooks.findById(s, kind, id);
+      if (!webhook) throw notFound(id);
+      return { webhook, ...(await webhooks.listDeliveries(s, kind, id, page)) };
+    },
+
+    /**
+     * Sends a finished delivery once more, as soon as a worker is free (the dashboard's redeliver). Only for an
+     * active webhook (a disabled or failed one is not delivered to: it must be re-enabled first); a delivery still
+     * pending is already on its way (409).
+     */
+    async redeliver(scope: EventScope, kind: WebhookKind, id: string, deliveryId: string): Promise<void> {
+      const s = scopeFor(scope, kind);
+      const webhook = await webhooks.findById(s, kind, id);
+      if (!webhook) throw notFound(id);
+      if (webhook.status !== 'active') {
+        throw new DomainError('CONFLICT', `Webhook ${id} is ${webhook.status}: enable it before redelivering`, { status: webhook.status });
+      }
+      const outcome = await webhooks.redeliver(s, kind, id, deliveryId, clock.now());
+      if (outcome === 'not_found') throw new DomainError('NOT_FOUND', `Delivery ${JSON.stringify(deliveryId)} of webhook ${id} not found`);
+      if (outcome === 'pending') throw new DomainError('CONFLICT', `Delivery ${deliveryId} is still pending: it will be attempted again anyway`);
     },
   };
 }

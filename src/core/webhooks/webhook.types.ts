@@ -81,6 +81,26 @@ export interface Delivery {
   nextAttemptAt: Date;
 }
 
+/** A delivery as people look at it (the dashboard): its event, where it stands, and its attempts so far. */
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  /** The event's id and type; null once the event log was pruned past it. */
+  eventId: string | null;
+  eventType: string | null;
+  state: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  /** When the next attempt is due (pending only). */
+  nextAttemptAt: Date | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+/** What a redelivery request found: the delivery made due again, one still pending (nothing to do), or none. */
+export type RedeliveryOutcome = 'requeued' | 'pending' | 'not_found';
+
 /** A delivery claimed by a worker (leased), with what it needs to send. */
 export interface ClaimedDelivery {
   delivery: Delivery;

@@ -2,7 +2,7 @@ import type { EventScope } from '../../../core/events/event.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import type { WebhookRepository } from '../../../core/webhooks/webhook.repository.ts';
 import { webhookSecretContext } from '../../../core/webhooks/webhook-secret.ts';
-import type { ClaimedDelivery, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
+import type { ClaimedDelivery, DeliveryRecord, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
 import { pgInt, pgJson, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
 import { toStoredEvent, type PgEventRow } from './pg-outbox.ts';
 import { storedSecretOf, toWebhook, type PgWebhookRow } from './pg-webhook.rows.ts';
@@ -10,6 +10,17 @@ import { storedSecretOf, toWebhook, type PgWebhookRow } from './pg-webhook.rows.
 interface DeliveryRow {
   id: string; webhook_id: string; event_seq: number | string; attempts: number; next_attempt_at: Date;
 }
+
+interface DeliveryRecordRow {
+  id: string; webhook_id: string; state: string; attempts: number; next_attempt_at: Date; last_status: number | null;
+  last_error: string | null; created_at: Date; finished_at: Date | null; event_id: string | null; event_type: string | null;
+}
+
+const toDeliveryRecord = (r: DeliveryRecordRow): DeliveryRecord => ({
+  id: r.id, webhookId: r.webhook_id, eventId: r.event_id, eventType: r.event_type, state: r.state as DeliveryRecord['state'],
+  attempts: r.attempts, nextAttemptAt: r.state === 'pending' ? new Date(r.next_attempt_at) : null, lastStatus: r.last_status,
+  lastError: r.last_error, createdAt: new Date(r.created_at), finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
+});
 
 interface SecretRow { seq: number | string; id: string; kind: string; tenant_id: string; mode: string; workspace: string | null }
 interface PlaintextRow extends SecretRow { plaintext_secret: string }
@@ -162,6 +173,29 @@ export function createPgWebhookRepository(db: PgExecutor): WebhookRepository {
     async release(id, retryAt) {
       await db.query("UPDATE webhook_deliveries SET lease_until = NULL, next_attempt_at = $1 WHERE id = $2 AND state = 'pending'",
         [pgTime(retryAt), id]);
+    },
+
+    async listDeliveries(scope, kind, webhookId, page) {
+      const p = new SqlParams();
+      const [found] = await db.query(`SELECT 1 FROM webhooks WHERE ${scopeWhere(p, scope, kind)} AND id = ${p.add(webhookId)}`, p.values);
+      if (!found) return { items: [], total: 0 };
+      const [count] = await db.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [webhookId]);
+      const rows = await db.query<DeliveryRecordRow>(`SELECT d.id, d.webhook_id, d.state, d.attempts, d.next_attempt_at, d.last_status,
+        d.last_error, d.created_at, d.finished_at, e.id AS event_id, e.type AS event_type
+        FROM webhook_deliveries d LEFT JOIN events e ON e.seq = d.event_seq
+        WHERE d.webhook_id = $1 ORDER BY d.seq DESC LIMIT $2 OFFSET $3`, [webhookId, page.limit, page.offset]);
+      return { items: rows.map(toDeliveryRecord), total: count!.n };
+    },
+
+    async redeliver(scope, kind, webhookId, deliveryId, now) {
+      const p = new SqlParams();
+      const [found] = await db.query(`SELECT 1 FROM webhooks WHERE ${scopeWhere(p, scope, kind)} AND id = ${p.add(webhookId)}`, p.values);
+      if (!found) return 'not_found';
+      const changed = await db.query(`UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = $1, lease_until = NULL, finished_at = NULL
+        WHERE id = $2 AND webhook_id = $3 AND state <> 'pending' RETURNING id`, [pgTime(now), deliveryId, webhookId]);
+      if (changed.length > 0) return 'requeued';
+      const [still] = await db.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 AND webhook_id = $2', [deliveryId, webhookId]);
+      return still ? 'pending' : 'not_found';
     },
 
     async pendingCount() {

@@ -3,7 +3,7 @@ import type { KeyMode } from '../../../core/scope.ts';
 import type { SealedValue } from '../../../core/secrets/secret.types.ts';
 import type { WebhookRepository } from '../../../core/webhooks/webhook.repository.ts';
 import { webhookSecretContext } from '../../../core/webhooks/webhook-secret.ts';
-import type { ClaimedDelivery, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
+import type { ClaimedDelivery, DeliveryRecord, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { toStoredEvent, type EventRow } from './sqlite-outbox.ts';
 import { storedSecretOf, toWebhook, type WebhookRow } from './sqlite-webhook.rows.ts';
@@ -12,6 +12,17 @@ interface DeliveryRow {
   seq: number; id: string; webhook_id: string; event_seq: number; attempts: number; state: string;
   next_attempt_at: number; lease_until: number | null;
 }
+
+interface DeliveryRecordRow {
+  id: string; webhook_id: string; state: string; attempts: number; next_attempt_at: number; last_status: number | null;
+  last_error: string | null; created_at: number; finished_at: number | null; event_id: string | null; event_type: string | null;
+}
+
+const toDeliveryRecord = (r: DeliveryRecordRow): DeliveryRecord => ({
+  id: r.id, webhookId: r.webhook_id, eventId: r.event_id, eventType: r.event_type, state: r.state as DeliveryRecord['state'],
+  attempts: r.attempts, nextAttemptAt: r.state === 'pending' ? new Date(r.next_attempt_at) : null, lastStatus: r.last_status,
+  lastError: r.last_error, createdAt: new Date(r.created_at), finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
+});
 
 interface SecretRow { seq: number; id: string; kind: string; tenant_id: string; mode: string; workspace: string | null }
 interface PlaintextRow extends SecretRow { plaintext_secret: string }
@@ -170,6 +181,26 @@ export function createSqliteWebhookRepository(db: SqliteDb): WebhookRepository {
 
     async release(id, retryAt) {
       db.prepare("UPDATE webhook_deliveries SET lease_until = NULL, next_attempt_at = ? WHERE id = ? AND state = 'pending'").run(retryAt.getTime(), id);
+    },
+
+    async listDeliveries(scope, kind, webhookId, page) {
+      const where = scopeWhere(scope, kind);
+      if (!db.prepare(`SELECT 1 FROM webhooks WHERE ${where.sql} AND id = ?`).get(...where.params, webhookId)) return { items: [], total: 0 };
+      const { n } = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?').get(webhookId)!;
+      const rows = db.prepare<[string, number, number], DeliveryRecordRow>(`SELECT d.id, d.webhook_id, d.state, d.attempts, d.next_attempt_at,
+        d.last_status, d.last_error, d.created_at, d.finished_at, e.id AS event_id, e.type AS event_type
+        FROM webhook_deliveries d LEFT JOIN events e ON e.seq = d.event_seq
+        WHERE d.webhook_id = ? ORDER BY d.seq DESC LIMIT ? OFFSET ?`).all(webhookId, page.limit, page.offset);
+      return { items: rows.map(toDeliveryRecord), total: n };
+    },
+
+    async redeliver(scope, kind, webhookId, deliveryId, now) {
+      const where = scopeWhere(scope, kind);
+      if (!db.prepare(`SELECT 1 FROM webhooks WHERE ${where.sql} AND id = ?`).get(...where.params, webhookId)) return 'not_found';
+      const changed = db.prepare(`UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, lease_until = NULL, finished_at = NULL
+        WHERE id = ? AND webhook_id = ? AND state <> 'pending'`).run(now.getTime(), deliveryId, webhookId).changes;
+      if (changed > 0) return 'requeued';
+      return db.prepare('SELECT 1 FROM webhook_deliveries WHERE id = ? AND webhook_id = ?').get(deliveryId, webhookId) ? 'pending' : 'not_found';
     },
 
     async pendingCount() {

@@ -1,0 +1,81 @@
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { ApiKeyService } from '../core/api-keys/api-key.service.ts';
+import type { AnalyticsReportService } from '../core/analytics/analytics-report.ts';
+import type { AuditService } from '../core/audit/audit.service.ts';
+import type { Clock } from '../core/clock.ts';
+import type { McpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
+import type { McpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
+import type { MemoryService } from '../core/memories/memory.service.ts';
+import type { LimitsService } from '../core/rate-limit/tier-limits.ts';
+import type { SearchService } from '../core/search/search.service.ts';
+import type { SecretService } from '../core/secrets/secret.service.ts';
+import type { WebhookService } from '../core/webhooks/webhook.service.ts';
+import { assetRoutes } from './assets.ts';
+import type { KitDeps } from './context.ts';
+import { dashboardErrorHandler } from './errors.ts';
+import { DASHBOARD_PREFIX } from './layout.ts';
+import { analyticsRoutes } from './pages/analytics.ts';
+import { approvalRoutes } from './pages/approvals.ts';
+import { auditRoutes } from './pages/audit.ts';
+import { memoryRoutes } from './pages/memories.ts';
+import { secretRoutes } from './pages/secrets.ts';
+import { signInRoutes } from './pages/sign-in.ts';
+import { webhookRoutes } from './pages/webhooks.ts';
+import { createSessionStore, type SessionLimits } from './sessions.ts';
+
+export { dashboardErrorHandler, DASHBOARD_PREFIX };
+
+/** The services the dashboard calls (never storage: `dashboard -> core`, like a surface). */
+export interface DashboardDeps {
+  apiKeys: Pick<ApiKeyService, 'authenticate'>;
+  limits: Pick<LimitsService, 'gateway'>;
+  clock: Clock;
+  memories: MemoryService;
+  search: SearchService;
+  analyticsReport: AnalyticsReportService;
+  webhooks: WebhookService;
+  secrets: SecretService;
+  audit: AuditService;
+  mcpApprovals: McpApprovalService;
+  mcpResources: McpResourceService;
+  sessionLimits?: SessionLimits | undefined;
+}
+
+export type PageDeps = DashboardDeps & KitDeps;
+
+/** Headers of every dashboard answer: nothing cached, no framing, scripts and styles from this server only. */
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'same-origin',
+};
+
+const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
+  await app.register(cookie);
+  // Forms post application/x-www-form-urlencoded; only under /dashboard (this plugin's scope).
+  await app.register(formbody, { bodyLimit: 256 * 1024 });
+  app.setErrorHandler(dashboardErrorHandler);
+  app.addHook('onSend', async (_req, reply) => {
+    reply.headers(SECURITY_HEADERS);
+    if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+  });
+  const pageDeps: PageDeps = { ...deps, sessions: createSessionStore(deps.clock, deps.sessionLimits) };
+  app.get(DASHBOARD_PREFIX, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
+  for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
+    routes(app, pageDeps);
+  }
+};
+
+/**
+ * The dashboard under /dashboard: server-rendered pages over the core's services, for people (docs/api.md,
+ * "Dashboard"). Encapsulated: its cookie, form parser, error page and headers apply to its routes only.
+ */
+export async function registerDashboard(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  await app.register(plugin, deps);
+}
+
+export type RouteRegistrar = (app: FastifyInstance, deps: PageDeps) => void;

@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * The dashboard end to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) against
+ * the real server listening on loopback: one browser and one page for the whole file, used in order like a person
+ * would. Each page visited is kept as a screenshot in docs/screenshots/ (the README shows them).
+ */
+const SHOTS = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
+let t: TestApp;
+let base: string;
+let browser: BrowserContext;
+let page: Page;
+let profile: string;
+const keys: Record<string, string> = {};
+let approvalId = '';
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const api = (path: string, key: string, init: RequestInit = {}) =>
+  fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
+
+beforeAll(async () => {
+  t = await createTestApp();
+  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  keys.alice = await t.key({ user: 'alice' });
+  keys.bot = await t.key({ user: 'bot', scopes: ['mcp:access'] });
+  keys.reader = await t.key({ user: 'reader', scopes: ['memories:read'] });
+  // What the pages show: memories, a secret, an access path needing alice's approval and the bot's pending request,
+  // a webhook, and some traffic for the charts.
+  for (const [title, content, tags] of [
+    ['Deploy checklist', 'Run the database migrations before you deploy the API servers.', ['ops', 'deploy']],
+    ['Postgres tuning', 'Raise shared_buffers to a quarter of memory on the database hosts.', ['db']],
+    ['Team lunch', 'Thursday lunch is at the noodle place near the station.', ['social']],
+  ] as const) {
+    const res = await api('/api/v1/memories', keys.alice, { method: 'POST', body: JSON.stringify({ title, content, tags }), headers: { 'x-api-key': keys.alice } });
+    expect(res.status).toBe(201);
+  }
+  await t.container.secrets.create({ tenantId: t.tenant, mode: 'live' }, { userId: 'alice', region: null },
+    { name: 'prod.database-url', value: 'postgres://app:hunter2@db/prod', tags: ['prod', 'db'], expiresInMs: null });
+  expect((await api('/v1/security/mcp/resources', keys.alice, {
+    method: 'POST', body: JSON.stringify({ name: 'Production secrets', uri: 'svc://secrets/prod/*', approvers: ['alice'] }),
+  })).status).toBe(201);
+  const asked = await api('/v1/security/mcp/approve', keys.bot, {
+    method: 'POST', body: JSON.stringify({ resource: 'svc://secrets/prod/database-url', reason: 'Nightly backup job needs the database URL', ttl: 1800 }),
+  });
+  approvalId = ((await asked.json()) as { approvalId: string }).approvalId;
+  expect((await api('/api/v1/webhooks', keys.alice, { method: 'POST', body: JSON.stringify({ url: 'https://hooks.example.com/mnemo', events: ['memory.created', 'memory.updated'] }) })).status).toBe(201);
+  await api('/api/v1/memories', keys.alice, { method: 'POST', body: JSON.stringify({ title: 'Incident 42', content: 'The API returned 502s after the deploy.' }), headers: { 'x-api-key': keys.alice } });
+  await api('/api/v1/memories/search', keys.alice, { method: 'POST', body: JSON.stringify({ query: 'deploy' }), headers: { 'x-api-key': keys.alice } });
+  await api('/api/v1/memories/nope', keys.alice, { headers: { 'x-api-key': keys.alice } });
+  await t.container.requestMetrics.flush();
+
+  profile = mkdtempSync(join(tmpdir(), 'mnemo-chromium-'));
+  // A fresh profile directory: playwright passes it as --user-data-dir.
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1100, height: 680 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  page = browser.pages()[0] ?? await browser.newPage();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+describe('dashboard in Chromium', () => {
+  it('signs in at the approvalUrl, approves, and the token issued opens the resource for the requester', async () => {
+    await page.goto(`${base}/dashboard/approvals/${approvalId}`);
+    expect(page.url()).toContain('/dashboard/sign-in?next=');
+    await page.fill('input[name=api_key]', keys.alice!);
+    await shot('sign-in');
+    await page.click('#sign-in');
+    await page.waitForURL(`**/dashboard/approvals/${approvalId}`);
+    expect(await page.textContent('main')).toContain('Nightly backup job needs the database URL');
+    expect(await page.textContent('.countdown')).toMatch(/expires in \d+m \d+s/);
+    await shot('approval');
+    await page.fill('textarea[name=reason]', 'For tonight only');
+    await page.click('#approve');
+    const token = (await page.textContent('#access-token'))!.trim();
+    expect(await page.textContent('main')).toContain('Hand this to bot');
+    await shot('approval-approved');
+    const read = await fetch(`${base}/v1/security/mcp/resources/${encodeURIComponent('svc://secrets/prod/database-url')}`,
+      { headers: { authorization: `Bearer ${keys.bot}`, 'x-mcp-access-token': token } });
+    expect(read.status).toBe(200);
+    expect(await read.text()).toContain('postgres://app:hunter2@db/prod');
+    await page.goto(`${base}/dashboard/approvals?status=all`);
+    expect(await page.textContent('#approvals')).toContain('approved');
+    await shot('approvals');
+  });
+
+  it('searches memories (hybrid, highlighted) and opens one', async () => {
+    await page.goto(`${base}/dashboard/memories`);
+    expect(await page.locator('#memories tbody tr').count()).toBe(4);
+    await shot('memories');
+    await page.fill('input[name=q]', 'database migrations');
+    await page.selectOption('select[name=search]', 'hybrid');
+    await page.click('#search button');
+    await page.waitForSelector('#results');
+    expect(await page.locator('#results mark').first().textContent()).toMatch(/database|migrations/i);
+    await shot('memories-search');
+    await page.click('#results tbody tr:first-child a');
+    await page.waitForSelector('#content');
+    expect(await page.textContent('#content')).toContain('Run the database migrations');
+    await shot('memory');
+  });
+
+  it('draws the analytics charts with Chart.js from the G7 figures', async () => {
+    await page.goto(`${base}/dashboard/analytics?timeframe=1h`);
+    await page.waitForFunction(() => {
+      const w = window as unknown as { Chart?: { getChart(id: string): unknown } };
+      return w.Chart?.getChart('chart-requests') !== undefined;
+    });
+    const charts = await page.evaluate(() => {
+      const w = window as unknown as { Chart: { getChart(id: string): { data: { labels: string[]; datasets: { label: string; data: (number | null)[] }[] } } } };
+      return ['chart-requests', 'chart-latency', 'chart-searches', 'chart-cost'].map((id) => {
+        const c = w.Chart.getChart(id);
+        return { id, labels: c.data.labels.length, datasets: c.data.datasets.map((d) => ({ label: d.label, data: d.data })) };
+      });
+    });
+    expect(charts.map((c) => c.labels)).toEqual([60, 60, 60, 60]);
+    const sum = (xs: (number | null)[]) => xs.reduce<number>((a, b) => a + (b ?? 0), 0);
+    expect(sum(charts[0]!.datasets[0]!.data)).toBeGreaterThanOrEqual(6);
+    expect(sum(charts[0]!.datasets[1]!.data)).toBeGreaterThanOrEqual(1);
+    expect(charts[1]!.datasets.map((d) => d.label)).toEqual(['p50', 'p95', 'p99']);
+    expect(charts[1]!.datasets[2]!.data.some((v) => v !== null && v > 0)).toBe(true);
+    expect(sum(charts[2]!.datasets[0]!.data)).toBeGreaterThanOrEqual(1);
+    await shot('analytics');
+  });
+
+  it('shows webhooks, secrets (revealed on request) and the verified audit log', async () => {
+    await page.goto(`${base}/dashboard/webhooks`);
+    await page.click('.webhooks tbody tr:first-child a');
+    await page.waitForSelector('#deliveries');
+    expect(await page.locator('#deliveries tbody tr').count()).toBeGreaterThanOrEqual(1);
+    await shot('webhook-deliveries');
+    await page.goto(`${base}/dashboard/secrets`);
+    expect(await page.textContent('#secrets')).not.toContain('hunter2');
+    await shot('secrets');
+    await page.click('#secrets .reveal');
+    expect(await page.textContent('#secret-value')).toBe('postgres://app:hunter2@db/prod');
+    await page.goto(`${base}/dashboard/audit`);
+    expect(await page.textContent('#chain')).toContain('chain verified');
+    expect(await page.textContent('#audit')).toContain('secret.read');
+    await shot('audit');
+  });
+
+  it('refuses a POST without the CSRF token, and a page the key has no scope for; signs out', async () => {
+    await page.goto(`${base}/dashboard/memories`);
+    const href = (await page.getAttribute('#memories tbody tr:first-child a', 'href'))!;
+    const status = await page.evaluate(async (url) => (await fetch(url, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '', credentials: 'same-origin',
+    })).status, `${href}/delete`);
+    expect(status).toBe(403);
+    await page.goto(`${base}${href}`);
+    expect(await page.locator('#content').count()).toBe(1);
+
+    await page.click('#sign-out');
+    await page.waitForURL('**/dashboard/sign-in?ended=out');
+    await page.goto(`${base}/dashboard/secrets`);
+    expect(page.url()).toContain('/dashboard/sign-in');
+    await page.fill('input[name=api_key]', keys.reader!);
+    await page.click('#sign-in');
+    await page.waitForSelector('.refusal');
+    expect(await page.textContent('.refusal')).toContain('lacks the secrets:read scope');
+    await shot('scope-refused');
+  });
+});
