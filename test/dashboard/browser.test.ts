@@ -114,11 +114,11 @@ describe('dashboard in Chromium', () => {
   it('draws the analytics charts with Chart.js from the G7 figures', async () => {
     await page.goto(`${base}/dashboard/analytics?timeframe=1h`);
     await page.waitForFunction(() => {
-      const w = window as unknown as { Chart?: { getChart(id: string): unknown } };
+      const w = globalThis as unknown as { Chart?: { getChart(id: string): unknown } };
       return w.Chart?.getChart('chart-requests') !== undefined;
     });
     const charts = await page.evaluate(() => {
-      const w = window as unknown as { Chart: { getChart(id: string): { data: { labels: string[]; datasets: { label: string; data: (number | null)[] }[] } } } };
+      const w = globalThis as unknown as { Chart: { getChart(id: string): { data: { labels: string[]; datasets: { label: string; data: (number | null)[] }[] } } } };
       return ['chart-requests', 'chart-latency', 'chart-searches', 'chart-cost'].map((id) => {
         const c = w.Chart.getChart(id);
         return { id, labels: c.data.labels.length, datasets: c.data.datasets.map((d) => ({ label: d.label, data: d.data })) };
