@@ -2,9 +2,9 @@
 // nothing when dist/ already matches the sources. Concurrent runs (tests start several servers at once) take a lock,
 // so one compiles and the others wait for it and then find dist/ fresh.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DIST, FINGERPRINT_FILE, ROOT, haveSources, isBuildFresh, sourceFingerprint } from './build-state.js';
@@ -31,9 +31,24 @@ await withLock(() => {
   const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
   if (result.status !== 0) throw new Error(`mnemo build: tsc failed (exit ${result.status ?? result.signal})`);
   mkdirSync(DIST, { recursive: true });
+  copyAssets();
   writeFileSync(FINGERPRINT_FILE, `${fingerprint}\n`);
   process.stderr.write(`mnemo build: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 });
+
+/**
+ * Copies the files under src/ that tsc does not compile (the dashboard's script and style sheet) to the same place
+ * under dist/: the compiled modules read them beside themselves, as the sources do.
+ */
+function copyAssets() {
+  const src = join(ROOT, 'src');
+  for (const entry of readdirSync(src, { recursive: true })) {
+    const file = String(entry);
+    if (file.endsWith('.ts') || !statSync(join(src, file)).isFile()) continue;
+    mkdirSync(dirname(join(DIST, file)), { recursive: true });
+    cpSync(join(src, file), join(DIST, file));
+  }
+}
 
 /** Runs `fn` holding a lock directory; a lock whose owner process is gone (killed mid-build) is taken over. */
 async function withLock(fn) {

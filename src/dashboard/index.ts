@@ -63,6 +63,10 @@ const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
     reply.headers(SECURITY_HEADERS);
     if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
   });
+  // Pages for people, not API operations: kept out of the OpenAPI document at /docs (as /metrics and /mcp are).
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   const pageDeps: PageDeps = { ...deps, sessions: createSessionStore(deps.clock, deps.sessionLimits) };
   app.get(DASHBOARD_PREFIX, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
   for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {

@@ -133,7 +133,7 @@ describe('event-loop pressure: every request but health answers 503 at once', ()
     const g2 = await call(`${t.url}/api/v1/memory`, { headers: bearer(key) });
     const g4 = await call(`${t.url}/v1/search?q=deploy`, { headers: bearer(key) });
     for (const refused of [g1, g2, g4]) {
-      expect(refused.status).toBe(503);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(503);
       expect(refused.retryAfter).toBe('2');
     }
     expect(g1.body).toMatchObject({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('overloaded') } });
