@@ -48,6 +48,8 @@ export interface ServerOptions {
   pressureSampleMs?: number | undefined;
 }
 
+const DEFAULT_PRESSURE_SAMPLE_MS = 1000;
+
 /** The HTTP server: every surface, docs and health, over one container. */
 export async function buildServer(c: Container, options: ServerOptions): Promise<FastifyInstance> {
   // Every API generation, each given just the services its deps name (never storage).
@@ -140,11 +142,19 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   // Load shedding: while the event loop lags past the limit, every request but health is refused at once with a
   // 503 in its surface's envelope (the error handlers render OVERLOADED) rather than queuing behind the backlog.
   if (c.config.maxEventLoopDelayMs > 0) {
+    // The samples taken while the process starts (modules compiled, routes built, vectors warming) hold its start-up
+    // stall, which says nothing about the load: nothing is refused until two samples after `listening on`.
+    const sampleMs = options.pressureSampleMs ?? DEFAULT_PRESSURE_SAMPLE_MS;
+    let sheddingFrom = Number.POSITIVE_INFINITY;
+    app.addHook('onListen', async () => {
+      sheddingFrom = performance.now() + 2 * sampleMs;
+    });
     await app.register(underPressure, {
       maxEventLoopDelay: c.config.maxEventLoopDelayMs,
-      sampleInterval: options.pressureSampleMs,
+      sampleInterval: sampleMs,
       pressureHandler: async (req) => {
         if (HEALTH_PATHS.has(req.routeOptions.url ?? '')) return;
+        if (performance.now() < sheddingFrom) return;
         throw new DomainError('OVERLOADED', 'The server is overloaded; try again shortly', { retryAfterMs: PRESSURE_RETRY_AFTER_MS });
       },
     });
