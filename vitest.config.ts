@@ -30,6 +30,9 @@ const NOT_ON_POSTGRES = [
   // Real Chromium against a real server: what it adds over routes.test.ts (which does run on PostgreSQL) is the
   // browser, not the store; a second run would only double the slowest file of the suite.
   'test/dashboard/browser.test.ts',
+  // Load shedding reads the event loop of the test process; in this project that process also runs PGlite (WASM, in
+  // process) and other files unisolated, whose work moves the samples. Shedding involves no store.
+  'test/cross/load-shedding.test.ts',
 ];
 
 export default defineConfig({
