@@ -8,12 +8,12 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
-import { VectorMatrix } from '../../src/adapters/storage/vector-matrix.ts';
-import { ScanPool } from '../../src/adapters/storage/vector-scan/scan-pool.ts';
+import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
+import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
 import { REPO_ROOT } from '../lib/server.ts';
 import { loadLocomo } from '../quality/locomo.ts';
 import { normaliseInto } from './baseline.ts';
-import { exactScore } from '../../src/adapters/storage/vector-scan/exact-score.ts';
+import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-score.ts';
 
 const opts = new Command('locomo-exactness').option('--data <file>', 'locomo10.json', resolve(REPO_ROOT, '../shared/data/locomo10.json')).parse().opts<{ data: string }>();
 const conversations = await loadLocomo(opts.data);

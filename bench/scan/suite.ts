@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import { VectorMatrix } from '../../src/adapters/storage/vector-matrix.ts';
-import { ScanPool } from '../../src/adapters/storage/vector-scan/scan-pool.ts';
+import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
+import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
 import { forceGc } from '../lib/gc.ts';
 import { loadAverage } from '../lib/machine.ts';
 import { table } from '../lib/markdown.ts';

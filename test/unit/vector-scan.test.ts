@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { VectorMatrix } from '../../src/adapters/storage/vector-matrix.ts';
-import { exactScore } from '../../src/adapters/storage/vector-scan/exact-score.ts';
-import { ScanPool } from '../../src/adapters/storage/vector-scan/scan-pool.ts';
+import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
+import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-score.ts';
+import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
 
 /**
  * The int8 pre-scan with exact re-rank, in this thread and in worker threads, against the plainest possible exact

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VectorMatrix } from '../../src/adapters/storage/vector-matrix.ts';
+import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import { cosine, distanceFromCosine, padVector, similarityFromCosine, suppliedVectorProblems, truncatePadded } from '../../src/core/embeddings/vectors.ts';
 
 /** A seeded PRNG so failures reproduce. */

@@ -1,6 +1,6 @@
 import type { Scope } from '../../../core/scope.ts';
-import { VectorMatrix } from '../vector-matrix.ts';
-import { ScanPool } from '../vector-scan/scan-pool.ts';
+import { VectorMatrix } from './vector-scan/vector-matrix.ts';
+import { ScanPool } from './vector-scan/scan-pool.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 

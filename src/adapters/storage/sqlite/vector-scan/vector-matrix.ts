@@ -1,8 +1,8 @@
-import { int8Dots, type DotsFn } from './vector-scan/int8-dot-kernel.ts';
-import { wasm, type SharedMemory } from './vector-scan/wasm.ts';
-import { quantizeInto, quantizeQuery } from './vector-scan/quantize.ts';
-import { insertTop, scanPart, slotBytesFor, type MatrixBuffers, type PartJob, type PartResult } from './vector-scan/scan-part.ts';
-import type { ScanPool } from './vector-scan/scan-pool.ts';
+import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
+import { wasm, type SharedMemory } from './wasm.ts';
+import { quantizeInto, quantizeQuery } from './quantize.ts';
+import { insertTop, scanPart, slotBytesFor, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import type { ScanPool } from './scan-pool.ts';
 
 /**
  * An exact in-memory vector index for one scope and one model. Unit-length rows are kept twice, in shared memory:
