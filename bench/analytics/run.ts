@@ -90,6 +90,17 @@ const body = [
   '| operation | req/s, analytics off | req/s, analytics on | difference | server CPU ms/request off | on | difference | p50 ms off | p50 ms on |',
   '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows,
+  '',
+  'Each round, the same figures (the spread between rounds is the noise the medians sit in):',
+  '',
+  '| round | create req/s off | on | difference | search req/s off | on | difference | create CPU ms off | on | search CPU ms off | on |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...results.on.create.map((_, i) => {
+    const [cOn, cOff, sOn, sOff] = [results.on.create[i]!, results.off.create[i]!, results.on.search[i]!, results.off.search[i]!];
+    return `| ${i + 1} | ${fmt(cOff.perSecond, 0)} | ${fmt(cOn.perSecond, 0)} | ${change(cOff.perSecond, cOn.perSecond)} | ` +
+      `${fmt(sOff.perSecond, 0)} | ${fmt(sOn.perSecond, 0)} | ${change(sOff.perSecond, sOn.perSecond)} | ` +
+      `${fmt(cOff.cpuMsPerRequest, 3)} | ${fmt(cOn.cpuMsPerRequest, 3)} | ${fmt(sOff.cpuMsPerRequest, 3)} | ${fmt(sOn.cpuMsPerRequest, 3)} |`;
+  }),
 ].join('\n');
 process.stdout.write(`${body}\n`);
 if (o.write) await updateSections(`${REPO_ROOT}BENCHMARKS.md`, [{ id: 'analytics', title: 'Cost of measuring: G1 with request analytics on and off', body }]);
