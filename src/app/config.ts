@@ -94,6 +94,11 @@ export interface Config {
    * proxy terminated TLS). Off: only the socket counts.
    */
   trustProxy: boolean;
+  /**
+   * `MNEMO_MCP_ALLOWED_ORIGINS`: comma-separated hostnames whose browser pages may call `/mcp` (beside loopback names
+   * and the dashboard URL's host, always allowed); `*` turns the Origin check off. Requests without Origin pass.
+   */
+  mcpAllowedOrigins: readonly string[] | '*';
 }
 
 export type MetricsAccess = { mode: 'off' } | { mode: 'loopback' } | { mode: 'token'; token: string };
@@ -121,6 +126,7 @@ export const CONFIG_VARIABLES = [
   'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
   'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN', 'MNEMO_COST_STORAGE_GB_MONTH', 'MNEMO_COST_COMPUTE_SECOND',
   'MNEMO_COST_API_CALLS_PER_1000', 'MNEMO_ANALYTICS', 'MNEMO_SEARCH_THREADS', 'MNEMO_TRUST_PROXY',
+  'MNEMO_MCP_ALLOWED_ORIGINS',
 ] as const;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -195,6 +201,25 @@ function dashboardUrl(env: Env, host: string, port: number): string {
     throw new ConfigError('MNEMO_DASHBOARD_URL', `must be an http(s) URL without credentials, query or fragment (got "${redactPassword(raw)}")`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+/**
+ * A hostname as an Origin allowlist holds it (no scheme, no port; IPv6 in brackets), or `<scheme>://*` for every
+ * origin of a browser-extension scheme.
+ */
+const ORIGIN_HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\]|[a-z][a-z0-9+.-]*:\/\/\*)$/;
+
+function originHostnames(env: Env, name: string): readonly string[] | '*' {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  if (raw === '*') return '*';
+  const items = raw.split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '');
+  for (const item of items) {
+    if (!ORIGIN_HOSTNAME.test(item) || item === 'http://*' || item === 'https://*') {
+      throw new ConfigError(name, `must be "*" or comma-separated hostnames without scheme or port, e.g. "app.example.com,[::1]" (got "${item}")`);
+    }
+  }
+  return items;
 }
 
 /** `MNEMO_METRICS` and `MNEMO_METRICS_TOKEN`; the token is never printed. */
@@ -283,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     analytics: oneOf(env, 'MNEMO_ANALYTICS', ['on', 'off'] as const, 'on') === 'on',
     searchThreads: int(env, 'MNEMO_SEARCH_THREADS', Math.min(16, availableParallelism()), 0, 16),
     trustProxy: oneOf(env, 'MNEMO_TRUST_PROXY', ['on', 'off'] as const, 'off') === 'on',
+    mcpAllowedOrigins: originHostnames(env, 'MNEMO_MCP_ALLOWED_ORIGINS'),
     costPrices: {
       storagePerGbMonth: price(env, 'MNEMO_COST_STORAGE_GB_MONTH', EXAMPLE_UNIT_PRICES.storagePerGbMonth),
       computePerSecond: price(env, 'MNEMO_COST_COMPUTE_SECOND', EXAMPLE_UNIT_PRICES.computePerSecond),

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { toWebRequest } from '@modelcontextprotocol/node';
-import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import { createMcpHandler, localhostAllowedOrigins, validateOriginHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Principal } from '../core/api-keys/api-key.types.ts';
 import { DomainError, isDomainError } from '../core/errors.ts';
 import { createMnemoMcpServer, type McpServerDeps } from '../mcp/mcp-server.ts';
@@ -26,7 +26,12 @@ const SESSION_KEY = 'mnemoSession';
  * `WWW-Authenticate: Bearer`, an exhausted limit a 429 with Retry-After, a bad `X-Workspace-ID` a 400, all as a
  * JSON-RPC error body (`id: null`) whose `error.data` holds Mnemo's code.
  */
-export const mcpHttpRoutes: FastifyPluginAsync<{ auth: AuthDeps; mcp: McpServerDeps; version: string }> = async (app, deps) => {
+export const mcpHttpRoutes: FastifyPluginAsync<{
+  auth: AuthDeps; mcp: McpServerDeps; version: string;
+  /** Origin hostnames allowed besides loopback names (MNEMO_MCP_ALLOWED_ORIGINS and the dashboard's host); `*`: any. */
+  allowedOrigins: readonly string[] | '*';
+}> = async (app, deps) => {
+  const allowedOrigins = deps.allowedOrigins === '*' ? '*' : [...new Set([...localhostAllowedOrigins(), ...deps.allowedOrigins])];
   const handler = createMcpHandler((ctx) => {
     const session = ctx.authInfo?.extra?.[SESSION_KEY] as McpSession | undefined;
     // The route always passes one; without it nothing may be served.
@@ -42,6 +47,12 @@ export const mcpHttpRoutes: FastifyPluginAsync<{ auth: AuthDeps; mcp: McpServerD
     url: MCP_PATH,
     schema: { hide: true },
     handler: async (req, reply) => {
+      // DNS rebinding: a page on another site that resolves its own name to this server must not drive it from a
+      // browser (the MCP transport's rule). Checked before the key: the refusal says nothing about the key.
+      if (allowedOrigins !== '*') {
+        const origin = validateOriginHeader(req.headers.origin, allowedOrigins);
+        if (!origin.ok) throw new DomainError('PERMISSION_DENIED', `Origin not allowed: ${origin.message}`, { reason: 'origin_not_allowed' });
+      }
       const principal = await authenticate(deps.auth, req, reply);
       const named = workspaceOf(req);
       if (!named.ok) throw new DomainError('VALIDATION_FAILED', 'Invalid workspace id', { fields: [named.problem] });

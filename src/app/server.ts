@@ -166,7 +166,11 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(metricsRoutes, { metrics: c.metrics, access: c.config.metrics });
   for (const surface of surfaces) await surface.register(app);
   // The MCP server over Streamable HTTP, on the same services (src/mcp; stdio: `mnemo mcp`).
-  await app.register(mcpHttpRoutes, { auth, mcp: mcpDeps(c), version: VERSION });
+  await app.register(mcpHttpRoutes, {
+    auth, mcp: mcpDeps(c), version: VERSION,
+    // The dashboard's own host is this server's public name: its pages may call /mcp.
+    allowedOrigins: c.config.mcpAllowedOrigins === '*' ? '*' : [...c.config.mcpAllowedOrigins, new URL(c.config.dashboardUrl).hostname],
+  });
   await registerDashboard(app, {
     apiKeys: c.apiKeys, limits: c.limits, clock: c.clock, memories, search, analyticsReport: c.analyticsReport, webhooks: c.webhooks,
     secrets: c.secrets, audit: c.audit, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources,

@@ -175,6 +175,29 @@ describe('MCP over Streamable HTTP: errors come back as tool errors', () => {
     await expect(httpClient(base, 'mnemo_live_notakey')).rejects.toThrow();
   });
 
+  it('refuses a browser Origin other than loopback or the dashboard\'s host with 403 before the key, and lets requests without Origin through', async () => {
+    const { botKey } = await world();
+    const list = (origin?: string) => fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${botKey}`,
+        ...(origin === undefined ? {} : { origin }),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    for (const origin of ['https://evil.example.net', 'http://mnemo.example.com.evil.net', 'null']) {
+      const res = await list(origin);
+      expect(res.status, origin).toBe(403);
+      expect(await res.json(), origin).toMatchObject({ jsonrpc: '2.0', id: null, error: { data: { code: 'PERMISSION_DENIED', details: { reason: 'origin_not_allowed' } } } });
+    }
+    // Before the key: a bad key from a foreign page is refused for its origin, not probed.
+    const probe = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example.net', authorization: 'Bearer mnemo_live_notakey' }, body: '{}' });
+    expect(probe.status).toBe(403);
+    for (const origin of [undefined, base, 'http://localhost:5173', 'https://mnemo.example.com']) {
+      expect((await list(origin)).status, origin ?? 'no Origin').toBe(200);
+    }
+  });
+
   it('counts every MCP request against the key\'s gateway limit, and answers 429 with Retry-After when it is spent', async () => {
     const { key } = await world();
     const freeKey = await key('free-bot', ['memories:read'], 'free');

@@ -9,6 +9,13 @@ describe('configuration', () => {
     expect(c.bodyLimitBytes).toBeGreaterThanOrEqual(c.maxContentBytes);
   });
 
+  it('reads the MCP Origin allowlist: hostnames, extension schemes, or * for any', () => {
+    expect(loadConfig({}).mcpAllowedOrigins).toEqual([]);
+    expect(loadConfig({ MNEMO_MCP_ALLOWED_ORIGINS: ' App.Example.com, [::1] ,moz-extension://*' }).mcpAllowedOrigins)
+      .toEqual(['app.example.com', '[::1]', 'moz-extension://*']);
+    expect(loadConfig({ MNEMO_MCP_ALLOWED_ORIGINS: '*' }).mcpAllowedOrigins).toBe('*');
+  });
+
   it('makes acknowledged writes durable unless told to trade that for speed', () => {
     expect(loadConfig({}).sqliteSynchronous).toBe('full');
     expect(loadConfig({ MNEMO_SQLITE_SYNCHRONOUS: ' ' }).sqliteSynchronous).toBe('full');
@@ -37,6 +44,9 @@ describe('configuration', () => {
     [{ MNEMO_COST_COMPUTE_SECOND: '-1' }, 'MNEMO_COST_COMPUTE_SECOND'],
     [{ MNEMO_COST_API_CALLS_PER_1000: 'free' }, 'MNEMO_COST_API_CALLS_PER_1000'],
     [{ MNEMO_DASHBOARD_URL: 'ftp://dashboard.example.com' }, 'MNEMO_DASHBOARD_URL'],
+    [{ MNEMO_MCP_ALLOWED_ORIGINS: 'https://app.example.com' }, 'MNEMO_MCP_ALLOWED_ORIGINS'],
+    [{ MNEMO_MCP_ALLOWED_ORIGINS: 'app.example.com:8443' }, 'MNEMO_MCP_ALLOWED_ORIGINS'],
+    [{ MNEMO_MCP_ALLOWED_ORIGINS: 'ok.example.com, https://*' }, 'MNEMO_MCP_ALLOWED_ORIGINS'],
     [{ MNEMO_DASHBOARD_URL: 'https://dashboard.example.com/?a=1' }, 'MNEMO_DASHBOARD_URL'],
   ])('stops on %o naming %s', (env, variable) => {
     let error: unknown;
