@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/support/slow-first-sequencer.ts';
 
 /**
  * Tests that measure this process's event-loop delay run after the rest, alone: another test file burning the
@@ -43,6 +44,8 @@ export default defineConfig({
     // Vitest's default is one worker fewer than the CPUs: one worker on the 2-core CI machine, every file in a row.
     // Two keep both cores busy (the main process mostly waits); `npm test` stays within its 5-minute budget.
     maxWorkers: 2,
+    // The slowest files start first, so that the two workers end together (test/support/slow-first-sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: TIMING_TESTS, sequence: { groupOrder: 0 } } },
       {

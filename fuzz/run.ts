@@ -1,5 +1,5 @@
 /**
- * `npm run fuzz`: the schema-driven fuzz of every route (the test suite runs the same engine with 200 cases per
+ * `npm run fuzz`: the schema-driven fuzz of every route (the test suite runs the same engine with 100 cases per
  * route and bounded sizes). The server runs in a child process; `--help` lists the options.
  */
 import { spawn } from 'node:child_process';

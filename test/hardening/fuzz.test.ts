@@ -6,6 +6,7 @@ import { judge } from '../../fuzz/oracle.ts';
 import { injectTransport } from '../../fuzz/transport.ts';
 import { FULL_SIZES } from '../../fuzz/values.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { countFromEnv, longTests } from '../support/test-depth.ts';
 import { testStoreKind } from '../support/test-store.ts';
 
 /**
@@ -14,10 +15,11 @@ import { testStoreKind } from '../support/test-store.ts';
  */
 const SEED = 20260801;
 /**
- * 200 cases per route on SQLite; the PostgreSQL run (the `postgres` project) takes the first 100 of the same seed:
- * what it adds is the adapter's handling of hostile values, and 200 cases there would cost 20 s more of `npm test`.
+ * `npm test`: 100 cases per route on SQLite; the PostgreSQL run (the `postgres` project) takes the first 50 of the same
+ * seed: what it adds is the adapter's handling of hostile values. `npm run test:long` (MNEMO_TEST_LONG=1) runs 200
+ * and 100, MNEMO_TEST_FUZZ_CASES any count; the full campaign is `npm run fuzz`.
  */
-const CASES = testStoreKind() === 'postgres' ? 100 : 200;
+const CASES = countFromEnv('MNEMO_TEST_FUZZ_CASES', (testStoreKind() === 'postgres' ? 50 : 100) * (longTests() ? 2 : 1));
 const TIME_BOUND_MS = 5_000;
 // Every route gets the full sizes (100 000-character strings without spaces included), as `npm run fuzz` sends.
 const sizes = () => FULL_SIZES;

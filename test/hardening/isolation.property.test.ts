@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream, type SseFrame } from '../streams/support.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { countFromEnv, longTests } from '../support/test-depth.ts';
 import { testStoreKind } from '../support/test-store.ts';
 import { paddedHashVector } from '../g2/client.ts';
 import { startReceiver, type Receiver } from '../webhooks/support.ts';
@@ -21,8 +22,11 @@ import {
  */
 
 const SEED = 20_260_812;
-/** 10 runs of each property on SQLite; the PostgreSQL run (the `postgres` project) takes the first 5 of the same seed. */
-const RUNS = testStoreKind() === 'postgres' ? 5 : 10;
+/**
+ * `npm test`: 5 runs of each property on SQLite; the PostgreSQL run (the `postgres` project) takes the first 3 of the
+ * same seed. `npm run test:long` (MNEMO_TEST_LONG=1) runs 10 and 5, MNEMO_TEST_PROPERTY_RUNS any count.
+ */
+const RUNS = countFromEnv('MNEMO_TEST_PROPERTY_RUNS', longTests() ? (testStoreKind() === 'postgres' ? 5 : 10) : (testStoreKind() === 'postgres' ? 3 : 5));
 
 const norm = (q: string) => q.trim().replace(/\s+/g, ' ').toLowerCase();
 const sorted = (xs: Iterable<string>) => [...xs].sort();

@@ -1,0 +1,39 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first). Vitest orders a
+ * fresh clone's files by size, which put some of these last: one worker then ran a 30-40 s file alone while the other
+ * sat idle. Starting them first lets the two workers end together. Files not listed keep vitest's own order (cached
+ * durations when it has them, else size).
+ */
+const SLOW_FIRST = [
+  'postgres:test/hardening/fuzz.test.ts',
+  'suite:test/hardening/isolation.property.test.ts',
+  'suite:test/storage/postgres.storage.test.ts',
+  'suite:test/storage/postgres-socket.storage.test.ts',
+  'suite:test/storage/postgres-server.storage.test.ts',
+  'suite:test/hardening/fuzz.test.ts',
+  'postgres:test/hardening/isolation.property.test.ts',
+  'suite:test/cli/export-import.test.ts',
+  'suite:test/cli/reindex.test.ts',
+  'suite:test/e2e/durability.test.ts',
+  'suite:test/e2e/two-nodes-postgres.test.ts',
+  'suite:test/dashboard/browser.test.ts',
+  'suite:test/g1/paraphrase-quality.test.ts',
+  'postgres:test/g1/paraphrase-quality.test.ts',
+  'suite:test/mcp/stdio.test.ts',
+];
+
+const rank = (spec: TestSpecification): number => {
+  const rel = spec.moduleId.slice(spec.project.config.root.length + 1).replaceAll('\\', '/');
+  const i = SLOW_FIRST.indexOf(`${spec.project.name}:${rel}`);
+  return i === -1 ? SLOW_FIRST.length : i;
+};
+
+export class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    // Array.prototype.sort is stable: the unlisted files keep the order vitest gave them.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
