@@ -71,6 +71,42 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     await srv.close();
   });
 
+  it('maintenance writes (reindex vectors, dropping other models, import) reload only the workspaces they touched', async () => {
+    const srv = server(join(dir, 'maintenance.db'));
+    const inA = makeMemory(scopeA);
+    await srv.memories.insert(inA, { modelId: 'm', vector: axisVector(4, 0) });
+    await srv.memories.insert(makeMemory(scopeB), { modelId: 'm', vector: axisVector(4, 0) });
+    expect((await srv.memories.searchSimilar(scopeA, query(0))).total).toBe(1);
+    expect((await srv.memories.searchSimilar(scopeB, query(0))).total).toBe(1);
+    let a = await srv.cache.get(scopeA, 'm', 4);
+    const b = await srv.cache.get(scopeB, 'm', 4);
+
+    // `mnemo reindex` re-embeds A's memory with model m (new vector): A reloads and sees it, B's matrix stays.
+    const written = await srv.memories.putVectors([{ scope: scopeA, id: inA.id, title: inA.title, content: inA.content, vector: { modelId: 'm', vector: axisVector(4, 2) } }]);
+    expect(written).toBe(1);
+    expect((await srv.memories.searchSimilar(scopeA, query(2))).total).toBe(1);
+    expect((await srv.memories.searchSimilar(scopeA, query(0))).total).toBe(0);
+    expect(await srv.cache.get(scopeA, 'm', 4)).not.toBe(a);
+    expect(await srv.cache.get(scopeB, 'm', 4)).toBe(b);
+
+    // Dropping another model's vectors in A only.
+    a = await srv.cache.get(scopeA, 'm', 4);
+    await srv.memories.putVectors([{ scope: scopeA, id: inA.id, title: inA.title, content: inA.content, vector: { modelId: 'old', vector: axisVector(4, 1) } }]);
+    expect(await srv.memories.dropOtherVectors({ tenantId: scopeA.tenantId }, 'm')).toBe(1);
+    expect(await srv.cache.get(scopeB, 'm', 4)).toBe(b);
+    expect((await srv.memories.searchSimilar(scopeA, query(2))).total).toBe(1);
+
+    // `mnemo import` into A: A sees the imported memory, B keeps its matrix.
+    a = await srv.cache.get(scopeA, 'm', 4);
+    const imported = await srv.memories.importMemories([{ memory: makeMemory(scopeA), vectors: [{ modelId: 'm', vector: axisVector(4, 3) }] }]);
+    expect(imported.inserted).toBe(1);
+    expect((await srv.memories.searchSimilar(scopeA, query(3))).total).toBe(1);
+    expect(await srv.cache.get(scopeA, 'm', 4)).not.toBe(a);
+    expect(await srv.cache.get(scopeB, 'm', 4)).toBe(b);
+    expect((await srv.memories.searchSimilar(scopeB, query(0))).total).toBe(1);
+    await srv.close();
+  });
+
   it('streams a workspace bigger than one load batch, warms every workspace at start, and scans in workers', async () => {
     const file = join(dir, 'big.db');
     const writer = createSqliteStorage({ file, synchronous: 'normal' });

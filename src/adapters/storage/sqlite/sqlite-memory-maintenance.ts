@@ -4,7 +4,6 @@ import type { Memory, StoredVector } from '../../../core/memories/memory.types.t
 import type { KeyMode } from '../../../core/scope.ts';
 import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import type { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
-import type { SqliteVectorCache } from './sqlite-vector-cache.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -32,10 +31,11 @@ function filterWhere(filter: ScopeFilter): { sql: string; params: string[] } {
 
 /**
  * The SQLite memory repository's operator methods (see MemoryMaintenance). They share the repository's in-process
- * indexes: vector writes drop the cached matrices (they hold one model's vectors per scope, and a write here adds a
- * model's vector without replacing the others'), imports refresh the keyword lengths.
+ * indexes: their vector and memory writes move the touched workspaces' versions (migration 15's triggers), so the
+ * vector cache reloads those workspaces alone on their next search and keeps every other workspace's matrices
+ * (nothing is cleared here); imports refresh the keyword lengths.
  */
-export function createSqliteMemoryMaintenance(db: SqliteDb, cache: SqliteVectorCache, keywordLengths: SqliteKeywordLengths): MemoryMaintenance {
+export function createSqliteMemoryMaintenance(db: SqliteDb, keywordLengths: SqliteKeywordLengths): MemoryMaintenance {
   const putVector = db.prepare(`INSERT INTO memory_vectors (memory_seq, model_id, dims, vector)
     SELECT m.seq, ?, ?, ? FROM memories m
     WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND m.id = ? AND m.title = ? AND m.content = ?
@@ -103,22 +103,18 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, cache: SqliteVectorC
 
     async putVectors(writes) {
       if (writes.length === 0) return 0;
-      const written = putTx(writes);
-      if (written > 0) cache.clear();
-      return written;
+      return putTx(writes);
     },
 
     async dropOtherVectors(filter, keepModelId) {
       const where = filterWhere(filter);
       const { changes } = db.prepare(`DELETE FROM memory_vectors WHERE model_id <> ? AND memory_seq IN
         (SELECT m.seq FROM memories m WHERE ${where.sql})`).run(keepModelId, ...where.params);
-      if (changes > 0) cache.clear();
       return changes;
     },
 
     async importMemories(items) {
       const { inserted, skipped } = importTx(items);
-      if (inserted.length > 0) cache.clear();
       for (const { memory, seq } of inserted) keywordLengths.refresh(memory.scope, seq);
       return { inserted: inserted.length, skipped };
     },

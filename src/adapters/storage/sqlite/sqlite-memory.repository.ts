@@ -341,7 +341,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   });
 
   return {
-    ...createSqliteMemoryMaintenance(db, vectors, keywordLengths),
+    ...createSqliteMemoryMaintenance(db, keywordLengths),
     warmUp: () => vectors.warmUp(),
     close: () => vectors.close(),
 
