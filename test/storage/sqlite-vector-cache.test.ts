@@ -93,6 +93,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     a = await srv.cache.get(scopeA, 'm', 4);
     await srv.memories.putVectors([{ scope: scopeA, id: inA.id, title: inA.title, content: inA.content, vector: { modelId: 'old', vector: axisVector(4, 1) } }]);
     expect(await srv.memories.dropOtherVectors({ tenantId: scopeA.tenantId }, 'm')).toBe(1);
+    expect(await srv.cache.get(scopeA, 'm', 4)).not.toBe(a);
     expect(await srv.cache.get(scopeB, 'm', 4)).toBe(b);
     expect((await srv.memories.searchSimilar(scopeA, query(2))).total).toBe(1);
 
