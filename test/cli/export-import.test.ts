@@ -143,4 +143,22 @@ describe('mnemo export / import (spawned)', () => {
     expect(wrong.stderr).toContain('line 1: the first line must be the header');
     expect(readFileSync(notExport, 'utf8')).toBe('{"hello":1}\n');
   }, 120_000);
+
+  it('a bad line late in the file, after a new topic and whole batches, leaves no topic, workspace or memory (SQLite and PostgreSQL)', async () => {
+    // Fresh ids in a tenant of its own (the PostgreSQL store is shared with the round trip above).
+    const fresh = (l: Line): Line => ({ ...l, tenant: 'late-bad', id: `${String(l.id).slice(0, -4)}beef`, ...(l.kind === 'memory' ? { client_id: null } : {}) });
+    const lines = original.trimEnd().split('\n');
+    const [header, ...rest] = lines;
+    const body = rest.map((l) => JSON.stringify(fresh(JSON.parse(l) as Line)));
+    const late = join(tempDir(), 'late.jsonl');
+    writeFileSync(late, [header, ...body, '{"kind":"memory","tenant":'].join('\n'));
+    const badLine = body.length + 2;
+    for (const env of [hashing(tempDir()), { ...hashing(tempDir()), MNEMO_DATABASE_URL: pg.url, MNEMO_DATABASE_POOL_SIZE: '2' }]) {
+      const run = await imported(env, late, '--batch-size', '1');
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`${late} line ${badLine}: not JSON; nothing was imported`);
+      // Nothing of that tenant: the export of it is the header alone (no topic, no memory, so no workspace either).
+      expect(records(await exported(env, '--tenant', 'late-bad'))).toEqual([]);
+    }
+  }, 120_000);
 });
