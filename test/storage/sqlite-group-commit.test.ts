@@ -35,6 +35,13 @@ describe('SQLite group commit of single-memory writes', () => {
       expect(stats.commits).toBeLessThan(40);
       // The outbox rows committed with their memories.
       expect(await storage.events.latestSeq()).toBe(40);
+      // Read-your-writes: the in-memory vector matrix warmed before the writes follows each acknowledged one.
+      await storage.memories.searchSimilar(scopeA, { vector: vec(0).vector, modelId: 'test-model', limit: 1, minSimilarity: 0, filter: {} });
+      const more = Array.from({ length: 8 }, (_, i) => makeMemory(scopeA, { content: `more ${i}` }));
+      await Promise.all(more.map((m) => storage.memories.insert(m, vec(3))));
+      const { total } = await storage.memories.searchSimilar(scopeA,
+        { vector: vec(3).vector, modelId: 'test-model', limit: 100, minSimilarity: 0, filter: {} });
+      expect(total).toBe(48);
     } finally {
       await storage.close();
     }
