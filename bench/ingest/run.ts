@@ -203,7 +203,7 @@ async function hashingPart(): Promise<string> {
     '',
     `Hashing embedder, \`MNEMO_SQLITE_SYNCHRONOUS=full\` (the default) unless said. G1: \`POST /api/v1/memories\`, ${connections} autocannon connections, ` +
       `${durationS} s after 1 s of warm-up. G6: \`POST /api/v1/batch\` with 100 creates each, two batches in flight, four in all per measurement ` +
-      '(default options: every create its own transaction; and `atomic: true`: one transaction per batch). Memories per second.',
+      '(default options: every create its own savepoint, creates arriving together sharing a COMMIT (SQLite group commit); and `atomic: true`: one transaction per batch). Memories per second.',
     '',
     table(['round', 'G1 creates/s', 'G6 memories/s', 'G6 atomic memories/s', 'G1 / G6', 'G1 / G6 atomic', 'G1 creates/s, sync normal', 'load avg'], perRound, 'rrrrrrrr'),
     '',

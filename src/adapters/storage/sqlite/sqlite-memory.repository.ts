@@ -18,6 +18,7 @@ import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
 import { toKeywordHits } from '../bm25.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
+import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -147,11 +148,13 @@ export interface SqliteMemoryRepository extends MemoryRepository {
   warmUp(): Promise<void>;
   /** Terminates the scan threads. */
   close(): Promise<void>;
+  /** Shared COMMITs of single-memory writes so far, and the writes they acknowledged (see SqliteGroupCommit). */
+  readonly groupCommit: Readonly<SqliteGroupCommit['stats']>;
 }
 
 /** `vectors`: the in-process vector indexes (with their scan threads), on the same connection. */
 export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog,
-  vectors = new SqliteVectorCache(db)): SqliteMemoryRepository {
+  vectors = new SqliteVectorCache(db), group = new SqliteGroupCommit(db)): SqliteMemoryRepository {
   backfillContentHashes(db);
   const versions = new SqliteWorkspaceVersions(db);
   const keywordLengths = new SqliteKeywordLengths(db);
@@ -344,6 +347,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     ...createSqliteMemoryMaintenance(db, keywordLengths),
     warmUp: () => vectors.warmUp(),
     close: () => vectors.close(),
+    groupCommit: group.stats,
 
     async applyAtomically(scope, steps) {
       const { rows, events, before, after } = atomicTx(scope, steps);
@@ -365,7 +369,8 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async insert(memory, vector, events) {
       let written: { seq: number; stored: StoredEvent[]; before: number; after: number };
       try {
-        written = insertWithEvents(memory, vector, events);
+        // Shares a COMMIT (one fsync) with the creates that arrived in the same tick; see SqliteGroupCommit.
+        written = await group.run(() => insertWithEvents(memory, vector, events));
       } catch (err) {
         throw asConflict(err, memory);
       }
@@ -378,7 +383,8 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async insertUnlessDuplicate(memory, vector, events) {
       let result: ReturnType<typeof insertUnlessDuplicateTx>;
       try {
-        result = insertUnlessDuplicateTx.immediate(memory, vector, events);
+        // In a group the check still sees every earlier write of the group (same connection, same transaction).
+        result = await group.run(() => insertUnlessDuplicateTx.immediate(memory, vector, events));
       } catch (err) {
         throw asConflict(err, memory);
       }
@@ -448,7 +454,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async update(scope, id, patch, at, by, vector, events) {
-      const written = updateWithEvents(scope, id, patch, at.getTime(), by, vector, events);
+      const written = await group.run(() => updateWithEvents(scope, id, patch, at.getTime(), by, vector, events));
       if (!written) return null;
       if (vector) vectors.upsert(scope, vector.modelId, written.row.seq, vector.vector);
       vectors.noteWrite(scope, written.before, written.after);
@@ -458,7 +464,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async delete(scope, id, events) {
-      const written = deleteWithEvents(scope, id, events);
+      const written = await group.run(() => deleteWithEvents(scope, id, events));
       if (!written) return false;
       vectors.remove(scope, written.row.seq);
       vectors.noteWrite(scope, written.before, written.after);

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import type { Storage } from '../../../core/storage.port.ts';
 import { createSqliteApiKeyRepository } from './sqlite-api-key.repository.ts';
-import { createSqliteMemoryRepository } from './sqlite-memory.repository.ts';
+import { createSqliteMemoryRepository, type SqliteMemoryRepository } from './sqlite-memory.repository.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { createSqliteSearchLogRepository } from './sqlite-search-log.repository.ts';
 import { createSqliteTopicRepository } from './sqlite-topic.repository.ts';
@@ -21,6 +21,8 @@ import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous }
 import type { WarningLog } from '../../../core/warning-log.ts';
 
 export interface SqliteStorage extends Storage {
+  /** The memory repository with its SQLite extras (group-commit counters for metrics and tests). */
+  readonly memories: SqliteMemoryRepository;
   /** PRAGMA synchronous as the connection reports it (see SqliteOptions). */
   readonly synchronous: SqliteSynchronous | 'off' | 'extra';
 }
