@@ -135,9 +135,13 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     timeoutMs: config.searchTimeoutMs,
     maxEmbedChars: config.maxEmbedChars,
     admission: searchAdmission,
+    warnings,
   });
 
-  const searchAnalytics = createSearchAnalytics({ searchLog: storage.searchLog });
+  // Analytics counts the searches answered a moment ago too: their log rows are written in batches.
+  const searchAnalytics = createSearchAnalytics({
+    searchLog: { stats: async (q) => { await search.flushLog(); return storage.searchLog.stats(q); } },
+  });
 
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
   const embeddings = createEmbeddingService({
@@ -255,6 +259,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await search.flushLog();
       await requestMetrics.stop();
       await deliveries.stop();
       await periodic.stop();
