@@ -69,3 +69,20 @@ export function createSearchRecorder(deps: {
     flush: drain,
   };
 }
+
+/**
+ * `reader` with each method waiting for `flush` first: for readers of the search log and the `search.performed`
+ * events (usage, analytics), which must count the searches answered before they were asked.
+ */
+export function afterFlush<T extends object>(reader: T, flush: () => Promise<void>): T {
+  return new Proxy(reader, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        await flush();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
