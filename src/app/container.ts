@@ -6,6 +6,7 @@ import { createMemoryService } from '../core/memories/memory.service.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
+import { afterFlush } from '../core/search/search-recorder.ts';
 import { createSearchAnalytics } from '../core/search/search-analytics.ts';
 import { createSearchAdmission } from '../core/search/search-admission.ts';
 import { createBatchService } from '../core/batch/batch.service.ts';
@@ -135,9 +136,15 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     timeoutMs: config.searchTimeoutMs,
     maxEmbedChars: config.maxEmbedChars,
     admission: searchAdmission,
+    warnings,
   });
 
-  const searchAnalytics = createSearchAnalytics({ searchLog: storage.searchLog });
+  // Analytics counts the searches answered a moment ago too: their log rows are written in batches.
+  const searchAnalytics = createSearchAnalytics({
+    searchLog: afterFlush(storage.searchLog, search.flushLog),
+  });
+  // Usage figures count searches (search log, search.performed events): they too wait for the batch under way.
+  const usage = afterFlush(storage.usage, search.flushLog);
 
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
   const embeddings = createEmbeddingService({
@@ -175,13 +182,13 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: realtime.maxConnectionsPerTenant, maxTotal: realtime.maxConnections,
   });
   const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
-  const analytics = createAnalyticsSummary({ usage: storage.usage, clock });
-  const analyticsReport = createAnalyticsReport({ usage: storage.usage, metrics: storage.requestMetrics, prices: config.costPrices, clock });
+  const analytics = createAnalyticsSummary({ usage, clock });
+  const analyticsReport = createAnalyticsReport({ usage, metrics: storage.requestMetrics, prices: config.costPrices, clock });
   const activity = createActivityTracker({
     events: storage.events, claims: coordination.claims, clock, windowMs: realtime.activityWindowMs,
   });
   const periodic = createPeriodicEvents({
-    events: storage.events, usage: storage.usage, summary: analytics, ping: () => storage.ping(), clock,
+    events: storage.events, usage, summary: analytics, ping: () => storage.ping(), clock,
     sampleProcess: () => {
       const cpu = process.cpuUsage();
       return { cpuMicros: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() };
@@ -255,6 +262,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await search.flushLog();
       await requestMetrics.stop();
       await deliveries.stop();
       await periodic.stop();

@@ -62,6 +62,7 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     const published = await before.app.inject({ method: 'POST', url: '/v1/events', headers: { ...xKey, 'idempotency-key': 'once' }, payload: { type: 'wallet.created', data: { n: 1 } } });
     expect(published.statusCode, published.body).toBe(201);
     const found = json(await before.app.inject({ method: 'POST', url: '/api/v1/memories/search', headers: xKey, payload: { query: 'deploy blue green fridays', threshold: 0 } }));
+    await before.container.search.flushLog(); // the search's log row and event are written in batches
     const sourceStore = await createStorage(loadConfig({ MNEMO_DATA_DIR: source }));
     const scope = { tenantId: before.tenant, mode: 'live' as const, workspace: 'default' };
     const sourceEvents = await sourceStore.events.readAfter({ ...scope, afterSeq: 0, limit: 100 });

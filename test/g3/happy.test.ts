@@ -97,6 +97,7 @@ describe('G3 happy paths', () => {
       expect(capped.matches).toHaveLength(1);
       expect(capped.total).toBe(3);
 
+      await t.container.search.flushLog(); // the search log is written in batches
       const logged = await t.container.storage.searchLog.suggestQueries(scope(), 'deploy', 10);
       expect(logged).toContainEqual({ text: 'deploy pipeline', frequency: 5 });
     });
@@ -216,6 +217,7 @@ describe('G3 happy paths', () => {
       const conflict = await g3(t.app, key, { 'x-workspace-id': 'ws-1' }).search({ query: 'deploy notes', namespace: 'default' });
       expect(fieldsOf(expectG3Error(conflict, 400, 'VALIDATION_ERROR'))).toEqual(['namespace']);
       // The search is logged in the workspace it ran in.
+      await t.container.search.flushLog(); // the search log is written in batches
       expect(await t.container.storage.searchLog.suggestQueries(scope('ws-1'), 'deploy', 10)).toEqual([{ text: 'deploy notes', frequency: 3 }]);
     });
   });
@@ -287,6 +289,7 @@ describe('G3 happy paths', () => {
       expect(ids(json(await api.hybrid({ query: 'zqxv42 notes', namespace: 'ws-9', filters: { tags: ['ops'] } })).matches)).toEqual([tagged]);
       const noMeta = json(await api.hybrid({ query: 'zqxv42 notes', includeMetadata: false })).matches;
       expect(noMeta.every((m: Json) => !('metadata' in m))).toBe(true);
+      await t.container.search.flushLog(); // the search log is written in batches
       expect(await t.container.storage.searchLog.suggestQueries(scope('ws-9'), 'zqxv42', 10)).toEqual([{ text: 'zqxv42 notes', frequency: 1 }]);
     });
   });
@@ -319,9 +322,11 @@ describe('G3 happy paths', () => {
       expect(body.results[3].matches).toEqual([]);
       expect(body.results[3]).not.toHaveProperty('error');
       // Three searches ran and were logged; the invalid one was not.
+      await t.container.search.flushLog(); // the search log is written in batches
       expect(await t.container.storage.searchLog.suggestQueries(scope(), '', 10)).toEqual(expect.arrayContaining([
         { text: 'deploy pipeline', frequency: 2 }, { text: 'sandwich shop soup', frequency: 1 },
       ]));
+      await t.container.search.flushLog(); // the search log is written in batches
       expect(await t.container.storage.searchLog.suggestQueries(scope(), 'x', 10)).toEqual([]);
     });
 

@@ -188,7 +188,8 @@ describe('SearchService', () => {
       const own = freshScope();
       await s.memories.create(own, actor(own, 'bob'), { title: 'Unique zebra note', content: 'zebra' });
       await s.search.keyword({ scope: own, userId: 'bob', surface: 'g9' }, { query: 'zebra stripes', limit: 5, filter: {}, logFilters: { tags: ['x'] } });
-      expect(await s.storage.searchLog.suggestQueries(own, 'zeb', 5)).toEqual([expect.objectContaining({ text: 'zebra stripes' })]);
+      // The suggestion flushes the batched log first: the search answered a moment ago is there.
+      expect(await s.search.suggest(own, 'query', 'zeb', 5)).toEqual([expect.objectContaining({ text: 'zebra stripes' })]);
       const performed = (await s.eventsOf(own)).filter((e) => e.type === 'search.performed');
       expect(performed).toHaveLength(1);
       expect(performed[0]!.data).toMatchObject({ query: 'zebra stripes', kind: 'keyword', surface: 'g9', results_count: 1, user_id: 'bob', filters: { tags: ['x'] } });
@@ -199,10 +200,25 @@ describe('SearchService', () => {
       const e = await s.search.semantic({ scope: own, userId: 'u', surface: 't', arrivedAt: performance.now() - 20_000 },
         { query: QUERY, limit: 5, threshold: 0, filter: {} }).catch((err: DomainError) => err);
       expect(e).toMatchObject({ code: 'TIMEOUT' });
+      await s.search.flushLog();
       expect(await s.eventsOf(own)).toEqual([]);
       // The same search arriving now runs (and is logged): the deadline, not the search, refused it.
       await s.search.semantic({ scope: own, userId: 'u', surface: 't', arrivedAt: performance.now() }, { query: QUERY, limit: 5, threshold: 0, filter: {} });
+      await s.search.flushLog();
       expect((await s.eventsOf(own)).map((ev) => ev.type)).toEqual(['search.performed']);
+    });
+
+    it('writes the searches of a batch in one go, in order, and flushes on its own shortly after', async () => {
+      const own = freshScope();
+      const ctx = { scope: own, userId: 'u', surface: 't' };
+      await Promise.all(['alpha one', 'alpha two', 'alpha three'].map((query) =>
+        s.search.keyword(ctx, { query, limit: 5, filter: {} })));
+      // Nothing waited for the log: the batch is written by its timer (not by a read that flushes).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const performed = (await s.eventsOf(own)).filter((e) => e.type === 'search.performed');
+      expect(performed.map((e) => e.data['query'])).toEqual(['alpha one', 'alpha two', 'alpha three']);
+      expect((await s.storage.searchLog.suggestQueries(own, 'alpha', 5)).map((x) => x.text).sort())
+        .toEqual(['alpha one', 'alpha three', 'alpha two']);
     });
   });
 });

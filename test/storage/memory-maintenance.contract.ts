@@ -39,6 +39,8 @@ export function describeMemoryMaintenanceContract(current: () => Storage): void 
       const coverage = await repo.vectorCoverage({});
       expect(coverage).toEqual({ memories: 2, models: [{ modelId: NEW, dims: 4, vectors: 1 }, { modelId: OLD, dims: 8, vectors: 2 }] });
       expect(await repo.vectorCoverage({ tenantId: scopeB.tenantId })).toEqual({ memories: 0, models: [] });
+      // The whole store's count (read from indexes in SQLite, for /health) agrees with the filtered one.
+      expect(await repo.vectorCoverage({ tenantId: scopeA.tenantId })).toEqual(coverage);
     });
 
     it('writes no vector of a text that changed since it was read, and a re-embedding write drops the other models\' vectors', async () => {

@@ -411,8 +411,13 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await storage.searchLog.append(entry(scopeA, 'deploy pipeline', 2));
         await storage.searchLog.append(entry(scopeA, 'deploy keys', 3));
         await storage.searchLog.append(entry(scopeB, 'deploy secrets', 4));
+        // A batch (the search recorder's) lands whole, across scopes; an empty one writes nothing.
+        await storage.searchLog.appendMany([entry(scopeA, 'deploy keys', 5), entry(scopeB, 'deploy secrets', 6), entry(scopeA, 'release', 7)]);
+        await storage.searchLog.appendMany([]);
+        expect(await storage.searchLog.suggestQueries(scopeA, 'rel', 5)).toEqual([{ text: 'release', frequency: 1 }]);
+        expect(await storage.searchLog.suggestQueries(scopeB, 'dep', 5)).toEqual([{ text: 'deploy secrets', frequency: 2 }]);
         expect(await storage.searchLog.suggestQueries(scopeA, 'DEP', 5)).toEqual([
-          { text: 'deploy pipeline', frequency: 2 }, { text: 'deploy keys', frequency: 1 }]);
+          { text: 'deploy keys', frequency: 2 }, { text: 'deploy pipeline', frequency: 2 }]);
         expect(await storage.searchLog.suggestQueries(scopeA, 'x', 5)).toEqual([]);
       });
 

@@ -54,6 +54,8 @@ export interface SearchStats {
 
 export interface SearchLogRepository {
   append(entry: SearchLogEntry): Promise<void>;
+  /** Several entries in one transaction (the search recorder's batches). */
+  appendMany(entries: readonly SearchLogEntry[]): Promise<void>;
   /** Past queries in scope starting with `prefix` (case-insensitive), most frequent first. */
   suggestQueries(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
   /** Totals, top queries and per-bucket counts of the searches in one scope and time range. */

@@ -10,7 +10,8 @@ import { calibrationFor } from './score-calibration.ts';
 import type { SearchAdmission } from './search-admission.ts';
 import type { SearchKind, SearchLogEntry, SearchLogRepository } from './search-log.ts';
 import type { EventRepository } from '../events/event.repository.ts';
-import { searchPerformed } from '../events/memory-events.ts';
+import type { WarningLog } from '../warning-log.ts';
+import { createSearchRecorder } from './search-recorder.ts';
 
 /** Who searches and through which surface: scope for the data, the rest for the search log. */
 export interface SearchContext {
@@ -103,8 +104,10 @@ export type SearchService = ReturnType<typeof createSearchService>;
 export function createSearchService(deps: {
   memories: MemoryRepository;
   searchLog: SearchLogRepository;
-  /** Every search emits `search.performed`. */
+  /** Every search emits `search.performed` (written with its log entry, in batches: search-recorder.ts). */
   events: Pick<EventRepository, 'append'>;
+  /** Where a failed search-log write is reported (it no longer fails the search, which has answered by then). */
+  warnings?: WarningLog | undefined;
   embedder: Embedder;
   clock: Clock;
   /** A search taking longer answers TIMEOUT, counted from the request's arrival. */
@@ -114,6 +117,7 @@ export function createSearchService(deps: {
   admission?: SearchAdmission | undefined;
 }) {
   const { memories, searchLog, events, embedder, clock } = deps;
+  const recorder = createSearchRecorder({ searchLog, events, warnings: deps.warnings });
   /** Shown similarities and thresholds are on the model's calibrated scale; the store works in raw cosines. */
   const calibration = calibrationFor(embedder.modelId);
 
@@ -162,8 +166,7 @@ export function createSearchService(deps: {
         filters: input.logFilters ?? {},
         at: clock.now(),
       };
-      await searchLog.append(entry);
-      await events.append([searchPerformed(entry)]);
+      recorder.record(entry);
       return outcome;
     } finally {
       clearTimeout(timer);
@@ -182,12 +185,18 @@ export function createSearchService(deps: {
   return {
     embedQuery,
 
+    /** Writes the searches recorded so far to the search log and the outbox (before reading the log, at shutdown). */
+    flushLog: (): Promise<void> => recorder.flush(),
+
     /** Completions of `text` drawn from the scope's own data (not a search: nothing is logged). */
-    suggest(scope: Scope, kind: SuggestionKind, text: string, limit: number): Promise<Suggestion[]> {
+    async suggest(scope: Scope, kind: SuggestionKind, text: string, limit: number): Promise<Suggestion[]> {
       switch (kind) {
         case 'tag': return memories.suggestTags(scope, text, limit);
         case 'title': return memories.suggestTitles(scope, text, limit);
-        case 'query': return searchLog.suggestQueries(scope, text, limit);
+        case 'query':
+          // Past queries include the searches answered a moment ago.
+          await recorder.flush();
+          return searchLog.suggestQueries(scope, text, limit);
       }
     },
 

@@ -1,15 +1,22 @@
-import type { SearchLogRepository } from '../../../core/search/search-log.ts';
+import type { SearchLogEntry, SearchLogRepository } from '../../../core/search/search-log.ts';
 import { normalizeQuery } from '../sqlite/sqlite-search-log.repository.ts';
-import { pgJson, pgTime, type PgExecutor } from './pg-executor.ts';
+import { pgJson, pgTime, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 
 export function createPgSearchLogRepository(db: PgExecutor): SearchLogRepository {
+  const insertOne = (tx: PgQueryable, e: SearchLogEntry) => tx.query(`INSERT INTO search_log (tenant_id, mode, workspace,
+    user_id, surface, kind, query, query_norm, results_count, execution_ms, avg_score, filters, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+  [e.scope.tenantId, e.scope.mode, e.scope.workspace, e.userId, e.surface, e.kind, e.query, normalizeQuery(e.query),
+    e.resultsCount, e.executionMs, e.avgScore, pgJson(e.filters), pgTime(e.at)]);
+
   return {
     async append(e) {
-      await db.query(`INSERT INTO search_log (tenant_id, mode, workspace, user_id, surface, kind, query,
-        query_norm, results_count, execution_ms, avg_score, filters, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-      [e.scope.tenantId, e.scope.mode, e.scope.workspace, e.userId, e.surface, e.kind, e.query, normalizeQuery(e.query),
-        e.resultsCount, e.executionMs, e.avgScore, pgJson(e.filters), pgTime(e.at)]);
+      await insertOne(db, e);
+    },
+    async appendMany(entries) {
+      if (entries.length === 0) return;
+      // One transaction (one WAL flush) for a whole batch.
+      await db.transaction(async (tx) => { for (const e of entries) await insertOne(tx, e); });
     },
     async suggestQueries(scope, prefix, limit) {
       const pattern = `${normalizeQuery(prefix).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

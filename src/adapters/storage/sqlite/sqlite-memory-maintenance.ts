@@ -40,6 +40,18 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, keywordLengths: Sqli
     SELECT m.seq, ?, ?, ? FROM memories m
     WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND m.id = ? AND m.title = ? AND m.content = ?
     ON CONFLICT (memory_seq, model_id) DO UPDATE SET dims = excluded.dims, vector = excluded.vector`);
+  // The whole store's coverage (what /health asks every few seconds) from indexes only: reading `dims` row by row
+  // would read every vector's page (200 MB at 100k x 512) on the event loop. A model id stands for one width (the
+  // embedders put the width in the id, e.g. hashing:v1-512), so its width is read from one row; vectors go with their
+  // memory (ON DELETE CASCADE), so no join is needed.
+  const memoryCount = db.prepare<[], number>('SELECT COUNT(*) FROM memories').pluck();
+  const vectorsPerModel = db.prepare<[], { model_id: string; n: number }>(
+    'SELECT model_id, COUNT(*) AS n FROM memory_vectors GROUP BY model_id ORDER BY model_id');
+  const modelWidth = db.prepare<[string], number>('SELECT dims FROM memory_vectors WHERE model_id = ? LIMIT 1').pluck();
+  const wholeStoreCoverage = () => ({
+    memories: memoryCount.get()!,
+    models: vectorsPerModel.all().map((r) => ({ modelId: r.model_id, dims: modelWidth.get(r.model_id)!, vectors: r.n })),
+  });
   const idTaken = db.prepare<[string], number>('SELECT 1 FROM memories WHERE id = ?').pluck();
   const clientIdTaken = db.prepare<[string, string, string, string], number>(
     'SELECT 1 FROM memories WHERE tenant_id = ? AND mode = ? AND workspace = ? AND client_id = ?').pluck();
@@ -85,6 +97,7 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, keywordLengths: Sqli
 
   return {
     async vectorCoverage(filter) {
+      if (filter.tenantId === undefined && filter.mode === undefined && filter.workspace === undefined) return wholeStoreCoverage();
       const where = filterWhere(filter);
       const memories = db.prepare<string[], number>(`SELECT COUNT(*) FROM memories m WHERE ${where.sql}`).pluck().get(...where.params)!;
       const models = db.prepare<string[], { model_id: string; dims: number; n: number }>(

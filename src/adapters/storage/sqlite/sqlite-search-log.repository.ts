@@ -1,4 +1,4 @@
-import type { SearchLogRepository } from '../../../core/search/search-log.ts';
+import type { SearchLogEntry, SearchLogRepository } from '../../../core/search/search-log.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 
 /** How queries are grouped for suggestions: case and spacing do not make a different query. */
@@ -33,10 +33,18 @@ export function createSqliteSearchLogRepository(db: SqliteDb): SearchLogReposito
        AND s.created_at >= ? AND s.created_at < ? AND s.created_at >= b.lo AND s.created_at < b.hi
      GROUP BY b.i ORDER BY b.i`);
 
+  const insertOne = (e: SearchLogEntry) => insert.run(e.scope.tenantId, e.scope.mode, e.scope.workspace, e.userId,
+    e.surface, e.kind, e.query, normalizeQuery(e.query), e.resultsCount, e.executionMs, e.avgScore, JSON.stringify(e.filters),
+    e.at.getTime());
+  // One commit (one fsync under synchronous=FULL) for a whole batch.
+  const insertMany = db.transaction((entries: readonly SearchLogEntry[]) => { for (const e of entries) insertOne(e); });
+
   return {
     async append(e) {
-      insert.run(e.scope.tenantId, e.scope.mode, e.scope.workspace, e.userId, e.surface, e.kind, e.query,
-        normalizeQuery(e.query), e.resultsCount, e.executionMs, e.avgScore, JSON.stringify(e.filters), e.at.getTime());
+      insertOne(e);
+    },
+    async appendMany(entries) {
+      if (entries.length > 0) insertMany(entries);
     },
     async suggestQueries(scope, prefix, limit) {
       const pattern = `${normalizeQuery(prefix).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
