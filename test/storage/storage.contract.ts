@@ -310,6 +310,40 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await search(['deploy'])).hits.map((h) => h.memory.id).sort()).toEqual([mention.id, other.id].sort());
       });
 
+      it('caps keyword candidates per term at the newest memories, with exact idf and a lower-bound total', async () => {
+        // Six memories hold "zebra" (oldest first), one also "okapi"; a neighbouring scope holds more "zebra".
+        const zebras = Array.from({ length: 6 }, (_, i) => makeMemory(scopeA, {
+          title: `Zebra ${i}`, content: i === 1 ? 'zebra okapi' : `zebra ${'filler '.repeat(i)}`,
+        }));
+        for (const m of zebras) await storage.memories.insert(m, vec(0));
+        await storage.memories.insert(makeMemory(scopeA, { title: 'Lion', content: 'savanna' }), vec(0));
+        for (let i = 0; i < 4; i++) await storage.memories.insert(makeMemory(scopeB, { title: 'zebra', content: 'zebra' }), vec(0));
+        const search = (terms: string[], cap?: number, filter = {}) =>
+          storage.memories.searchKeyword(scopeA, { terms, limit: 10, filter, candidatesPerTerm: cap });
+
+        const exact = await search(['zebra', 'okapi']);
+        expect(exact.total).toBe(6);
+        expect(exact.hits).toHaveLength(6);
+        // Capped at 3 per term: "zebra" scores only its 3 newest memories of the scope (other scopes' never count),
+        // "okapi" (under the cap) still brings its old memory, and the total is the capped word's document count.
+        const capped = await search(['zebra', 'okapi'], 3);
+        expect(capped.hits.map((h) => h.memory.id).sort()).toEqual([zebras[1]!, zebras[3]!, zebras[4]!, zebras[5]!].map((m) => m.id).sort());
+        expect(capped.total).toBe(6);
+        // The capped word's idf is computed from all its holders, so the scores of its kept memories are exact; the
+        // old memory found through "okapi" is scored on "okapi" alone (its "zebra" was past the cap).
+        const exactScore = new Map(exact.hits.map((h) => [h.memory.id, h.relevance]));
+        for (const h of capped.hits) {
+          if (h.memory.id === zebras[1]!.id) expect(h.relevance).toBeLessThan(exactScore.get(h.memory.id)!);
+          else expect(h.relevance).toBeCloseTo(exactScore.get(h.memory.id)!, 10);
+        }
+        // With a filter, the total counts only the filtered candidates that were scored.
+        const filtered = await search(['zebra'], 3, { createdFrom: new Date(0) });
+        expect(filtered.hits).toHaveLength(3);
+        expect(filtered.total).toBe(3);
+        // At or above the document count, the cap changes nothing.
+        expect((await search(['zebra', 'okapi'], 6)).hits.map((h) => h.memory.id)).toEqual(exact.hits.map((h) => h.memory.id));
+      });
+
       it('scores keywords from the scope alone: writes in another tenant, mode or workspace move no score', async () => {
         const mine = [
           makeMemory(scopeA, { title: 'Deploy guide', content: 'How we deploy services to production', tags: ['ops'] }),

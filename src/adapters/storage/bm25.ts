@@ -28,6 +28,13 @@ function inverseDocumentFrequency(documents: number, holding: number): number {
 export interface Bm25Input {
   /** Per query phrase: memory seq → its column-weighted frequency, over the memories of the scope. */
   frequencies: readonly Map<number, number>[];
+  /**
+   * Per phrase, how many memories of the scope hold it, when `frequencies` holds only some of them (a candidate
+   * cap); default: each map's size.
+   */
+  holding?: readonly number[] | undefined;
+  /** A lower bound of the matches known otherwise (a capped phrase's document count, when nothing filters). */
+  totalAtLeast?: number | undefined;
   /** The memories to score (those holding a phrase, after filters). */
   candidates: Iterable<number>;
   lengthOf(seq: number): number;
@@ -38,12 +45,13 @@ export interface Bm25Input {
 }
 
 /**
- * Best first (ties by seq); `total` counts every candidate. Only the best `limit` are kept while scoring (a bounded
+ * Best first (ties by seq); `total` counts every candidate (at least `totalAtLeast`). Only the best `limit` are kept while scoring (a bounded
  * heap), so a query matching most of the scope costs one pass, not a sort of every match.
  */
 export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: number } {
   const { frequencies, documents, averageLength, limit } = input;
-  const idf = frequencies.map((f) => inverseDocumentFrequency(documents, f.size));
+  const holding = input.holding ?? frequencies.map((f) => f.size);
+  const idf = holding.map((n) => inverseDocumentFrequency(documents, n));
   const idfMass = idf.reduce((a, b) => a + b, 0);
   const best = new TopHits(limit);
   let total = 0;
@@ -60,7 +68,23 @@ export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: n
     }
     if (best.accepts(score, seq)) best.add({ seq, score, coverage: idfMass > 0 ? Math.min(1, held / idfMass) : 0 });
   }
-  return { hits: best.sorted(), total };
+  return { hits: best.sorted(), total: Math.max(total, input.totalAtLeast ?? 0) };
+}
+
+/**
+ * The candidate cap applied to complete per-phrase frequencies (a store that reads every occurrence): per phrase,
+ * only the `cap` memories with the highest seq (the newest) are kept; `holding` keeps the exact counts.
+ */
+export function capFrequencies(frequencies: readonly Map<number, number>[], cap: number):
+  { frequencies: Map<number, number>[]; holding: number[]; capped: boolean } {
+  const holding = frequencies.map((f) => f.size);
+  const capped = holding.some((n) => n > cap);
+  const kept = frequencies.map((f) => {
+    if (f.size <= cap) return new Map(f);
+    const newest = [...f.keys()].sort((a, b) => b - a).slice(0, cap);
+    return new Map(newest.map((seq) => [seq, f.get(seq)!]));
+  });
+  return { frequencies: kept, holding, capped };
 }
 
 /** Before: higher score, then lower seq. */

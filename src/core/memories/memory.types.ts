@@ -82,6 +82,12 @@ export interface MemoryFilter {
   topicId?: string | undefined;
 }
 
+/** Whether the filter restricts anything (an empty one keeps every memory). */
+export const hasMemoryFilter = (f: MemoryFilter): boolean => Boolean(
+  f.topicId !== undefined || f.types?.length || f.tagsAny?.length || f.tagsAll?.length || f.createdFrom || f.createdTo
+  || Object.keys(f.metadata ?? {}).length,
+);
+
 export type SortField = 'created_at' | 'updated_at' | 'title';
 export type SortOrder = 'asc' | 'desc';
 
@@ -117,7 +123,16 @@ export interface KeywordQuery {
   terms: string[];
   limit: number;
   filter: MemoryFilter;
+  /**
+   * Candidate cap: per term, only the `candidatesPerTerm` newest memories of the scope holding it are scored (its
+   * document frequency stays exact), so a very common term costs a bounded amount of ranking work. Below the cap
+   * the ranking is exact. Default {@link KEYWORD_CANDIDATES_PER_TERM}.
+   */
+  candidatesPerTerm?: number | undefined;
 }
+
+/** Default keyword candidate cap per query term (docs/api.md, "Keyword candidates"). */
+export const KEYWORD_CANDIDATES_PER_TERM = 1000;
 
 export interface KeywordHit {
   memory: Memory;

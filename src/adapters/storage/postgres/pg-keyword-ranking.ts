@@ -1,8 +1,8 @@
-import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
+import { hasMemoryFilter, type MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { pgInt, SqlParams, type PgQueryable } from './pg-executor.ts';
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
-import { BM25_COLUMN_WEIGHTS, rankBm25, type RankedKeywordHit } from '../bm25.ts';
+import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type RankedKeywordHit } from '../bm25.ts';
 
 /** The text search configuration of `memories.keywords` (stemming, stop words): queries must use the same. */
 export const TEXT_SEARCH_CONFIG = 'english';
@@ -31,7 +31,7 @@ const quoteLexeme = (lexeme: string): string => `'${lexeme.replace(/\\/g, '\\\\'
  * are not counted.
  */
 export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonly string[], filter: MemoryFilter,
-  limit: number): Promise<{ hits: RankedKeywordHit[]; total: number }> {
+  limit: number, cap: number): Promise<{ hits: RankedKeywordHit[]; total: number }> {
   const phrases = await tokenize(db, words);
   if (phrases.length === 0) return { hits: [], total: 0 };
   const lexemes = [...new Set(phrases.flatMap((ph) => ph.map((t) => t.lexeme)))];
@@ -60,7 +60,7 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
     doc.occurrences.set(r.lexeme, new Map(r.positions.map((pos, i) => [pos, r.weights[i] ?? 'D'])));
   }
   // Per phrase, its weighted frequency in each memory holding it; a phrase must stay within one column (one weight).
-  const frequencies = phrases.map((phrase) => {
+  const complete = phrases.map((phrase) => {
     const out = new Map<number, number>();
     for (const [seq, doc] of docs) {
       const first = doc.occurrences.get(phrase[0]!.lexeme);
@@ -74,11 +74,14 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
     return out;
   });
 
+  // The same candidate cap as SQLite's (the newest `cap` memories per phrase), applied after the read.
+  const { frequencies, holding, capped } = capFrequencies(complete, cap);
   const documents = stats!.n;
   const candidates = [...docs].filter(([seq, doc]) => doc.wanted && frequencies.some((f) => f.has(seq))).map(([seq]) => seq);
   return rankBm25({
-    frequencies, candidates, lengthOf: (seq) => docs.get(seq)!.length,
+    frequencies, holding, candidates, lengthOf: (seq) => docs.get(seq)!.length,
     documents, averageLength: documents > 0 ? stats!.total / documents : 0, limit,
+    totalAtLeast: capped && !hasMemoryFilter(filter) ? Math.max(...holding) : 0,
   });
 }
 

@@ -1,5 +1,7 @@
 import { AtomicStepFailed, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
-import type { ListQuery, Memory, MemoryPatch, SimilarityHit, StoredVector } from '../../../core/memories/memory.types.ts';
+import {
+  KEYWORD_CANDIDATES_PER_TERM, type ListQuery, type Memory, type MemoryPatch, type SimilarityHit, type StoredVector,
+} from '../../../core/memories/memory.types.ts';
 import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
 import { DomainError } from '../../../core/errors.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
@@ -322,7 +324,8 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     },
 
     async searchKeyword(scope, query) {
-      const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit);
+      const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit,
+        query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM);
       if (hits.length === 0) return { hits: [], total };
       const rows = await rowsBySeq(scope, hits.map((h) => h.seq));
       return { hits: toKeywordHits(hits, (seq) => { const row = rows.get(seq); return row && toMemory(row); }), total };

@@ -2,7 +2,7 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
-import { BM25_COLUMN_WEIGHTS, rankBm25, type RankedKeywordHit } from '../bm25.ts';
+import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type RankedKeywordHit } from '../bm25.ts';
 
 /** BM25 column weights, in the index's column order. */
 const COLUMN_WEIGHTS: readonly (readonly [string, number])[] = Object.entries(BM25_COLUMN_WEIGHTS);
@@ -35,15 +35,21 @@ export class SqliteKeywordRanking {
       `SELECT json_group_array(json_array(doc, ${column}, offset)) FROM temp.memories_fts_instances WHERE term = ?`).pluck();
   }
 
-  /** The `limit` best memories of the scope matching any of the words (best first), and how many match in all. */
-  rank(scope: Scope, words: readonly string[], filter: CandidateFilter | null, limit: number):
+  /**
+   * The `limit` best memories of the scope matching any of the words (best first), and how many match in all. Per
+   * word, only its `cap` newest memories of the scope are scored (its document frequency is still counted exactly);
+   * when a word was capped and nothing filters, `total` is at least that word's document count.
+   */
+  rank(scope: Scope, words: readonly string[], filter: CandidateFilter | null, limit: number, cap: number):
     { hits: RankedKeywordHit[]; total: number } {
     const phrases = this.tokenizer.phrases(words).filter((tokens) => tokens.length > 0);
     if (phrases.length === 0) return { hits: [], total: 0 };
     const scopeLengths = this.lengths.get(scope);
     const occurrences = new Map<string, number[]>();
-    // Per phrase, its weighted frequency in each memory of the scope that holds it.
-    const frequencies = phrases.map((tokens) => this.weightedFrequencies(tokens, scopeLengths, occurrences));
+    // Per phrase, its weighted frequency in each (capped) memory of the scope that holds it, and how many hold it.
+    const perPhrase = phrases.map((tokens) => this.weightedFrequencies(tokens, scopeLengths, occurrences, cap));
+    const frequencies = perPhrase.map((p) => p.frequencies);
+    const holding = perPhrase.map((p) => p.holding);
     let candidates = new Set(frequencies.flatMap((f) => [...f.keys()]));
     if (filter && candidates.size > 0) {
       candidates = new Set(this.db.prepare<unknown[], number>(
@@ -53,21 +59,36 @@ export class SqliteKeywordRanking {
 
     const documents = scopeLengths.bySeq.size;
     return rankBm25({
-      frequencies, candidates, lengthOf: (seq) => scopeLengths.bySeq.get(seq)!,
+      frequencies, holding, candidates, lengthOf: (seq) => scopeLengths.bySeq.get(seq)!,
       documents, averageLength: scopeLengths.totalTokens / documents, limit,
+      totalAtLeast: filter ? 0 : Math.max(...holding),
     });
   }
 
-  /** Memory seq -> Σ over the phrase's occurrences of its column's weight, for the memories of the scope. */
-  private weightedFrequencies(tokens: readonly string[], scope: ScopeLengths, cache: Map<string, number[]>): Map<number, number> {
+  /**
+   * Memory seq -> Σ over the phrase's occurrences of its column's weight, for the `cap` newest memories of the scope
+   * holding the phrase; `holding` counts all of them.
+   */
+  private weightedFrequencies(tokens: readonly string[], scope: ScopeLengths, cache: Map<string, number[]>, cap: number):
+    { frequencies: Map<number, number>; holding: number } {
     const out = new Map<number, number>();
-    const add = (doc: number, column: number) => {
-      if (scope.bySeq.has(doc)) out.set(doc, (out.get(doc) ?? 0) + COLUMN_WEIGHTS[column]![1]);
-    };
+    let holding = 0;
     if (tokens.length === 1) {
+      // Occurrences come ordered by memory seq: walked from the newest, a memory past the cap is only counted.
       const n = COLUMN_WEIGHTS.length;
-      for (const code of this.occurrences(tokens[0]!, cache)) add(Math.floor(code / n), code % n);
-      return out;
+      const codes = this.occurrences(tokens[0]!, cache);
+      let doc = -1;
+      let kept = false;
+      for (let i = codes.length - 1; i >= 0; i--) {
+        const code = codes[i]!;
+        const d = Math.floor(code / n);
+        if (d !== doc) {
+          doc = d;
+          kept = scope.bySeq.has(d) && ++holding <= cap;
+        }
+        if (kept) out.set(d, (out.get(d) ?? 0) + COLUMN_WEIGHTS[code % n]![1]);
+      }
+      return { frequencies: out, holding };
     }
     // A phrase occurs where its first token does and each next token follows right after, in the same column.
     const starts = tokens.map((token, i) => new Set(this.positions(token).map(([doc, column, offset]) =>
@@ -75,10 +96,11 @@ export class SqliteKeywordRanking {
     for (const start of starts[0]!) {
       if (starts.every((s) => s.has(start))) {
         const [doc, column] = start.split(',').map(Number);
-        add(doc!, column!);
+        if (scope.bySeq.has(doc!)) out.set(doc!, (out.get(doc!) ?? 0) + COLUMN_WEIGHTS[column!]![1]);
       }
     }
-    return out;
+    const capped = capFrequencies([out], cap);
+    return { frequencies: capped.frequencies[0]!, holding: capped.holding[0]! };
   }
 
   private occurrences(token: string, cache: Map<string, number[]>): number[] {

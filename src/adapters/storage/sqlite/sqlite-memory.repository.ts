@@ -1,6 +1,6 @@
 import { AtomicStepFailed, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
 import {
-  METADATA_KEY_PATTERN, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type SimilarityHit,
+  hasMemoryFilter, KEYWORD_CANDIDATES_PER_TERM, METADATA_KEY_PATTERN, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type SimilarityHit,
   type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
@@ -109,10 +109,7 @@ const UNREADABLE_METADATA = 'mnemo_unreadable_metadata';
  */
 const isUnreadableJson = (err: unknown): boolean => err instanceof Error && /malformed JSON/.test(err.message);
 
-const hasFilter = (f: MemoryFilter): boolean => Boolean(
-  f.topicId !== undefined || f.types?.length || f.tagsAny?.length || f.tagsAll?.length || f.createdFrom || f.createdTo
-  || Object.keys(f.metadata ?? {}).length,
-);
+const hasFilter = hasMemoryFilter;
 
 /** `%`, `_` and `\` taken literally in a LIKE pattern (with ESCAPE '\'). */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -517,7 +514,8 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async searchKeyword(scope, query) {
       // The filter runs inside the ranking's candidate query: a stored row it cannot read is retried guarded.
       const { hits, total } = filtered(scope, query.filter,
-        (f) => keywordRanking.rank(scope, query.terms, hasFilter(query.filter) ? f : null, query.limit));
+        (f) => keywordRanking.rank(scope, query.terms, hasFilter(query.filter) ? f : null, query.limit,
+          query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM));
       if (hits.length === 0) return { hits: [], total };
       const rows = db.prepare<unknown[], Row>(
         `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.seq IN (${hits.map(() => '?').join(', ')})`,

@@ -1,0 +1,79 @@
+/**
+ * `npm run bench:keyword`: hybrid search's two legs at the store, side by side on one SQLite corpus (seeded straight
+ * into the file, hashing embedder): the semantic leg (worker-thread scan), the keyword leg with the default
+ * candidate cap and uncapped (every match scored, as before the cap), and both legs run concurrently as hybrid runs
+ * them. Per query the variants run one after the other, in a rotating order; medians over the queries.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
+import { keywordTerms } from '../../src/core/search/query-terms.ts';
+import { KEYWORD_CANDIDATES_PER_TERM, type Memory } from '../../src/core/memories/memory.types.ts';
+import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
+import { fmt, median } from '../lib/stats.ts';
+
+const opts = new Command('bench:keyword')
+  .option('--sizes <list>', 'memories in the one workspace', '10000,100000')
+  .option('--queries <n>', 'measured queries per size (after 5 warm-up queries)', '40')
+  .option('--threads <n>', 'search worker threads of the store', '2')
+  .parse().opts<{ sizes: string; queries: string; threads: string }>();
+const dims = 512;
+const modelId = `hashing:v1-${dims}`;
+const scope = { tenantId: 'bench', mode: 'live' as const, workspace: 'default' };
+const pool = 50; // hybrid's candidate pool for topK 10
+
+console.log('| memories | semantic leg ms | keyword leg, capped ms | keyword leg, uncapped ms | both legs concurrently (capped) ms | concurrent / semantic |');
+console.log('| ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const size of opts.sizes.split(',').map(Number)) {
+  const dir = mkdtempSync(join(tmpdir(), 'mnemo-keyword-leg-'));
+  const storage = createSqliteStorage({ file: join(dir, 'mnemo.db'), synchronous: 'normal', searchThreads: Number(opts.threads) });
+  try {
+    const next = memoryGenerator(42);
+    for (let done = 0; done < size;) {
+      const n = Math.min(1000, size - done);
+      const steps = Array.from({ length: n }, () => {
+        const body = next();
+        const at = new Date();
+        const memory: Memory = {
+          id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
+          metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
+        };
+        return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${body.title}\n\n${body.content}`, dims) } };
+      });
+      await storage.memories.applyAtomically(scope, steps);
+      done += n;
+    }
+    const semantic = (v: Float32Array) => storage.memories.searchSimilar(scope, { vector: v, modelId, limit: pool, minSimilarity: 0, filter: {} });
+    const keyword = (q: string, cap?: number) => storage.memories.searchKeyword(scope, { terms: keywordTerms(q), limit: pool, filter: {}, candidatesPerTerm: cap });
+    const variants: Record<string, (q: string, v: Float32Array) => Promise<unknown>> = {
+      semantic: (_, v) => semantic(v),
+      capped: (q) => keyword(q),
+      uncapped: (q) => keyword(q, Number.MAX_SAFE_INTEGER),
+      both: (q, v) => Promise.all([semantic(v), keyword(q)]),
+    };
+    const names = Object.keys(variants);
+    const ms = new Map(names.map((n) => [n, [] as number[]]));
+    const queries = searchQueries(7, 200);
+    const total = 5 + Number(opts.queries);
+    for (let i = 0; i < total; i++) {
+      const q = queries[i % queries.length]!;
+      const v = hashEmbed(q, dims);
+      for (let j = 0; j < names.length; j++) {
+        const name = names[(i + j) % names.length]!;
+        const started = performance.now();
+        await variants[name]!(q, v);
+        if (i >= 5) ms.get(name)!.push(performance.now() - started);
+      }
+    }
+    const m = (n: string) => median(ms.get(n)!);
+    console.log(`| ${size.toLocaleString('en')} | ${fmt(m('semantic'))} | ${fmt(m('capped'))} | ${fmt(m('uncapped'))} | ${fmt(m('both'))} | ${fmt(m('both') / m('semantic'), 2)} |`);
+  } finally {
+    await storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+console.log(`\nCandidate cap ${KEYWORD_CANDIDATES_PER_TERM} per query word; pool ${pool} per leg; ${opts.threads} scan threads.`);
