@@ -4,17 +4,16 @@
  * the first search after a restart; and the server's RSS against the raw float bytes of its vectors.
  */
 import http from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Command } from 'commander';
 import * as sqliteVec from 'sqlite-vec';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
-import type { Memory } from '../../src/core/memories/memory.types.ts';
 import type { KeyMode } from '../../src/core/scope.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
-import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
+import { searchQueries } from '../lib/corpus.ts';
+import { seedStoreDirectly } from '../lib/seed-store.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { log, phase } from '../lib/progress.ts';
 import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
@@ -88,24 +87,8 @@ async function seed(dataDir: string, size: number): Promise<{ tenantId: string; 
   const db = new Database(file, { readonly: true });
   const scope = db.prepare('SELECT tenant_id AS tenantId, mode, workspace FROM memories LIMIT 1').get() as { tenantId: string; mode: KeyMode; workspace: string };
   db.close();
-  const next = memoryGenerator(42);
   const bar = phase(`seed ${compactCount(size)} x ${dims}`, size, 'memories');
-  const modelId = `hashing:v1-${dims}`;
-  for (let done = 1; done < size;) {
-    const n = Math.min(1000, size - done);
-    const steps = Array.from({ length: n }, () => {
-      const body = next();
-      const at = new Date();
-      const memory: Memory = {
-        id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
-        metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
-      };
-      return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${body.title}\n\n${body.content}`, dims) } };
-    });
-    await storage.memories.applyAtomically(scope, steps);
-    done += n;
-    bar.update(done);
-  }
+  await seedStoreDirectly(storage.memories, scope, { size, dims, from: 1, onProgress: (done) => bar.update(done) });
   bar.stop();
   await storage.close();
   return scope;

@@ -4,7 +4,6 @@
  * candidate cap and uncapped (every match scored, as before the cap), and both legs run concurrently as hybrid runs
  * them. Per query the variants run one after the other, in a rotating order; medians over the queries.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,9 @@ import { Command } from 'commander';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { keywordTerms } from '../../src/core/search/query-terms.ts';
-import { KEYWORD_CANDIDATES_PER_TERM, type Memory } from '../../src/core/memories/memory.types.ts';
-import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
+import { KEYWORD_CANDIDATES_PER_TERM } from '../../src/core/memories/memory.types.ts';
+import { searchQueries } from '../lib/corpus.ts';
+import { seedStoreDirectly } from '../lib/seed-store.ts';
 import { fmt, median } from '../lib/stats.ts';
 
 const opts = new Command('bench:keyword')
@@ -32,21 +32,7 @@ for (const size of opts.sizes.split(',').map(Number)) {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-keyword-leg-'));
   const storage = createSqliteStorage({ file: join(dir, 'mnemo.db'), synchronous: 'normal', searchThreads: Number(opts.threads) });
   try {
-    const next = memoryGenerator(42);
-    for (let done = 0; done < size;) {
-      const n = Math.min(1000, size - done);
-      const steps = Array.from({ length: n }, () => {
-        const body = next();
-        const at = new Date();
-        const memory: Memory = {
-          id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
-          metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
-        };
-        return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${body.title}\n\n${body.content}`, dims) } };
-      });
-      await storage.memories.applyAtomically(scope, steps);
-      done += n;
-    }
+    await seedStoreDirectly(storage.memories, scope, { size, dims });
     const semantic = (v: Float32Array) => storage.memories.searchSimilar(scope, { vector: v, modelId, limit: pool, minSimilarity: 0, filter: {} });
     const keyword = (q: string, cap?: number) => storage.memories.searchKeyword(scope, { terms: keywordTerms(q), limit: pool, filter: {}, candidatesPerTerm: cap });
     const variants: Record<string, (q: string, v: Float32Array) => Promise<unknown>> = {
