@@ -60,6 +60,7 @@ describe('G3 security: tenants, modes and workspaces never cross', () => {
 
   it("keeps each tenant's search log to itself", async () => {
     await alice.search({ query: 'merger with initech' });
+    await t.container.search.flushLog(); // the search log is written in batches
     const scope = (tenantId: string) => ({ tenantId, mode: 'live' as const, workspace: 'default' });
     expect(await t.container.storage.searchLog.suggestQueries(scope(aliceCo), 'merger', 10)).toEqual([{ text: 'merger with initech', frequency: 1 }]);
     expect(await t.container.storage.searchLog.suggestQueries(scope(bobCo), 'merger', 10)).toEqual([]);

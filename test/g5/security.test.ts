@@ -79,6 +79,7 @@ describe('G5 security', () => {
       expect((await api.embed({ input })).statusCode).toBe(200);
     }
     expect((await api.embed({ input: 'x', model: 'mnemo-embed-1536' })).statusCode).toBe(200);
+    await t.container.search.flushLog(); // the search log is written in batches: an empty log must mean nothing was queued
     const scopes: Scope[] = [
       { tenantId: t.tenant, mode: 'live', workspace: 'default' },
       { tenantId: t.tenant, mode: 'test', workspace: 'default' },
