@@ -104,10 +104,10 @@ describe('postgres specifics', () => {
       ...m, title: 'a\ufffdb', content: 'c\ufffdd', tags: ['t\ufffdu'], metadata: { 'k\ufffd': 'v\ufffdw', keep: 'x\\u0000y' },
     });
     expect(await storage.memories.findById(scopeA, 'no\u0000such')).toBeNull();
-    await storage.searchLog.append({
+    await storage.searchLog.appendMany([{
       scope: scopeA, userId: 'u', surface: 'g1', kind: 'semantic', query: 'q\u0000', resultsCount: 0, executionMs: 1,
       avgScore: null, filters: { tags: ['x\udfffy'] }, at: new Date(),
-    });
+    }]);
     expect((await storage.searchLog.suggestQueries(scopeA, 'q', 5)).length).toBe(1);
     await storage.close();
   });

@@ -441,10 +441,10 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           scope, userId: 'u', surface: 'g4', kind: 'semantic' as const, query, resultsCount: 1, executionMs: 2.5,
           avgScore: 0.8, filters: { tags: ['x'] }, at: new Date(at),
         });
-        await storage.searchLog.append(entry(scopeA, 'Deploy  pipeline', 1));
-        await storage.searchLog.append(entry(scopeA, 'deploy pipeline', 2));
-        await storage.searchLog.append(entry(scopeA, 'deploy keys', 3));
-        await storage.searchLog.append(entry(scopeB, 'deploy secrets', 4));
+        await storage.searchLog.appendMany([entry(scopeA, 'Deploy  pipeline', 1)]);
+        await storage.searchLog.appendMany([entry(scopeA, 'deploy pipeline', 2)]);
+        await storage.searchLog.appendMany([entry(scopeA, 'deploy keys', 3)]);
+        await storage.searchLog.appendMany([entry(scopeB, 'deploy secrets', 4)]);
         // A batch (the search recorder's) lands whole, across scopes; an empty one writes nothing.
         await storage.searchLog.appendMany([entry(scopeA, 'deploy keys', 5), entry(scopeB, 'deploy secrets', 6), entry(scopeA, 'release', 7)]);
         await storage.searchLog.appendMany([]);
@@ -459,10 +459,10 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const t0 = Date.UTC(2026, 0, 5); // a Monday
         const H = 3_600_000;
         const log = (scope: Scope, query: string, hour: number, results: number, ms: number, avgScore: number | null) =>
-          storage.searchLog.append({
+          storage.searchLog.appendMany([{
             scope, userId: 'u', surface: 'g4', kind: query ? 'semantic' : 'vector', query, resultsCount: results, executionMs: ms,
             avgScore, filters: {}, at: new Date(t0 + hour * H),
-          });
+          }]);
         await log(scopeA, 'Deploy  Pipeline', 0, 2, 10, 0.8);
         await log(scopeA, 'deploy pipeline', 1, 4, 20, 0.6);
         await log(scopeA, 'deploy pipeline', 1.5, 0, 30, null);
@@ -1162,9 +1162,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           event('user.activity', { ...scopeA, tenantId: 'tenant-d' }, 6),
           event('system.health', { tenantId: null, mode: null, workspace: null }, 6),
         ]);
-        const search = (scope: Scope, minute: number, ms: number) => storage.searchLog.append({
+        const search = (scope: Scope, minute: number, ms: number) => storage.searchLog.appendMany([{
           scope, userId: 'u', surface: 'g4', kind: 'semantic', query: 'q', resultsCount: 1, executionMs: ms, avgScore: 0.8, filters: {}, at: at(minute),
-        });
+        }]);
         await search(scopeA, 6, 10);
         await search({ ...scopeA, workspace: 'w2' }, 8, 30);
         await search(scopeA, 20, 1000);
@@ -1246,9 +1246,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
 
       it('counts searches and memory operations per minute in [from, to), and ranks queries', async () => {
-        const search = (scope: Scope, minute: number, second: number, query: string, ms: number) => storage.searchLog.append({
+        const search = (scope: Scope, minute: number, second: number, query: string, ms: number) => storage.searchLog.appendMany([{
           scope, userId: 'u', surface: 'g1', kind: 'keyword', query, resultsCount: 1, executionMs: ms, avgScore: 0.5, filters: {}, at: at(minute, second),
-        });
+        }]);
         await search(scopeA, 1, 0, 'Deploy', 10);
         await search(scopeA, 1, 59, 'deploy ', 30);
         await search({ ...scopeA, workspace: 'w2' }, 3, 5, 'lunch', 5);
@@ -2322,10 +2322,10 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         // A second key, so paging walks the three-column key of this table.
         await store.idempotency.appendEventOnce({ tenantId: scopeB.tenantId, mode: scopeB.mode, key: 'k0' },
           { requestHash: 'h0', response: '{}', at, notBefore: new Date(at.getTime() - 60_000) }, []);
-        await store.searchLog.append({
+        await store.searchLog.appendMany([{
           scope: scopeA, userId: 'u1', surface: 'g1', kind: 'semantic', query: 'Deploy blue', resultsCount: 1,
           executionMs: 1.5, avgScore: 0.75, filters: { tags: ['ops'] }, at: new Date(Date.UTC(2026, 0, 3)),
-        });
+        }]);
         // Secrets with their sealed versions (one pruned), in two owners, and the master-key check values.
         const sealedAt = (n: number): StoredSecretVersion => ({
           version: n, sealed: { keyId: 'k1', wrappedKey: `d2s${n}=`, payload: `cGF5${n}` }, createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n, 7)), createdBy: 'u1',

@@ -53,8 +53,7 @@ export interface SearchStats {
 }
 
 export interface SearchLogRepository {
-  append(entry: SearchLogEntry): Promise<void>;
-  /** Several entries in one transaction (the search recorder's batches). */
+  /** Entries in one transaction (the search recorder writes searches in batches). */
   appendMany(entries: readonly SearchLogEntry[]): Promise<void>;
   /** Past queries in scope starting with `prefix` (case-insensitive), most frequent first. */
   suggestQueries(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;

@@ -10,9 +10,6 @@ export function createPgSearchLogRepository(db: PgExecutor): SearchLogRepository
     e.resultsCount, e.executionMs, e.avgScore, pgJson(e.filters), pgTime(e.at)]);
 
   return {
-    async append(e) {
-      await insertOne(db, e);
-    },
     async appendMany(entries) {
       if (entries.length === 0) return;
       // One transaction (one WAL flush) for a whole batch.

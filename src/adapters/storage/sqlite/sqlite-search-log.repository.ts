@@ -40,9 +40,6 @@ export function createSqliteSearchLogRepository(db: SqliteDb): SearchLogReposito
   const insertMany = db.transaction((entries: readonly SearchLogEntry[]) => { for (const e of entries) insertOne(e); });
 
   return {
-    async append(e) {
-      insertOne(e);
-    },
     async appendMany(entries) {
       if (entries.length > 0) insertMany(entries);
     },
