@@ -17,6 +17,7 @@ import { createSqliteIdempotentRequestRepository } from './sqlite-idempotent-req
 import { createSqliteMcpResourceRepository } from './sqlite-mcp-resource.repository.ts';
 import { createSqliteMcpApprovalRepository } from './sqlite-mcp-approval.repository.ts';
 import { createSqliteTransfer } from './sqlite-transfer.ts';
+import { createSqliteReindexProgressRepository } from './sqlite-reindex-progress.repository.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
 
@@ -56,6 +57,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog; s
     idempotentRequests: createSqliteIdempotentRequestRepository(db),
     mcpResources: createSqliteMcpResourceRepository(db),
     mcpApprovals: createSqliteMcpApprovalRepository(db),
+    reindexProgress: createSqliteReindexProgressRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);
