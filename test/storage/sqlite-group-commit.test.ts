@@ -154,6 +154,8 @@ describe('SQLite group commit of single-memory writes', () => {
     // After close: a clear error, not SQLite's "connection is not open".
     const late = storage.memories.insert(makeMemory(scopeA), vec(0));
     await expect(late).rejects.toThrow(/store is closed/);
+    // A domain error every surface answers with its 503 envelope, not an unexpected error (500).
+    await expect(late).rejects.toMatchObject({ code: 'OVERLOADED' });
     await expect(storage.memories.delete(scopeA, kept.id)).rejects.toThrow(/store is closed/);
 
     const reopened = createSqliteStorage({ file: f });

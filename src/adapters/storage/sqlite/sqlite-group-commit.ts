@@ -1,3 +1,4 @@
+import { DomainError } from '../../../core/errors.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 
 interface Pending {
@@ -6,10 +7,14 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-/** A write asked for after the store was closed (the server is shutting down): it was not made. */
-export class StoreClosedError extends Error {
+/**
+ * A write asked for after the store was closed (the server is shutting down): it was not made. An OVERLOADED domain
+ * error, so that a straggling request gets every surface's 503 envelope (try again: another node, or this one once
+ * restarted) rather than a 500.
+ */
+export class StoreClosedError extends DomainError {
   constructor() {
-    super('the store is closed (shutting down): the write was not made');
+    super('OVERLOADED', 'the store is closed (shutting down): the write was not made', { retryAfterMs: 1000 });
     this.name = 'StoreClosedError';
   }
 }
