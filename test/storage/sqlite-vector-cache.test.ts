@@ -121,9 +121,9 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
       await writer.memories.insert(makeMemory(i % 2 === 0 ? scopeA : scopeB), { modelId: 'm', vector: axisVector(dims, i % 4, (i + 1) % 4, (i % 97) / 100) });
     }
     await writer.close();
-    const srv = server(file, 2, { workerLoadAbove: 0 });
+    const srv = server(file, 3, { workerLoadAbove: 0 });
     await srv.cache.warmUp();
-    expect(srv.cache.workerLoads).toBe(4); // two load threads per (workspace, model)
+    expect(srv.cache.workerLoads).toBe(4); // two load threads per (workspace, model) with 3 scan threads
     const a = await srv.cache.get(scopeA, 'm', dims);
     const b = await srv.cache.get(scopeB, 'm', dims);
     expect(a.size * dims).toBeGreaterThanOrEqual(srv.cache.pool()!.inlineBelow); // not scanned on the event loop

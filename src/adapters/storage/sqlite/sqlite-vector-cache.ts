@@ -60,7 +60,11 @@ export class SqliteVectorCache {
   constructor(db: SqliteDb, options: SqliteVectorCacheOptions = {}) {
     this.threads = options.threads ?? 0;
     this.versions = new SqliteWorkspaceVersions(db);
-    this.loader = options.loader ?? new SqliteVectorLoader(db, { workerAbove: options.workerLoadAbove ?? WORKER_LOAD_ABOVE, threads: this.threads });
+    // Loader threads leave a core to the event loop (routes still compiling at start, searches later): two need 3+
+    // scan threads (cores).
+    this.loader = options.loader ?? new SqliteVectorLoader(db, {
+      workerAbove: options.workerLoadAbove ?? WORKER_LOAD_ABOVE, threads: Math.min(2, Math.max(1, this.threads - 1)),
+    });
     // Cheap on purpose (warm-up starts with the server): the workspaces from their version table, the models
     // from memory_vectors' model_id index, one row for each model's width.
     this.workspaces = db.prepare<[], { tenant_id: string; mode: string; workspace: string }>(
@@ -107,7 +111,13 @@ export class SqliteVectorCache {
       const scope: Scope = { tenantId: w.tenant_id, mode: w.mode as Scope['mode'], workspace: w.workspace };
       for (const { model, dims } of models) {
         if (this.closed) return;
-        const matrix = await this.get(scope, model, dims);
+        let matrix: VectorMatrix;
+        try {
+          matrix = await this.get(scope, model, dims);
+        } catch (err) {
+          if (this.closed) return; // closed mid-load (shutdown): nothing to report
+          throw err;
+        }
         // Nothing of that model there: not worth an entry (a search would create it again, cheaply).
         if (matrix.size === 0) this.entries.delete(cacheKey(scope, model));
         await new Promise((resolve) => setImmediate(resolve));

@@ -17,14 +17,19 @@ export interface LoadJob {
   target: RowTarget;
 }
 
-/** Memory-mapped reads skip a copy of every page; the mapping goes with the connection. */
+/**
+ * Memory-mapped reads skip a copy of every page (the mapping goes with the connection), so the page cache can be
+ * small: every page is read once.
+ */
 const MMAP_BYTES = 1 << 30;
+const CACHE_KIB = 256;
 
 const job = workerData as LoadJob;
 const db = new Database(job.file, { readonly: true, fileMustExist: true });
 try {
   db.pragma('busy_timeout = 5000');
   db.pragma(`mmap_size = ${MMAP_BYTES}`);
+  db.pragma(`cache_size = -${CACHE_KIB}`);
   parentPort!.postMessage(fillRows(db, job.scope, job.modelId, job.dims, job.range, job.target));
 } finally {
   db.close();

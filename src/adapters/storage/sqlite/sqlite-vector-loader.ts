@@ -10,6 +10,7 @@ import { startWorker } from './vector-scan/start-worker.ts';
 
 /** Below this many floats (about 2,000 rows of 512 dims, a few milliseconds) a workspace loads on the event loop. */
 export const WORKER_LOAD_ABOVE = 1 << 20;
+const LOADER_YOUNG_GENERATION_MB = 1;
 
 /**
  * Loads a workspace's vectors of one model as matrix rows. A big workspace of a store file is read by loader threads
@@ -75,7 +76,12 @@ export class SqliteVectorLoader {
   private inWorker(job: LoadJob): Promise<FilledPart> {
     this.workerLoads++;
     const worker = startWorker(new URL('./sqlite-vector-load-worker.ts', import.meta.url),
-      new URL('./sqlite-vector-load-worker.js', import.meta.url), { workerData: job, external: ['better-sqlite3'] });
+      new URL('./sqlite-vector-load-worker.js', import.meta.url), {
+        workerData: job, external: ['better-sqlite3'],
+        // A small young generation collects each row's BLOB copy soon: the thread's malloc arena, which outlives
+        // it, stays small.
+        resourceLimits: { maxYoungGenerationSizeMb: LOADER_YOUNG_GENERATION_MB },
+      });
     this.workers.add(worker);
     return new Promise<FilledPart>((resolve, reject) => {
       let result: FilledPart | null = null;
