@@ -95,7 +95,7 @@ export function joinParts(dims: number, target: RowTarget, bottom: number, top: 
 /** Version, count and rows of a workspace read here, in one go (small workspaces, in-memory stores). */
 export function readScopeRows(db: SqliteDb, scope: Scope, modelId: string, dims: number): ScopeRows {
   return inReadTransaction(db, () => {
-    const planned = countScopeVectors(db).get(scope.tenantId, scope.mode, scope.workspace, modelId) ?? 0;
+    const planned = scopeVectorStats(db).get(scope.tenantId, scope.mode, scope.workspace, modelId)?.n ?? 0;
     const target: RowTarget = {
       rows: allocateRows(layoutFor(dims), spareRows(planned)), planned, claimed: new SharedArrayBuffer(4), downward: false,
     };
@@ -112,12 +112,6 @@ export function scopeVectorStats(db: SqliteDb) {
   return db.prepare<[string, string, string, string], { n: number; lo: number | null; hi: number | null }>(
     `SELECT COUNT(*) AS n, MIN(m.seq) AS lo, MAX(m.seq) AS hi FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
      WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND v.model_id = ?`);
-}
-
-function countScopeVectors(db: SqliteDb) {
-  return db.prepare<[string, string, string, string], number>(
-    `SELECT COUNT(*) FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
-     WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND v.model_id = ?`).pluck();
 }
 
 function versionOf(db: SqliteDb, scope: Scope): number {
