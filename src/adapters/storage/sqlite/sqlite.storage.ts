@@ -40,7 +40,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog; s
   const pageSize = db.prepare('PRAGMA page_size').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
-  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, options.searchThreads ?? 0));
+  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, { threads: options.searchThreads ?? 0 }));
   return {
     kind: 'sqlite',
     memories,
