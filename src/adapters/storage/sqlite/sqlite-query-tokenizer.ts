@@ -31,11 +31,11 @@ export class SqliteQueryTokenizer {
 }
 
 /** The `tokenize` option `memories_fts` was created with (FTS5's default when none was given). */
-function tokenizerOf(db: SqliteDb): string {
+export function tokenizerOf(db: SqliteDb): string {
   const sql = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'memories_fts'").pluck().get();
   if (typeof sql !== 'string') throw new Error('the keyword index memories_fts is missing');
   const option = /tokenize\s*=\s*'((?:[^']|'')*)'/i.exec(sql);
   return option ? option[1]!.replaceAll("''", "'") : 'unicode61';
 }
 
-const sqlText = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+export const sqlText = (s: string): string => `'${s.replaceAll("'", "''")}'`;
