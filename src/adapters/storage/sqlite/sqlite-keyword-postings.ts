@@ -83,6 +83,35 @@ export class Posting {
   }
 }
 
+/**
+ * A posting list's newest `cap` memories as a frequency lookup for BM25: `get` must be asked in ascending seq order
+ * (it walks forward), which is how the ranking visits its candidates.
+ */
+export class PostingWindow {
+  readonly start: number;
+  private at: number;
+
+  constructor(private readonly posting: Posting, cap: number) {
+    this.start = Math.max(0, posting.size - cap);
+    this.at = this.start;
+  }
+
+  get size(): number {
+    return this.posting.size - this.start;
+  }
+
+  get(seq: number): number | undefined {
+    const p = this.posting;
+    while (this.at < p.size && p.seqAt(this.at) < seq) this.at++;
+    return this.at < p.size && p.seqAt(this.at) === seq ? p.frequencyAt(this.at) : undefined;
+  }
+
+  /** Appends the window's seqs (ascending) to `out`. */
+  collect(out: number[]): void {
+    for (let i = this.start; i < this.posting.size; i++) out.push(this.posting.seqAt(i));
+  }
+}
+
 interface ScopePostings {
   tokens: Map<string, Posting>;
   /** Memories of the scope this process wrote (inserted, updated, deleted) since its lists were last brought up to date. */
@@ -120,24 +149,28 @@ export class SqliteKeywordPostings {
   }
 
   /**
-   * The token's postings among `members` (the scope's memories: seq -> length), current with every committed write.
-   * Valid until the next call (a later call may evict it).
+   * Each token's postings among `members` (the scope's memories: seq -> length), current with every committed write.
+   * Valid until the next call (a later call may evict them).
    */
-  get(scope: Scope, token: string, members: ReadonlyMap<number, unknown>): Posting {
+  lists(scope: Scope, tokens: readonly string[], members: ReadonlyMap<number, unknown>): Posting[] {
     if (this.dataVersion.changedElsewhere()) this.clear();
     const key = scopeKey(scope);
     let entry = this.scopes.get(key);
     if (!entry) this.scopes.set(key, (entry = { tokens: new Map(), changed: new Set() }));
     this.catchUp(scope, entry);
-    let posting = entry.tokens.get(token);
-    if (!posting) {
-      posting = this.read(token, members);
-      entry.tokens.set(token, posting);
-      this.held += posting.size + LIST_OVERHEAD;
-    }
-    posting.used = ++this.clock;
-    if (this.held > this.max) this.evict(posting);
-    return posting;
+    const stamp = ++this.clock;
+    const lists = tokens.map((token) => {
+      let posting = entry.tokens.get(token);
+      if (!posting) {
+        posting = this.read(token, members);
+        entry.tokens.set(token, posting);
+        this.held += posting.size + LIST_OVERHEAD;
+      }
+      posting.used = stamp;
+      return posting;
+    });
+    if (this.held > this.max) this.evict(stamp);
+    return lists;
   }
 
   /** Called after this process committed an insert, update or deletion of the memory `seq` of `scope`. */
@@ -190,14 +223,14 @@ export class SqliteKeywordPostings {
     return posting;
   }
 
-  /** Drops the least recently used lists until the total is back under the bound (never `keep`). */
-  private evict(keep: Posting): void {
+  /** Drops the least recently used lists until the total is back under the bound (never those used at `now`). */
+  private evict(now: number): void {
     const all: { key: string; token: string; posting: Posting }[] = [];
     for (const [key, entry] of this.scopes) for (const [t, posting] of entry.tokens) all.push({ key, token: t, posting });
     all.sort((a, b) => a.posting.used - b.posting.used);
     for (const { key, token: t, posting } of all) {
       if (this.held <= this.max * 0.75) break;
-      if (posting === keep) continue;
+      if (posting.used === now) continue;
       this.scopes.get(key)!.tokens.delete(t);
       this.held -= posting.size + LIST_OVERHEAD;
     }

@@ -2,8 +2,8 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
-import { SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
-import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type RankedKeywordHit } from '../bm25.ts';
+import { PostingWindow, SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
+import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type FrequencyLookup, type RankedKeywordHit } from '../bm25.ts';
 
 /** BM25 column weights, in the index's column order. */
 const COLUMN_WEIGHTS: readonly (readonly [string, number])[] = Object.entries(BM25_COLUMN_WEIGHTS);
@@ -58,15 +58,34 @@ export class SqliteKeywordRanking {
     const phrases = this.tokenizer.phrases(words).filter((tokens) => tokens.length > 0);
     if (phrases.length === 0) return { hits: [], total: 0 };
     const scopeLengths = this.lengths.get(scope);
-    // Per phrase, its weighted frequency in each (capped) memory of the scope that holds it, and how many hold it.
-    const perPhrase = phrases.map((tokens) => this.weightedFrequencies(scope, tokens, scopeLengths, cap));
-    const frequencies = perPhrase.map((p) => p.frequencies);
-    const holding = perPhrase.map((p) => p.holding);
-    let candidates = new Set(frequencies.flatMap((f) => [...f.keys()]));
-    if (filter && candidates.size > 0) {
-      candidates = new Set(this.db.prepare<unknown[], number>(
+    // A single token: the newest `cap` of its posting list (read once per scope, then kept in step); its document
+    // frequency is the whole list's length. A phrase: matched on the index's positions, then capped alike.
+    const singles = phrases.filter((tokens) => tokens.length === 1).map((tokens) => tokens[0]!);
+    const lists = this.postings.lists(scope, singles, scopeLengths.bySeq);
+    const frequencies: FrequencyLookup[] = [];
+    const holding: number[] = [];
+    const seqs: number[] = [];
+    for (const tokens of phrases) {
+      if (tokens.length === 1) {
+        const posting = lists.shift()!;
+        const window = new PostingWindow(posting, cap);
+        window.collect(seqs);
+        frequencies.push(window);
+        holding.push(posting.size);
+      } else {
+        const phrase = this.phraseFrequencies(tokens, scopeLengths, cap);
+        for (const seq of phrase.frequencies.keys()) seqs.push(seq);
+        frequencies.push(phrase.frequencies);
+        holding.push(phrase.holding);
+      }
+    }
+    // Every memory holding a phrase, once, ascending (the order the windows are read in).
+    let candidates = ascendingUnique(seqs);
+    if (filter && candidates.length > 0) {
+      const kept = new Set(this.db.prepare<unknown[], number>(
         `SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))${filter.sql}`,
-      ).pluck().all(JSON.stringify([...candidates]), ...filter.params));
+      ).pluck().all(JSON.stringify(candidates), ...filter.params));
+      candidates = candidates.filter((seq) => kept.has(seq));
     }
 
     const documents = scopeLengths.bySeq.size;
@@ -81,15 +100,9 @@ export class SqliteKeywordRanking {
    * Memory seq -> Σ over the phrase's occurrences of its column's weight, for the `cap` newest memories of the scope
    * holding the phrase; `holding` counts all of them.
    */
-  private weightedFrequencies(scope: Scope, tokens: readonly string[], lengths: ScopeLengths, cap: number):
+  private phraseFrequencies(tokens: readonly string[], lengths: ScopeLengths, cap: number):
     { frequencies: Map<number, number>; holding: number } {
     const out = new Map<number, number>();
-    if (tokens.length === 1) {
-      // The scope's list for the token, seq ascending: its last `cap` entries are the newest memories.
-      const posting = this.postings.get(scope, tokens[0]!, lengths.bySeq);
-      for (let i = posting.size - 1; i >= Math.max(0, posting.size - cap); i--) out.set(posting.seqAt(i), posting.frequencyAt(i));
-      return { frequencies: out, holding: posting.size };
-    }
     // A phrase occurs where its first token does and each next token follows right after, in the same column.
     const starts = tokens.map((token, i) => new Set(this.positions(token).map(([doc, column, offset]) =>
       `${doc},${column},${offset - i}`)));
@@ -106,4 +119,12 @@ export class SqliteKeywordRanking {
   private positions(token: string): [number, number, number][] {
     return JSON.parse(this.positionsOf.get(token)!) as [number, number, number][];
   }
+}
+
+/** The numbers sorted ascending, each once. */
+function ascendingUnique(values: readonly number[]): number[] {
+  const sorted = Float64Array.from(values).sort();
+  const out: number[] = [];
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
+  return out;
 }
