@@ -196,7 +196,7 @@ describe('sqlite specifics', () => {
     await writer.close();
     const db = openSqlite(file);
     const lengths = new SqliteKeywordLengths(db);
-    const bounded = new SqliteKeywordPostings(db, 30); // room for about one list at a time
+    const bounded = new SqliteKeywordPostings(db, 30); // less than one list: each call evicts every other list
     const unbounded = new SqliteKeywordPostings(db);
     const contents = (p: Posting) => Array.from({ length: p.size }, (_, i) => [p.seqAt(i), p.frequencyAt(i)]);
     for (let round = 0; round < 3; round++) {
