@@ -6,9 +6,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/adapters/storage/sqlite/migrations.ts';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { SqliteKeywordLengths } from '../../src/adapters/storage/sqlite/sqlite-keyword-lengths.ts';
+import { type Posting, SqliteKeywordPostings } from '../../src/adapters/storage/sqlite/sqlite-keyword-postings.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
-import { axisVector, makeMemory, scopeA } from '../support/fixtures.ts';
+import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-'));
@@ -120,6 +122,94 @@ describe('sqlite specifics', () => {
     sqlite.close();
     await server.close();
     await cli.close();
+  });
+
+  it('keeps its keyword posting lists in step with every kind of write it makes, in each scope', async () => {
+    const file = join(dir, 'postings.db');
+    const server = createSqliteStorage({ file });
+    const watcher = new Database(file, { readonly: true });
+    const dataVersion = watcher.prepare('PRAGMA data_version').pluck();
+    const vector = { modelId: 'm', vector: axisVector(4, 0) };
+    const terms = ['deploy', 'pasta', 'tomato', 'lunch', 'okapi'];
+    const search = (storage: SqliteStorage, scope: typeof scopeA, cap?: number) =>
+      storage.memories.searchKeyword(scope, { terms, limit: 50, filter: {}, candidatesPerTerm: cap })
+        .then(({ hits, total }) => ({ total, hits: hits.map((h) => [h.memory.title, h.relevance]) }));
+    // The server's answers (its lists read once, then kept in step) against a fresh connection's (read from the index
+    // now). The fresh one must commit nothing: a commit would make the server drop its lists and prove nothing.
+    const expectSameAsFresh = async () => {
+      for (const scope of [scopeA, scopeB]) {
+        for (const cap of [undefined, 2]) {
+          const before = dataVersion.get();
+          const fresh = createSqliteStorage({ file });
+          const expected = await search(fresh, scope, cap);
+          await fresh.close();
+          expect(dataVersion.get()).toBe(before);
+          expect(await search(server, scope, cap), `${scope.tenantId} cap ${cap}`).toEqual(expected);
+        }
+      }
+    };
+    const inA = Array.from({ length: 6 }, (_, i) => makeMemory(scopeA, {
+      title: `A${i} ${i % 2 ? 'deploy' : 'pasta'}`, content: `${'deploy lunch '.repeat(i)}tomato ${i}`, tags: i % 3 ? [] : ['pasta'],
+    }));
+    const inB = Array.from({ length: 3 }, (_, i) => makeMemory(scopeB, { title: `B${i} deploy`, content: 'pasta deploy' }));
+    for (const m of [...inA, ...inB]) await server.memories.insert(m, vector);
+    await expectSameAsFresh();
+
+    await server.memories.insert(makeMemory(scopeA, { title: 'A6 okapi', content: 'deploy deploy tomato' }), vector);
+    await expectSameAsFresh();
+    await server.memories.update(scopeA, inA[1]!.id, { content: 'nothing of the words' }, new Date(), 'u', null);
+    await server.memories.update(scopeA, inA[2]!.id, { tags: ['okapi', 'lunch'] }, new Date(), 'u', null);
+    await server.memories.update(scopeA, inA[4]!.id, { title: 'A4 tomato tomato' }, new Date(), 'u', null);
+    await expectSameAsFresh();
+    await server.memories.delete(scopeA, inA[3]!.id);
+    await server.memories.delete(scopeB, inB[0]!.id);
+    await expectSameAsFresh();
+    const late = makeMemory(scopeA, { title: 'A7 lunch', content: 'pasta okapi' });
+    await server.memories.applyAtomically(scopeA, [
+      { kind: 'insert', memory: late, vector },
+      { kind: 'update', id: late.id, patch: { content: 'pasta okapi okapi deploy' }, at: new Date(), by: 'u', vector: null },
+      { kind: 'update', id: inA[0]!.id, patch: { title: 'A0 okapi' }, at: new Date(), by: 'u', vector: null },
+      { kind: 'delete', id: inA[5]!.id },
+    ]);
+    await server.memories.importMemories([{ memory: makeMemory(scopeA, { title: 'A8 imported deploy', content: 'lunch' }), vectors: [] }]);
+    await expectSameAsFresh();
+    // The newest memory of A deleted, then a memory of B given the same seq (SQLite reuses the largest rowid).
+    const newest = makeMemory(scopeA, { title: 'A9 deploy pasta' });
+    await server.memories.insert(newest, vector);
+    await expectSameAsFresh();
+    await server.memories.delete(scopeA, newest.id);
+    await server.memories.insert(makeMemory(scopeB, { title: 'B3 deploy pasta tomato' }), vector);
+    await expectSameAsFresh();
+    watcher.close();
+    await server.close();
+  });
+
+  it('reads a token again, exactly, after its posting list was evicted', async () => {
+    const file = join(dir, 'evict.db');
+    const writer = createSqliteStorage({ file });
+    const words = ['alpha', 'beta', 'gamma', 'delta'];
+    for (let i = 0; i < 40; i++) {
+      await writer.memories.insert(makeMemory(i % 4 === 3 ? scopeB : scopeA, {
+        title: `t${i} ${words[i % 4]}`, content: words.map((w, k) => `${w} `.repeat((i + k) % 3)).join('') + 'end',
+      }), { modelId: 'm', vector: axisVector(4, 0) });
+    }
+    await writer.close();
+    const db = openSqlite(file);
+    const lengths = new SqliteKeywordLengths(db);
+    const bounded = new SqliteKeywordPostings(db, 30); // less than one list: each call evicts every other list
+    const unbounded = new SqliteKeywordPostings(db);
+    const contents = (p: Posting) => Array.from({ length: p.size }, (_, i) => [p.seqAt(i), p.frequencyAt(i)]);
+    for (let round = 0; round < 3; round++) {
+      for (const scope of [scopeA, scopeB]) {
+        for (const word of words) {
+          const members = lengths.get(scope).bySeq;
+          const expected = contents(unbounded.lists(scope, [word], members)[0]!);
+          expect(expected.length).toBeGreaterThan(0);
+          expect(contents(bounded.lists(scope, [word], members)[0]!), `${scope.tenantId} ${word}`).toEqual(expected);
+        }
+      }
+    }
+    db.close();
   });
 
   it('writes nothing when part of an insert fails', async () => {

@@ -25,9 +25,16 @@ function inverseDocumentFrequency(documents: number, holding: number): number {
   return idf > 0 ? idf : MIN_IDF;
 }
 
+/** A phrase's column-weighted frequency per memory seq (a Map, or a cursor that expects ascending seqs). */
+export interface FrequencyLookup {
+  get(seq: number): number | undefined;
+  /** How many memories it holds. */
+  readonly size: number;
+}
+
 export interface Bm25Input {
   /** Per query phrase: memory seq → its column-weighted frequency, over the memories of the scope. */
-  frequencies: readonly Map<number, number>[];
+  frequencies: readonly FrequencyLookup[];
   /**
    * Per phrase, how many memories of the scope hold it, when `frequencies` holds only some of them (a candidate
    * cap); default: each map's size.
@@ -35,7 +42,10 @@ export interface Bm25Input {
   holding?: readonly number[] | undefined;
   /** A lower bound of the matches known otherwise (a capped phrase's document count, when nothing filters). */
   totalAtLeast?: number | undefined;
-  /** The memories to score (those holding a phrase, after filters). */
+  /**
+   * The memories to score (those holding a phrase, after filters), each once; each is looked up in every phrase's
+   * frequencies in this order (ascending seqs when a lookup is a cursor).
+   */
   candidates: Iterable<number>;
   lengthOf(seq: number): number;
   /** The scope's number of memories and their average length. */

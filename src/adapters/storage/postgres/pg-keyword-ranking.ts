@@ -26,8 +26,10 @@ const quoteLexeme = (lexeme: string): string => `'${lexeme.replace(/\\/g, '\\\\'
  * no other tenant, mode or workspace can move a score: ts_rank / ts_rank_cd use no corpus statistics at all, so they
  * cannot give BM25's ordering, and the contract asks for scores that follow the scope's statistics. The GIN index on
  * `keywords` finds the candidates; their occurrences (positions and weights) come from unnest(tsvector), and the
- * scope's N and total length from `keyword_length`. Cost: one pass over the memories of the scope holding a query
- * word, plus an aggregate over the scope (index-assisted); positions beyond tsvector's limits (16383, 256 per lexeme)
+ * scope's N and total length from `keyword_length`. The candidate cap is applied in SQL before any occurrence is
+ * read: per single-token word, the `cap` newest memories of the scope holding it (`ORDER BY seq DESC LIMIT cap`) and
+ * a count of all of them (its document frequency); a word the parser splits (a phrase, rare) reads every memory
+ * holding all its tokens, then is capped the same way. Positions beyond tsvector's limits (16383, 256 per lexeme)
  * are not counted.
  */
 export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonly string[], filter: MemoryFilter,
@@ -35,17 +37,37 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
   const phrases = await tokenize(db, words);
   if (phrases.length === 0) return { hits: [], total: 0 };
   const lexemes = [...new Set(phrases.flatMap((ph) => ph.map((t) => t.lexeme)))];
-  const query = phrases.map((ph) => `(${ph.map((t) => quoteLexeme(t.lexeme)).join(' & ')})`).join(' | ');
+  const tsquery = (ph: Phrase) => `(${ph.map((t) => quoteLexeme(t.lexeme)).join(' & ')})`;
+  const single = phrases.map((ph) => ph.length === 1);
+
+  // Single-token words: the newest `cap` memories of the scope holding the token, and how many hold it.
+  const singles = phrases.filter((_, i) => single[i]).map(tsquery);
+  const newest = new Map<number, { seqs: Set<number>; holding: number }>();
+  if (singles.length > 0) {
+    const p = new SqlParams();
+    const inScope = `${scopeSql(p, scope)} AND m.keywords @@ w.q::tsquery`;
+    const rows = await db.query<{ ord: number | string; holding: number | string; seqs: (number | string)[] }>(
+      `SELECT w.ord, (SELECT COUNT(*) FROM memories m WHERE ${inScope}) AS holding,
+         ARRAY(SELECT m.seq FROM memories m WHERE ${inScope} ORDER BY m.seq DESC LIMIT ${p.add(Math.min(cap, Number.MAX_SAFE_INTEGER))}::bigint) AS seqs
+       FROM unnest(${p.add(singles)}::text[]) WITH ORDINALITY AS w(q, ord)`, p.values);
+    for (const r of rows) newest.set(pgInt(r.ord) - 1, { seqs: new Set(r.seqs.map(pgInt)), holding: pgInt(r.holding) });
+  }
+  const singleIndex = phrases.map((_, i) => single.slice(0, i).filter(Boolean).length);
+  const candidateSeqs = [...new Set([...newest.values()].flatMap((n) => [...n.seqs]))];
+  const multi = phrases.filter((_, i) => !single[i]).map(tsquery).join(' | ');
 
   const p = new SqlParams();
   const where = scopeSql(p, scope);
-  const tsquery = p.add(query);
+  const which = [
+    ...(candidateSeqs.length > 0 ? [`m.seq = ANY(${p.add(candidateSeqs)}::bigint[])`] : []),
+    ...(multi ? [`m.keywords @@ ${p.add(multi)}::tsquery`] : []),
+  ];
   const lexemeList = p.add(lexemes);
   const filterClause = filterSql(p, filter);
-  const rows = await db.query<OccurrenceRow>(
+  const rows = which.length === 0 ? [] : await db.query<OccurrenceRow>(
     `SELECT m.seq, m.keyword_length, (TRUE${filterClause}) AS wanted, k.lexeme, k.positions, k.weights
      FROM memories m, unnest(m.keywords) k
-     WHERE ${where} AND m.keywords @@ ${tsquery}::tsquery AND k.lexeme = ANY(${lexemeList}::text[])`, p.values);
+     WHERE ${where} AND (${which.join(' OR ')}) AND k.lexeme = ANY(${lexemeList}::text[])`, p.values);
   const sp = new SqlParams();
   const [stats] = await db.query<{ n: number; total: number }>(
     `SELECT COUNT(*)::int AS n, COALESCE(SUM(m.keyword_length), 0)::float8 AS total FROM memories m WHERE ${scopeSql(sp, scope)}`,
@@ -59,10 +81,13 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
     if (!doc) docs.set(seq, (doc = { length: r.keyword_length, wanted: r.wanted, occurrences: new Map() }));
     doc.occurrences.set(r.lexeme, new Map(r.positions.map((pos, i) => [pos, r.weights[i] ?? 'D'])));
   }
-  // Per phrase, its weighted frequency in each memory holding it; a phrase must stay within one column (one weight).
-  const complete = phrases.map((phrase) => {
+  // Per phrase, its weighted frequency in each memory read that holds it; a phrase must stay within one column (one
+  // weight). A single token counts only in its own newest memories (others were read for another word).
+  const perPhrase = phrases.map((phrase, i) => {
+    const own = single[i] ? newest.get(singleIndex[i]!)! : null;
     const out = new Map<number, number>();
     for (const [seq, doc] of docs) {
+      if (own && !own.seqs.has(seq)) continue;
       const first = doc.occurrences.get(phrase[0]!.lexeme);
       if (!first) continue;
       let tf = 0;
@@ -71,17 +96,20 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
       }
       if (tf > 0) out.set(seq, tf);
     }
-    return out;
+    if (own) return { frequencies: out, holding: own.holding };
+    // A phrase: every memory holding it was read; the same cap as a token's (its newest `cap`), applied here.
+    const capped = capFrequencies([out], cap);
+    return { frequencies: capped.frequencies[0]!, holding: capped.holding[0]! };
   });
 
-  // The same candidate cap as SQLite's (the newest `cap` memories per phrase), applied after the read.
-  const { frequencies, holding, capped } = capFrequencies(complete, cap);
+  const frequencies = perPhrase.map((x) => x.frequencies);
+  const holding = perPhrase.map((x) => x.holding);
   const documents = stats!.n;
   const candidates = [...docs].filter(([seq, doc]) => doc.wanted && frequencies.some((f) => f.has(seq))).map(([seq]) => seq);
   return rankBm25({
     frequencies, holding, candidates, lengthOf: (seq) => docs.get(seq)!.length,
     documents, averageLength: documents > 0 ? stats!.total / documents : 0, limit,
-    totalAtLeast: capped && !hasMemoryFilter(filter) ? Math.max(...holding) : 0,
+    totalAtLeast: holding.some((n) => n > cap) && !hasMemoryFilter(filter) ? Math.max(...holding) : 0,
   });
 }
 

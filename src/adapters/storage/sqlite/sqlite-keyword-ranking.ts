@@ -2,7 +2,8 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
-import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type RankedKeywordHit } from '../bm25.ts';
+import { PostingWindow, SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
+import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type FrequencyLookup, type RankedKeywordHit } from '../bm25.ts';
 
 /** BM25 column weights, in the index's column order. */
 const COLUMN_WEIGHTS: readonly (readonly [string, number])[] = Object.entries(BM25_COLUMN_WEIGHTS);
@@ -17,22 +18,34 @@ export interface CandidateFilter {
  * Keyword ranking whose corpus statistics come from the caller's scope alone, so that no other tenant, mode or
  * workspace can move a score: FTS5's bm25() formula (same k1, b, idf and column weights), but with N, the average
  * length and each term's document frequency counted over the scope's memories instead of the whole index.
- * Occurrences come from the index (fts5vocab `instance`), lengths from {@link SqliteKeywordLengths}.
+ * A word's memories and frequencies come from {@link SqliteKeywordPostings} (the scope's posting list of the token,
+ * read from the index once and kept in step), lengths from {@link SqliteKeywordLengths}; a word the tokenizer splits
+ * (a phrase) is matched on the index's positions (fts5vocab `instance`) on every search.
  */
 export class SqliteKeywordRanking {
   private readonly tokenizer: SqliteQueryTokenizer;
-  private readonly occurrencesOf;
+  private readonly postings: SqliteKeywordPostings;
   private readonly positionsOf;
 
   constructor(private readonly db: SqliteDb, private readonly lengths: SqliteKeywordLengths) {
     this.tokenizer = new SqliteQueryTokenizer(db);
+    this.postings = new SqliteKeywordPostings(db);
     db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab (main, memories_fts, instance)');
     const column = `CASE col ${COLUMN_WEIGHTS.map(([name], i) => `WHEN '${name}' THEN ${i}`).join(' ')} END`;
-    // One JSON array per token rather than a row per occurrence: a common word occurs tens of thousands of times.
-    this.occurrencesOf = db.prepare<[string], string>(
-      `SELECT json_group_array(doc * ${COLUMN_WEIGHTS.length} + ${column}) FROM temp.memories_fts_instances WHERE term = ?`).pluck();
     this.positionsOf = db.prepare<[string], string>(
       `SELECT json_group_array(json_array(doc, ${column}, offset)) FROM temp.memories_fts_instances WHERE term = ?`).pluck();
+  }
+
+  /** Called after this process committed an insert or update of the memory `seq`: its statistics follow. */
+  written(scope: Scope, seq: number): void {
+    this.lengths.refresh(scope, seq);
+    this.postings.changed(scope, seq);
+  }
+
+  /** Called after this process committed the deletion of the memory `seq`. */
+  removed(scope: Scope, seq: number): void {
+    this.lengths.remove(scope, seq);
+    this.postings.changed(scope, seq);
   }
 
   /**
@@ -45,16 +58,34 @@ export class SqliteKeywordRanking {
     const phrases = this.tokenizer.phrases(words).filter((tokens) => tokens.length > 0);
     if (phrases.length === 0) return { hits: [], total: 0 };
     const scopeLengths = this.lengths.get(scope);
-    const occurrences = new Map<string, number[]>();
-    // Per phrase, its weighted frequency in each (capped) memory of the scope that holds it, and how many hold it.
-    const perPhrase = phrases.map((tokens) => this.weightedFrequencies(tokens, scopeLengths, occurrences, cap));
-    const frequencies = perPhrase.map((p) => p.frequencies);
-    const holding = perPhrase.map((p) => p.holding);
-    let candidates = new Set(frequencies.flatMap((f) => [...f.keys()]));
-    if (filter && candidates.size > 0) {
-      candidates = new Set(this.db.prepare<unknown[], number>(
+    // A single token: the newest `cap` of its posting list (read once per scope, then kept in step); its document
+    // frequency is the whole list's length. A phrase: matched on the index's positions, then capped alike.
+    const singles = phrases.filter((tokens) => tokens.length === 1).map((tokens) => tokens[0]!);
+    const lists = this.postings.lists(scope, singles, scopeLengths.bySeq);
+    const frequencies: FrequencyLookup[] = [];
+    const holding: number[] = [];
+    const seqs: number[] = [];
+    for (const tokens of phrases) {
+      if (tokens.length === 1) {
+        const posting = lists.shift()!;
+        const window = new PostingWindow(posting, cap);
+        window.collect(seqs);
+        frequencies.push(window);
+        holding.push(posting.size);
+      } else {
+        const phrase = this.phraseFrequencies(tokens, scopeLengths, cap);
+        for (const seq of phrase.frequencies.keys()) seqs.push(seq);
+        frequencies.push(phrase.frequencies);
+        holding.push(phrase.holding);
+      }
+    }
+    // Every memory holding a phrase, once, ascending (the order the windows are read in).
+    let candidates = ascendingUnique(seqs);
+    if (filter && candidates.length > 0) {
+      const kept = new Set(this.db.prepare<unknown[], number>(
         `SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))${filter.sql}`,
-      ).pluck().all(JSON.stringify([...candidates]), ...filter.params));
+      ).pluck().all(JSON.stringify(candidates), ...filter.params));
+      candidates = candidates.filter((seq) => kept.has(seq));
     }
 
     const documents = scopeLengths.bySeq.size;
@@ -69,47 +100,31 @@ export class SqliteKeywordRanking {
    * Memory seq -> Σ over the phrase's occurrences of its column's weight, for the `cap` newest memories of the scope
    * holding the phrase; `holding` counts all of them.
    */
-  private weightedFrequencies(tokens: readonly string[], scope: ScopeLengths, cache: Map<string, number[]>, cap: number):
+  private phraseFrequencies(tokens: readonly string[], lengths: ScopeLengths, cap: number):
     { frequencies: Map<number, number>; holding: number } {
     const out = new Map<number, number>();
-    let holding = 0;
-    if (tokens.length === 1) {
-      // Occurrences come ordered by memory seq: walked from the newest, a memory past the cap is only counted.
-      const n = COLUMN_WEIGHTS.length;
-      const codes = this.occurrences(tokens[0]!, cache);
-      let doc = -1;
-      let kept = false;
-      for (let i = codes.length - 1; i >= 0; i--) {
-        const code = codes[i]!;
-        const d = Math.floor(code / n);
-        if (d !== doc) {
-          doc = d;
-          kept = scope.bySeq.has(d) && ++holding <= cap;
-        }
-        if (kept) out.set(d, (out.get(d) ?? 0) + COLUMN_WEIGHTS[code % n]![1]);
-      }
-      return { frequencies: out, holding };
-    }
     // A phrase occurs where its first token does and each next token follows right after, in the same column.
     const starts = tokens.map((token, i) => new Set(this.positions(token).map(([doc, column, offset]) =>
       `${doc},${column},${offset - i}`)));
     for (const start of starts[0]!) {
       if (starts.every((s) => s.has(start))) {
         const [doc, column] = start.split(',').map(Number);
-        if (scope.bySeq.has(doc!)) out.set(doc!, (out.get(doc!) ?? 0) + COLUMN_WEIGHTS[column!]![1]);
+        if (lengths.bySeq.has(doc!)) out.set(doc!, (out.get(doc!) ?? 0) + COLUMN_WEIGHTS[column!]![1]);
       }
     }
     const capped = capFrequencies([out], cap);
     return { frequencies: capped.frequencies[0]!, holding: capped.holding[0]! };
   }
 
-  private occurrences(token: string, cache: Map<string, number[]>): number[] {
-    let codes = cache.get(token);
-    if (!codes) cache.set(token, (codes = JSON.parse(this.occurrencesOf.get(token)!) as number[]));
-    return codes;
-  }
-
   private positions(token: string): [number, number, number][] {
     return JSON.parse(this.positionsOf.get(token)!) as [number, number, number][];
   }
+}
+
+/** The numbers sorted ascending, each once. */
+function ascendingUnique(values: readonly number[]): number[] {
+  const sorted = Float64Array.from(values).sort();
+  const out: number[] = [];
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
+  return out;
 }

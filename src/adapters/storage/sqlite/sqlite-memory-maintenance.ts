@@ -3,7 +3,7 @@ import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memo
 import type { Memory, StoredVector } from '../../../core/memories/memory.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
-import type { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
+import type { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -33,9 +33,9 @@ function filterWhere(filter: ScopeFilter): { sql: string; params: string[] } {
  * The SQLite memory repository's operator methods (see MemoryMaintenance). They share the repository's in-process
  * indexes: their vector and memory writes move the touched workspaces' versions (migration 15's triggers), so the
  * vector cache reloads those workspaces alone on their next search and keeps every other workspace's matrices
- * (nothing is cleared here); imports refresh the keyword lengths.
+ * (nothing is cleared here); imports reach the keyword statistics (lengths and posting lists).
  */
-export function createSqliteMemoryMaintenance(db: SqliteDb, keywordLengths: SqliteKeywordLengths): MemoryMaintenance {
+export function createSqliteMemoryMaintenance(db: SqliteDb, keywords: Pick<SqliteKeywordRanking, 'written'>): MemoryMaintenance {
   const putVector = db.prepare(`INSERT INTO memory_vectors (memory_seq, model_id, dims, vector)
     SELECT m.seq, ?, ?, ? FROM memories m
     WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND m.id = ? AND m.title = ? AND m.content = ?
@@ -128,7 +128,7 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, keywordLengths: Sqli
 
     async importMemories(items) {
       const { inserted, skipped } = importTx(items);
-      for (const { memory, seq } of inserted) keywordLengths.refresh(memory.scope, seq);
+      for (const { memory, seq } of inserted) keywords.written(memory.scope, seq);
       return { inserted: inserted.length, skipped };
     },
   };

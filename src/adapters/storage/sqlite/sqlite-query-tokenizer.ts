@@ -1,5 +1,8 @@
 import type { SqliteDb } from './sqlite.database.ts';
 
+/** Words whose tokens are remembered; past that the memory starts again. */
+const KNOWN_WORDS_MAX = 10_000;
+
 /**
  * Query words turned into the keyword index's own tokens (stemmed, case- and diacritic-folded), by FTS5 itself: a
  * scratch FTS5 table in the connection's temp schema, declared with the same tokenizer as `memories_fts`, and its
@@ -7,6 +10,8 @@ import type { SqliteDb } from './sqlite.database.ts';
  */
 export class SqliteQueryTokenizer {
   private readonly tokenize: (words: readonly string[]) => string[][];
+  /** Words already tokenized (the tokenizer is fixed for the index's life): a query's words are mostly repeats. */
+  private readonly known = new Map<string, readonly string[]>();
 
   constructor(db: SqliteDb) {
     db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_query USING fts5 (word, tokenize = ${sqlText(tokenizerOf(db))});
@@ -26,16 +31,21 @@ export class SqliteQueryTokenizer {
 
   /** One token list per word, in order (empty when the word holds no token character). */
   phrases(words: readonly string[]): string[][] {
-    return words.length === 0 ? [] : this.tokenize(words);
+    const missing = words.filter((w) => !this.known.has(w));
+    if (missing.length > 0) {
+      if (this.known.size + missing.length > KNOWN_WORDS_MAX) this.known.clear();
+      this.tokenize(missing).forEach((tokens, i) => this.known.set(missing[i]!, tokens));
+    }
+    return words.map((w) => [...this.known.get(w)!]);
   }
 }
 
 /** The `tokenize` option `memories_fts` was created with (FTS5's default when none was given). */
-function tokenizerOf(db: SqliteDb): string {
+export function tokenizerOf(db: SqliteDb): string {
   const sql = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'memories_fts'").pluck().get();
   if (typeof sql !== 'string') throw new Error('the keyword index memories_fts is missing');
   const option = /tokenize\s*=\s*'((?:[^']|'')*)'/i.exec(sql);
   return option ? option[1]!.replaceAll("''", "'") : 'unicode61';
 }
 
-const sqlText = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+export const sqlText = (s: string): string => `'${s.replaceAll("'", "''")}'`;

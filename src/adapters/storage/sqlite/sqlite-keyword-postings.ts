@@ -1,0 +1,247 @@
+import type { Scope } from '../../../core/scope.ts';
+import type { SqliteDb } from './sqlite.database.ts';
+import { SqliteDataVersion } from './sqlite-data-version.ts';
+import { SqliteDocumentTokens } from './sqlite-document-tokens.ts';
+import { BM25_COLUMN_WEIGHTS } from '../bm25.ts';
+
+/** The most postings (memory, frequency) held over every scope and token: about 12 bytes each. */
+export const KEYWORD_POSTINGS_MAX = 2_000_000;
+/** What a list counts for beyond its postings (its objects), so that many empty lists are bounded too. */
+const LIST_OVERHEAD = 32;
+/**
+ * Memories written in a scope since its lists were last used beyond which the lists are dropped rather than brought
+ * up to date: re-tokenizing that many memories costs about what reading a common token's occurrences again does.
+ */
+const MAX_CHANGED = 2_000;
+
+/** One token's postings in one scope: the memories holding it, seq ascending, each with its weighted frequency. */
+export class Posting {
+  private seqs = new Float64Array(16);
+  private frequencies = new Float32Array(16);
+  size = 0;
+  /** When a search last used it (for least-recently-used eviction). */
+  used = 0;
+
+  seqAt(i: number): number {
+    return this.seqs[i]!;
+  }
+
+  frequencyAt(i: number): number {
+    return this.frequencies[i]!;
+  }
+
+  /** Appends a memory above every seq held (the order of a read from the index). */
+  push(seq: number, frequency: number): void {
+    this.reserve(this.size + 1);
+    this.seqs[this.size] = seq;
+    this.frequencies[this.size++] = frequency;
+  }
+
+  /** A memory's frequency now: set, replaced, or (undefined: it no longer holds the token) removed. */
+  set(seq: number, frequency: number | undefined): void {
+    const i = this.indexOf(seq);
+    const held = i < this.size && this.seqs[i] === seq;
+    if (frequency === undefined) {
+      if (!held) return;
+      this.seqs.copyWithin(i, i + 1, this.size);
+      this.frequencies.copyWithin(i, i + 1, this.size);
+      this.size--;
+    } else if (held) {
+      this.frequencies[i] = frequency;
+    } else {
+      this.reserve(this.size + 1);
+      this.seqs.copyWithin(i + 1, i, this.size);
+      this.frequencies.copyWithin(i + 1, i, this.size);
+      this.seqs[i] = seq;
+      this.frequencies[i] = frequency;
+      this.size++;
+    }
+  }
+
+  /** The first index whose seq is >= `seq`. */
+  private indexOf(seq: number): number {
+    if (this.size === 0 || this.seqs[this.size - 1]! < seq) return this.size;
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.seqs[mid]! < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private reserve(n: number): void {
+    if (n <= this.seqs.length) return;
+    const capacity = Math.max(n, this.seqs.length * 2);
+    const seqs = new Float64Array(capacity);
+    seqs.set(this.seqs.subarray(0, this.size));
+    const frequencies = new Float32Array(capacity);
+    frequencies.set(this.frequencies.subarray(0, this.size));
+    this.seqs = seqs;
+    this.frequencies = frequencies;
+  }
+}
+
+/**
+ * A posting list's newest `cap` memories as a frequency lookup for BM25: `get` must be asked in ascending seq order
+ * (it walks forward), which is how the ranking visits its candidates.
+ */
+export class PostingWindow {
+  readonly start: number;
+  private at: number;
+
+  constructor(private readonly posting: Posting, cap: number) {
+    this.start = Math.max(0, posting.size - cap);
+    this.at = this.start;
+  }
+
+  get size(): number {
+    return this.posting.size - this.start;
+  }
+
+  get(seq: number): number | undefined {
+    const p = this.posting;
+    while (this.at < p.size && p.seqAt(this.at) < seq) this.at++;
+    return this.at < p.size && p.seqAt(this.at) === seq ? p.frequencyAt(this.at) : undefined;
+  }
+
+  /** Appends the window's seqs (ascending) to `out`. */
+  collect(out: number[]): void {
+    for (let i = this.start; i < this.posting.size; i++) out.push(this.posting.seqAt(i));
+  }
+}
+
+interface ScopePostings {
+  tokens: Map<string, Posting>;
+  /** Memories of the scope this process wrote (inserted, updated, deleted) since its lists were last brought up to date. */
+  changed: Set<number>;
+}
+
+/**
+ * Per-scope posting lists of the keyword index, so that a search reads a common token's postings in one scope
+ * without reading all of its occurrences. FTS5 cannot give one scope's share of a token directly: fts5vocab filters
+ * on the token only, and a word held by a third of 100k memories is tens of thousands of occurrences (more time than
+ * the whole semantic scan), which the scope's document frequency (BM25's idf) needs in full. So a token's list is read
+ * from the index once, on the first search of the scope that asks for it, and then kept in step:
+ * - this process's writes mark the memory changed (`changed`), and the scope's next search re-reads the tokens of
+ *   those memories alone (SqliteDocumentTokens: the index's own tokenizer) and applies them to every list it holds;
+ * - another connection's write (SQLite's data_version) drops every list, as the keyword lengths do.
+ * Lists are bounded in total (KEYWORD_POSTINGS_MAX), the least recently used dropped first.
+ */
+export class SqliteKeywordPostings {
+  private readonly scopes = new Map<string, ScopePostings>();
+  private readonly documents: SqliteDocumentTokens;
+  private readonly dataVersion: SqliteDataVersion;
+  private readonly occurrencesOf;
+  private held = 0;
+  private clock = 0;
+
+  constructor(db: SqliteDb, private readonly max = KEYWORD_POSTINGS_MAX) {
+    this.documents = new SqliteDocumentTokens(db);
+    this.dataVersion = new SqliteDataVersion(db);
+    db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab (main, memories_fts, instance)');
+    const columns = Object.keys(BM25_COLUMN_WEIGHTS);
+    const column = `CASE col ${columns.map((name, i) => `WHEN '${name}' THEN ${i}`).join(' ')} END`;
+    // One JSON array per token rather than a row per occurrence: a common word occurs tens of thousands of times.
+    this.occurrencesOf = db.prepare<[string], string>(
+      `SELECT json_group_array(doc * ${columns.length} + ${column}) FROM temp.memories_fts_instances WHERE term = ?`).pluck();
+  }
+
+  /**
+   * Each token's postings among `members` (the scope's memories: seq -> length), current with every committed write.
+   * Valid until the next call (a later call may evict them).
+   */
+  lists(scope: Scope, tokens: readonly string[], members: ReadonlyMap<number, unknown>): Posting[] {
+    if (this.dataVersion.changedElsewhere()) this.clear();
+    const key = scopeKey(scope);
+    let entry = this.scopes.get(key);
+    if (!entry) this.scopes.set(key, (entry = { tokens: new Map(), changed: new Set() }));
+    this.catchUp(scope, entry);
+    const stamp = ++this.clock;
+    const lists = tokens.map((token) => {
+      let posting = entry.tokens.get(token);
+      if (!posting) {
+        posting = this.read(token, members);
+        entry.tokens.set(token, posting);
+        this.held += posting.size + LIST_OVERHEAD;
+      }
+      posting.used = stamp;
+      return posting;
+    });
+    if (this.held > this.max) this.evict(stamp);
+    return lists;
+  }
+
+  /** Called after this process committed an insert, update or deletion of the memory `seq` of `scope`. */
+  changed(scope: Scope, seq: number): void {
+    const entry = this.scopes.get(scopeKey(scope));
+    if (!entry || entry.tokens.size === 0) return;
+    entry.changed.add(seq);
+    if (entry.changed.size > MAX_CHANGED) this.drop(scopeKey(scope));
+  }
+
+  clear(): void {
+    this.scopes.clear();
+    this.held = 0;
+  }
+
+  /** Applies the memories written since the scope's lists were last used: their tokens now, in every list. */
+  private catchUp(scope: Scope, entry: ScopePostings): void {
+    if (entry.changed.size === 0) return;
+    const seqs = [...entry.changed].sort((a, b) => a - b);
+    entry.changed.clear();
+    const now = this.documents.of(scope, seqs);
+    for (const [token, posting] of entry.tokens) {
+      const before = posting.size;
+      for (const seq of seqs) posting.set(seq, now.get(seq)?.get(token));
+      this.held += posting.size - before;
+    }
+  }
+
+  /** Every occurrence of the token in the index, kept for the scope's memories: seq -> Σ column weights. */
+  private read(token: string, members: ReadonlyMap<number, unknown>): Posting {
+    const weights = Object.values(BM25_COLUMN_WEIGHTS);
+    const n = weights.length;
+    const codes = JSON.parse(this.occurrencesOf.get(token)!) as number[];
+    const posting = new Posting();
+    // Occurrences come ordered by memory seq, so each memory's run is contiguous and the list comes out sorted.
+    let doc = -1;
+    let frequency = 0;
+    let member = false;
+    for (const code of codes) {
+      const d = Math.floor(code / n);
+      if (d !== doc) {
+        if (member) posting.push(doc, frequency);
+        doc = d;
+        frequency = 0;
+        member = members.has(d);
+      }
+      if (member) frequency += weights[code % n]!;
+    }
+    if (member) posting.push(doc, frequency);
+    return posting;
+  }
+
+  /** Drops the least recently used lists until the total is back under the bound (never those used at `now`). */
+  private evict(now: number): void {
+    const all: { key: string; token: string; posting: Posting }[] = [];
+    for (const [key, entry] of this.scopes) for (const [t, posting] of entry.tokens) all.push({ key, token: t, posting });
+    all.sort((a, b) => a.posting.used - b.posting.used);
+    for (const { key, token: t, posting } of all) {
+      if (this.held <= this.max * 0.75) break;
+      if (posting.used === now) continue;
+      this.scopes.get(key)!.tokens.delete(t);
+      this.held -= posting.size + LIST_OVERHEAD;
+    }
+  }
+
+  private drop(key: string): void {
+    const entry = this.scopes.get(key);
+    if (!entry) return;
+    for (const posting of entry.tokens.values()) this.held -= posting.size + LIST_OVERHEAD;
+    this.scopes.delete(key);
+  }
+}
+
+const scopeKey = (s: Scope): string => `${s.tenantId}\u0000${s.mode}\u0000${s.workspace}`;
