@@ -1,15 +1,5 @@
-import { CommanderError } from 'commander';
-import { buildCli, CliError } from './cli.ts';
-import { ConfigError } from './config.ts';
+import { runCli } from './cli-run.ts';
 
-/** The `mnemo` process: runs the command line and turns its failures into exit codes. */
-try {
-  await buildCli().parseAsync(process.argv);
-} catch (err) {
-  if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof CliError || err instanceof ConfigError) {
-    process.stderr.write(`mnemo: ${err.message}\n`);
-    process.exit(1);
-  }
-  throw err;
-}
+/** The `mnemo` process: runs the command line (cli-run.ts) and exits with the code a failure gives. */
+const code = await runCli(process.argv.slice(2));
+if (code !== undefined) process.exit(code);

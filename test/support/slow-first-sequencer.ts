@@ -20,7 +20,6 @@ const SLOW_FIRST = [
   'suite:test/e2e/two-nodes-postgres.test.ts',
   'suite:test/dashboard/browser.test.ts',
   'suite:test/g1/paraphrase-quality.test.ts',
-  'postgres:test/g1/paraphrase-quality.test.ts',
   'suite:test/mcp/stdio.test.ts',
 ];
 
