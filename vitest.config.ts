@@ -55,6 +55,7 @@ export default defineConfig({
         test: {
           name: 'postgres', include: POSTGRES_TESTS, exclude: [...TIMING_TESTS, ...NOT_ON_POSTGRES],
           env: { MNEMO_TEST_STORE: 'postgres' }, isolate: false, sequence: { groupOrder: 0 },
+          setupFiles: ['test/support/postgres-project.setup.ts'],
         },
       },
       { extends: true, test: { name: 'timing', include: TIMING_TESTS, sequence: { groupOrder: 1 } } },

@@ -26,6 +26,15 @@ const spareSchemas: string[] = [];
 let schemasMade = 0;
 
 /**
+ * Starts this process's PGlite now (the `postgres` project's setup file does, in a hook of the hook timeout): started
+ * by the first test that opens an app, its seconds of start-up would count against that test's own timeout.
+ */
+export async function startTestPostgres(): Promise<void> {
+  shared ??= startPglite();
+  await shared;
+}
+
+/**
  * A PostgreSQL storage on the schema that stands for `dataFile`. PGlite is one session, so a session-wide
  * search_path would leak between apps open at the same time: every statement runs in its own transaction that
  * sets the schema locally first. Parameters go through the adapter's own pgParams, as in pgliteExecutor.
