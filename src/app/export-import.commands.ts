@@ -5,6 +5,7 @@ import type { Embedder } from '../core/embeddings/embedder.port.ts';
 import {
   EXPORT_FORMAT_VERSION, ExportLineError, memoryLine, parseHeader, parseRecord, topicLine, type ExportRecord,
 } from '../core/memories/memory-export.ts';
+import { ImportTopicCheck, type KnownTopic } from '../core/memories/import-topic-check.ts';
 import { matchesScopeFilter, type ImportedMemory, type ScopeFilter } from '../core/memories/memory-maintenance.ts';
 import { memoryEmbeddingText } from '../core/memories/memory.service.ts';
 import type { Memory, StoredVector } from '../core/memories/memory.types.ts';
@@ -108,24 +109,43 @@ async function* linesOf(file: string): AsyncGenerator<{ n: number; line: string 
   }
 }
 
+/** Every topic of the store, in all scopes (topics are few), for the import's check. */
+async function storedTopics(storage: Storage): Promise<KnownTopic[]> {
+  const topics: KnownTopic[] = [];
+  for (let after: TransferRow | null = null; ;) {
+    const rows = await storage.transfer.dump(table('topics'), after, 1000);
+    if (rows.length === 0) return topics;
+    topics.push(...rows.map(topicOf));
+    after = rows[rows.length - 1]!;
+  }
+}
+
 interface ImportFlags extends ScopeFilterFlags { skipBad?: boolean; batchSize: number; progress: boolean }
 
 /**
- * Pass 1 reads every line and checks it (nothing is written): a bad line stops the import naming its number, or,
- * with --skip-bad, is reported and left out. Pass 2 reads the file again and writes: topics one by one, memories in
- * batches of one transaction each, re-embedding those without a vector of the configured model.
+ * Pass 1 reads every line and checks it (nothing is written): a bad line (malformed, or a topic the store could not
+ * take: ImportTopicCheck) stops the import naming its number, or, with --skip-bad, is reported and left out. Pass 2
+ * reads the file again and writes: topics one by one, memories in batches of one transaction each, re-embedding those
+ * without a vector of the configured model.
  */
 async function importFile(storage: Storage, embedder: Embedder, textOf: (t: string, c: string) => string, file: string,
   flags: ImportFlags, io: CliIo): Promise<string> {
   const filter = scopeFilterOf(flags);
   const bad = new Set<number>();
   let memories = 0;
+  // Topic ids are unique in the whole store: a line the write pass could not store is found here (import-topic-check.ts).
+  const topics = new ImportTopicCheck(await storedTopics(storage));
   for await (const { n, line } of linesOf(file)) {
     try {
       if (n === 1) { parseHeader(line); continue; }
       if (line.trim() === '') continue;
       const record = parseRecord(line);
-      if (record.kind === 'memory' && matchesScopeFilter(filter, record.memory.scope)) memories++;
+      if (record.kind === 'topic') {
+        if (matchesScopeFilter(filter, record.topic.scope)) topics.topic(record.topic);
+      } else if (matchesScopeFilter(filter, record.memory.scope)) {
+        topics.memory(record.memory);
+        memories++;
+      }
     } catch (err) {
       if (!(err instanceof ExportLineError)) throw err;
       if (n === 1 || !flags.skipBad) throw new CliError(`${file} line ${n}: ${err.message}; nothing was imported`);

@@ -2,21 +2,24 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Container } from './container.ts';
 import { VERSION } from './version.ts';
 import { embeddingsHealth } from './embeddings-health.ts';
+import { reindexRunHealth } from './reindex-run-health.ts';
 
 const startedAt = Date.now();
 
 /** `/health` and `/api/v1/health`: no key needed; 503 when the store does not answer. */
 export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async (app, { container: c }) => {
   const embeddings = embeddingsHealth(c.storage.memories, c.embedder);
+  const reindexRun = reindexRunHealth(c.storage.reindexProgress, c.clock);
   const handler = async (_req: unknown, reply: { status: (n: number) => unknown }) => {
     const storageOk = await c.storage.ping().catch(() => false);
     if (!storageOk) reply.status(503);
+    const [coverage, run] = await Promise.all([embeddings(), reindexRun()]);
     return {
       status: storageOk ? 'ok' : 'degraded',
       version: VERSION,
       uptime_s: Math.round((Date.now() - startedAt) / 1000),
       storage: { kind: c.storage.kind, ok: storageOk },
-      embeddings: await embeddings(),
+      embeddings: { ...coverage, reindex_run: run },
     };
   };
   app.get('/health', { schema: { tags: ['health'], summary: 'Liveness and readiness', security: [] } }, handler);

@@ -1,5 +1,8 @@
 import { Option, type Command } from 'commander';
-import { coveredBy, reindexMemories, type ReindexResult } from '../core/embeddings/reindex.ts';
+import { systemClock } from '../core/clock.ts';
+import { coveredBy, type ReindexResult } from '../core/embeddings/reindex.ts';
+import type { ReindexProgressRecord } from '../core/embeddings/reindex-progress.repository.ts';
+import { reindexRunView, reindexWithRecord } from '../core/embeddings/reindex-record.ts';
 import type { ScopeFilter, VectorCoverage } from '../core/memories/memory-maintenance.ts';
 import { memoryEmbeddingText } from '../core/memories/memory.service.ts';
 import { lineCountProgress, terminalCountProgress } from './cli-progress.ts';
@@ -17,6 +20,15 @@ function describeCoverage(coverage: VectorCoverage, modelId: string, dims: numbe
     lines.push(`other model ${m.modelId} (${m.dims} dimensions): ${m.vectors} vectors`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** What `--status` prints of the store's last run (the record `/health` shows as `embeddings.reindex_run`). */
+function describeLastRun(run: ReindexProgressRecord | null, now: Date): string {
+  if (!run) return 'last run: none recorded\n';
+  const view = reindexRunView(run, now);
+  const state = view.stopReason ? `${view.state} (${view.stopReason})` : view.state;
+  return `last run: ${state}, ${run.modelId}: ${run.done}/${run.total} memories, ${run.written} vectors written; `
+    + `started ${run.startedAt.toISOString()}, last written ${run.updatedAt.toISOString()}\n`;
 }
 
 /** Ctrl-C or SIGTERM: the batch under way finishes and is kept, then the run stops (run again to resume). */
@@ -60,6 +72,7 @@ export function registerReindexCommand(program: Command, io: CliIo): void {
           if (opts.status) {
             const coverage = await storage.memories.vectorCoverage(filter);
             io.out(describeCoverage(coverage, embedder.modelId, embedder.dimensions));
+            io.out(describeLastRun(await storage.reindexProgress.latest(), systemClock.now()));
             if (coveredBy(coverage, embedder.modelId, embedder.dimensions) < coverage.memories) throw new CliError('reindex needed');
             return;
           }
@@ -71,11 +84,14 @@ export function registerReindexCommand(program: Command, io: CliIo): void {
           const release = stopOnSignals(controller, io);
           let result: ReindexResult;
           try {
-            result = await reindexMemories(storage.memories, embedder,
-              (title, content) => memoryEmbeddingText(title, content, config.maxEmbedChars), {
-                filter, batchSize: opts.batchSize, limit: opts.limit, signal: controller.signal,
-                onProgress: (p) => progress?.update(p.done, p.total),
-              });
+            // Writes the store's progress record as it goes (/health's embeddings.reindex_run on every node).
+            result = await reindexWithRecord({
+              memories: storage.memories, records: storage.reindexProgress, clock: systemClock, embedder,
+              textOf: (title, content) => memoryEmbeddingText(title, content, config.maxEmbedChars),
+            }, {
+              filter, batchSize: opts.batchSize, limit: opts.limit, signal: controller.signal,
+              onProgress: (p) => progress?.update(p.done, p.total),
+            });
           } finally {
             progress?.stop();
             release();

@@ -14,8 +14,13 @@ export interface Running {
 /** Builds and starts the server; prints the operator contract's `listening on` line once it accepts requests. */
 export async function startServer(config: Config): Promise<Running> {
   const container = await createContainer(config);
-  const app = await buildServer(container, { logLevel: config.logLevel });
+  // Vectors start loading now (big workspaces in worker threads), while the routes compile and the server starts to
+  // listen, so that the first search finds them loaded or nearly; a failure is logged once the logger exists.
+  const warming = container.storage.warmUp().then(() => null, (err: unknown) => err);
+  let app: FastifyInstance;
   try {
+    app = await buildServer(container, { logLevel: config.logLevel });
+    void warming.then((err) => { if (err) app.log.warn({ err }, 'warming the search cache failed'); });
     await warmUp(container.embedder);
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
@@ -26,8 +31,6 @@ export async function startServer(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   process.stdout.write(`listening on ${url}\n`);
-  // Vectors load in the background, batch by batch, so that the first search finds them in memory.
-  container.storage.warmUp().catch((err: unknown) => app.log.warn({ err }, 'warming the search cache failed'));
   // system.health, analytics.update and event pruning run in the server process only (not in the CLI).
   container.periodic.start((what, err) => app.log.warn({ err }, `${what} failed`));
   // Webhook deliveries too; container.close() stops them (waiting for in-flight attempts) before closing storage.

@@ -13,6 +13,7 @@ import type { IdempotentRequestRepository } from './idempotency/idempotent-reque
 import type { McpResourceRepository } from './mcp-access/mcp-resource.repository.ts';
 import type { McpApprovalRepository } from './mcp-access/mcp-approval.repository.ts';
 import type { StorageTransfer } from './storage-transfer.ts';
+import type { ReindexProgressRepository } from './embeddings/reindex-progress.repository.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
 export interface Storage {
@@ -40,6 +41,8 @@ export interface Storage {
   readonly mcpResources: McpResourceRepository;
   /** G11 MCP approvals (only access-token digests). */
   readonly mcpApprovals: McpApprovalRepository;
+  /** The last `mnemo reindex` run's progress, one record per store (for `/health`). */
+  readonly reindexProgress: ReindexProgressRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

@@ -154,7 +154,10 @@ describe('mnemo export / import', () => {
 
   it('a bad line late in the file, after a new topic and whole batches, leaves no topic, workspace or memory (SQLite and PostgreSQL)', async () => {
     // Fresh ids in a tenant of its own (the PostgreSQL store is shared with the round trip above).
-    const fresh = (l: Line): Line => ({ ...l, tenant: 'late-bad', id: `${String(l.id).slice(0, -4)}beef`, ...(l.kind === 'memory' ? { client_id: null } : {}) });
+    // A memory keeps naming its topic under the topic's fresh id (the old id is acme's topic in the shared PostgreSQL
+    // store: import refuses a memory tied to another tenant's topic).
+    const beef = (id: unknown) => `${String(id).slice(0, -4)}beef`;
+    const fresh = (l: Line): Line => ({ ...l, tenant: 'late-bad', id: beef(l.id), ...(l.kind === 'memory' ? { client_id: null, topic_id: l.topic_id === null ? null : beef(l.topic_id) } : {}) });
     const lines = original.trimEnd().split('\n');
     const [header, ...rest] = lines;
     const body = rest.map((l) => JSON.stringify(fresh(JSON.parse(l) as Line)));

@@ -139,6 +139,8 @@ export async function startWorld(): Promise<LiveApp> {
 
 /** Runs the delivery worker until nothing is due (each tick awaits its HTTP attempts). */
 export async function drainDeliveries(t: TestApp): Promise<void> {
+  // search.performed events reach the outbox in the search recorder's batches: write what is queued first.
+  await t.container.search.flushLog();
   for (let i = 0; i < 1000; i++) if ((await t.container.deliveries.tick()) === 0) return;
   throw new Error('deliveries did not drain');
 }

@@ -132,4 +132,40 @@ describe('SQLite group commit of single-memory writes', () => {
     expect(group.stats.commits).toBe(3);
     db.close();
   });
+  it('commits the writes still queued when the store is closed (graceful shutdown), and refuses later ones clearly', async () => {
+    const f = file();
+    const storage = createSqliteStorage({ file: f });
+    const kept = makeMemory(scopeA, { content: 'kept' });
+    const gone = makeMemory(scopeA, { content: 'to delete' });
+    await storage.memories.insert(kept, vec(0));
+    await storage.memories.insert(gone, vec(1));
+    // Queued in this turn of the event loop, not yet committed when close() is called.
+    const ms = Array.from({ length: 5 }, (_, i) => makeMemory(scopeA, { content: `queued ${i}` }));
+    const writes = [
+      ...ms.map((m, i) => storage.memories.insert(m, vec(i), (x) => created(x.id))),
+      storage.memories.update(scopeA, kept.id, { content: 'kept, edited' }, new Date(), 'u', null),
+      storage.memories.delete(scopeA, gone.id),
+    ];
+    const commitsBefore = storage.memories.groupCommit.commits;
+    await storage.close();
+    const results = await Promise.allSettled(writes);
+    expect(results.map((r) => r.status)).toEqual(Array(7).fill('fulfilled'));
+    expect(storage.memories.groupCommit.commits - commitsBefore).toBe(1);
+    // After close: a clear error, not SQLite's "connection is not open".
+    const late = storage.memories.insert(makeMemory(scopeA), vec(0));
+    await expect(late).rejects.toThrow(/store is closed/);
+    // A domain error every surface answers with its 503 envelope, not an unexpected error (500).
+    await expect(late).rejects.toMatchObject({ code: 'OVERLOADED' });
+    await expect(storage.memories.delete(scopeA, kept.id)).rejects.toThrow(/store is closed/);
+
+    const reopened = createSqliteStorage({ file: f });
+    try {
+      for (const m of ms) expect((await reopened.memories.findById(scopeA, m.id))?.content).toBe(m.content);
+      expect((await reopened.memories.findById(scopeA, kept.id))?.content).toBe('kept, edited');
+      expect(await reopened.memories.findById(scopeA, gone.id)).toBeNull();
+      expect(await reopened.events.latestSeq()).toBe(5);
+    } finally {
+      await reopened.close();
+    }
+  });
 });

@@ -6,7 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteMemoryRepository } from '../../src/adapters/storage/sqlite/sqlite-memory.repository.ts';
 import { SqliteOutbox } from '../../src/adapters/storage/sqlite/sqlite-outbox.ts';
-import { SqliteVectorCache } from '../../src/adapters/storage/sqlite/sqlite-vector-cache.ts';
+import { SqliteVectorCache, type SqliteVectorCacheOptions, type VectorRowsLoader } from '../../src/adapters/storage/sqlite/sqlite-vector-cache.ts';
+import { SqliteVectorLoader } from '../../src/adapters/storage/sqlite/sqlite-vector-loader.ts';
+import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
+import type { Scope } from '../../src/core/scope.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
@@ -18,9 +21,9 @@ import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-vector-cache-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function server(file: string, threads = 0) {
+function server(file: string, threads = 0, options: Omit<SqliteVectorCacheOptions, 'threads'> = {}) {
   const db = openSqlite(file);
-  const cache = new SqliteVectorCache(db, threads);
+  const cache = new SqliteVectorCache(db, { threads, ...options });
   const memories = createSqliteMemoryRepository(db, new SqliteOutbox(db), undefined, cache);
   return { db, cache, memories, close: async () => { await memories.close(); db.close(); } };
 }
@@ -108,7 +111,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     await srv.close();
   });
 
-  it('streams a workspace bigger than one load batch, warms every workspace at start, and scans in workers', async () => {
+  it('loads big workspaces in a worker thread, warms every workspace at start, and scans in workers', async () => {
     const file = join(dir, 'big.db');
     const writer = createSqliteStorage({ file, synchronous: 'normal' });
     // Past one load batch (2048) per workspace, and big enough (rows x dims) to be scanned in the workers.
@@ -118,8 +121,9 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
       await writer.memories.insert(makeMemory(i % 2 === 0 ? scopeA : scopeB), { modelId: 'm', vector: axisVector(dims, i % 4, (i + 1) % 4, (i % 97) / 100) });
     }
     await writer.close();
-    const srv = server(file, 2);
+    const srv = server(file, 3, { workerLoadAbove: 0 });
     await srv.cache.warmUp();
+    expect(srv.cache.workerLoads).toBe(4); // two load threads per (workspace, model) with 3 scan threads
     const a = await srv.cache.get(scopeA, 'm', dims);
     const b = await srv.cache.get(scopeB, 'm', dims);
     expect(a.size * dims).toBeGreaterThanOrEqual(srv.cache.pool()!.inlineBelow); // not scanned on the event loop
@@ -140,5 +144,163 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     await inline.close();
     await srv.close();
     expect(srv.cache.pool()).toBeNull(); // closed: no new threads start
+  });
+});
+
+/** Deterministic pseudo-random vectors (an LCG), with some exact duplicates: many near-ties. */
+function vectors(seed: number, count: number, dims: number): Float32Array[] {
+  let s = seed;
+  const next = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 * 2 - 1; };
+  const out: Float32Array[] = [];
+  for (let i = 0; i < count; i++) out.push(i % 13 === 7 ? out[i - 1]!.slice() : Float32Array.from({ length: dims }, next));
+  return out;
+}
+
+/** A store of `rows` memories in each of scopes A and B (model m), plus a few of another model in A. */
+async function seeded(name: string, rows: number, dims: number): Promise<{ file: string; byScope: Map<Scope, Float32Array[]> }> {
+  const file = join(dir, name);
+  const writer = createSqliteStorage({ file, synchronous: 'normal' });
+  const byScope = new Map<Scope, Float32Array[]>();
+  for (const [i, scope] of [scopeA, scopeB].entries()) {
+    const vs = vectors(11 + i, rows, dims);
+    byScope.set(scope, vs);
+    await writer.memories.applyAtomically(scope, vs.map((vector) => ({ kind: 'insert' as const, memory: makeMemory(scope), vector: { modelId: 'm', vector } })));
+  }
+  await writer.memories.applyAtomically(scopeA, vectors(99, 5, 8).map((vector) => ({ kind: 'insert' as const, memory: makeMemory(scopeA), vector: { modelId: 'other', vector } })));
+  await writer.close();
+  return { file, byScope };
+}
+
+/** Every row of a matrix by key: its float32 vector, int8 codes, scale and error, as the scan reads them. */
+function rowsByKey(m: VectorMatrix): Map<number, { data: number[]; codes: number[]; scale: number; error: number }> {
+  const b = m.buffers();
+  const data = new Float32Array(b.data);
+  const keys = new Float64Array(b.keys);
+  const scales = new Float32Array(b.scales);
+  const errors = new Float64Array(b.errors);
+  const codes = new Int8Array(b.memory.buffer);
+  const out = new Map<number, { data: number[]; codes: number[]; scale: number; error: number }>();
+  for (let row = 0; row < m.size; row++) {
+    out.set(keys[row]!, {
+      data: [...data.subarray(row * m.dims, (row + 1) * m.dims)],
+      codes: [...codes.subarray(b.codesOffset + row * b.stride, b.codesOffset + (row + 1) * b.stride)],
+      scale: scales[row]!, error: errors[row]!,
+    });
+  }
+  return out;
+}
+
+describe('SQLite vector cache: the cold-start loader', () => {
+  const dims = 48;
+  const rows = 1500;
+  const q = (vector: Float32Array, limit = 10, minSimilarity = 0.6) => ({ vector, modelId: 'm', limit, minSimilarity, filter: {} });
+
+  it('fills, in a worker thread, the very matrix upserting every stored vector builds, and answers the same', async () => {
+    const { file, byScope } = await seeded('loader-same.db', rows, dims);
+    const viaWorker = server(file, 0, { workerLoadAbove: 0 });
+    const here = server(file, 0, { workerLoadAbove: Number.POSITIVE_INFINITY });
+    for (const scope of [scopeA, scopeB]) {
+      const loaded = await viaWorker.cache.get(scope, 'm', dims);
+      // The old path: each stored vector upserted one by one, keyed by its memory's seq.
+      const reference = new VectorMatrix(dims);
+      const stored = viaWorker.db.prepare(`SELECT v.memory_seq AS seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+        WHERE m.tenant_id = ? AND m.workspace = ? AND v.model_id = 'm'`).all(scope.tenantId, scope.workspace) as { seq: number; vector: Buffer }[];
+      for (const r of stored) reference.upsert(r.seq, new Float32Array(r.vector.buffer, r.vector.byteOffset, dims));
+      expect(loaded.size).toBe(rows);
+      expect(rowsByKey(loaded)).toEqual(rowsByKey(reference));
+      expect(rowsByKey(await here.cache.get(scope, 'm', dims))).toEqual(rowsByKey(reference));
+      for (const vector of byScope.get(scope)!.slice(0, 6)) {
+        const a = await viaWorker.memories.searchSimilar(scope, q(vector));
+        const b = await here.memories.searchSimilar(scope, q(vector));
+        expect(a.total).toBeGreaterThan(0);
+        expect(a.hits.map((h) => [h.memory.id, h.cosine])).toEqual(b.hits.map((h) => [h.memory.id, h.cosine]));
+        expect(a.total).toBe(b.total);
+        expect(reference.search(vector, 10, 0.2 - 1e-6).total).toBe(a.total); // similarity 0.6 is cosine 0.2
+      }
+    }
+    expect(viaWorker.cache.workerLoads).toBe(2);
+    expect(here.cache.workerLoads).toBe(0);
+    // The other model of A loads on its own, at its own width.
+    expect((await viaWorker.cache.get(scopeA, 'other', 8)).size).toBe(5);
+    await viaWorker.close();
+    await here.close();
+  });
+
+  it('keeps writes of this process made while rows load (replayed), and reloads for another connection\'s', async () => {
+    const { file, byScope } = await seeded('loader-writes.db', rows, dims);
+    // Runs `during` after the worker has read its snapshot and before the rows are adopted: every write in it lands
+    // after the load's snapshot, so only the replay (or a reload) can make it visible.
+    let during: (() => Promise<void>) | null = null;
+    const db = openSqlite(file);
+    const real = new SqliteVectorLoader(db, { workerAbove: 0 });
+    const loader: VectorRowsLoader = {
+      get workerLoads() { return real.workerLoads; },
+      close: () => real.close(),
+      load: async (...args) => {
+        const loaded = await real.load(...args);
+        const hook = during;
+        during = null;
+        await hook?.();
+        return loaded;
+      },
+    };
+    const cache = new SqliteVectorCache(db, { loader });
+    const memories = createSqliteMemoryRepository(db, new SqliteOutbox(db), undefined, cache);
+    const cli = createSqliteStorage({ file });
+    const [firstHit] = (await cli.memories.searchSimilar(scopeA, q(byScope.get(scopeA)![0]!, 1, 0.99))).hits;
+    const fresh = axisVector(dims, 3);
+    const moved = axisVector(dims, 5);
+    const inserted = makeMemory(scopeA);
+    during = async () => {
+      await memories.insert(inserted, { modelId: 'm', vector: fresh });
+      await memories.update(scopeA, firstHit!.memory.id, {}, new Date(), 'u', { modelId: 'm', vector: moved });
+    };
+    // A search arriving while A loads waits for the load, and sees both writes.
+    const hits = await memories.searchSimilar(scopeA, q(fresh, 3, 0.99));
+    expect(hits.hits.map((h) => h.memory.id)).toEqual([inserted.id]);
+    expect((await memories.searchSimilar(scopeA, q(moved, 3, 0.99))).hits.map((h) => h.memory.id)).toEqual([firstHit!.memory.id]);
+    expect((await memories.searchSimilar(scopeA, q(byScope.get(scopeA)![0]!, 3, 0.999))).hits.map((h) => h.memory.id)).not.toContain(firstHit!.memory.id);
+    // Those writes were this process's: the version moved with them, no reload.
+    const a = await cache.get(scopeA, 'm', dims);
+    expect(a.size).toBe(rows + 1);
+    expect(real.workerLoads).toBe(1);
+    const deleted = makeMemory(scopeB);
+    await cli.memories.insert(deleted, { modelId: 'm', vector: axisVector(dims, 7) });
+
+    // A delete of this process during B's load: replayed, no reload.
+    during = () => memories.delete(scopeB, deleted.id).then(() => undefined);
+    expect((await memories.searchSimilar(scopeB, q(axisVector(dims, 7), 3, 0.99))).total).toBe(0);
+    expect((await cache.get(scopeB, 'm', dims)).size).toBe(rows);
+    expect(real.workerLoads).toBe(2);
+
+    // A write of another connection during a load of B: the version read with the rows no longer matches, B reloads.
+    cache.clear();
+    const foreign = makeMemory(scopeB);
+    during = () => cli.memories.insert(foreign, { modelId: 'm', vector: axisVector(dims, 9) });
+    expect((await memories.searchSimilar(scopeB, q(axisVector(dims, 9), 3, 0.99))).hits.map((h) => h.memory.id)).toEqual([foreign.id]);
+    expect(real.workerLoads).toBe(4);
+    expect((await cache.get(scopeB, 'm', dims)).size).toBe(rows + 1);
+    await cli.close();
+    await memories.close();
+    db.close();
+  });
+
+  it('answers a search sent while warm-up loads, the same as a loaded cache does', async () => {
+    const { file, byScope } = await seeded('loader-search.db', rows, dims);
+    const srv = server(file, 2, { workerLoadAbove: 0 });
+    const here = server(file, 0, { workerLoadAbove: Number.POSITIVE_INFINITY });
+    const warming = srv.cache.warmUp();
+    // B is searched while warm-up is still on A (or loads B at once beside it): the answer is complete.
+    const during = await Promise.all([scopeB, scopeA].map((scope) => srv.memories.searchSimilar(scope, q(byScope.get(scope)![3]!, 10, 0.55))));
+    await warming;
+    for (const [i, scope] of [scopeB, scopeA].entries()) {
+      const expected = await here.memories.searchSimilar(scope, q(byScope.get(scope)![3]!, 10, 0.55));
+      expect(expected.total).toBeGreaterThan(0);
+      expect(during[i]!.hits.map((h) => [h.memory.id, h.cosine])).toEqual(expected.hits.map((h) => [h.memory.id, h.cosine]));
+      expect(during[i]!.total).toBe(expected.total);
+    }
+    expect(srv.cache.workerLoads).toBeGreaterThanOrEqual(2);
+    await srv.close();
+    await here.close();
   });
 });

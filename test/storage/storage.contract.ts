@@ -36,6 +36,7 @@ import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.st
 import { copyStore } from '../../src/core/storage-copy.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { describeMemoryMaintenanceContract } from './memory-maintenance.contract.ts';
+import { describeReindexProgressContract } from './reindex-progress.contract.ts';
 
 const MODEL = 'test:axis-8';
 const DIMS = 8;
@@ -78,6 +79,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       await storage.close();
     });
     describeMemoryMaintenanceContract(() => storage);
+    describeReindexProgressContract(() => storage, extras.openSecond);
 
     /** The stores concurrent callers use: this one, and a second connection to it when the adapter offers one. */
     const connections = async (): Promise<Storage[]> => {

@@ -3,6 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-score.ts';
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
+import { allocateRows, layoutFor, viewsOf, writeRow } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
+import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quantize.ts';
 
 /**
  * The int8 pre-scan with exact re-rank, in this thread and in worker threads, against the plainest possible exact
@@ -137,5 +139,30 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     await own.close();
     expect(own.workerThreadIds().length).toBe(2);
     await expect(matrix.searchIn(own, query, 10, -1)).rejects.toThrow(/closed/);
+  });
+
+  it('writes a row in two passes with the codes, scale and error the four-pass quantisation gives the stored row', () => {
+    const dims = 100;
+    const layout = layoutFor(dims);
+    const rows = allocateRows(layout, 1);
+    const views = viewsOf(rows);
+    fc.assert(fc.property(
+      fc.array(fc.oneof(fc.float({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constant(0)), { minLength: dims, maxLength: dims }),
+      (values) => {
+        const vector = Float32Array.from(values);
+        writeRow(layout, views, 0, 7, vector);
+        // The stored float32 row is the normalised vector; quantizeInto on it is the reference.
+        let sq = 0;
+        for (const x of vector) sq += x * x;
+        const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+        const stored = Float32Array.from(vector, (x) => x * inv);
+        expect([...views.data.subarray(0, dims)]).toEqual([...stored]);
+        const codes = new Int8Array(layout.stride);
+        const [scale, error] = quantizeInto(stored, 0, dims, codes, 0);
+        expect([...views.codes.subarray(layout.codesOffset, layout.codesOffset + layout.stride)]).toEqual([...codes]);
+        expect(views.scales[0]).toBe(Math.fround(scale));
+        expect(views.errors[0]).toBe(error);
+        expect(views.keys[0]).toBe(7);
+      }), { numRuns: 300 });
   });
 });

@@ -26,6 +26,9 @@ describe('delivery worker lifecycle', () => {
     receiver.respondWith((_q, res) => { res.statusCode = ++calls === 1 ? 500 : 200; res.end(); });
     await rig.storage.events.append([transferEvent(rig.clock)]);
     await waitFor(() => receiver.received.length === 2);
+    // The receiver sees the request before the worker has stored the 500: wait for the stored failure, or the clock
+    // could advance first and the retry be scheduled a minute after the advanced time (never reached).
+    await waitFor(() => rig.deliveryRows().some((r) => r.last_status === 500 && r.state === 'pending'));
     // The timer is only a wake-up: nothing is due until the (manual) clock reaches the retry time. A tick run now
     // finds nothing to send; once the clock reaches it, the timer's tick sends the retry (the positive control).
     expect(await rig.worker.tick()).toBe(0);

@@ -3,7 +3,8 @@ import type { MemoryMaintenance, ScopeFilter, VectorCoverage } from '../memories
 
 /**
  * `mnemo reindex`: gives every memory a vector of the configured model, beside the vectors it already has. The
- * store itself is the progress record (a memory is done when it has a vector of the model), so a run that stopped —
+ * store itself is what a run resumes from (a memory is done when it has a vector of the model; the run's record for
+ * `/health`, reindex-record.ts, only reports), so a run that stopped —
  * Ctrl-C, SIGTERM, `--limit`, a crash — is resumed by running it again, and memories written meanwhile by a server
  * still on the old model are picked up by the next pass. Searches never mix models (each ranks the vectors of its
  * own model only), so a server on the old model keeps answering from the old vectors throughout.

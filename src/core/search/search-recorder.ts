@@ -3,8 +3,12 @@ import { searchPerformed } from '../events/memory-events.ts';
 import type { WarningLog } from '../warning-log.ts';
 import type { SearchLogEntry, SearchLogRepository } from './search-log.ts';
 
-/** How long a recorded search waits for others to share its write; a full batch is written at once. */
-export const SEARCH_RECORD_DELAY_MS = 10;
+/**
+ * How long a recorded search waits for others to share its write; a full batch is written at once. Each batch costs two
+ * commits (two fsyncs on the event loop under SQLite's synchronous=FULL): at 10 ms they took ~12 % of a busy server's
+ * event loop and delayed /health; 100 ms bounds them to 20 per second (docs/architecture.md).
+ */
+export const SEARCH_RECORD_DELAY_MS = 100;
 export const SEARCH_RECORD_MAX_BATCH = 256;
 
 export interface SearchRecorder {
@@ -18,8 +22,8 @@ export interface SearchRecorder {
  * Writes the search log and the `search.performed` events off the search's critical path, in batches: a search's
  * answer no longer waits for two commits (each an fsync under `synchronous=FULL`), and searches finishing close
  * together share one transaction for their log rows and one for their events. Durability: search-log rows are
- * analytics, not user data — a crash loses at most the last few milliseconds of them. The events still go through
- * the outbox (their webhooks are delivered as before), written within those few milliseconds; readers of the log
+ * analytics, not user data — a crash loses at most the last SEARCH_RECORD_DELAY_MS of them. The events still go
+ * through the outbox (their webhooks are delivered as before), written within that delay; readers of the log
  * (suggestions, analytics) and shutdown call flush() first, so they see every search answered before.
  */
 export function createSearchRecorder(deps: {

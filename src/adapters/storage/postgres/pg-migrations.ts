@@ -470,6 +470,33 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX memories_scope_content_hash ON memories (tenant_id, mode, workspace, content_hash);
     `,
   },
+  {
+    version: 13,
+    name: 'reindex progress',
+    sql: `
+      -- The store's last mnemo reindex run, for /health on every node (core/embeddings/reindex-progress.repository.ts):
+      -- one row (slot 1), replaced by each new run and written by it as it goes. tenant_id, mode, workspace: the run's
+      -- filter (NULL: every value). A row left 'running' by a process that died is read as stopped once updated_at
+      -- is older than REINDEX_STALE_AFTER_MS. Not copied by mnemo migrate: it describes a run on this store.
+      CREATE TABLE reindex_progress (
+        slot        integer PRIMARY KEY CHECK (slot = 1),
+        run_id      text NOT NULL,
+        model_id    text NOT NULL,
+        dims        integer NOT NULL,
+        tenant_id   text,
+        mode        text,
+        workspace   text,
+        state       text NOT NULL CHECK (state IN ('running', 'stopped', 'complete')),
+        stop_reason text,
+        done        integer NOT NULL,
+        total       integer NOT NULL,
+        written     integer NOT NULL,
+        started_at  timestamptz NOT NULL,
+        updated_at  timestamptz NOT NULL,
+        finished_at timestamptz
+      );
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -13,6 +13,7 @@ import { createPgIdempotentRequestRepository } from './pg-idempotent-request.rep
 import { createPgMcpResourceRepository } from './pg-mcp-resource.repository.ts';
 import { createPgMcpApprovalRepository } from './pg-mcp-approval.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
+import { createPgReindexProgressRepository } from './pg-reindex-progress.repository.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
 import { createPgRequestMetricsRepository } from './pg-request-metrics.repository.ts';
@@ -53,6 +54,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     idempotentRequests: createPgIdempotentRequestRepository(db),
     mcpResources: createPgMcpResourceRepository(db),
     mcpApprovals: createPgMcpApprovalRepository(db),
+    reindexProgress: createPgReindexProgressRepository(db),
     transfer: createPgTransfer(db),
     async ping() {
       if (closed) return false;

@@ -593,5 +593,32 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 16,
+    name: 'reindex progress',
+    sql: `
+      -- The store's last mnemo reindex run, for /health on every node (core/embeddings/reindex-progress.repository.ts):
+      -- one row (slot 1), replaced by each new run and written by it as it goes. tenant_id, mode, workspace: the run's
+      -- filter (NULL: every value). A row left 'running' by a process that died is read as stopped once updated_at
+      -- is older than REINDEX_STALE_AFTER_MS. Not copied by mnemo migrate: it describes a run on this store.
+      CREATE TABLE reindex_progress (
+        slot        INTEGER PRIMARY KEY CHECK (slot = 1),
+        run_id      TEXT NOT NULL,
+        model_id    TEXT NOT NULL,
+        dims        INTEGER NOT NULL,
+        tenant_id   TEXT,
+        mode        TEXT,
+        workspace   TEXT,
+        state       TEXT NOT NULL CHECK (state IN ('running', 'stopped', 'complete')),
+        stop_reason TEXT,
+        done        INTEGER NOT NULL,
+        total       INTEGER NOT NULL,
+        written     INTEGER NOT NULL,
+        started_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        finished_at INTEGER
+      );
+    `,
+  },
 ];
 

@@ -1,9 +1,22 @@
+import { DomainError } from '../../../core/errors.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 
 interface Pending {
   work: () => unknown;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+}
+
+/**
+ * A write asked for after the store was closed (the server is shutting down): it was not made. An OVERLOADED domain
+ * error, so that a straggling request gets every surface's 503 envelope (try again: another node, or this one once
+ * restarted) rather than a 500.
+ */
+export class StoreClosedError extends DomainError {
+  constructor() {
+    super('OVERLOADED', 'the store is closed (shutting down): the write was not made', { retryAfterMs: 1000 });
+    this.name = 'StoreClosedError';
+  }
 }
 
 /** The most writes one shared transaction takes; more wait for the next one (keeps a single COMMIT's latency bounded). */
@@ -23,10 +36,14 @@ export const GROUP_COMMIT_MAX = 128;
  *
  * `then` (the caller's post-commit step: in-memory indexes, event listeners) runs in submission order after the
  * COMMIT, before the caller's promise resolves, so a read issued after the await sees the write.
+ *
+ * `close()` (graceful shutdown) commits what is still queued, as a caller whose write was accepted expects, and
+ * refuses writes asked for afterwards with StoreClosedError instead of SQLite's "connection is not open".
  */
 export class SqliteGroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  private closed = false;
   /** Transactions committed by groups, and writes acknowledged through them (metrics and tests). */
   readonly stats = { commits: 0, writes: 0, failedCommits: 0 };
 
@@ -34,6 +51,7 @@ export class SqliteGroupCommit {
 
   /** Queues `work` (synchronous SQL, usually a `db.transaction()` function) for the next group; resolves after COMMIT. */
   run<T>(work: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
       if (this.queue.length >= this.max) this.flush();
@@ -42,6 +60,15 @@ export class SqliteGroupCommit {
         setImmediate(() => this.flush());
       }
     });
+  }
+
+  /**
+   * Commits every queued write now (a write that fails still rejects alone, as in any group) and refuses later ones.
+   * Synchronous: call it before the connection closes.
+   */
+  close(): void {
+    this.closed = true;
+    while (this.queue.length > 0) this.flush();
   }
 
   /** Runs every queued write in one transaction. Synchronous: nothing else touches the connection meanwhile. */

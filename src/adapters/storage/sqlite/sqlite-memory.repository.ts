@@ -143,7 +143,7 @@ function backfillContentHashes(db: SqliteDb): void {
 export interface SqliteMemoryRepository extends MemoryRepository {
   /** Loads every workspace's vectors into memory in the background (server start). */
   warmUp(): Promise<void>;
-  /** Terminates the scan threads. */
+  /** Commits the single-memory writes still queued (later ones are refused), then terminates the scan threads. */
   close(): Promise<void>;
   /** Shared COMMITs of single-memory writes so far, and the writes they acknowledged (see SqliteGroupCommit). */
   readonly groupCommit: Readonly<SqliteGroupCommit['stats']>;
@@ -343,7 +343,13 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   return {
     ...createSqliteMemoryMaintenance(db, keywordLengths),
     warmUp: () => vectors.warmUp(),
-    close: () => vectors.close(),
+    async close() {
+      // Graceful shutdown keeps the writes already asked for: they commit now, and their callers' in-memory steps
+      // (indexes, listeners; some read the connection) run before the next macrotask, so before the store closes.
+      group.close();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await vectors.close();
+    },
     groupCommit: group.stats,
 
     async applyAtomically(scope, steps) {

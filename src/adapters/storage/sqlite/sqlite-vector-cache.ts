@@ -2,55 +2,80 @@ import type { Scope } from '../../../core/scope.ts';
 import { VectorMatrix } from './vector-scan/vector-matrix.ts';
 import { ScanPool } from './vector-scan/scan-pool.ts';
 import type { SqliteDb } from './sqlite.database.ts';
+import { SqliteVectorLoader, WORKER_LOAD_ABOVE } from './sqlite-vector-loader.ts';
 import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 
-/** Rows read per statement while loading: between two batches the event loop serves requests. */
-const LOAD_BATCH = 2048;
 /** A search reloads at most this many times in a row when other connections keep writing while it loads. */
 const MAX_RELOADS = 3;
 
+/** A write of this process to a workspace whose index is loading, replayed onto the loaded rows in order. */
+type Replay =
+  | { kind: 'upsert'; seq: number; vector: Float32Array }
+  | { kind: 'remove'; seq: number }
+  | { kind: 'note'; before: number; after: number };
+
 interface Entry {
-  matrix: VectorMatrix;
+  dims: number;
+  /** Null until the load ends. */
+  matrix: VectorMatrix | null;
   /** The workspace version this matrix reflects (see SqliteWorkspaceVersions). */
   version: number;
-  /** Set while rows are still streaming in. */
+  /** Set while the rows load. */
   loading: Promise<void> | null;
+  /** While loading: this process's writes to the workspace meanwhile, in commit order. */
+  replay: Replay[] | null;
 }
+
+export interface SqliteVectorCacheOptions {
+  /** Scan worker threads (started on first use); 0 scans on the event loop. */
+  threads?: number;
+  /** Floats above which a workspace loads in a worker thread (see SqliteVectorLoader). */
+  workerLoadAbove?: number;
+  /** Reads a workspace's rows (default: a SqliteVectorLoader on this connection; tests wrap it to time writes). */
+  loader?: VectorRowsLoader;
+}
+
+export type VectorRowsLoader = Pick<SqliteVectorLoader, 'load' | 'close' | 'workerLoads'>;
 
 /**
  * Per-(scope, model) exact vector indexes, loaded from SQLite on first search (or by warmUp at start) and kept in
  * step with this process's writes. A workspace's version (bumped by triggers on any connection's writes) tells when
- * another connection changed that workspace: then that workspace's indexes alone are reloaded. Loading streams rows
- * in batches straight into the matrix, yielding to the event loop between batches.
+ * another connection changed that workspace: then that workspace's indexes alone are reloaded. A load reads the rows
+ * straight into the matrix's shared memory, in a worker thread for big workspaces (SqliteVectorLoader); this
+ * process's writes to that workspace meanwhile are kept and replayed onto the loaded rows, and the version the load
+ * read in its snapshot is moved on by those writes alone, so a write during a load is never lost and a foreign one
+ * still causes a reload.
  */
 export class SqliteVectorCache {
   private readonly entries = new Map<string, Entry>();
   private readonly versions: SqliteWorkspaceVersions;
-  private readonly countScope;
-  private readonly loadBatch;
+  private readonly loader: VectorRowsLoader;
+  private readonly threads: number;
   private readonly workspaces;
   private readonly models;
   private readonly modelDims;
   private scanPool: ScanPool | null = null;
   private closed = false;
 
-  /** `threads`: scan worker threads (started on first use); 0 scans on the event loop. */
-  constructor(db: SqliteDb, private readonly threads = 0) {
+  constructor(db: SqliteDb, options: SqliteVectorCacheOptions = {}) {
+    this.threads = options.threads ?? 0;
     this.versions = new SqliteWorkspaceVersions(db);
-    this.countScope = db.prepare<[string, string, string, string], number>(
-      `SELECT COUNT(*) FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
-       WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND v.model_id = ?`).pluck();
-    // CROSS JOIN keeps memory_vectors the outer loop: a range of its rowid per batch, each memory found by its key.
-    this.loadBatch = db.prepare<[number, string, string, string, string, number], { memory_seq: number; dims: number; vector: Buffer }>(
-      `SELECT v.memory_seq, v.dims, v.vector FROM memory_vectors v CROSS JOIN memories m ON m.seq = v.memory_seq
-       WHERE v.memory_seq > ? AND m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND v.model_id = ?
-       ORDER BY v.memory_seq LIMIT ?`);
-    // Cheap on purpose (warm-up runs right after `listening on`): the workspaces from their version table, the models
+    // Loader threads leave a core to the event loop (routes still compiling at start, searches later): two need 3+
+    // scan threads (cores).
+    this.loader = options.loader ?? new SqliteVectorLoader(db, {
+      workerAbove: options.workerLoadAbove ?? WORKER_LOAD_ABOVE, threads: Math.min(2, Math.max(1, this.threads - 1)),
+    });
+    // Cheap on purpose (warm-up starts with the server): the workspaces from their version table, the models
     // from memory_vectors' model_id index, one row for each model's width.
     this.workspaces = db.prepare<[], { tenant_id: string; mode: string; workspace: string }>(
       'SELECT tenant_id, mode, workspace FROM workspace_versions');
     this.models = db.prepare<[], string>('SELECT DISTINCT model_id FROM memory_vectors').pluck();
     this.modelDims = db.prepare<[string], number>('SELECT dims FROM memory_vectors WHERE model_id = ? LIMIT 1').pluck();
+  }
+
+  /** Loads run in worker threads so far (for tests). */
+  get workerLoads(): number {
+    return this.loader.workerLoads;
   }
 
   /** The scan pool, started on first use (null when scanning on the event loop). */
@@ -68,15 +93,16 @@ export class SqliteVectorCache {
       if (entry?.loading) await entry.loading;
       entry = this.entries.get(key);
       const version = this.versions.of(scope);
-      if (entry && entry.matrix.dims === dims && (entry.version === version || attempt >= MAX_RELOADS)) return entry.matrix;
+      if (entry?.matrix && entry.dims === dims && (entry.version === version || attempt >= MAX_RELOADS)) return entry.matrix;
       if (entry?.loading) continue; // another search started the reload: wait for it
       this.load(scope, modelId, dims, key);
     }
   }
 
   /**
-   * Loads every (workspace, model) holding vectors, in the background (the server calls it at start
-   * so that the first search does not pay for the load); starts the scan threads too.
+   * Loads every (workspace, model) holding vectors, in the background (the server starts it before it listens, so
+   * that the first search does not pay for the load); starts the scan threads too. A search for a workspace not
+   * loaded yet loads that one at once, beside this.
    */
   async warmUp(): Promise<void> {
     this.pool();
@@ -85,7 +111,13 @@ export class SqliteVectorCache {
       const scope: Scope = { tenantId: w.tenant_id, mode: w.mode as Scope['mode'], workspace: w.workspace };
       for (const { model, dims } of models) {
         if (this.closed) return;
-        const matrix = await this.get(scope, model, dims);
+        let matrix: VectorMatrix;
+        try {
+          matrix = await this.get(scope, model, dims);
+        } catch (err) {
+          if (this.closed) return; // closed mid-load (shutdown): nothing to report
+          throw err;
+        }
         // Nothing of that model there: not worth an entry (a search would create it again, cheaply).
         if (matrix.size === 0) this.entries.delete(cacheKey(scope, model));
         await new Promise((resolve) => setImmediate(resolve));
@@ -99,13 +131,20 @@ export class SqliteVectorCache {
     this.remove(scope, seq);
     const key = cacheKey(scope, modelId);
     const entry = this.entries.get(key);
-    if (entry && entry.matrix.dims === vector.length) entry.matrix.upsert(seq, vector);
-    else if (entry) this.entries.delete(key);
+    if (!entry) return;
+    // A vector of another width than the index's: the index is dropped (a search loads the width it asks for).
+    if (entry.dims !== vector.length) this.entries.delete(key);
+    else if (entry.replay) entry.replay.push({ kind: 'upsert', seq, vector: Float32Array.from(vector) });
+    else entry.matrix?.upsert(seq, vector);
   }
 
   remove(scope: Scope, seq: number): void {
     const prefix = scopePrefix(scope);
-    for (const [key, entry] of this.entries) if (key.startsWith(prefix)) entry.matrix.remove(seq);
+    for (const [key, entry] of this.entries) {
+      if (!key.startsWith(prefix)) continue;
+      if (entry.replay) entry.replay.push({ kind: 'remove', seq });
+      else entry.matrix?.remove(seq);
+    }
   }
 
   /**
@@ -115,7 +154,11 @@ export class SqliteVectorCache {
    */
   noteWrite(scope: Scope, before: number, after: number): void {
     const prefix = scopePrefix(scope);
-    for (const [key, entry] of this.entries) if (key.startsWith(prefix) && entry.version === before) entry.version = after;
+    for (const [key, entry] of this.entries) {
+      if (!key.startsWith(prefix)) continue;
+      if (entry.replay) entry.replay.push({ kind: 'note', before, after });
+      else if (entry.version === before) entry.version = after;
+    }
   }
 
   clear(): void {
@@ -125,46 +168,41 @@ export class SqliteVectorCache {
   async close(): Promise<void> {
     this.closed = true;
     this.entries.clear();
-    await this.scanPool?.close();
+    await Promise.all([this.loader.close(), this.scanPool?.close()]);
   }
 
   private load(scope: Scope, modelId: string, dims: number, key: string): void {
-    const version = this.versions.of(scope);
-    const rows = this.countScope.get(scope.tenantId, scope.mode, scope.workspace, modelId) ?? 0;
-    const entry: Entry = { matrix: new VectorMatrix(dims, Math.max(64, rows)), version, loading: null };
+    const entry: Entry = { dims, matrix: null, version: -1, loading: null, replay: [] };
     this.entries.set(key, entry);
-    entry.loading = this.fill(entry, scope, modelId, key).finally(() => { entry.loading = null; });
+    entry.loading = this.fill(entry, scope, modelId, dims, key).then(
+      () => { entry.loading = null; },
+      (err: unknown) => {
+        entry.loading = null;
+        entry.replay = null;
+        if (this.entries.get(key) === entry) this.entries.delete(key);
+        throw err;
+      });
   }
 
   /**
-   * Streams the scope's vectors into the entry's matrix, batch by batch: each row's blob is read in place (no copy
-   * unless misaligned). Writes of this process made meanwhile reach the matrix through upsert/remove; a batch read
-   * after them reads what they committed.
+   * Reads the rows (in a worker for big workspaces), then replays onto them this process's writes made meanwhile:
+   * each write is applied again in commit order (a write the load had already seen leaves the row as it was), and
+   * the version read with the rows moves on through those writes' (before, after) pairs.
    */
-  private async fill(entry: Entry, scope: Scope, modelId: string, key: string): Promise<void> {
-    const { matrix } = entry;
-    let after = 0;
-    for (;;) {
-      if (this.closed || this.entries.get(key) !== entry) return;
-      let n = 0;
-      for (const row of this.loadBatch.iterate(after, scope.tenantId, scope.mode, scope.workspace, modelId, LOAD_BATCH)) {
-        n++;
-        after = row.memory_seq;
-        if (row.dims !== matrix.dims) continue;
-        matrix.upsert(row.memory_seq, floatView(row.vector, row.dims));
-      }
-      if (n < LOAD_BATCH) return;
-      await new Promise((resolve) => setImmediate(resolve));
+  private async fill(entry: Entry, scope: Scope, modelId: string, dims: number, key: string): Promise<void> {
+    const loaded = await this.loader.load(scope, modelId, dims);
+    if (this.closed || this.entries.get(key) !== entry) return;
+    const matrix = VectorMatrix.fromRows(dims, loaded.rows, loaded.count);
+    let version = loaded.version;
+    for (const op of entry.replay ?? []) {
+      if (op.kind === 'upsert') matrix.upsert(op.seq, op.vector);
+      else if (op.kind === 'remove') matrix.remove(op.seq);
+      else if (version === op.before) version = op.after;
     }
+    entry.matrix = matrix;
+    entry.version = version;
+    entry.replay = null;
   }
-}
-
-/** The blob's floats without a copy when its bytes are 4-aligned (they are in better-sqlite3's buffers). */
-function floatView(blob: Buffer, dims: number): Float32Array {
-  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, dims);
-  const copy = new Float32Array(dims);
-  new Uint8Array(copy.buffer).set(blob.subarray(0, dims * 4));
-  return copy;
 }
 
 const scopePrefix = (s: Scope): string => `${s.tenantId}\u0000${s.mode}\u0000${s.workspace}\u0000`;

@@ -17,6 +17,7 @@ import { createSqliteIdempotentRequestRepository } from './sqlite-idempotent-req
 import { createSqliteMcpResourceRepository } from './sqlite-mcp-resource.repository.ts';
 import { createSqliteMcpApprovalRepository } from './sqlite-mcp-approval.repository.ts';
 import { createSqliteTransfer } from './sqlite-transfer.ts';
+import { createSqliteReindexProgressRepository } from './sqlite-reindex-progress.repository.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
 
@@ -39,7 +40,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog; s
   const pageSize = db.prepare('PRAGMA page_size').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
-  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, options.searchThreads ?? 0));
+  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, { threads: options.searchThreads ?? 0 }));
   return {
     kind: 'sqlite',
     memories,
@@ -56,6 +57,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog; s
     idempotentRequests: createSqliteIdempotentRequestRepository(db),
     mcpResources: createSqliteMcpResourceRepository(db),
     mcpApprovals: createSqliteMcpApprovalRepository(db),
+    reindexProgress: createSqliteReindexProgressRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);

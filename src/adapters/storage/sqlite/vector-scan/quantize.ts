@@ -33,8 +33,11 @@ export function quantizeInto(vector: Float32Array, offset: number, dims: number,
     const e = x - scale * c;
     sq += e * e;
   }
-  return [scale, Math.sqrt(sq) * NORM_SLACK + ABS_SLACK];
+  return [scale, roundErrorUp(Math.sqrt(sq))];
 }
+
+/** ‖e‖ as stored: rounded up, so that float rounding in the bound can only widen it. */
+export const roundErrorUp = (norm: number): number => norm * NORM_SLACK + ABS_SLACK;
 
 /** The half-width of the interval around the pre-scan score that holds the exact one. */
 export function errorBound(rowError: number, queryError: number): number {

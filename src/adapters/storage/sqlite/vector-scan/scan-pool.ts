@@ -1,8 +1,7 @@
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { scanPart, type PartJob, type PartResult } from './scan-part.ts';
+import { startWorker } from './start-worker.ts';
 
 /**
  * Worker threads that scan VectorMatrix memory off the event loop. Each search is split into one part per worker
@@ -102,7 +101,7 @@ export class ScanPool {
   }
 
   private spawn(index: number): Slot {
-    const worker = startWorker();
+    const worker = startScanWorker();
     worker.unref();
     const slot: Slot = { index, worker, job: null, dead: false };
     worker.on('message', (msg: { result?: PartResult; error?: string }) => {
@@ -144,25 +143,7 @@ export class ScanPool {
   }
 }
 
-/**
- * Starts scan-worker in a thread. Compiled, it is plain JavaScript beside this file. From TypeScript sources (tsx,
- * vitest) the worker's few modules are bundled once into one CommonJS script with esbuild (tsx's own compiler), so a
- * worker starts in milliseconds instead of loading tsx's loader and compiling on its own: on two cores, two workers
- * doing that at start starved the event loop for a second.
- */
-function startWorker(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./scan-worker.js', here));
-  bundled ??= bundleWorker(fileURLToPath(new URL('./scan-worker.ts', here)));
-  return new Worker(bundled, { eval: true });
-}
-
-let bundled: string | undefined;
-
-function bundleWorker(entry: string): string {
-  const esbuild = createRequire(import.meta.url)('esbuild') as {
-    buildSync(o: object): { outputFiles: { text: string }[] };
-  };
-  return esbuild.buildSync({ entryPoints: [entry], bundle: true, format: 'cjs', platform: 'node', target: 'node20', write: false })
-    .outputFiles[0]!.text;
+/** Starts scan-worker in a thread (bundled once from TypeScript sources: see start-worker.ts). */
+function startScanWorker(): Worker {
+  return startWorker(new URL('./scan-worker.ts', import.meta.url), new URL('./scan-worker.js', import.meta.url));
 }

@@ -1,8 +1,11 @@
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
-import { wasm, type SharedMemory } from './wasm.ts';
-import { quantizeInto, quantizeQuery } from './quantize.ts';
-import { insertTop, scanPart, slotBytesFor, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import { quantizeQuery } from './quantize.ts';
+import { insertTop, scanPart, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import type { ScanPool } from './scan-pool.ts';
+import {
+  allocateRows, layoutFor, newMemory, pagesFor, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
+} from './matrix-storage.ts';
+import { RowIndex } from './row-index.ts';
 
 /**
  * An exact in-memory vector index for one scope and one model. Unit-length rows are kept twice, in shared memory:
@@ -11,17 +14,13 @@ import type { ScanPool } from './scan-pool.ts';
  * the k-th best, and re-scores those exactly: the answer, and `total`, are those of a full exact scan (see
  * quantize.ts for the bound). Searches given a ScanPool run in worker threads over the same memory, split across
  * the pool; writes that arrive while such scans read the memory wait until they finish, so a scan never sees a row
- * half written or moved. Deletion swaps the last row into the hole, keeping the matrix dense.
+ * half written or moved. Deletion swaps the last row into the hole, keeping the matrix dense. A matrix can also be
+ * adopted whole from rows another thread filled (fromRows: the cold-start loader).
  */
 export interface MatrixHit {
   key: number;
   cosine: number;
 }
-
-/** Scratch slots in each matrix's memory: slot 0 for this thread, one per worker after it. */
-export const MAX_SCAN_THREADS = 16;
-const SLOTS = MAX_SCAN_THREADS + 1;
-const PAGE = 65536;
 
 let nextMatrixId = 1;
 
@@ -30,34 +29,34 @@ export class VectorMatrix {
   readonly stride: number;
   /** Identifies this matrix's memory to the workers (which cache a kernel instance per memory). */
   readonly id = nextMatrixId++;
-  private capacity: number;
-  private memory!: SharedMemory;
+  private readonly layout: MatrixLayout;
+  private capacity = 0;
+  private rows!: MatrixRows;
+  private views!: RowViews;
   private memoryGeneration = 0;
-  private dataBuf!: SharedArrayBuffer;
-  private keysBuf!: SharedArrayBuffer;
-  private scalesBuf!: SharedArrayBuffer;
-  private errorsBuf!: SharedArrayBuffer;
-  private data!: Float32Array;
-  private keys!: Float64Array;
-  private scales!: Float32Array;
-  private errors!: Float64Array;
   private count = 0;
-  private readonly rowOf = new Map<number, number>();
-  private readonly codesOffset: number;
-  private readonly slotBytes: number;
+  private rowOf!: RowIndex;
   private dots: DotsFn | null = null;
   /** Scans in worker threads reading this matrix now, and the writes waiting for them to end. */
   private activeScans = 0;
   private pending: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
 
-  constructor(dims: number, initialCapacity = 1024) {
+  constructor(dims: number, initialCapacity = 1024, filled?: { rows: MatrixRows; count: number }) {
     this.dims = dims;
-    this.stride = Math.ceil(dims / 16) * 16;
-    this.slotBytes = slotBytesFor(this.stride);
-    this.codesOffset = Math.ceil((SLOTS * this.slotBytes) / 16) * 16;
-    this.capacity = 0;
-    this.allocate(Math.max(1, initialCapacity));
+    this.layout = layoutFor(dims);
+    this.stride = this.layout.stride;
+    if (filled) this.adopt(filled.rows, filled.count);
+    else this.allocate(Math.max(1, initialCapacity));
+  }
+
+  /**
+   * A matrix over rows filled elsewhere (another thread wrote rows [0, count) with writeRow, keys distinct): only the
+   * key index is built here.
+   */
+  static fromRows(dims: number, rows: MatrixRows, count: number): VectorMatrix {
+    if (count > rows.capacity) throw new RangeError(`${count} rows do not fit in ${rows.capacity}`);
+    return new VectorMatrix(dims, 0, { rows, count });
   }
 
   get size(): number {
@@ -66,7 +65,7 @@ export class VectorMatrix {
 
   /** Bytes this matrix holds for its rows (float32 + int8 + key, scale and error per row), for measurements. */
   get bytes(): number {
-    return this.capacity * (this.dims * 4 + this.stride + 8 + 4 + 8);
+    return this.capacity * (this.dims * 4 + this.stride + 8 + 4 + 8) + this.rowOf.bytes;
   }
 
   /** Adds or replaces the vector stored under `key`; the vector is normalised on the way in. */
@@ -83,7 +82,7 @@ export class VectorMatrix {
   remove(key: number): boolean {
     if (this.activeScans > 0) {
       // The answer must be known now: a key waiting to be written counts as present.
-      const present = this.rowOf.has(key) || this.pending.length > 0;
+      const present = this.rowOf.get(key) >= 0 || this.pending.length > 0;
       this.pending.push(() => { this.drop(key); });
       return present;
     }
@@ -99,7 +98,7 @@ export class VectorMatrix {
     { hits: MatrixHit[]; total: number } {
     const job = this.prepare(query, limit, minCosine, allowed);
     if (!job) return { hits: [], total: 0 };
-    this.dots ??= int8Dots(this.memory);
+    this.dots ??= int8Dots(this.rows.memory);
     return toHits(scanPart({ ...job, slot: 0, start: 0, end: this.count }, this.dots));
   }
 
@@ -128,10 +127,10 @@ export class VectorMatrix {
 
   /** The rows' float32 vectors, keys and codes as shared buffers (what a scan reads). */
   buffers(): MatrixBuffers & { id: number; generation: number } {
+    const { memory, data, keys, scales, errors } = this.rows;
     return {
-      memory: this.memory, data: this.dataBuf, keys: this.keysBuf, scales: this.scalesBuf, errors: this.errorsBuf,
-      dims: this.dims, stride: this.stride, slotBytes: this.slotBytes, codesOffset: this.codesOffset,
-      id: this.id, generation: this.memoryGeneration,
+      memory, data, keys, scales, errors, dims: this.dims, stride: this.stride, slotBytes: this.layout.slotBytes,
+      codesOffset: this.layout.codesOffset, id: this.id, generation: this.memoryGeneration,
     };
   }
 
@@ -151,7 +150,7 @@ export class VectorMatrix {
       mask = new Uint8Array(this.count);
       for (const key of allowed) {
         const row = this.rowOf.get(key);
-        if (row !== undefined) mask[row] = 1;
+        if (row >= 0) mask[row] = 1;
       }
     }
     return {
@@ -162,41 +161,35 @@ export class VectorMatrix {
 
   private write(key: number, vector: ArrayLike<number>): void {
     let row = this.rowOf.get(key);
-    if (row === undefined) {
+    if (row < 0) {
       row = this.count;
       this.ensureCapacity(row + 1);
       this.count++;
-      this.keys[row] = key;
+      this.views.keys[row] = key;
       this.rowOf.set(key, row);
     }
-    const dims = this.dims;
-    let sq = 0;
-    for (let i = 0; i < dims; i++) sq += vector[i]! * vector[i]!;
-    const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
-    const base = row * dims;
-    for (let i = 0; i < dims; i++) this.data[base + i] = vector[i]! * inv;
-    const codes = new Int8Array(this.memory.buffer, this.codesOffset + row * this.stride, this.stride);
-    const [scale, error] = quantizeInto(this.data, base, dims, codes, 0);
-    this.scales[row] = scale;
-    this.errors[row] = error;
+    writeRow(this.layout, this.views, row, key, vector);
   }
 
   private drop(key: number): boolean {
     const row = this.rowOf.get(key);
-    if (row === undefined) return false;
+    if (row < 0) return false;
+    // The index reads keys from the key column: forget the key while its row still holds it.
+    this.rowOf.delete(key);
     const last = this.count - 1;
     if (row !== last) {
-      const movedKey = this.keys[last]!;
-      this.data.copyWithin(row * this.dims, last * this.dims, (last + 1) * this.dims);
-      new Uint8Array(this.memory.buffer).copyWithin(this.codesOffset + row * this.stride, this.codesOffset + last * this.stride,
-        this.codesOffset + (last + 1) * this.stride);
-      this.keys[row] = movedKey;
-      this.scales[row] = this.scales[last]!;
-      this.errors[row] = this.errors[last]!;
+      const { data, keys, scales, errors, codes } = this.views;
+      const movedKey = keys[last]!;
       this.rowOf.set(movedKey, row);
+      const { dims, stride } = this;
+      const codesOffset = this.layout.codesOffset;
+      data.copyWithin(row * dims, last * dims, (last + 1) * dims);
+      codes.copyWithin(codesOffset + row * stride, codesOffset + last * stride, codesOffset + (last + 1) * stride);
+      keys[row] = movedKey;
+      scales[row] = scales[last]!;
+      errors[row] = errors[last]!;
     }
     this.count--;
-    this.rowOf.delete(key);
     return true;
   }
 
@@ -219,48 +212,49 @@ export class VectorMatrix {
    * until written, so spare capacity is cheap. The WebAssembly memory grows in place when its maximum allows.
    */
   private allocate(rows: number): void {
-    const dims = this.dims;
-    const data = new SharedArrayBuffer(rows * dims * 4);
-    const keys = new SharedArrayBuffer(rows * 8);
-    const scales = new SharedArrayBuffer(rows * 4);
-    const errors = new SharedArrayBuffer(rows * 8);
-    const pages = Math.ceil((this.codesOffset + rows * this.stride) / PAGE);
+    const fresh = allocateRows(this.layout, rows);
     if (this.capacity > 0) {
-      new Float32Array(data).set(this.data.subarray(0, this.count * dims));
-      new Float64Array(keys).set(this.keys.subarray(0, this.count));
-      new Float32Array(scales).set(this.scales.subarray(0, this.count));
-      new Float64Array(errors).set(this.errors.subarray(0, this.count));
-    }
-    const current = this.capacity > 0 ? this.memory.buffer.byteLength / PAGE : 0;
-    if (current === 0) this.memory = newMemory(pages);
-    else if (pages > current) {
-      try {
-        this.memory.grow(pages - current);
-      } catch {
-        // Past its maximum: a bigger memory, the codes copied over.
-        const bigger = newMemory(pages);
-        new Uint8Array(bigger.buffer).set(new Uint8Array(this.memory.buffer, 0, this.codesOffset + this.count * this.stride));
-        this.memory = bigger;
-        this.memoryGeneration++;
-        this.dots = null;
+      const old = this.views;
+      const dims = this.dims;
+      new Float32Array(fresh.data).set(old.data.subarray(0, this.count * dims));
+      new Float64Array(fresh.keys).set(old.keys.subarray(0, this.count));
+      new Float32Array(fresh.scales).set(old.scales.subarray(0, this.count));
+      new Float64Array(fresh.errors).set(old.errors.subarray(0, this.count));
+      // Keep the codes' memory, grown in place when its maximum allows.
+      const memory = this.rows.memory;
+      const pages = pagesFor(this.layout, rows);
+      const current = memory.buffer.byteLength / PAGE;
+      fresh.memory = memory;
+      if (pages > current) {
+        try {
+          memory.grow(pages - current);
+        } catch {
+          // Past its maximum: a bigger memory, the codes copied over.
+          const bigger = newMemory(pages);
+          new Uint8Array(bigger.buffer).set(new Uint8Array(memory.buffer, 0, this.layout.codesOffset + this.count * this.stride));
+          fresh.memory = bigger;
+          this.memoryGeneration++;
+          this.dots = null;
+        }
       }
     }
-    this.dataBuf = data;
-    this.keysBuf = keys;
-    this.scalesBuf = scales;
-    this.errorsBuf = errors;
-    this.data = new Float32Array(data);
-    this.keys = new Float64Array(keys);
-    this.scales = new Float32Array(scales);
-    this.errors = new Float64Array(errors);
-    this.capacity = rows;
+    this.adopt(fresh, this.count);
+  }
+
+  private adopt(rows: MatrixRows, count: number): void {
+    this.rows = rows;
+    this.views = viewsOf(rows);
+    this.capacity = rows.capacity;
+    this.count = count;
+    if (this.rowOf) this.rowOf.rebind(this.views.keys, count, rows.capacity);
+    else {
+      this.rowOf = new RowIndex(this.views.keys, rows.capacity);
+      for (let row = 0; row < count; row++) this.rowOf.set(this.views.keys[row]!, row);
+    }
   }
 }
 
-/** A shared memory with room to double before it must be replaced (its maximum is reserved address space only). */
-function newMemory(pages: number): SharedMemory {
-  return new wasm.Memory({ initial: pages, maximum: Math.min(65536, Math.max(16, pages * 2)), shared: true });
-}
+const PAGE = 65536;
 
 /** The best `k` of the parts' exact top lists (each already sorted), and the summed totals. */
 export function mergeParts(parts: readonly PartResult[], k: number): PartResult {

@@ -1,0 +1,128 @@
+import { CODE_MAX, roundErrorUp } from './quantize.ts';
+import { slotBytesFor } from './scan-part.ts';
+import { wasm, type SharedMemory } from './wasm.ts';
+
+/**
+ * The shared memory of a VectorMatrix, its layout and how one row is written into it: shared by the matrix itself and
+ * by the loader (sqlite-vector-load-worker.ts), which fills a matrix's rows in another thread, so that a row loaded
+ * there is byte for byte the row an upsert writes.
+ */
+
+/** Scratch slots in each matrix's memory: slot 0 for this thread, one per worker after it. */
+export const MAX_SCAN_THREADS = 16;
+const SLOTS = MAX_SCAN_THREADS + 1;
+const PAGE = 65536;
+
+export interface MatrixLayout {
+  dims: number;
+  /** Bytes of int8 codes a row (dims rounded up to the kernel's 16). */
+  stride: number;
+  slotBytes: number;
+  /** Where the codes start in the WebAssembly memory, after the scratch slots. */
+  codesOffset: number;
+}
+
+export function layoutFor(dims: number): MatrixLayout {
+  const stride = Math.ceil(dims / 16) * 16;
+  const slotBytes = slotBytesFor(stride);
+  return { dims, stride, slotBytes, codesOffset: Math.ceil((SLOTS * slotBytes) / 16) * 16 };
+}
+
+/** Room for `capacity` rows: float32 vectors, keys, code scales and errors, and the codes in a WebAssembly memory. */
+export interface MatrixRows {
+  capacity: number;
+  data: SharedArrayBuffer;
+  keys: SharedArrayBuffer;
+  scales: SharedArrayBuffer;
+  errors: SharedArrayBuffer;
+  memory: SharedMemory;
+}
+
+/** Fresh (zeroed) buffers for `capacity` rows. Pages never written cost no memory, so spare capacity is cheap. */
+export function allocateRows(layout: MatrixLayout, capacity: number): MatrixRows {
+  return {
+    capacity,
+    data: new SharedArrayBuffer(capacity * layout.dims * 4),
+    keys: new SharedArrayBuffer(capacity * 8),
+    scales: new SharedArrayBuffer(capacity * 4),
+    errors: new SharedArrayBuffer(capacity * 8),
+    memory: newMemory(pagesFor(layout, capacity)),
+  };
+}
+
+export const pagesFor = (layout: MatrixLayout, rows: number): number => Math.ceil((layout.codesOffset + rows * layout.stride) / PAGE);
+
+/** A shared memory with room to double before it must be replaced (its maximum is reserved address space only). */
+export function newMemory(pages: number): SharedMemory {
+  return new wasm.Memory({ initial: pages, maximum: Math.min(65536, Math.max(16, pages * 2)), shared: true });
+}
+
+/** Typed views of MatrixRows, for writing rows. */
+export interface RowViews {
+  data: Float32Array;
+  keys: Float64Array;
+  scales: Float32Array;
+  errors: Float64Array;
+  codes: Int8Array;
+}
+
+export function viewsOf(rows: Omit<MatrixRows, 'capacity'>): RowViews {
+  return {
+    data: new Float32Array(rows.data), keys: new Float64Array(rows.keys), scales: new Float32Array(rows.scales),
+    errors: new Float64Array(rows.errors), codes: new Int8Array(rows.memory.buffer),
+  };
+}
+
+/**
+ * Writes `vector`, normalised to unit length (a zero vector stays zero), and its int8 codes as row `row`: the codes
+ * and ‖e‖ quantizeInto would compute from the stored float32 row, in two passes over the vector instead of four
+ * (the load of 100k rows spends most of its time here). max |fround(x·inv)| = fround(max |x| · inv), rounding being
+ * monotonic, so the scale is the one computed from the stored row.
+ */
+export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key: number, vector: ArrayLike<number>): void {
+  const dims = layout.dims;
+  let sq = 0;
+  let max = 0;
+  for (let i = 0; i < dims; i++) {
+    const x = vector[i]!;
+    sq += x * x;
+    const a = Math.abs(x);
+    if (a > max) max = a;
+  }
+  const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+  const base = row * dims;
+  const { data, codes } = views;
+  const codeBase = layout.codesOffset + row * layout.stride;
+  const scale = Math.fround(Math.fround(max * inv) / CODE_MAX);
+  let err = 0;
+  if (scale === 0) {
+    for (let i = 0; i < dims; i++) {
+      data[base + i] = vector[i]! * inv;
+      codes[codeBase + i] = 0;
+    }
+  } else {
+    for (let i = 0; i < dims; i++) {
+      const x = Math.fround(vector[i]! * inv);
+      data[base + i] = x;
+      const c = Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(x / scale)));
+      codes[codeBase + i] = c;
+      const e = x - scale * c;
+      err += e * e;
+    }
+    err = roundErrorUp(Math.sqrt(err));
+  }
+  views.keys[row] = key;
+  views.scales[row] = scale;
+  views.errors[row] = err;
+}
+
+/** Copies `count` rows from row `from` to row `to` (non-overlapping ranges). */
+export function copyRows(layout: MatrixLayout, views: RowViews, from: number, to: number, count: number): void {
+  const { dims, stride, codesOffset } = layout;
+  const { data, keys, scales, errors, codes } = views;
+  data.copyWithin(to * dims, from * dims, (from + count) * dims);
+  codes.copyWithin(codesOffset + to * stride, codesOffset + from * stride, codesOffset + (from + count) * stride);
+  keys.copyWithin(to, from, from + count);
+  scales.copyWithin(to, from, from + count);
+  errors.copyWithin(to, from, from + count);
+}
