@@ -34,6 +34,8 @@ const NOT_ON_POSTGRES = [
   // Load shedding reads the event loop of the test process; in this project that process also runs PGlite (WASM, in
   // process) and other files unisolated, whose work moves the samples. Shedding involves no store.
   'test/cross/load-shedding.test.ts',
+  // Runs both stores itself on one loaded model (loading the bundled model twice, once per project, cost seconds).
+  'test/g1/paraphrase-quality.test.ts',
 ];
 
 export default defineConfig({
@@ -53,6 +55,7 @@ export default defineConfig({
         test: {
           name: 'postgres', include: POSTGRES_TESTS, exclude: [...TIMING_TESTS, ...NOT_ON_POSTGRES],
           env: { MNEMO_TEST_STORE: 'postgres' }, isolate: false, sequence: { groupOrder: 0 },
+          setupFiles: ['test/support/postgres-project.setup.ts'],
         },
       },
       { extends: true, test: { name: 'timing', include: TIMING_TESTS, sequence: { groupOrder: 1 } } },

@@ -5,13 +5,16 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPglite } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
+import { runMnemoInProcess } from '../support/cli.ts';
 import { runMnemo } from '../support/spawn-cli.ts';
 import { createTestApp, g1, json } from '../support/test-app.ts';
 
 /**
- * `mnemo export` and `mnemo import`, spawned, between real SQLite data directories and PostgreSQL (PGlite with pgvector
- * served on loopback through pglite-socket): every field survives a round trip, vectors are reused for the same model
- * and recomputed for another, and a bad line imports nothing (or, with --skip-bad, only itself is left out).
+ * `mnemo export` and `mnemo import` between real SQLite data directories and PostgreSQL (PGlite with pgvector served on
+ * loopback through pglite-socket): every field survives a round trip, vectors are reused for the same model and
+ * recomputed for another, and a bad line imports nothing (or, with --skip-bad, only itself is left out). One export
+ * and one import are spawned as an operator runs them (bin/mnemo.js); the other runs go through the same entry in
+ * process (runCli, with the process's exit code), which spares a tsx start-up per run.
  */
 const dirs: string[] = [];
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-export-')); dirs.push(d); return d; };
@@ -29,16 +32,16 @@ type Line = Record<string, unknown> & { vectors?: { model: string; dims: number;
 const records = (text: string): Line[] => text.trimEnd().split('\n').slice(1).map((l) => JSON.parse(l) as Line);
 
 async function exported(env: Record<string, string>, ...args: string[]): Promise<string> {
-  const run = await runMnemo(env, 'export', ...args);
+  const run = await runMnemoInProcess(env, 'export', ...args);
   expect(run.code, run.stderr).toBe(0);
   return run.stdout;
 }
 async function imported(env: Record<string, string>, file: string, ...args: string[]) {
-  const run = await runMnemo(env, 'import', file, ...args);
+  const run = await runMnemoInProcess(env, 'import', file, ...args);
   return run;
 }
 
-describe('mnemo export / import (spawned)', () => {
+describe('mnemo export / import', () => {
   let source: string;
   let file: string;
   let original: string;
@@ -60,9 +63,12 @@ describe('mnemo export / import (spawned)', () => {
     } finally {
       await app.close();
     }
-    const reindexed = await runMnemo(hashing(source, 128), 'reindex');
+    const reindexed = await runMnemoInProcess(hashing(source, 128), 'reindex');
     expect(reindexed.code, reindexed.stderr).toBe(0);
-    original = await exported(hashing(source));
+    // The spawned export: the file every test below reads.
+    const spawned = await runMnemo(hashing(source), 'export');
+    expect(spawned.code, spawned.stderr).toBe(0);
+    original = spawned.stdout;
     file = join(tempDir(), 'backup.jsonl');
     writeFileSync(file, original);
   }, 120_000);
@@ -82,8 +88,10 @@ describe('mnemo export / import (spawned)', () => {
   });
 
   it('round-trips every field into SQLite and into PostgreSQL with the same model, reusing the vectors', async () => {
-    for (const env of [hashing(tempDir()), { ...hashing(tempDir()), MNEMO_DATABASE_URL: pg.url, MNEMO_DATABASE_POOL_SIZE: '2' }]) {
-      const run = await imported(env, file);
+    const targets = [hashing(tempDir()), { ...hashing(tempDir()), MNEMO_DATABASE_URL: pg.url, MNEMO_DATABASE_POOL_SIZE: '2' }];
+    for (const [i, env] of targets.entries()) {
+      // The spawned import: into SQLite, as an operator runs it.
+      const run = i === 0 ? await runMnemo(env, 'import', file) : await imported(env, file);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toBe('imported: 3 memories (0 embedded with hashing:v1-256, the rest with their own vectors), 1 topics; 0 already stored; 0 bad lines skipped\n');
       expect(run.stderr).toMatch(/mnemo: import 3\/3 memories/);
@@ -127,7 +135,7 @@ describe('mnemo export / import (spawned)', () => {
     const refused = await imported(hashing(dir), broken);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`${broken} line 4: not JSON; nothing was imported`);
-    expect((await runMnemo(hashing(dir), 'reindex', '--status')).stdout).toContain('memories: 0');
+    expect((await runMnemoInProcess(hashing(dir), 'reindex', '--status')).stdout).toContain('memories: 0');
 
     const skipped = await imported(hashing(dir), broken, '--skip-bad');
     expect(skipped.code, skipped.stderr).toBe(0);

@@ -1,7 +1,7 @@
 import { CommanderError, type Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildCli } from '../../src/app/cli.ts';
-import { mnemo } from '../support/cli.ts';
+import { mnemo, runMnemoInProcess } from '../support/cli.ts';
 import { runMnemo } from '../support/spawn-cli.ts';
 
 /** Every command path of the real CLI (`[]` is mnemo itself), found by walking the tree commander built. */
@@ -79,10 +79,16 @@ describe('mnemo command line hygiene: every command and subcommand', () => {
       [['foo', '--help'], 1, /unknown command 'foo'/], [['keys', 'foo', '--help'], 1, /unknown command 'foo'/],
       [['reindex', '--bogus'], 1, /unknown option '--bogus'/], [['export', '--help'], 0, /^$/],
     ];
+    // What the process exits with is what runCli returns (src/app/cli-main.ts exits with it): every case through
+    // runCli in process, and one spawned (bin/mnemo.js), whose tsx start-up takes seconds, to check that wiring.
     for (const [args, code, stderr] of cases) {
-      const run = await runMnemo({}, ...args);
+      const run = await runMnemoInProcess({}, ...args);
       expect(run.code, args.join(' ')).toBe(code);
       expect(run.stderr, args.join(' ')).toMatch(stderr);
     }
+    const [args, code, stderr] = cases[0]!;
+    const spawned = await runMnemo({}, ...args);
+    expect(spawned.code, args.join(' ')).toBe(code);
+    expect(spawned.stderr, args.join(' ')).toMatch(stderr);
   }, 60_000);
 });

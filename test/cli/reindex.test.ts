@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { startEmbeddingsServer } from '../support/embeddings-server.ts';
-import { finished, runMnemo, startMnemo } from '../support/spawn-cli.ts';
+import { runMnemoInProcess } from '../support/cli.ts';
+import { finished, startMnemo } from '../support/spawn-cli.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
 
 /**
- * `mnemo reindex`, spawned as an operator runs it, on a real SQLite data directory that a server (on the old model)
- * keeps serving: stopped by --limit and by SIGTERM, resumed, searches answering from the old vectors meanwhile,
- * then a server on the new model, and --prune.
+ * `mnemo reindex` on a real SQLite data directory that a server (on the old model) keeps serving: stopped by --limit
+ * and by SIGTERM, resumed, searches answering from the old vectors meanwhile, then a server on the new model, and
+ * --prune. The SIGTERM run is spawned as an operator runs it (bin/mnemo.js); the others go through the same entry in
+ * process (runCli, with the process's exit code), which spares a tsx start-up per run.
  */
 const dirs: string[] = [];
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-reindex-')); dirs.push(d); return d; };
@@ -44,7 +46,7 @@ const health = async (app: TestApp) => {
   return coverage;
 };
 
-describe('mnemo reindex (spawned, SQLite data directory)', () => {
+describe('mnemo reindex (SQLite data directory)', () => {
   it('stops at --limit, resumes, keeps the old server answering from its vectors, and serves the new model when complete', async () => {
     const dir = tempDir();
     const newEnv = { MNEMO_DATA_DIR: dir, MNEMO_EMBEDDINGS: 'hashing', MNEMO_EMBEDDINGS_DIMENSIONS: '128' };
@@ -56,12 +58,12 @@ describe('mnemo reindex (spawned, SQLite data directory)', () => {
       expect(before[0]).toBe(ids[0]);
       expect(await health(old)).toEqual({ model: OLD, dimensions: 256, reindex: { state: 'complete', done: 18, total: 18 }, other_models: [] });
 
-      const status = await runMnemo(newEnv, 'reindex', '--status');
+      const status = await runMnemoInProcess(newEnv, 'reindex', '--status');
       expect(status.code).toBe(1);
       expect(status.stdout).toContain(`configured model ${NEW}: 0/18 (reindex needed)`);
       expect(status.stdout).toContain(`other model ${OLD} (256 dimensions): 18 vectors`);
 
-      const partial = await runMnemo(newEnv, 'reindex', '--limit', '8', '--batch-size', '4');
+      const partial = await runMnemoInProcess(newEnv, 'reindex', '--limit', '8', '--batch-size', '4');
       expect(partial.code, partial.stderr).toBe(1);
       expect(partial.stdout).toBe(`reindex limited: 8 vectors written; ${NEW}: 8/18 memories\n`);
       expect(partial.stderr).toContain('stopped after --limit 8 vectors; run the command again to go on');
@@ -75,10 +77,10 @@ describe('mnemo reindex (spawned, SQLite data directory)', () => {
       expect((await g1(old.app, key).update(ids[0]!, { content: 'We deploy with blue/green on Mondays' })).statusCode).toBe(200);
 
       // 10 never done, the new memory, and the edited one (its new-model vector was dropped with the edit).
-      const rest = await runMnemo(newEnv, 'reindex', '--batch-size', '4');
+      const rest = await runMnemoInProcess(newEnv, 'reindex', '--batch-size', '4');
       expect(rest.code, rest.stderr).toBe(0);
       expect(rest.stdout).toBe(`reindex complete: 12 vectors written; ${NEW}: 19/19 memories\n`);
-      expect((await runMnemo(newEnv, 'reindex', '--status')).code).toBe(0);
+      expect((await runMnemoInProcess(newEnv, 'reindex', '--status')).code).toBe(0);
       expect(await searchIds(old, key, 'recycling on Thursday')).toContain(added);
     } finally {
       await old.close();
@@ -91,13 +93,13 @@ describe('mnemo reindex (spawned, SQLite data directory)', () => {
       const hits = await searchIds(next, key, 'blue/green deploy on Mondays');
       expect(hits.length).toBeGreaterThan(0);
       expect(await health(next)).toEqual({ model: NEW, dimensions: 128, reindex: { state: 'complete', done: 19, total: 19 }, other_models: [{ model: OLD, dimensions: 256, vectors: 19 }] });
-      const pruned = await runMnemo(newEnv, 'reindex', '--prune');
+      const pruned = await runMnemoInProcess(newEnv, 'reindex', '--prune');
       expect(pruned.code, pruned.stderr).toBe(0);
       expect(pruned.stdout).toContain('pruned: 19 vectors of other models deleted');
     } finally {
       await next.close();
     }
-    const back = await runMnemo({ ...newEnv, MNEMO_EMBEDDINGS_DIMENSIONS: '256' }, 'reindex', '--status');
+    const back = await runMnemoInProcess({ ...newEnv, MNEMO_EMBEDDINGS_DIMENSIONS: '256' }, 'reindex', '--status');
     expect(back.code).toBe(1);
     expect(back.stdout).toContain(`configured model ${OLD}: 0/19 (reindex needed)`);
   }, 120_000);
@@ -145,7 +147,7 @@ describe('mnemo reindex (spawned, SQLite data directory)', () => {
       expect(written).toBeLessThan(9);
 
       provider.setDelay(0);
-      const rest = await runMnemo(env, 'reindex', '--batch-size', '3');
+      const rest = await runMnemoInProcess(env, 'reindex', '--batch-size', '3');
       expect(rest.code, rest.stderr).toBe(0);
       expect(rest.stdout).toContain(`reindex complete: ${9 - written} vectors written`);
       expect(rest.stdout).toContain('9/9 memories');

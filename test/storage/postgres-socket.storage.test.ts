@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { pgPoolExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
 import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
-import { startPglite, useFreshSchema } from '../support/pglite.ts';
+import { emptiedSchema, startPglite } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
@@ -30,8 +30,11 @@ const auditSql = {
   liftAppendOnlyGuard: async () => { await pglite.exec('ALTER TABLE audit_logs DISABLE TRIGGER USER'); },
 };
 
+// One migrated schema for the file, emptied before each test (support/pglite.ts): a fresh, empty store each time.
+let emptied: (() => Promise<string>) | undefined;
 describeStorageContract('postgres (pg driver over pglite-socket)', async () => {
-  await useFreshSchema(pglite);
+  emptied ??= emptiedSchema(pglite);
+  await emptied();
   const pool = new pg.Pool({ connectionString: server.url, max: 4 });
   return createPostgresStorage(pgPoolExecutor(pool));
 }, { audit: auditSql });

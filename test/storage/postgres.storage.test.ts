@@ -4,10 +4,11 @@ import { pgliteExecutor, type PgExecutor } from '../../src/adapters/storage/post
 import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postgres/pg-migrations.ts';
 import { createPostgresStorage, type PostgresStorageOptions } from '../../src/adapters/storage/postgres/postgres.storage.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
-import { startPglite, useFreshSchema } from '../support/pglite.ts';
+import { emptiedSchema, startPglite, useFreshSchema } from '../support/pglite.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
-// One in-process PostgreSQL (PGlite with pgvector) for the file; each storage gets a fresh schema.
+// One in-process PostgreSQL (PGlite with pgvector) for the file: the contract's stores share one schema, emptied
+// before each test; the specifics below, which migrate, get fresh schemas.
 let pglite: PGlite;
 beforeAll(async () => { pglite = await startPglite(); }, 60_000);
 afterAll(async () => { await pglite.close(); });
@@ -18,6 +19,14 @@ async function freshSchema(): Promise<PgExecutor> {
   return { ...pgliteExecutor(pglite), close: async () => undefined };
 }
 const openPostgres = async (options?: PostgresStorageOptions) => createPostgresStorage(await freshSchema(), options);
+
+let emptied: (() => Promise<string>) | undefined;
+/** The contract's fresh, empty store: one migrated schema for the file, emptied before each test (support/pglite.ts). */
+async function emptyStore() {
+  emptied ??= emptiedSchema(pglite);
+  await emptied();
+  return createPostgresStorage({ ...pgliteExecutor(pglite), close: async () => undefined });
+}
 
 // Every section of the contract runs: memories, keyword search and filters, topics, atomic groups, events and
 // webhook deliveries, usage figures, api keys, ping.
@@ -30,7 +39,7 @@ const auditSql = {
   liftAppendOnlyGuard: async () => { await pglite.exec('ALTER TABLE audit_logs DISABLE TRIGGER USER'); },
 };
 
-describeStorageContract('postgres (PGlite + pgvector)', () => openPostgres(), { audit: auditSql });
+describeStorageContract('postgres (PGlite + pgvector)', emptyStore, { audit: auditSql });
 
 describe('postgres specifics', () => {
   it('migrates once: a second open applies nothing and keeps the data', async () => {

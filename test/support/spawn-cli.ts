@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 const bin = fileURLToPath(new URL('../../bin/mnemo.js', import.meta.url));
 
 /** The environment a spawned `mnemo` sees: this process's, without any MNEMO_ setting, plus `env`. */
-function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MNEMO_')));
   return { ...base, ...env };
 }

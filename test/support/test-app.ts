@@ -8,7 +8,7 @@ import { createContainer, type Container, type ContainerOverrides } from '../../
 import { buildServer, type ServerOptions } from '../../src/app/server.ts';
 import type { Scope, Tier } from '../../src/core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../src/core/scope.ts';
-import { openTestPostgresStorage, testStoreKind } from './test-store.ts';
+import { openTestPostgresStorage, recycleTestPostgresStorage, testStoreKind } from './test-store.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -48,6 +48,8 @@ export async function createTestApp(
   });
   const storage = options.overrides?.storage
     ?? (testStoreKind() === 'postgres' && config.databaseUrl === null ? await openTestPostgresStorage(config.databaseFile) : undefined);
+  // A PostgreSQL test store on the directory made here (deleted at close, so never reopened) is emptied for the next app.
+  const recycle = storage !== undefined && !options.overrides?.storage && config.dataDir === dir;
   const container = await createContainer(config, {
     embedder: createHashingEmbedder({ dimensions: 256 }), ...options.overrides, ...(storage ? { storage } : {}),
   });
@@ -73,6 +75,7 @@ export async function createTestApp(
       await app.close();
       await container.close();
       rmSync(dir, { recursive: true, force: true });
+      if (recycle) await recycleTestPostgresStorage(config.databaseFile);
     },
   };
 }
