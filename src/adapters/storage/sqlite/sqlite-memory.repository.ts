@@ -19,6 +19,7 @@ import type { WarningLog } from '../../../core/warning-log.ts';
 import { toKeywordHits } from '../bm25.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
+import { createStatementCache } from './sqlite-statement-cache.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -219,8 +220,11 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   const remove = db.prepare<[string, string, string, string], Row>(
     `DELETE FROM memories AS m WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`);
 
+  // Hot-path SQL whose IN list varies in length: each text prepared once.
+  const prepared = createStatementCache(db);
+
   function vectorsForSeqs(seqs: readonly number[], modelId: string): Map<number, Float32Array> {
-    const rows = db.prepare<unknown[], { memory_seq: number; vector: Buffer }>(
+    const rows = prepared<unknown[], { memory_seq: number; vector: Buffer }>(
       `SELECT memory_seq, vector FROM memory_vectors WHERE model_id = ? AND memory_seq IN (${seqs.map(() => '?').join(', ')})`,
     ).all(modelId, ...seqs);
     return new Map(rows.map((r) => [r.memory_seq, blobToVector(r.vector)]));
@@ -499,7 +503,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       const { hits, total } = await matrix.searchIn(vectors.pool(), query.vector, query.limit,
         cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed);
       if (hits.length === 0) return { hits: [], total };
-      const rows = db.prepare<number[], Row>(
+      const rows = prepared<number[], Row>(
         `SELECT * FROM memories WHERE seq IN (${hits.map(() => '?').join(', ')})`).all(...hits.map((h) => h.key));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
       const vectorsBySeq = query.withVectors ? vectorsForSeqs(hits.map((h) => h.key), query.modelId) : null;
@@ -527,7 +531,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       if (hits.length === 0) return { hits: [], total };
       // By primary key, the scope checked on each row found (`+` keeps the planner off the scope index, which would
       // walk the whole scope: 18 ms at 100k memories against 0.4 ms).
-      const rows = db.prepare<unknown[], Row>(
+      const rows = prepared<unknown[], Row>(
         `SELECT m.* FROM memories m WHERE m.seq IN (${hits.map(() => '?').join(', ')}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?`,
       ).all(...hits.map((h) => h.seq), ...scopeParams(scope));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
@@ -536,7 +540,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
     async vectorsOf(scope, ids, modelId) {
       if (ids.length === 0) return new Map();
-      const rows = db.prepare<unknown[], { id: string; vector: Buffer }>(
+      const rows = prepared<unknown[], { id: string; vector: Buffer }>(
         `SELECT m.id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
          WHERE ${SCOPE_WHERE} AND v.model_id = ? AND m.id IN (${ids.map(() => '?').join(', ')})`,
       ).all(...scopeParams(scope), modelId, ...ids);
