@@ -1,23 +1,10 @@
-import type { ReindexProgressRecord, ReindexProgressRepository } from '../../../core/embeddings/reindex-progress.repository.ts';
-import type { KeyMode } from '../../../core/scope.ts';
+import type { ReindexProgressRepository } from '../../../core/embeddings/reindex-progress.repository.ts';
+import { reindexRecordFromRow, type ReindexProgressRow } from '../reindex-progress-row.ts';
 import { pgTime, pgTimeOrNull, type PgExecutor } from './pg-executor.ts';
 
-interface Row {
-  run_id: string; model_id: string; dims: number; tenant_id: string | null; mode: string | null; workspace: string | null;
-  state: string; stop_reason: string | null; done: number; total: number; written: number; started_at: Date;
-  updated_at: Date; finished_at: Date | null;
-}
+type Row = ReindexProgressRow<Date>;
 
-const toRecord = (r: Row): ReindexProgressRecord => ({
-  runId: r.run_id, modelId: r.model_id, dims: r.dims,
-  filter: {
-    ...(r.tenant_id === null ? {} : { tenantId: r.tenant_id }),
-    ...(r.mode === null ? {} : { mode: r.mode as KeyMode }),
-    ...(r.workspace === null ? {} : { workspace: r.workspace }),
-  },
-  state: r.state as ReindexProgressRecord['state'], stopReason: r.stop_reason as ReindexProgressRecord['stopReason'],
-  done: r.done, total: r.total, written: r.written, startedAt: r.started_at, updatedAt: r.updated_at, finishedAt: r.finished_at,
-});
+const toRecord = (r: Row) => reindexRecordFromRow(r, (d: Date) => d);
 
 /** The one-row `reindex_progress` table (slot 1): the store's last reindex run, seen by every node. */
 export function createPgReindexProgressRepository(db: PgExecutor): ReindexProgressRepository {
