@@ -17,13 +17,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     return undefined;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof CliError || err instanceof ConfigError) {
-      io.err(`mnemo: ${err.message}\n`);
-      return 1;
-    }
-    // Operational failures (the embeddings provider refusing or down; a conflict met while importing; a store shutting
-    // down): the reason in one line, not a stack trace. Anything else is a bug, and its stack trace helps.
-    if (err instanceof EmbeddingError) {
+    // Usage and configuration errors, and operational failures (the embeddings provider refusing or down; a conflict
+    // met while importing; a store shutting down): the reason in one line, not a stack trace. Anything else is a bug,
+    // and its stack trace helps.
+    if (err instanceof CliError || err instanceof ConfigError || err instanceof EmbeddingError) {
       io.err(`mnemo: ${err.message}\n`);
       return 1;
     }

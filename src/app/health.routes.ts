@@ -13,7 +13,8 @@ export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async 
   const handler = async (_req: unknown, reply: { status: (n: number) => unknown }) => {
     const storageOk = await c.storage.ping().catch(() => false);
     if (!storageOk) reply.status(503);
-    const [coverage, run] = await Promise.all([embeddings(), reindexRun()]);
+    // No store, no run record to read (on PostgreSQL a read would wait for a pool connection to a store that is down).
+    const [coverage, run] = await Promise.all([embeddings(), storageOk ? reindexRun() : null]);
     return {
       status: storageOk ? 'ok' : 'degraded',
       version: VERSION,

@@ -114,7 +114,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
   it('loads big workspaces in a worker thread, warms every workspace at start, and scans in workers', async () => {
     const file = join(dir, 'big.db');
     const writer = createSqliteStorage({ file, synchronous: 'normal' });
-    // Past one load batch (2048) per workspace, and big enough (rows x dims) to be scanned in the workers.
+    // Big enough (rows x dims) to be scanned in the workers rather than inline (the loader thread is forced by workerLoadAbove: 0).
     const rows = 4200;
     const dims = 128;
     for (let i = 0; i < rows; i++) {

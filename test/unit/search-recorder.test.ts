@@ -53,6 +53,8 @@ describe('search recorder', () => {
     await r.recorder.flush();
     expect(r.warnings).toHaveLength(1);
     expect(r.batches).toEqual([['kept']]);
+    // The log write failed, not the events: the lost search's search.performed is still in the outbox.
+    expect(r.events).toEqual([['lost'], ['kept']]);
   });
 
   it('afterFlush makes a reader wait for the searches recorded before it asked', async () => {

@@ -42,11 +42,17 @@ export function createSearchRecorder(deps: {
 
   const write = (batch: SearchLogEntry[]): Promise<void> => {
     writing = writing.then(async () => {
+      // The events first and on their own: their webhooks are owed to users, while the log rows are analytics, so a
+      // failing log write must not take the events with it.
       try {
-        await deps.searchLog.appendMany(batch);
         await deps.events.append(batch.map((entry) => searchPerformed(entry)));
       } catch (err) {
-        deps.warnings?.warn({ err, searches: batch.length }, 'could not record searches in the search log / event outbox');
+        deps.warnings?.warn({ err, searches: batch.length }, 'could not record search.performed events in the event outbox');
+      }
+      try {
+        await deps.searchLog.appendMany(batch);
+      } catch (err) {
+        deps.warnings?.warn({ err, searches: batch.length }, 'could not record searches in the search log');
       }
     });
     return writing;

@@ -231,8 +231,12 @@ export function createSearchService(deps: {
       const { vector, ms } = await embedQuery(input.query);
       const started = performance.now();
       const pool = Math.max(input.limit * 5, 50);
+      const semanticPool = semanticLeg(ctx.scope, vector, { ...input, limit: pool, minCosine: -1, withVectors: false });
+      // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
+      // (a few promise steps in) first, so that the two legs overlap.
+      await new Promise((resolve) => setImmediate(resolve));
       const [semantic, keyword] = await Promise.all([
-        semanticLeg(ctx.scope, vector, { ...input, limit: pool, minCosine: -1, withVectors: false }),
+        semanticPool,
         memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter }),
       ]);
       const candidates = new Map<string, Candidate>();

@@ -521,9 +521,6 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async searchKeyword(scope, query) {
-      // The ranking runs on the event loop: let what was started beside it (hybrid's semantic leg, which hands its
-      // scan to the worker threads a few promise steps in) get going first, so that the two overlap.
-      await new Promise((resolve) => setImmediate(resolve));
       // The filter runs inside the ranking's candidate query: a stored row it cannot read is retried guarded.
       const { hits, total } = filtered(scope, query.filter,
         (f) => keywordRanking.rank(scope, query.terms, hasFilter(query.filter) ? f : null, query.limit,

@@ -1,6 +1,7 @@
 import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { allocateRows, copyRows, layoutFor, viewsOf, writeRow, type MatrixRows } from './vector-scan/matrix-storage.ts';
+import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 
 /** A workspace's vectors of one model as matrix rows, and the workspace version they reflect. */
 export interface ScopeRows {
@@ -49,7 +50,7 @@ export const ALL_SEQS: SeqRange = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTE
  */
 export function fillRows(db: SqliteDb, scope: Scope, modelId: string, dims: number, range: SeqRange, target: RowTarget): FilledPart {
   return inReadTransaction(db, () => {
-    const version = versionOf(db, scope);
+    const version = new SqliteWorkspaceVersions(db).of(scope);
     const layout = layoutFor(dims);
     const views = viewsOf(target.rows);
     const claimed = new Int32Array(target.claimed);
@@ -112,12 +113,6 @@ export function scopeVectorStats(db: SqliteDb) {
   return db.prepare<[string, string, string, string], { n: number; lo: number | null; hi: number | null }>(
     `SELECT COUNT(*) AS n, MIN(m.seq) AS lo, MAX(m.seq) AS hi FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
      WHERE m.tenant_id = ? AND m.mode = ? AND m.workspace = ? AND v.model_id = ?`);
-}
-
-function versionOf(db: SqliteDb, scope: Scope): number {
-  return db.prepare<[string, string, string], number>(
-    'SELECT version FROM workspace_versions WHERE tenant_id = ? AND mode = ? AND workspace = ?').pluck()
-    .get(scope.tenantId, scope.mode, scope.workspace) ?? 0;
 }
 
 function inReadTransaction<T>(db: SqliteDb, read: () => T): T {
