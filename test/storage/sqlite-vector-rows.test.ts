@@ -5,9 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import {
-  ALL_SEQS, fillRows, joinParts, readScopeRows, scopeVectorStats, spareRows, type RowTarget, type SeqRange,
+  fillRows, joinParts, planLoad, readScopeRows, scopeVectorStats,
 } from '../../src/adapters/storage/sqlite/sqlite-vector-rows.ts';
-import { allocateRows, layoutFor } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
@@ -61,13 +60,9 @@ function contents(m: VectorMatrix): Map<number, number[]> {
 /** Plans a load of A as the loader does, lets `meanwhile` change the store, then fills with two fillers. */
 async function twoFillers(db: ReturnType<typeof openSqlite>, meanwhile: () => Promise<void>, capacity?: number) {
   const { n, lo, hi } = scopeVectorStats(db).get(scopeA.tenantId, scopeA.mode, scopeA.workspace, 'm')!;
-  const rows = allocateRows(layoutFor(dims), capacity ?? spareRows(n));
-  const planned = Math.min(n, rows.capacity);
-  const claimed = new SharedArrayBuffer(4);
+  const { rows, ranges, targets } = planLoad(dims, n, lo!, hi!, 2, capacity);
+  expect(ranges).toHaveLength(2);
   await meanwhile();
-  const mid = Math.floor(lo! + (hi! - lo!) / 2) + 1;
-  const ranges: SeqRange[] = [[ALL_SEQS[0], mid], [mid, ALL_SEQS[1]]];
-  const targets = ranges.map((_, i): RowTarget => ({ rows, planned, claimed, downward: i === 1 }));
   // The second filler first: the order the threads run in must not matter.
   const second = fillRows(db, scopeA, 'm', dims, ranges[1]!, targets[1]!);
   const first = fillRows(db, scopeA, 'm', dims, ranges[0]!, targets[0]!);

@@ -2,10 +2,9 @@ import type { Worker } from 'node:worker_threads';
 import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import {
-  joinParts, readScopeRows, scopeVectorStats, spareRows, type FilledPart, type RowTarget, type ScopeRows, type SeqRange,
+  joinParts, planLoad, readScopeRows, scopeVectorStats, type FilledPart, type ScopeRows,
 } from './sqlite-vector-rows.ts';
 import type { LoadJob } from './sqlite-vector-load-worker.ts';
-import { allocateRows, layoutFor } from './vector-scan/matrix-storage.ts';
 import { startWorker } from './vector-scan/start-worker.ts';
 
 /** Below this many floats (about 2,000 rows of 512 dims, a few milliseconds) a workspace loads on the event loop. */
@@ -52,18 +51,9 @@ export class SqliteVectorLoader {
     await Promise.all([...this.workers].map((w) => w.terminate()));
   }
 
-  /**
-   * `planned` rows between seqs lo and hi when planned: two threads split at the middle seq (rows written since have
-   * higher seqs and go to the second), each filling the shared rows from its end.
-   */
+  /** `planned` rows between seqs lo and hi when planned, filled by one or two threads (planLoad). */
   private async inWorkers(scope: Scope, modelId: string, dims: number, planned: number, lo: number, hi: number): Promise<ScopeRows> {
-    const rows = allocateRows(layoutFor(dims), spareRows(planned));
-    const claimed = new SharedArrayBuffer(4);
-    const mid = Math.floor(lo + (hi - lo) / 2) + 1;
-    const ranges: SeqRange[] = (this.options.threads ?? 1) >= 2 && hi > lo
-      ? [[Number.MIN_SAFE_INTEGER, mid], [mid, Number.MAX_SAFE_INTEGER]]
-      : [[Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]];
-    const targets = ranges.map((_, i): RowTarget => ({ rows, planned, claimed, downward: i === 1 }));
+    const { rows, ranges, targets } = planLoad(dims, planned, lo, hi, this.options.threads ?? 1);
     const parts = await Promise.all(ranges.map((range, i) =>
       this.inWorker({ file: this.db.name, scope, modelId, dims, range, target: targets[i]! })));
     const count = joinParts(dims, targets[0]!, parts[0]!.inPlanned, parts[1]?.inPlanned ?? 0);

@@ -93,6 +93,28 @@ export function joinParts(dims: number, target: RowTarget, bottom: number, top: 
   return claimed;
 }
 
+/** A planned load: the shared rows, and the seq range and target of each filler. */
+export interface LoadPlan {
+  rows: MatrixRows;
+  ranges: SeqRange[];
+  targets: RowTarget[];
+}
+
+/**
+ * Plans a load of `count` rows whose seqs run from lo to hi: rows allocated once (with spare room, or `capacity`),
+ * and with `threads` ≥ 2 two fillers split at the middle seq (rows written since have higher seqs and go to the
+ * second), each filling the shared rows from its end; else one filler for every seq.
+ */
+export function planLoad(dims: number, count: number, lo: number, hi: number, threads: number, capacity = spareRows(count)): LoadPlan {
+  const rows = allocateRows(layoutFor(dims), capacity);
+  const planned = Math.min(count, rows.capacity);
+  const claimed = new SharedArrayBuffer(4);
+  const mid = Math.floor(lo + (hi - lo) / 2) + 1;
+  const ranges: SeqRange[] = threads >= 2 && hi > lo ? [[ALL_SEQS[0], mid], [mid, ALL_SEQS[1]]] : [ALL_SEQS];
+  const targets = ranges.map((_, i): RowTarget => ({ rows, planned, claimed, downward: i === 1 }));
+  return { rows, ranges, targets };
+}
+
 /** Version, count and rows of a workspace read here, in one go (small workspaces, in-memory stores). */
 export function readScopeRows(db: SqliteDb, scope: Scope, modelId: string, dims: number): ScopeRows {
   return inReadTransaction(db, () => {

@@ -3,7 +3,7 @@ import { quantizeQuery } from './quantize.ts';
 import { insertTop, scanPart, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import type { ScanPool } from './scan-pool.ts';
 import {
-  allocateRows, layoutFor, newMemory, pagesFor, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
+  allocateRows, copyRows, layoutFor, newMemory, pagesFor, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
 } from './matrix-storage.ts';
 import { RowIndex } from './row-index.ts';
 
@@ -178,16 +178,8 @@ export class VectorMatrix {
     this.rowOf.delete(key);
     const last = this.count - 1;
     if (row !== last) {
-      const { data, keys, scales, errors, codes } = this.views;
-      const movedKey = keys[last]!;
-      this.rowOf.set(movedKey, row);
-      const { dims, stride } = this;
-      const codesOffset = this.layout.codesOffset;
-      data.copyWithin(row * dims, last * dims, (last + 1) * dims);
-      codes.copyWithin(codesOffset + row * stride, codesOffset + last * stride, codesOffset + (last + 1) * stride);
-      keys[row] = movedKey;
-      scales[row] = scales[last]!;
-      errors[row] = errors[last]!;
+      this.rowOf.set(this.views.keys[last]!, row);
+      copyRows(this.layout, this.views, last, row, 1);
     }
     this.count--;
     return true;
