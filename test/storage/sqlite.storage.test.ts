@@ -199,13 +199,24 @@ describe('sqlite specifics', () => {
     const bounded = new SqliteKeywordPostings(db, 30); // less than one list: each call evicts every other list
     const unbounded = new SqliteKeywordPostings(db);
     const contents = (p: Posting) => Array.from({ length: p.size }, (_, i) => [p.seqAt(i), p.frequencyAt(i)]);
+    const firstRead = new Map<string, { bounded: Posting; unbounded: Posting }>();
     for (let round = 0; round < 3; round++) {
       for (const scope of [scopeA, scopeB]) {
         for (const word of words) {
           const members = lengths.get(scope).bySeq;
-          const expected = contents(unbounded.lists(scope, [word], members)[0]!);
+          const kept = unbounded.lists(scope, [word], members)[0]!;
+          const reread = bounded.lists(scope, [word], members)[0]!;
+          const expected = contents(kept);
           expect(expected.length).toBeGreaterThan(0);
-          expect(contents(bounded.lists(scope, [word], members)[0]!), `${scope.tenantId} ${word}`).toEqual(expected);
+          expect(contents(reread), `${scope.tenantId} ${word}`).toEqual(expected);
+          // The bound really evicted: the bounded store read the list again, the unbounded one kept its first read.
+          const key = `${scope.tenantId} ${word}`;
+          const first = firstRead.get(key);
+          if (!first) firstRead.set(key, { bounded: reread, unbounded: kept });
+          else {
+            expect(reread).not.toBe(first.bounded);
+            expect(kept).toBe(first.unbounded);
+          }
         }
       }
     }
