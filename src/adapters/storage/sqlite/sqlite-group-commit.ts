@@ -34,8 +34,9 @@ export const GROUP_COMMIT_MAX = 128;
  * is exactly as durable as one committed alone. If the COMMIT itself fails, the group is rolled back and every write
  * of it is rejected with that error.
  *
- * `then` (the caller's post-commit step: in-memory indexes, event listeners) runs in submission order after the
- * COMMIT, before the caller's promise resolves, so a read issued after the await sees the write.
+ * Callers are resolved in submission order, all in the same microtask run after the COMMIT, so their post-commit steps
+ * (in-memory indexes, event listeners, written after their `await`) run in that order before any other I/O callback:
+ * a read issued after the await sees the write.
  *
  * `close()` (graceful shutdown) commits what is still queued, as a caller whose write was accepted expects, and
  * refuses writes asked for afterwards with StoreClosedError instead of SQLite's "connection is not open".

@@ -4,6 +4,7 @@ import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-length
 import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
 import { PostingWindow, SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
 import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type FrequencyLookup, type RankedKeywordHit } from '../bm25.ts';
+import { createStatementCache } from './sqlite-statement-cache.ts';
 
 /** BM25 column weights, in the index's column order. */
 const COLUMN_WEIGHTS: readonly (readonly [string, number])[] = Object.entries(BM25_COLUMN_WEIGHTS);
@@ -26,9 +27,12 @@ export class SqliteKeywordRanking {
   private readonly tokenizer: SqliteQueryTokenizer;
   private readonly postings: SqliteKeywordPostings;
   private readonly positionsOf;
+  /** The filter's candidate query, one text per filter shape: prepared once each. */
+  private readonly prepared;
 
-  constructor(private readonly db: SqliteDb, private readonly lengths: SqliteKeywordLengths) {
+  constructor(db: SqliteDb, private readonly lengths: SqliteKeywordLengths) {
     this.tokenizer = new SqliteQueryTokenizer(db);
+    this.prepared = createStatementCache(db);
     this.postings = new SqliteKeywordPostings(db);
     db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab (main, memories_fts, instance)');
     const column = `CASE col ${COLUMN_WEIGHTS.map(([name], i) => `WHEN '${name}' THEN ${i}`).join(' ')} END`;
@@ -82,7 +86,7 @@ export class SqliteKeywordRanking {
     // Every memory holding a phrase, once, ascending (the order the windows are read in).
     let candidates = ascendingUnique(seqs);
     if (filter && candidates.length > 0) {
-      const kept = new Set(this.db.prepare<unknown[], number>(
+      const kept = new Set(this.prepared<unknown[], number>(
         `SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))${filter.sql}`,
       ).pluck().all(JSON.stringify(candidates), ...filter.params));
       candidates = candidates.filter((seq) => kept.has(seq));
