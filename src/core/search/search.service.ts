@@ -231,13 +231,15 @@ export function createSearchService(deps: {
       const { vector, ms } = await embedQuery(input.query);
       const started = performance.now();
       const pool = Math.max(input.limit * 5, 50);
-      const semanticPool = semanticLeg(ctx.scope, vector, { ...input, limit: pool, minCosine: -1, withVectors: false });
-      // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
-      // (a few promise steps in) first, so that the two legs overlap.
-      await new Promise((resolve) => setImmediate(resolve));
       const [semantic, keyword] = await Promise.all([
-        semanticPool,
-        memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter }),
+        semanticLeg(ctx.scope, vector, { ...input, limit: pool, minCosine: -1, withVectors: false }),
+        // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
+        // (a few promise steps in) first, so that the two legs overlap. Both legs are in Promise.all from the start,
+        // so a leg that fails meanwhile is never an unhandled rejection.
+        (async () => {
+          await new Promise((resolve) => setImmediate(resolve));
+          return memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter });
+        })(),
       ]);
       const candidates = new Map<string, Candidate>();
       semantic.hits.forEach((h) => candidates.set(h.memory.id, { memory: h.memory, similarity: h.similarity, cosine: h.cosine, keyword: 0, coverage: 0 }));
