@@ -8,9 +8,11 @@ import { createTestApp, type TestApp } from '../support/test-app.ts';
 /**
  * The dashboard end to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) against
  * the real server listening on loopback: one browser and one page for the whole file, used in order like a person
- * would. Each page visited is kept as a screenshot in docs/screenshots/ (the README shows them).
+ * would. Each page visited is kept as a screenshot: in a temporary directory, or, with MNEMO_UPDATE_SCREENSHOTS=1
+ * (`npm run screenshots`), in docs/screenshots/ where the README shows them (a plain test run leaves the tree clean).
  */
-const SHOTS = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
+const UPDATE_SHOTS = process.env.MNEMO_UPDATE_SCREENSHOTS === '1';
+const SHOTS = UPDATE_SHOTS ? join(import.meta.dirname, '..', '..', 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'mnemo-shots-'));
 let t: TestApp;
 let base: string;
 let browser: BrowserContext;
@@ -68,6 +70,7 @@ afterAll(async () => {
   await browser?.close();
   await t?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
+  if (!UPDATE_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
 });
 
 describe('dashboard in Chromium', () => {
