@@ -5,7 +5,7 @@ import type { Embedder } from '../core/embeddings/embedder.port.ts';
 import {
   EXPORT_FORMAT_VERSION, ExportLineError, memoryLine, parseHeader, parseRecord, topicLine, type ExportRecord,
 } from '../core/memories/memory-export.ts';
-import { ImportTopicCheck, type KnownTopic } from '../core/memories/import-topic-check.ts';
+import { ImportLeftOutTopics, ImportTopicCheck, type KnownTopic } from '../core/memories/import-topic-check.ts';
 import { matchesScopeFilter, type ImportedMemory, type ScopeFilter } from '../core/memories/memory-maintenance.ts';
 import { memoryEmbeddingText } from '../core/memories/memory.service.ts';
 import type { Memory, StoredVector } from '../core/memories/memory.types.ts';
@@ -124,7 +124,8 @@ interface ImportFlags extends ScopeFilterFlags { skipBad?: boolean; batchSize: n
 
 /**
  * Pass 1 reads every line and checks it (nothing is written): a bad line (malformed, or a topic the store could not
- * take: ImportTopicCheck) stops the import naming its number, or, with --skip-bad, is reported and left out. Pass 2
+ * take: ImportTopicCheck) stops the import naming its number, or, with --skip-bad, is reported and left out with what
+ * depends on it (ImportLeftOutTopics: memories and sub-topics of a topic left out). Pass 2
  * reads the file again and writes: topics one by one, memories in batches of one transaction each, re-embedding those
  * without a vector of the configured model.
  */
@@ -135,15 +136,19 @@ async function importFile(storage: Storage, embedder: Embedder, textOf: (t: stri
   let memories = 0;
   // Topic ids are unique in the whole store: a line the write pass could not store is found here (import-topic-check.ts).
   const topics = new ImportTopicCheck(await storedTopics(storage));
+  const leftOut = new ImportLeftOutTopics();
   for await (const { n, line } of linesOf(file)) {
     try {
       if (n === 1) { parseHeader(line); continue; }
       if (line.trim() === '') continue;
       const record = parseRecord(line);
       if (record.kind === 'topic') {
-        if (matchesScopeFilter(filter, record.topic.scope)) topics.topic(record.topic);
+        if (!matchesScopeFilter(filter, record.topic.scope)) continue;
+        topics.topic(record.topic);
+        leftOut.topic(record.topic, n);
       } else if (matchesScopeFilter(filter, record.memory.scope)) {
         topics.memory(record.memory);
+        leftOut.memory(record.memory, n);
         memories++;
       }
     } catch (err) {
@@ -151,7 +156,13 @@ async function importFile(storage: Storage, embedder: Embedder, textOf: (t: stri
       if (n === 1 || !flags.skipBad) throw new CliError(`${file} line ${n}: ${err.message}; nothing was imported`);
       io.err(`mnemo: ${file} line ${n} skipped: ${err.message}\n`);
       bad.add(n);
+      leftOut.leftOutLine(line, n);
     }
+  }
+  for (const [n, { cause, kind }] of [...leftOut.cascade()].sort(([a], [b]) => a - b)) {
+    io.err(`mnemo: ${file} line ${n} skipped: its ${kind === 'memory' ? 'topic' : 'parent topic'} (line ${cause}) was left out\n`);
+    bad.add(n);
+    if (kind === 'memory') memories--;
   }
   const progress = await progressFor(io, 'import', 'memories', flags.progress);
   let done = 0;

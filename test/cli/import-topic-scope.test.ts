@@ -124,4 +124,36 @@ describe.each(stores)('mnemo import checks topic ids across scopes before writin
     expect(again.error, again.stderr).toBeUndefined();
     expect(again.stdout).toContain('0 topics; 2 already stored; 0 bad lines skipped');
   }, 120_000);
+
+  it('with --skip-bad, leaves out the memories and sub-topics of a topic line left out, each naming that line', async () => {
+    const env = store.env(tempDir());
+    // Fresh ids in a tenant of its own: topic ids are unique in the whole store (the PGlite store is shared).
+    const [header, ops0, home0, deploys0, garden0] = lines as [Line, Line, Line, Line, Line];
+    const idOf = (l: Line, tail: string) => `${(l.id as string).slice(0, -4)}${tail}`;
+    const ops = { ...ops0, tenant: 'initech', id: idOf(ops0, 'f00d') };
+    const home = { ...home0, tenant: 'initech', id: idOf(home0, 'd00d') };
+    const deploys = { ...deploys0, tenant: 'initech', client_id: null, topic_id: ops.id };
+    const garden = { ...garden0, tenant: 'initech', id: 'initech-garden', client_id: null, topic_id: home.id };
+    const subId = idOf(ops0, 'cafe');
+    const file = fileOf([
+      header,
+      { ...ops, mode: 'prod' }, // line 2: bad, its id still readable
+      home, // line 3
+      // line 4: a memory in the topic left out, before the sub-topic that comes after it in the file
+      { ...deploys, id: 'deploys-in-ops' },
+      { ...ops, id: subId, name: 'Night deploys', parent_id: ops.id }, // line 5: a sub-topic of it
+      { ...deploys, id: 'deploys-in-sub', topic_id: subId }, // line 6: a memory in the sub-topic
+      garden, // line 7
+    ]);
+    const run = await mnemo(env, 'import', file, '--skip-bad', '--no-progress');
+    expect(run.error, run.stderr).toBeUndefined();
+    expect(run.stderr).toContain(`${file} line 2 skipped: mode must be "live" or "test"`);
+    expect(run.stderr).toContain(`${file} line 4 skipped: its topic (line 2) was left out`);
+    expect(run.stderr).toContain(`${file} line 5 skipped: its parent topic (line 2) was left out`);
+    expect(run.stderr).toContain(`${file} line 6 skipped: its topic (line 5) was left out`);
+    expect(run.stdout).toContain('imported: 1 memories');
+    expect(run.stdout).toContain('1 topics; 0 already stored; 4 bad lines skipped');
+    // Nothing written names a topic the import did not write.
+    expect((await exportedRecords(env, '--tenant', 'initech')).map((r) => [r.kind, r.id])).toEqual([['topic', home.id], ['memory', garden.id]]);
+  }, 120_000);
 });

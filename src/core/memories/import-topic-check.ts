@@ -58,3 +58,52 @@ export class ImportTopicCheck {
     this.idOfName.set(nameKey(t), t.id);
   }
 }
+
+/**
+ * With --skip-bad, the lines that depend on a topic line left out: a memory in that topic, a sub-topic under it, and
+ * in turn what depends on those. Imported as they are, they would name a topic the import never wrote (a memory
+ * shown in a topic nobody can open), so they are left out too, each reported with the line it depended on.
+ */
+export class ImportLeftOutTopics {
+  /** Topic id → the line left out that held it. */
+  private readonly leftOut = new Map<string, number>();
+  /** Topic ids of topic lines accepted (a repeated topic line may be accepted where another copy was left out). */
+  private readonly kept = new Set<string>();
+  /** Accepted lines naming a topic: memories (topic_id) and sub-topics (parent_id, own id). */
+  private readonly dependents: { n: number; topicId: string; ownId: string | null }[] = [];
+
+  /** A bad line was left out: remembers the topic id it held, if it is a topic line with a readable id. */
+  leftOutLine(line: string, n: number): void {
+    let o: unknown;
+    try { o = JSON.parse(line); } catch { return; }
+    if (typeof o !== 'object' || o === null) return;
+    const { kind, id } = o as { kind?: unknown; id?: unknown };
+    if (kind === 'topic' && typeof id === 'string' && !this.leftOut.has(id)) this.leftOut.set(id, n);
+  }
+
+  topic(t: Pick<KnownTopic, 'id' | 'parentId'>, n: number): void {
+    this.kept.add(t.id);
+    if (t.parentId !== null) this.dependents.push({ n, topicId: t.parentId, ownId: t.id });
+  }
+
+  memory(m: Pick<Memory, 'topicId'>, n: number): void {
+    if (m.topicId !== null) this.dependents.push({ n, topicId: m.topicId, ownId: null });
+  }
+
+  /** Line number → the left-out line it depends on and what it is, for every accepted line to leave out too. */
+  cascade(): Map<number, { cause: number; kind: 'memory' | 'topic' }> {
+    const gone = new Map([...this.leftOut].filter(([id]) => !this.kept.has(id)));
+    const out = new Map<number, { cause: number; kind: 'memory' | 'topic' }>();
+    for (let changed = gone.size > 0; changed;) {
+      changed = false;
+      for (const d of this.dependents) {
+        const cause = gone.get(d.topicId);
+        if (cause === undefined || out.has(d.n)) continue;
+        out.set(d.n, { cause, kind: d.ownId === null ? 'memory' : 'topic' });
+        if (d.ownId !== null && !gone.has(d.ownId)) gone.set(d.ownId, d.n);
+        changed = true;
+      }
+    }
+    return out;
+  }
+}
