@@ -456,6 +456,10 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         // A batch (the search recorder's) lands whole, across scopes; an empty one writes nothing.
         await storage.searchLog.appendMany([entry(scopeA, 'deploy keys', 5), entry(scopeB, 'deploy secrets', 6), entry(scopeA, 'release', 7)]);
         await storage.searchLog.appendMany([]);
+        // Text that array and JSON literals must escape, inside a batch.
+        const awkward = 'say "hi", {a\\b} \'NULL\'';
+        await storage.searchLog.appendMany([entry(scopeA, 'warm up', 8), { ...entry(scopeA, awkward, 9), filters: { tags: [awkward, 'NULL', ''] }, avgScore: null }]);
+        expect(await storage.searchLog.suggestQueries(scopeA, 'say', 5)).toEqual([{ text: awkward.toLowerCase(), frequency: 1 }]);
         expect(await storage.searchLog.suggestQueries(scopeA, 'rel', 5)).toEqual([{ text: 'release', frequency: 1 }]);
         expect(await storage.searchLog.suggestQueries(scopeB, 'dep', 5)).toEqual([{ text: 'deploy secrets', frequency: 2 }]);
         expect(await storage.searchLog.suggestQueries(scopeA, 'DEP', 5)).toEqual([
