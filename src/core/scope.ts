@@ -14,6 +14,9 @@ export interface Scope {
 
 export const DEFAULT_WORKSPACE = 'default';
 
+export const sameScope = (a: Scope, b: Scope): boolean =>
+  a.tenantId === b.tenantId && a.mode === b.mode && a.workspace === b.workspace;
+
 /** Workspace names are identifiers, not paths: letters, digits, `_`, `-`, `.`, `:`, 1-64 characters. */
 export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 

@@ -3,12 +3,12 @@ import { afterFlush, createSearchRecorder } from '../../src/core/search/search-r
 import type { SearchLogEntry } from '../../src/core/search/search-log.ts';
 import type { NewEvent } from '../../src/core/events/event.types.ts';
 
-const entry = (query: string): SearchLogEntry => ({
-  scope: { tenantId: 't', mode: 'live', workspace: 'w' }, userId: 'u', surface: 'g1', kind: 'semantic', query,
+const entry = (query: string, workspace = 'w'): SearchLogEntry => ({
+  scope: { tenantId: 't', mode: 'live', workspace }, userId: 'u', surface: 'g1', kind: 'semantic', query,
   resultsCount: 1, executionMs: 1, avgScore: 0.5, filters: {}, at: new Date(0),
 });
 
-function rig(options: { failFirst?: boolean; maxBatch?: number } = {}) {
+function rig(options: { failFirst?: boolean; maxBatch?: number; delayMs?: number } = {}) {
   const batches: string[][] = [];
   const events: string[][] = [];
   const warnings: string[] = [];
@@ -20,7 +20,7 @@ function rig(options: { failFirst?: boolean; maxBatch?: number } = {}) {
     } },
     events: { append: async (list: NewEvent[]) => { events.push(list.map((e) => String(e.data['query']))); return []; } },
     warnings: { warn: (_details, message) => { warnings.push(message); } },
-    delayMs: 5, maxBatch: options.maxBatch,
+    delayMs: options.delayMs ?? 5, maxBatch: options.maxBatch,
   });
   return { recorder, batches, events, warnings };
 }
@@ -55,6 +55,20 @@ describe('search recorder', () => {
     expect(r.batches).toEqual([['kept']]);
     // The log write failed, not the events: the lost search's search.performed is still in the outbox.
     expect(r.events).toEqual([['lost'], ['kept']]);
+  });
+
+  it('flushFor(scope) writes the queue only when a search of that scope waits in it', async () => {
+    const r = rig({ delayMs: 60_000 }); // no timer fires during the test
+    r.recorder.record(entry('in w'));
+    await r.recorder.flushFor({ tenantId: 't', mode: 'live', workspace: 'other' });
+    await r.recorder.flushFor({ tenantId: 't', mode: 'test', workspace: 'w' });
+    await r.recorder.flushFor({ tenantId: 'u', mode: 'live', workspace: 'w' });
+    expect(r.batches).toEqual([]); // readers of other scopes cost no commit
+    r.recorder.record(entry('in other', 'other'));
+    await r.recorder.flushFor({ tenantId: 't', mode: 'live', workspace: 'w' });
+    expect(r.batches).toEqual([['in w', 'in other']]); // the whole queue, in order
+    await r.recorder.flush();
+    expect(r.batches).toHaveLength(1);
   });
 
   it('afterFlush makes a reader wait for the searches recorded before it asked', async () => {

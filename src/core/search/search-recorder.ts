@@ -1,5 +1,6 @@
 import type { EventRepository } from '../events/event.repository.ts';
 import { searchPerformed } from '../events/memory-events.ts';
+import { sameScope, type Scope } from '../scope.ts';
 import type { WarningLog } from '../warning-log.ts';
 import type { SearchLogEntry, SearchLogRepository } from './search-log.ts';
 
@@ -16,6 +17,11 @@ export interface SearchRecorder {
   record(entry: SearchLogEntry): void;
   /** Writes everything queued so far (and waits for a write under way). */
   flush(): Promise<void>;
+  /**
+   * What a reader of one scope needs: everything queued is written when a search of that scope waits in the queue;
+   * otherwise only the write under way is waited for (a reader of a quiet scope costs no commit of its own).
+   */
+  flushFor(scope: Scope): Promise<void>;
 }
 
 /**
@@ -77,6 +83,9 @@ export function createSearchRecorder(deps: {
       }
     },
     flush: drain,
+    flushFor(scope) {
+      return queue.some((e) => sameScope(e.scope, scope)) ? drain() : writing;
+    },
   };
 }
 

@@ -194,8 +194,8 @@ export function createSearchService(deps: {
         case 'tag': return memories.suggestTags(scope, text, limit);
         case 'title': return memories.suggestTitles(scope, text, limit);
         case 'query':
-          // Past queries include the searches answered a moment ago.
-          await recorder.flush();
+          // Past queries include the searches of this scope answered a moment ago.
+          await recorder.flushFor(scope);
           return searchLog.suggestQueries(scope, text, limit);
       }
     },
