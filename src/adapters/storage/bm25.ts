@@ -82,19 +82,15 @@ export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: n
 }
 
 /**
- * The candidate cap applied to complete per-phrase frequencies (a store that reads every occurrence): per phrase,
- * only the `cap` memories with the highest seq (the newest) are kept; `holding` keeps the exact counts.
+ * The candidate cap applied to one phrase's complete frequencies (a store that read every occurrence): only the `cap`
+ * memories with the highest seq (the newest) are kept; `holding` keeps the exact count.
  */
-export function capFrequencies(frequencies: readonly Map<number, number>[], cap: number):
-  { frequencies: Map<number, number>[]; holding: number[]; capped: boolean } {
-  const holding = frequencies.map((f) => f.size);
-  const capped = holding.some((n) => n > cap);
-  const kept = frequencies.map((f) => {
-    if (f.size <= cap) return new Map(f);
-    const newest = [...f.keys()].sort((a, b) => b - a).slice(0, cap);
-    return new Map(newest.map((seq) => [seq, f.get(seq)!]));
-  });
-  return { frequencies: kept, holding, capped };
+export function capFrequencies(frequencies: ReadonlyMap<number, number>, cap: number):
+  { frequencies: Map<number, number>; holding: number } {
+  const holding = frequencies.size;
+  if (holding <= cap) return { frequencies: new Map(frequencies), holding };
+  const newest = [...frequencies.keys()].sort((a, b) => b - a).slice(0, cap);
+  return { frequencies: new Map(newest.map((seq) => [seq, frequencies.get(seq)!])), holding };
 }
 
 /** Before: higher score, then lower seq. */

@@ -98,8 +98,7 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
     }
     if (own) return { frequencies: out, holding: own.holding };
     // A phrase: every memory holding it was read; the same cap as a token's (its newest `cap`), applied here.
-    const capped = capFrequencies([out], cap);
-    return { frequencies: capped.frequencies[0]!, holding: capped.holding[0]! };
+    return capFrequencies(out, cap);
   });
 
   const frequencies = perPhrase.map((x) => x.frequencies);

@@ -116,8 +116,7 @@ export class SqliteKeywordRanking {
         if (lengths.bySeq.has(doc!)) out.set(doc!, (out.get(doc!) ?? 0) + COLUMN_WEIGHTS[column!]![1]);
       }
     }
-    const capped = capFrequencies([out], cap);
-    return { frequencies: capped.frequencies[0]!, holding: capped.holding[0]! };
+    return capFrequencies(out, cap);
   }
 
   private positions(token: string): [number, number, number][] {
