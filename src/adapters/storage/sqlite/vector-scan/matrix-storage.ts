@@ -28,10 +28,13 @@ export function layoutFor(dims: number): MatrixLayout {
   return { dims, stride, slotBytes, codesOffset: Math.ceil((SLOTS * slotBytes) / 16) * 16 };
 }
 
-/** Room for `capacity` rows: float32 vectors, keys, code scales and errors, and the codes in a WebAssembly memory. */
+/**
+ * Room for `capacity` rows: keys, code scales and errors, and the codes in a WebAssembly memory. The float32 vectors
+ * are not kept: the re-rank reads the few rows it needs from their source (rerank.ts), so a row costs a quarter of
+ * its float bytes (plus 20).
+ */
 export interface MatrixRows {
   capacity: number;
-  data: SharedArrayBuffer;
   keys: SharedArrayBuffer;
   scales: SharedArrayBuffer;
   errors: SharedArrayBuffer;
@@ -42,7 +45,6 @@ export interface MatrixRows {
 export function allocateRows(layout: MatrixLayout, capacity: number): MatrixRows {
   return {
     capacity,
-    data: new SharedArrayBuffer(capacity * layout.dims * 4),
     keys: new SharedArrayBuffer(capacity * 8),
     scales: new SharedArrayBuffer(capacity * 4),
     errors: new SharedArrayBuffer(capacity * 8),
@@ -59,7 +61,6 @@ export function newMemory(pages: number): SharedMemory {
 
 /** Typed views of MatrixRows, for writing rows. */
 export interface RowViews {
-  data: Float32Array;
   keys: Float64Array;
   scales: Float32Array;
   errors: Float64Array;
@@ -68,16 +69,16 @@ export interface RowViews {
 
 export function viewsOf(rows: Omit<MatrixRows, 'capacity'>): RowViews {
   return {
-    data: new Float32Array(rows.data), keys: new Float64Array(rows.keys), scales: new Float32Array(rows.scales),
+    keys: new Float64Array(rows.keys), scales: new Float32Array(rows.scales),
     errors: new Float64Array(rows.errors), codes: new Int8Array(rows.memory.buffer),
   };
 }
 
 /**
- * Writes `vector`, normalised to unit length (a zero vector stays zero), and its int8 codes as row `row`: the codes
- * and ‖e‖ quantizeInto would compute from the stored float32 row, in two passes over the vector instead of four
- * (the load of 100k rows spends most of its time here). max |fround(x·inv)| = fround(max |x| · inv), rounding being
- * monotonic, so the scale is the one computed from the stored row.
+ * Writes the int8 codes of `vector` normalised to unit length (a zero vector stays zero) as row `row`: the codes and
+ * ‖e‖ quantizeInto would compute from the float32 unit row unitRowInto gives (the row the re-rank scores), in two
+ * passes over the vector instead of four (the load of 100k rows spends most of its time here).
+ * max |fround(x·inv)| = fround(max |x| · inv), rounding being monotonic, so the scale is the one computed from that row.
  */
 export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key: number, vector: ArrayLike<number>): void {
   const dims = layout.dims;
@@ -90,20 +91,15 @@ export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key
     if (a > max) max = a;
   }
   const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
-  const base = row * dims;
-  const { data, codes } = views;
+  const { codes } = views;
   const codeBase = layout.codesOffset + row * layout.stride;
   const scale = Math.fround(Math.fround(max * inv) / CODE_MAX);
   let err = 0;
   if (scale === 0) {
-    for (let i = 0; i < dims; i++) {
-      data[base + i] = vector[i]! * inv;
-      codes[codeBase + i] = 0;
-    }
+    for (let i = 0; i < dims; i++) codes[codeBase + i] = 0;
   } else {
     for (let i = 0; i < dims; i++) {
       const x = Math.fround(vector[i]! * inv);
-      data[base + i] = x;
       const c = Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(x / scale)));
       codes[codeBase + i] = c;
       const e = x - scale * c;
@@ -116,11 +112,21 @@ export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key
   views.errors[row] = err;
 }
 
+/**
+ * The float32 unit row of `vector` (as writeRow normalises it) into `out`: the same float64 sum of squares and one
+ * multiply per element, so the row the re-rank scores is bit for bit the row the codes were made from.
+ */
+export function unitRowInto(vector: ArrayLike<number>, dims: number, out: Float32Array): void {
+  let sq = 0;
+  for (let i = 0; i < dims; i++) sq += vector[i]! * vector[i]!;
+  const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+  for (let i = 0; i < dims; i++) out[i] = vector[i]! * inv;
+}
+
 /** Copies `count` rows from row `from` to row `to` (non-overlapping ranges). */
 export function copyRows(layout: MatrixLayout, views: RowViews, from: number, to: number, count: number): void {
-  const { dims, stride, codesOffset } = layout;
-  const { data, keys, scales, errors, codes } = views;
-  data.copyWithin(to * dims, from * dims, (from + count) * dims);
+  const { stride, codesOffset } = layout;
+  const { keys, scales, errors, codes } = views;
   codes.copyWithin(codesOffset + to * stride, codesOffset + from * stride, codesOffset + (from + count) * stride);
   keys.copyWithin(to, from, from + count);
   scales.copyWithin(to, from, from + count);
