@@ -29,9 +29,10 @@ export function layoutFor(dims: number): MatrixLayout {
 }
 
 /**
- * Room for `capacity` rows: keys, code scales and errors, and the codes in a WebAssembly memory. The float32 vectors
- * are not kept: the re-rank reads the few rows it needs from their source (rerank.ts), so a row costs a quarter of
- * its float bytes (plus 20).
+ * Room for `capacity` rows: keys, code scales and errors, the codes in a WebAssembly memory, and a second int8 level,
+ * the codes of each row's quantisation residual with their own scale and error (what refines the pre-scan's interval
+ * of an undecided row 100-fold: scan-part.ts). The float32 vectors are not kept: the re-rank reads the few rows it
+ * still needs from their source (rerank.ts), so a row costs half its float bytes (plus 32).
  */
 export interface MatrixRows {
   capacity: number;
@@ -39,6 +40,9 @@ export interface MatrixRows {
   scales: SharedArrayBuffer;
   errors: SharedArrayBuffer;
   memory: SharedMemory;
+  residuals: SharedArrayBuffer;
+  residualScales: SharedArrayBuffer;
+  residualErrors: SharedArrayBuffer;
 }
 
 /** Fresh (zeroed) buffers for `capacity` rows. Pages never written cost no memory, so spare capacity is cheap. */
@@ -49,6 +53,9 @@ export function allocateRows(layout: MatrixLayout, capacity: number): MatrixRows
     scales: new SharedArrayBuffer(capacity * 4),
     errors: new SharedArrayBuffer(capacity * 8),
     memory: newMemory(pagesFor(layout, capacity)),
+    residuals: new SharedArrayBuffer(capacity * layout.dims),
+    residualScales: new SharedArrayBuffer(capacity * 4),
+    residualErrors: new SharedArrayBuffer(capacity * 8),
   };
 }
 
@@ -65,12 +72,17 @@ export interface RowViews {
   scales: Float32Array;
   errors: Float64Array;
   codes: Int8Array;
+  residuals: Int8Array;
+  residualScales: Float32Array;
+  residualErrors: Float64Array;
 }
 
 export function viewsOf(rows: Omit<MatrixRows, 'capacity'>): RowViews {
   return {
     keys: new Float64Array(rows.keys), scales: new Float32Array(rows.scales),
     errors: new Float64Array(rows.errors), codes: new Int8Array(rows.memory.buffer),
+    residuals: new Int8Array(rows.residuals), residualScales: new Float32Array(rows.residualScales),
+    residualErrors: new Float64Array(rows.residualErrors),
   };
 }
 
@@ -79,6 +91,8 @@ export function viewsOf(rows: Omit<MatrixRows, 'capacity'>): RowViews {
  * ‖e‖ quantizeInto would compute from the float32 unit row unitRowInto gives (the row the re-rank scores), in two
  * passes over the vector instead of four (the load of 100k rows spends most of its time here).
  * max |fround(x·inv)| = fround(max |x| · inv), rounding being monotonic, so the scale is the one computed from that row.
+ * Then the residual e = x − s·c gets its own int8 codes c2 and scale s2, and ‖x − s·c − s2·c2‖ (rounded up) is
+ * stored: the second level's error.
  */
 export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key: number, vector: ArrayLike<number>): void {
   const dims = layout.dims;
@@ -95,21 +109,47 @@ export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key
   const codeBase = layout.codesOffset + row * layout.stride;
   const scale = Math.fround(Math.fround(max * inv) / CODE_MAX);
   let err = 0;
+  const residual = residualScratch(dims);
+  let maxResidual = 0;
   if (scale === 0) {
-    for (let i = 0; i < dims; i++) codes[codeBase + i] = 0;
+    for (let i = 0; i < dims; i++) {
+      codes[codeBase + i] = 0;
+      residual[i] = 0;
+    }
   } else {
     for (let i = 0; i < dims; i++) {
       const x = Math.fround(vector[i]! * inv);
       const c = Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(x / scale)));
       codes[codeBase + i] = c;
       const e = x - scale * c;
+      residual[i] = e;
       err += e * e;
+      const a = Math.abs(e);
+      if (a > maxResidual) maxResidual = a;
     }
     err = roundErrorUp(Math.sqrt(err));
+  }
+  // The second level: the residual's codes; what is left of it bounds the refined score (scan-part.ts).
+  const scale2 = Math.fround(maxResidual / CODE_MAX);
+  const base = row * dims;
+  let err2 = 0;
+  for (let i = 0; i < dims; i++) {
+    const c2 = scale2 === 0 ? 0 : Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(residual[i]! / scale2)));
+    views.residuals[base + i] = c2;
+    const e2 = residual[i]! - scale2 * c2;
+    err2 += e2 * e2;
   }
   views.keys[row] = key;
   views.scales[row] = scale;
   views.errors[row] = err;
+  views.residualScales[row] = scale2;
+  views.residualErrors[row] = roundErrorUp(Math.sqrt(err2));
+}
+
+let scratch = new Float64Array(0);
+function residualScratch(dims: number): Float64Array {
+  if (scratch.length < dims) scratch = new Float64Array(dims);
+  return scratch;
 }
 
 /**
@@ -125,8 +165,11 @@ export function unitRowInto(vector: ArrayLike<number>, dims: number, out: Float3
 
 /** Copies `count` rows from row `from` to row `to` (non-overlapping ranges). */
 export function copyRows(layout: MatrixLayout, views: RowViews, from: number, to: number, count: number): void {
-  const { stride, codesOffset } = layout;
-  const { keys, scales, errors, codes } = views;
+  const { dims, stride, codesOffset } = layout;
+  const { keys, scales, errors, codes, residuals, residualScales, residualErrors } = views;
+  residuals.copyWithin(to * dims, from * dims, (from + count) * dims);
+  residualScales.copyWithin(to, from, from + count);
+  residualErrors.copyWithin(to, from, from + count);
   codes.copyWithin(codesOffset + to * stride, codesOffset + from * stride, codesOffset + (from + count) * stride);
   keys.copyWithin(to, from, from + count);
   scales.copyWithin(to, from, from + count);

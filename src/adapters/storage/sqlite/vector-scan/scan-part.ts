@@ -1,7 +1,7 @@
 import type { SharedMemory } from './wasm.ts';
 import { better } from './exact-score.ts';
 import type { DotsFn } from './int8-dot-kernel.ts';
-import { errorBound } from './quantize.ts';
+import { errorBound, residualErrorBound } from './quantize.ts';
 import type { Prescan } from './rerank.ts';
 
 /**
@@ -15,6 +15,9 @@ export interface MatrixBuffers {
   keys: SharedArrayBuffer;
   scales: SharedArrayBuffer;
   errors: SharedArrayBuffer;
+  residuals: SharedArrayBuffer;
+  residualScales: SharedArrayBuffer;
+  residualErrors: SharedArrayBuffer;
   dims: number;
   stride: number;
   slotBytes: number;
@@ -27,7 +30,8 @@ export interface PartJob {
   slot: number;
   start: number;
   end: number;
-  /** The unit query's int16-widened codes, their scale and the quantisation error ‖f‖. */
+  /** The unit query (float32; the refinement's), its int16-widened codes, their scale and the quantisation error ‖f‖. */
+  query: Float32Array;
   q16: Int16Array;
   qScale: number;
   qError: number;
@@ -50,21 +54,41 @@ export const CHUNK_ROWS = 1024;
 export const slotBytesFor = (stride: number): number => 2 * stride + 4 * CHUNK_ROWS;
 
 /**
- * Pre-scans rows [start, end) with the int8 kernel: counts the rows certainly at or above the threshold, and returns
- * (by key, with their intervals) the rows it cannot decide: those straddling the threshold, and the candidates whose
- * upper bound reaches the part's k-th best lower bound. rerank.ts scores those exactly.
+ * Pre-scans rows [start, end) with the int8 kernel and decides what it can without the float vectors. A row the
+ * first level cannot decide (its interval straddles the threshold, or it may belong in the top k) is refined here:
+ * its two code levels dequantised, s·c + s2·c2, dotted with the float query leave only the second level's error,
+ * |e2·q| ≤ ‖e2‖, about 1/100 of the first interval. Counts the rows certainly at or above the threshold, and returns
+ * (by key, with their refined intervals) the rows still undecided: those straddling the threshold, and the
+ * candidates whose upper bound reaches the part's k-th best lower bound. rerank.ts scores those exactly.
  */
 export function scanPart(job: PartJob, dots: DotsFn): Prescan {
-  const { buffers: b, k, minCosine, mask, qScale, qError } = job;
+  const { buffers: b, k, minCosine, mask, qScale, qError, query } = job;
   const stride = b.stride;
+  const dims = b.dims;
   const q16Ptr = job.slot * b.slotBytes;
   const outPtr = q16Ptr + 2 * stride;
   const memory = b.memory.buffer;
   new Int16Array(memory, q16Ptr, stride).set(job.q16);
   const out = new Int32Array(memory, outPtr, CHUNK_ROWS);
+  const codes = new Int8Array(memory);
   const scales = new Float32Array(b.scales);
   const errors = new Float64Array(b.errors);
   const keys = new Float64Array(b.keys);
+  const residuals = new Int8Array(b.residuals);
+  const residualScales = new Float32Array(b.residualScales);
+  const residualErrors = new Float64Array(b.residualErrors);
+
+  /** The refined score of `row` (s·c + s2·c2 dotted with the float query); its half-width is refinedBound(row). */
+  const refined = (row: number): number => {
+    const s = scales[row]!;
+    const s2 = residualScales[row]!;
+    const cb = b.codesOffset + row * stride;
+    const rb = row * dims;
+    let acc = 0;
+    for (let i = 0; i < dims; i++) acc += (s * codes[cb + i]! + s2 * residuals[rb + i]!) * query[i]!;
+    return acc;
+  };
+  const refinedBound = (row: number): number => residualErrorBound(residualErrors[row]!);
 
   // Min-heap of the k best lower bounds: its root is the score an exact top-k member must at least reach.
   const heap = new Float64Array(Math.max(k, 1));
@@ -83,16 +107,33 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
       if (mask !== null && mask[row] !== 1) continue;
       const approx = scales[row]! * qScale * out[i]!;
       const bound = errorBound(errors[row]!, qError);
-      const upper = approx + bound;
+      let upper = approx + bound;
       if (upper < minCosine) continue;
-      const lower = approx - bound;
+      let lower = approx - bound;
+      let sharp = false;
       if (lower >= minCosine) certain++;
       else {
-        ambiguous.keys.push(keys[row]!);
-        ambiguous.lowers.push(lower);
-        ambiguous.uppers.push(upper);
+        const r = refined(row);
+        const rBound = refinedBound(row);
+        lower = r - rBound;
+        upper = r + rBound;
+        sharp = true;
+        if (upper < minCosine) continue;
+        if (lower >= minCosine) certain++;
+        else {
+          ambiguous.keys.push(keys[row]!);
+          ambiguous.lowers.push(lower);
+          ambiguous.uppers.push(upper);
+        }
       }
       if (k === 0) continue;
+      if (heapSize === k && upper < heap[0]!) continue;
+      if (!sharp) {
+        const r = refined(row);
+        const rBound = refinedBound(row);
+        lower = r - rBound;
+        upper = r + rBound;
+      }
       if (heapSize < k) heapPush(heap, heapSize++, lower);
       else if (upper >= heap[0]!) {
         if (lower > heap[0]!) heapReplaceRoot(heap, heapSize, lower);

@@ -73,9 +73,9 @@ export class VectorMatrix {
     return this.count;
   }
 
-  /** Bytes this matrix holds for its rows (int8 codes, key, scale and error per row), for measurements. */
+  /** Bytes this matrix holds for its rows (two levels of int8 codes, key, scales and errors per row), for measurements. */
   get bytes(): number {
-    return this.capacity * (this.stride + 8 + 4 + 8) + this.rowOf.bytes;
+    return this.capacity * (this.stride + this.dims + 8 + 2 * (4 + 8)) + this.rowOf.bytes;
   }
 
   /** Adds or replaces the vector stored under `key`; the vector is normalised on the way in. */
@@ -127,13 +127,12 @@ export class VectorMatrix {
       const job = this.prepare(query, limit, minCosine, allowed);
       if (!job) return { hits: [], total: 0 };
       const ranges = pool.split(this.count, this.dims);
-      const { query: unit, ...scan } = job;
       this.activeScans++;
       let result: PartResult & { stale: boolean };
       try {
-        const parts: Prescan[] = await Promise.all(ranges.map(([start, end]) => pool.run({ ...scan, start, end })));
+        const parts: Prescan[] = await Promise.all(ranges.map(([start, end]) => pool.run({ ...job, start, end })));
         // Before the writes queued meanwhile apply: a source that keeps its own copies still matches the codes.
-        result = rerank(parts, job.k, minCosine, unit, this.source);
+        result = rerank(parts, job.k, minCosine, job.query, this.source);
       } finally {
         this.activeScans--;
         if (this.activeScans === 0) this.flushPending();
@@ -154,15 +153,15 @@ export class VectorMatrix {
 
   /** The rows' keys and codes as shared buffers (what a scan reads). */
   buffers(): MatrixBuffers & { id: number; generation: number } {
-    const { memory, keys, scales, errors } = this.rows;
+    const { memory, keys, scales, errors, residuals, residualScales, residualErrors } = this.rows;
     return {
-      memory, keys, scales, errors, dims: this.dims, stride: this.stride, slotBytes: this.layout.slotBytes,
+      memory, keys, scales, errors, residuals, residualScales, residualErrors, dims: this.dims, stride: this.stride, slotBytes: this.layout.slotBytes,
       codesOffset: this.layout.codesOffset, id: this.id, generation: this.memoryGeneration,
     };
   }
 
   private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null):
-    (Omit<PartJob, 'slot' | 'start' | 'end'> & { query: Float32Array }) | null {
+    Omit<PartJob, 'slot' | 'start' | 'end'> | null {
     const unit = unitQuery(query, this.dims);
     if (!unit) return null;
     const quantized = quantizeQuery(unit, this.stride);
@@ -233,6 +232,9 @@ export class VectorMatrix {
       new Float64Array(fresh.keys).set(old.keys.subarray(0, this.count));
       new Float32Array(fresh.scales).set(old.scales.subarray(0, this.count));
       new Float64Array(fresh.errors).set(old.errors.subarray(0, this.count));
+      new Int8Array(fresh.residuals).set(old.residuals.subarray(0, this.count * this.dims));
+      new Float32Array(fresh.residualScales).set(old.residualScales.subarray(0, this.count));
+      new Float64Array(fresh.residualErrors).set(old.residualErrors.subarray(0, this.count));
       // Keep the codes' memory, grown in place when its maximum allows.
       const memory = this.rows.memory;
       const pages = pagesFor(this.layout, rows);
