@@ -79,18 +79,19 @@ async function runCase(rows: number, dims: number, o: ScanSuiteOptions, pool: Sc
   const insert = vec.prepare('INSERT INTO items (rowid, embedding) VALUES (?, ?)');
   const fillBar = phase(`${name}: fill matrix and vec0`, rows, 'rows');
   const unit = new Float32Array(dims);
+  // The plain scan's unit rows, key = row (the matrix keeps only codes, and its own copies of the vectors given).
+  const plain = new Float32Array(rows * dims);
   vec.transaction(() => {
     forEachRandomVector(DATA_SEED, rows, dims, (row, v) => {
       matrix!.upsert(row, v);
       normaliseInto(v, unit);
+      plain.set(unit, row * dims);
       insert.run(BigInt(row + 1), Buffer.from(unit.buffer, 0, dims * 4));
       if ((row & 1023) === 1023) fillBar.update(row + 1);
     });
   })();
   fillBar.update(rows);
   fillBar.stop();
-  // The plain scan reads the matrix's own float32 rows (key = row here): no second copy of the data set.
-  const plain = new Float32Array(matrix.buffers().data, 0, rows * dims);
   const knn = vec.prepare<[Buffer], { rowid: number; distance: number }>(
     `SELECT rowid, distance FROM items WHERE embedding MATCH ? AND k = ${o.k} ORDER BY distance`);
 

@@ -17,6 +17,7 @@ import { seedStoreDirectly } from '../lib/seed-store.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { log, phase } from '../lib/progress.ts';
 import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
+import { memoryBreakdown, MEMORY_PROBE } from '../lib/memory-breakdown.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
 import { MEMORIES_PATH, postJson, SEARCH_PATH } from '../http/client.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
@@ -29,9 +30,10 @@ const program = new Command('bench:engine')
   .option('--clients <n>', 'concurrent search clients', '8')
   .option('--duration <s>', 'seconds of the concurrent run', '15')
   .option('--threads <n>', 'MNEMO_SEARCH_THREADS of the server (default: its own default, the cores available)')
+  .option('--memory-detail', 'after the concurrent run, log where the server\'s RSS goes (/proc smaps, memoryUsage)')
   .option('--write', 'update the "Semantic search engine" section of BENCHMARKS.md')
   .parse();
-const opts = program.opts<{ sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean }>();
+const opts = program.opts<{ sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean; memoryDetail?: boolean }>();
 const sizes = opts.sizes.split(',').map((s) => Number(s.trim().replace(/k$/i, '000')));
 const dims = Number(opts.dims);
 const clients = Number(opts.clients);
@@ -123,7 +125,11 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
 
     // Cold start: the first search sent the moment the server says `listening on`.
     const queries = searchQueries(7, 200);
-    server = await startServer('hashing', { env: serverEnv, dataDir: first.dataDir });
+    const probeFile = join(first.dataDir, 'memory-probe.json');
+    server = await startServer('hashing', {
+      env: { ...serverEnv, BENCH_MEMORY_PROBE_FILE: probeFile }, dataDir: first.dataDir,
+      ...(opts.memoryDetail ? { nodeArgs: ['--require', MEMORY_PROBE] } : {}),
+    });
     const c = client(server.url, key, clients + 1);
     const t0 = performance.now();
     let firstAnswer = await c.call('POST', SEARCH_PATH, searchBody(queries[0]!));
@@ -204,6 +210,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
     await poll;
     health.close();
     const rssMiB = (await server.rssMiB()) ?? Number.NaN;
+    if (opts.memoryDetail) log(`memory after the concurrent run:\n${await memoryBreakdown(server.pid, probeFile)}`);
     c.close();
     await server.stop();
     return {

@@ -171,18 +171,16 @@ async function seeded(name: string, rows: number, dims: number): Promise<{ file:
   return { file, byScope };
 }
 
-/** Every row of a matrix by key: its float32 vector, int8 codes, scale and error, as the scan reads them. */
-function rowsByKey(m: VectorMatrix): Map<number, { data: number[]; codes: number[]; scale: number; error: number }> {
+/** Every row of a matrix by key: its int8 codes, scale and error, as the scan reads them. */
+function rowsByKey(m: VectorMatrix): Map<number, { codes: number[]; scale: number; error: number }> {
   const b = m.buffers();
-  const data = new Float32Array(b.data);
   const keys = new Float64Array(b.keys);
   const scales = new Float32Array(b.scales);
   const errors = new Float64Array(b.errors);
   const codes = new Int8Array(b.memory.buffer);
-  const out = new Map<number, { data: number[]; codes: number[]; scale: number; error: number }>();
+  const out = new Map<number, { codes: number[]; scale: number; error: number }>();
   for (let row = 0; row < m.size; row++) {
     out.set(keys[row]!, {
-      data: [...data.subarray(row * m.dims, (row + 1) * m.dims)],
       codes: [...codes.subarray(b.codesOffset + row * b.stride, b.codesOffset + (row + 1) * b.stride)],
       scale: scales[row]!, error: errors[row]!,
     });

@@ -48,14 +48,21 @@ function reference(db: ReturnType<typeof openSqlite>, scope: Scope): VectorMatri
   return m;
 }
 
+/** Every row by key: its int8 codes, scale and error (all the matrix holds of it). */
 function contents(m: VectorMatrix): Map<number, number[]> {
   const b = m.buffers();
-  const data = new Float32Array(b.data);
   const keys = new Float64Array(b.keys);
+  const scales = new Float32Array(b.scales);
+  const errors = new Float64Array(b.errors);
+  const codes = new Int8Array(b.memory.buffer);
   const out = new Map<number, number[]>();
-  for (let row = 0; row < m.size; row++) out.set(keys[row]!, [...data.subarray(row * dims, (row + 1) * dims)]);
+  for (let row = 0; row < m.size; row++) {
+    out.set(keys[row]!, [scales[row]!, errors[row]!, ...codes.subarray(b.codesOffset + row * b.stride, b.codesOffset + (row + 1) * b.stride)]);
+  }
   return out;
 }
+
+const noSource = { read: () => undefined };
 
 /** Plans a load of A as the loader does, lets `meanwhile` change the store, then fills with two fillers. */
 async function twoFillers(db: ReturnType<typeof openSqlite>, meanwhile: () => Promise<void>, capacity?: number) {
@@ -67,7 +74,7 @@ async function twoFillers(db: ReturnType<typeof openSqlite>, meanwhile: () => Pr
   const second = fillRows(db, scopeA, 'm', dims, ranges[1]!, targets[1]!);
   const first = fillRows(db, scopeA, 'm', dims, ranges[0]!, targets[0]!);
   const count = joinParts(dims, targets[0]!, first.inPlanned, second.inPlanned);
-  return { matrix: VectorMatrix.fromRows(dims, rows, count), truncated: first.truncated || second.truncated, first, second };
+  return { matrix: VectorMatrix.fromRows(dims, rows, count, noSource), truncated: first.truncated || second.truncated, first, second };
 }
 
 describe('SQLite vector rows: filling a matrix from both ends', () => {
@@ -81,7 +88,7 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
     expect(contents(matrix)).toEqual(contents(reference(db, scopeA)));
     // readScopeRows (one filler, here) agrees.
     const one = readScopeRows(db, scopeA, 'm', dims);
-    expect(contents(VectorMatrix.fromRows(dims, one.rows, one.count))).toEqual(contents(matrix));
+    expect(contents(VectorMatrix.fromRows(dims, one.rows, one.count, noSource))).toEqual(contents(matrix));
     db.close();
     await storage.close();
   });

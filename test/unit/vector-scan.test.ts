@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-score.ts';
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
-import { allocateRows, layoutFor, viewsOf, writeRow } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
+import { allocateRows, layoutFor, unitRowInto, viewsOf, writeRow } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quantize.ts';
 
 /**
@@ -141,7 +141,7 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     await expect(matrix.searchIn(own, query, 10, -1)).rejects.toThrow(/closed/);
   });
 
-  it('writes a row in two passes with the codes, scale and error the four-pass quantisation gives the stored row', () => {
+  it('writes a row in two passes with the codes, scale and error the four-pass quantisation gives the unit row the re-rank scores', () => {
     const dims = 100;
     const layout = layoutFor(dims);
     const rows = allocateRows(layout, 1);
@@ -156,7 +156,10 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
         for (const x of vector) sq += x * x;
         const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
         const stored = Float32Array.from(vector, (x) => x * inv);
-        expect([...views.data.subarray(0, dims)]).toEqual([...stored]);
+        // The re-rank's unit row is that same row.
+        const unit = new Float32Array(dims);
+        unitRowInto(vector, dims, unit);
+        expect([...unit]).toEqual([...stored]);
         const codes = new Int8Array(layout.stride);
         const [scale, error] = quantizeInto(stored, 0, dims, codes, 0);
         expect([...views.codes.subarray(layout.codesOffset, layout.codesOffset + layout.stride)]).toEqual([...codes]);

@@ -4,6 +4,7 @@ import { ScanPool } from './vector-scan/scan-pool.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorLoader, WORKER_LOAD_ABOVE } from './sqlite-vector-loader.ts';
 import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
+import { storedVectors } from './sqlite-stored-vectors.ts';
 
 /** A search reloads at most this many times in a row when other connections keep writing while it loads. */
 const MAX_RELOADS = 3;
@@ -41,7 +42,8 @@ export type VectorRowsLoader = Pick<SqliteVectorLoader, 'load' | 'close' | 'work
  * Per-(scope, model) exact vector indexes, loaded from SQLite on first search (or by warmUp at start) and kept in
  * step with this process's writes. A workspace's version (bumped by triggers on any connection's writes) tells when
  * another connection changed that workspace: then that workspace's indexes alone are reloaded. A load reads the rows
- * straight into the matrix's shared memory, in a worker thread for big workspaces (SqliteVectorLoader); this
+ * straight into the matrix's shared memory, in a worker thread for big workspaces (SqliteVectorLoader), as int8 codes
+ * only: a search re-ranks its few undecided rows from the vectors in the store (storedVectors, on this connection); this
  * process's writes to that workspace meanwhile are kept and replayed onto the loaded rows, and the version the load
  * read in its snapshot is moved on by those writes alone, so a write during a load is never lost and a foreign one
  * still causes a reload.
@@ -57,7 +59,7 @@ export class SqliteVectorCache {
   private scanPool: ScanPool | null = null;
   private closed = false;
 
-  constructor(db: SqliteDb, options: SqliteVectorCacheOptions = {}) {
+  constructor(private readonly db: SqliteDb, options: SqliteVectorCacheOptions = {}) {
     this.threads = options.threads ?? 0;
     this.versions = new SqliteWorkspaceVersions(db);
     // Loader threads leave a core to the event loop (routes still compiling at start, searches later): two need 3+
@@ -192,7 +194,7 @@ export class SqliteVectorCache {
   private async fill(entry: Entry, scope: Scope, modelId: string, dims: number, key: string): Promise<void> {
     const loaded = await this.loader.load(scope, modelId, dims);
     if (this.closed || this.entries.get(key) !== entry) return;
-    const matrix = VectorMatrix.fromRows(dims, loaded.rows, loaded.count);
+    const matrix = VectorMatrix.fromRows(dims, loaded.rows, loaded.count, storedVectors(this.db, modelId, dims));
     let version = loaded.version;
     for (const op of entry.replay ?? []) {
       if (op.kind === 'upsert') matrix.upsert(op.seq, op.vector);

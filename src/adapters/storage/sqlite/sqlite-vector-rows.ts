@@ -146,7 +146,7 @@ function copyRowsOf(dims: number, rows: MatrixRows, from: number, to: number, co
 }
 
 /** The blob's floats without a copy when its bytes are 4-aligned (they are in better-sqlite3's buffers). */
-function floatView(blob: Buffer, dims: number): Float32Array {
+export function floatView(blob: Buffer, dims: number): Float32Array {
   if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, dims);
   const copy = new Float32Array(dims);
   new Uint8Array(copy.buffer).set(blob.subarray(0, dims * 4));

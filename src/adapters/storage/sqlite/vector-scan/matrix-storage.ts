@@ -28,25 +28,34 @@ export function layoutFor(dims: number): MatrixLayout {
   return { dims, stride, slotBytes, codesOffset: Math.ceil((SLOTS * slotBytes) / 16) * 16 };
 }
 
-/** Room for `capacity` rows: float32 vectors, keys, code scales and errors, and the codes in a WebAssembly memory. */
+/**
+ * Room for `capacity` rows: keys, code scales and errors, the codes in a WebAssembly memory, and a second int8 level,
+ * the codes of each row's quantisation residual with their own scale and error (what refines the pre-scan's interval
+ * of an undecided row 100-fold: scan-part.ts). The float32 vectors are not kept: the re-rank reads the few rows it
+ * still needs from their source (rerank.ts), so a row costs half its float bytes (plus 32).
+ */
 export interface MatrixRows {
   capacity: number;
-  data: SharedArrayBuffer;
   keys: SharedArrayBuffer;
   scales: SharedArrayBuffer;
   errors: SharedArrayBuffer;
   memory: SharedMemory;
+  residuals: SharedArrayBuffer;
+  residualScales: SharedArrayBuffer;
+  residualErrors: SharedArrayBuffer;
 }
 
 /** Fresh (zeroed) buffers for `capacity` rows. Pages never written cost no memory, so spare capacity is cheap. */
 export function allocateRows(layout: MatrixLayout, capacity: number): MatrixRows {
   return {
     capacity,
-    data: new SharedArrayBuffer(capacity * layout.dims * 4),
     keys: new SharedArrayBuffer(capacity * 8),
     scales: new SharedArrayBuffer(capacity * 4),
     errors: new SharedArrayBuffer(capacity * 8),
     memory: newMemory(pagesFor(layout, capacity)),
+    residuals: new SharedArrayBuffer(capacity * layout.dims),
+    residualScales: new SharedArrayBuffer(capacity * 4),
+    residualErrors: new SharedArrayBuffer(capacity * 8),
   };
 }
 
@@ -59,25 +68,31 @@ export function newMemory(pages: number): SharedMemory {
 
 /** Typed views of MatrixRows, for writing rows. */
 export interface RowViews {
-  data: Float32Array;
   keys: Float64Array;
   scales: Float32Array;
   errors: Float64Array;
   codes: Int8Array;
+  residuals: Int8Array;
+  residualScales: Float32Array;
+  residualErrors: Float64Array;
 }
 
 export function viewsOf(rows: Omit<MatrixRows, 'capacity'>): RowViews {
   return {
-    data: new Float32Array(rows.data), keys: new Float64Array(rows.keys), scales: new Float32Array(rows.scales),
+    keys: new Float64Array(rows.keys), scales: new Float32Array(rows.scales),
     errors: new Float64Array(rows.errors), codes: new Int8Array(rows.memory.buffer),
+    residuals: new Int8Array(rows.residuals), residualScales: new Float32Array(rows.residualScales),
+    residualErrors: new Float64Array(rows.residualErrors),
   };
 }
 
 /**
- * Writes `vector`, normalised to unit length (a zero vector stays zero), and its int8 codes as row `row`: the codes
- * and ‖e‖ quantizeInto would compute from the stored float32 row, in two passes over the vector instead of four
- * (the load of 100k rows spends most of its time here). max |fround(x·inv)| = fround(max |x| · inv), rounding being
- * monotonic, so the scale is the one computed from the stored row.
+ * Writes the int8 codes of `vector` normalised to unit length (a zero vector stays zero) as row `row`: the codes and
+ * ‖e‖ quantizeInto would compute from the float32 unit row unitRowInto gives (the row the re-rank scores), in two
+ * passes over the vector instead of four (the load of 100k rows spends most of its time here).
+ * max |fround(x·inv)| = fround(max |x| · inv), rounding being monotonic, so the scale is the one computed from that row.
+ * Then the residual e = x − s·c gets its own int8 codes c2 and scale s2, and ‖x − s·c − s2·c2‖ (rounded up) is
+ * stored: the second level's error.
  */
 export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key: number, vector: ArrayLike<number>): void {
   const dims = layout.dims;
@@ -90,37 +105,71 @@ export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key
     if (a > max) max = a;
   }
   const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
-  const base = row * dims;
-  const { data, codes } = views;
+  const { codes } = views;
   const codeBase = layout.codesOffset + row * layout.stride;
   const scale = Math.fround(Math.fround(max * inv) / CODE_MAX);
   let err = 0;
+  const residual = residualScratch(dims);
+  let maxResidual = 0;
   if (scale === 0) {
     for (let i = 0; i < dims; i++) {
-      data[base + i] = vector[i]! * inv;
       codes[codeBase + i] = 0;
+      residual[i] = 0;
     }
   } else {
     for (let i = 0; i < dims; i++) {
       const x = Math.fround(vector[i]! * inv);
-      data[base + i] = x;
       const c = Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(x / scale)));
       codes[codeBase + i] = c;
       const e = x - scale * c;
+      residual[i] = e;
       err += e * e;
+      const a = Math.abs(e);
+      if (a > maxResidual) maxResidual = a;
     }
     err = roundErrorUp(Math.sqrt(err));
+  }
+  // The second level: the residual's codes; what is left of it bounds the refined score (scan-part.ts).
+  const scale2 = Math.fround(maxResidual / CODE_MAX);
+  const base = row * dims;
+  let err2 = 0;
+  for (let i = 0; i < dims; i++) {
+    const c2 = scale2 === 0 ? 0 : Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(residual[i]! / scale2)));
+    views.residuals[base + i] = c2;
+    const e2 = residual[i]! - scale2 * c2;
+    err2 += e2 * e2;
   }
   views.keys[row] = key;
   views.scales[row] = scale;
   views.errors[row] = err;
+  views.residualScales[row] = scale2;
+  views.residualErrors[row] = roundErrorUp(Math.sqrt(err2));
+}
+
+let scratch = new Float64Array(0);
+function residualScratch(dims: number): Float64Array {
+  if (scratch.length < dims) scratch = new Float64Array(dims);
+  return scratch;
+}
+
+/**
+ * The float32 unit row of `vector` (as writeRow normalises it) into `out`: the same float64 sum of squares and one
+ * multiply per element, so the row the re-rank scores is bit for bit the row the codes were made from.
+ */
+export function unitRowInto(vector: ArrayLike<number>, dims: number, out: Float32Array): void {
+  let sq = 0;
+  for (let i = 0; i < dims; i++) sq += vector[i]! * vector[i]!;
+  const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+  for (let i = 0; i < dims; i++) out[i] = vector[i]! * inv;
 }
 
 /** Copies `count` rows from row `from` to row `to` (non-overlapping ranges). */
 export function copyRows(layout: MatrixLayout, views: RowViews, from: number, to: number, count: number): void {
   const { dims, stride, codesOffset } = layout;
-  const { data, keys, scales, errors, codes } = views;
-  data.copyWithin(to * dims, from * dims, (from + count) * dims);
+  const { keys, scales, errors, codes, residuals, residualScales, residualErrors } = views;
+  residuals.copyWithin(to * dims, from * dims, (from + count) * dims);
+  residualScales.copyWithin(to, from, from + count);
+  residualErrors.copyWithin(to, from, from + count);
   codes.copyWithin(codesOffset + to * stride, codesOffset + from * stride, codesOffset + (from + count) * stride);
   keys.copyWithin(to, from, from + count);
   scales.copyWithin(to, from, from + count);

@@ -44,6 +44,14 @@ export function errorBound(rowError: number, queryError: number): number {
   return (NORM_SLACK + rowError) * queryError + NORM_SLACK * rowError + ABS_SLACK;
 }
 
+/**
+ * The half-width of a refined score's interval: with x = s·c + s2·c2 + e2 and the float query q (‖q‖ ≤ NORM_SLACK),
+ * x·q − (s·c + s2·c2)·q = e2·q, and |e2·q| ≤ ‖e2‖·‖q‖; the float64 sum of 1536 products errs far below ABS_SLACK.
+ */
+export function residualErrorBound(residualError: number): number {
+  return NORM_SLACK * residualError + ABS_SLACK;
+}
+
 /** A unit query's int8 codes widened to int16 (the kernel's layout), its scale and ‖f‖. */
 export interface QuantizedQuery {
   codes: Int16Array;

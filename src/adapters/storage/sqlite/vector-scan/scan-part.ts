@@ -1,20 +1,23 @@
 import type { SharedMemory } from './wasm.ts';
-import { better, exactScore } from './exact-score.ts';
+import { better } from './exact-score.ts';
 import type { DotsFn } from './int8-dot-kernel.ts';
-import { errorBound } from './quantize.ts';
+import { errorBound, residualErrorBound } from './quantize.ts';
+import type { Prescan } from './rerank.ts';
 
 /**
  * The shared memory of one VectorMatrix, as handed to a scan (in this thread or in a worker). `memory` holds the int8
  * codes (from `codesOffset`, `stride` bytes a row) after one scratch slot per scanning thread (`slotBytes` each: the
- * int16 query, then the kernel's int32 output for one chunk); the other buffers hold, per row, the float32 vector,
- * the key, the code scale and the quantisation error.
+ * int16 query, then the kernel's int32 output for one chunk); the other buffers hold, per row, the key, the code
+ * scale and the quantisation error.
  */
 export interface MatrixBuffers {
   memory: SharedMemory;
-  data: SharedArrayBuffer;
   keys: SharedArrayBuffer;
   scales: SharedArrayBuffer;
   errors: SharedArrayBuffer;
+  residuals: SharedArrayBuffer;
+  residualScales: SharedArrayBuffer;
+  residualErrors: SharedArrayBuffer;
   dims: number;
   stride: number;
   slotBytes: number;
@@ -27,7 +30,7 @@ export interface PartJob {
   slot: number;
   start: number;
   end: number;
-  /** The unit query (float32), its int16-widened codes, their scale and the quantisation error ‖f‖. */
+  /** The unit query (float32; the refinement's), its int16-widened codes, their scale and the quantisation error ‖f‖. */
   query: Float32Array;
   q16: Int16Array;
   qScale: number;
@@ -38,7 +41,7 @@ export interface PartJob {
   mask: Uint8Array | null;
 }
 
-/** The part's exact top-k (best first, ties by ascending key) and the exact count of rows >= minCosine. */
+/** An exact top-k (best first, ties by ascending key) and the exact count of rows >= minCosine. */
 export interface PartResult {
   keys: number[];
   scores: number[];
@@ -50,23 +53,51 @@ export const CHUNK_ROWS = 1024;
 
 export const slotBytesFor = (stride: number): number => 2 * stride + 4 * CHUNK_ROWS;
 
-export function scanPart(job: PartJob, dots: DotsFn): PartResult {
-  const { buffers: b, k, minCosine, mask, qScale, qError } = job;
+/**
+ * Pre-scans rows [start, end) with the int8 kernel and decides what it can without the float vectors. A row the
+ * first level cannot decide (its interval straddles the threshold, or it may belong in the top k) is refined here:
+ * its two code levels dequantised, s·c + s2·c2, dotted with the float query leave only the second level's error,
+ * |e2·q| ≤ ‖e2‖, about 1/100 of the first interval. Counts the rows certainly at or above the threshold, and returns
+ * (by key, with their refined intervals) the rows still undecided: those straddling the threshold, and the
+ * candidates whose upper bound reaches the part's k-th best lower bound. rerank.ts scores those exactly.
+ */
+export function scanPart(job: PartJob, dots: DotsFn): Prescan {
+  const { buffers: b, k, minCosine, mask, qScale, qError, query } = job;
   const stride = b.stride;
+  const dims = b.dims;
   const q16Ptr = job.slot * b.slotBytes;
   const outPtr = q16Ptr + 2 * stride;
   const memory = b.memory.buffer;
   new Int16Array(memory, q16Ptr, stride).set(job.q16);
   const out = new Int32Array(memory, outPtr, CHUNK_ROWS);
+  const codes = new Int8Array(memory);
   const scales = new Float32Array(b.scales);
   const errors = new Float64Array(b.errors);
+  const keys = new Float64Array(b.keys);
+  const residuals = new Int8Array(b.residuals);
+  const residualScales = new Float32Array(b.residualScales);
+  const residualErrors = new Float64Array(b.residualErrors);
+
+  /** The refined score of `row` (s·c + s2·c2 dotted with the float query); its half-width is refinedBound(row). */
+  const refined = (row: number): number => {
+    const s = scales[row]!;
+    const s2 = residualScales[row]!;
+    const cb = b.codesOffset + row * stride;
+    const rb = row * dims;
+    let acc = 0;
+    for (let i = 0; i < dims; i++) acc += (s * codes[cb + i]! + s2 * residuals[rb + i]!) * query[i]!;
+    return acc;
+  };
+  const refinedBound = (row: number): number => residualErrorBound(residualErrors[row]!);
 
   // Min-heap of the k best lower bounds: its root is the score an exact top-k member must at least reach.
   const heap = new Float64Array(Math.max(k, 1));
   let heapSize = 0;
   const candidates: number[] = [];
-  const ambiguous: number[] = [];
-  let total = 0;
+  const candidateLowers: number[] = [];
+  const candidateUppers: number[] = [];
+  const ambiguous: Prescan['ambiguous'] = { keys: [], lowers: [], uppers: [] };
+  let certain = 0;
 
   for (let chunk = job.start; chunk < job.end; chunk += CHUNK_ROWS) {
     const n = Math.min(CHUNK_ROWS, job.end - chunk);
@@ -76,37 +107,53 @@ export function scanPart(job: PartJob, dots: DotsFn): PartResult {
       if (mask !== null && mask[row] !== 1) continue;
       const approx = scales[row]! * qScale * out[i]!;
       const bound = errorBound(errors[row]!, qError);
-      const upper = approx + bound;
+      let upper = approx + bound;
       if (upper < minCosine) continue;
-      const lower = approx - bound;
-      if (lower >= minCosine) total++;
-      else ambiguous.push(row);
-      if (k === 0) continue;
-      if (heapSize < k) {
-        candidates.push(row);
-        heapPush(heap, heapSize++, lower);
-      } else if (upper >= heap[0]!) {
-        candidates.push(row);
-        if (lower > heap[0]!) heapReplaceRoot(heap, heapSize, lower);
+      let lower = approx - bound;
+      let sharp = false;
+      if (lower >= minCosine) certain++;
+      else {
+        const r = refined(row);
+        const rBound = refinedBound(row);
+        lower = r - rBound;
+        upper = r + rBound;
+        sharp = true;
+        if (upper < minCosine) continue;
+        if (lower >= minCosine) certain++;
+        else {
+          ambiguous.keys.push(keys[row]!);
+          ambiguous.lowers.push(lower);
+          ambiguous.uppers.push(upper);
+        }
       }
+      if (k === 0) continue;
+      if (heapSize === k && upper < heap[0]!) continue;
+      if (!sharp) {
+        const r = refined(row);
+        const rBound = refinedBound(row);
+        lower = r - rBound;
+        upper = r + rBound;
+      }
+      if (heapSize < k) heapPush(heap, heapSize++, lower);
+      else if (upper >= heap[0]!) {
+        if (lower > heap[0]!) heapReplaceRoot(heap, heapSize, lower);
+      } else continue;
+      candidates.push(row);
+      candidateLowers.push(lower);
+      candidateUppers.push(upper);
     }
   }
 
-  const data = new Float32Array(b.data);
-  const keys = new Float64Array(b.keys);
-  const dims = b.dims;
-  // Rows whose bound straddles the threshold are counted on their exact score.
-  for (const row of ambiguous) if (exactScore(data, row * dims, job.query, dims) >= minCosine) total++;
-
+  // Only candidates that still reach the part's final floor go back (the merged floor is at least as high).
   const floor = heapSize < k ? -Infinity : heap[0]!;
-  const topKeys: number[] = [];
-  const topScores: number[] = [];
-  for (const row of candidates) {
-    const score = exactScore(data, row * dims, job.query, dims);
-    if (score < minCosine || score < floor) continue;
-    insertTop(topKeys, topScores, k, keys[row]!, score);
+  const kept: Prescan['candidates'] = { keys: [], lowers: [], uppers: [] };
+  for (let i = 0; i < candidates.length; i++) {
+    if (candidateUppers[i]! < floor) continue;
+    kept.keys.push(keys[candidates[i]!]!);
+    kept.lowers.push(candidateLowers[i]!);
+    kept.uppers.push(candidateUppers[i]!);
   }
-  return { keys: topKeys, scores: topScores, total };
+  return { certain, ambiguous, candidates: kept };
 }
 
 /** Inserts (key, score) into the sorted top lists if it belongs in the best k. */

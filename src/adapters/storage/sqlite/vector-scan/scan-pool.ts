@@ -1,10 +1,12 @@
 import type { Worker } from 'node:worker_threads';
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
-import { scanPart, type PartJob, type PartResult } from './scan-part.ts';
+import { scanPart, type PartJob } from './scan-part.ts';
+import type { Prescan } from './rerank.ts';
 import { startWorker } from './start-worker.ts';
 
 /**
- * Worker threads that scan VectorMatrix memory off the event loop. Each search is split into one part per worker
+ * Worker threads that pre-scan VectorMatrix memory off the event loop (rerank.ts finishes each search in the caller's
+ * thread). Each search is split into one part per worker
  * (when the matrix is big enough to be worth it), and parts of concurrent searches queue FIFO, so one search uses
  * every core and several share them. A worker that dies mid-scan has its part finished in this thread (the answer
  * stays exact) and is replaced; close() terminates them all.
@@ -16,7 +18,7 @@ interface Slot {
   worker: Worker;
   /** A crashed worker the pool stopped replacing. */
   dead: boolean;
-  job: { job: PoolJob; resolve: (r: PartResult) => void; reject: (e: Error) => void } | null;
+  job: { job: PoolJob; resolve: (r: Prescan) => void; reject: (e: Error) => void } | null;
 }
 
 /** Below this many scalar products per part, splitting costs more in messages than it saves. */
@@ -37,7 +39,7 @@ export class ScanPool {
   readonly threads: number;
   readonly inlineBelow: number;
   private readonly slots: Slot[] = [];
-  private readonly queue: { job: PoolJob; resolve: (r: PartResult) => void; reject: (e: Error) => void }[] = [];
+  private readonly queue: { job: PoolJob; resolve: (r: Prescan) => void; reject: (e: Error) => void }[] = [];
   private closed = false;
   private respawns = 0;
   private inlineDots = new Map<number, DotsFn>();
@@ -59,7 +61,7 @@ export class ScanPool {
     return ranges;
   }
 
-  run(job: PoolJob): Promise<PartResult> {
+  run(job: PoolJob): Promise<Prescan> {
     if (this.closed) return Promise.reject(new Error('the scan pool is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ job, resolve, reject });
@@ -104,7 +106,7 @@ export class ScanPool {
     const worker = startScanWorker();
     worker.unref();
     const slot: Slot = { index, worker, job: null, dead: false };
-    worker.on('message', (msg: { result?: PartResult; error?: string }) => {
+    worker.on('message', (msg: { result?: Prescan; error?: string }) => {
       const current = slot.job;
       slot.job = null;
       if (current) {
@@ -127,7 +129,7 @@ export class ScanPool {
   }
 
   /** A part whose worker died, finished in this thread (slot 0 is this thread's scratch space). */
-  private runHere(entry: { job: PoolJob; resolve: (r: PartResult) => void; reject: (e: Error) => void }): void {
+  private runHere(entry: { job: PoolJob; resolve: (r: Prescan) => void; reject: (e: Error) => void }): void {
     try {
       const { buffers } = entry.job;
       const id = (buffers as { id?: number }).id ?? 0;

@@ -3,7 +3,7 @@ import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { scanPart, type PartJob } from './scan-part.ts';
 
 /**
- * A scan worker: answers each PartJob posted by the ScanPool with the part's exact top-k and total. The matrix's
+ * A scan worker: answers each PartJob posted by the ScanPool with the part's pre-scan (scan-part.ts). The matrix's
  * memory is shared, so nothing is copied; a kernel instance is kept per matrix memory (instantiating costs more than
  * a small scan).
  */

@@ -1,21 +1,25 @@
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { quantizeQuery } from './quantize.ts';
-import { insertTop, scanPart, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import { scanPart, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import type { ScanPool } from './scan-pool.ts';
+import { exactScores, rerank, type Prescan, type VectorSource } from './rerank.ts';
 import {
   allocateRows, copyRows, layoutFor, newMemory, pagesFor, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
 } from './matrix-storage.ts';
 import { RowIndex } from './row-index.ts';
 
 /**
- * An exact in-memory vector index for one scope and one model. Unit-length rows are kept twice, in shared memory:
- * as float32 (the exact scores) and as int8 codes with a per-row scale in a WebAssembly memory (the pre-scan, a SIMD
- * kernel reading a quarter of the bytes). A search pre-scans every row, keeps those whose error bound can still reach
- * the k-th best, and re-scores those exactly: the answer, and `total`, are those of a full exact scan (see
- * quantize.ts for the bound). Searches given a ScanPool run in worker threads over the same memory, split across
- * the pool; writes that arrive while such scans read the memory wait until they finish, so a scan never sees a row
- * half written or moved. Deletion swaps the last row into the hole, keeping the matrix dense. A matrix can also be
- * adopted whole from rows another thread filled (fromRows: the cold-start loader).
+ * An exact vector index for one scope and one model. Only the int8 codes of the unit-length rows, with a per-row scale
+ * and error, are kept in memory (shared, a WebAssembly memory: the pre-scan is a SIMD kernel); the float vectors stay
+ * where they are stored (a VectorSource: the store's table for the server), which costs a quarter of keeping them
+ * here. A search pre-scans every row, keeps those whose error bound can still reach the k-th best or straddles the
+ * threshold, and scores those few exactly from their source (rerank.ts): the answer, and `total`, are those of a full
+ * exact scan (see quantize.ts for the bound). Searches given a ScanPool pre-scan in worker threads over the same
+ * memory, split across the pool; the re-rank runs in the calling thread. Writes that arrive while a search is under
+ * way wait until it ends, so a scan never sees a row half written or moved; a row whose source no longer matches its
+ * codes (a write racing the search) makes the search run again. Deletion swaps the last row into the hole, keeping the
+ * matrix dense. A matrix can also be adopted whole from rows another thread filled (fromRows: the cold-start loader).
+ * Without a source, the matrix keeps a copy of each vector it is given (tests, benchmarks).
  */
 export interface MatrixHit {
   key: number;
@@ -41,31 +45,37 @@ export class VectorMatrix {
   private activeScans = 0;
   private pending: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
+  private readonly source: VectorSource;
+  /** The vectors given, when the matrix has no source of its own. */
+  private readonly kept: Map<number, Float32Array> | null;
 
-  constructor(dims: number, initialCapacity = 1024, filled?: { rows: MatrixRows; count: number }) {
+  constructor(dims: number, initialCapacity = 1024, source?: VectorSource, filled?: { rows: MatrixRows; count: number }) {
     this.dims = dims;
     this.layout = layoutFor(dims);
     this.stride = this.layout.stride;
+    const kept = source ? null : new Map<number, Float32Array>();
+    this.kept = kept;
+    this.source = source ?? { read: (key) => kept!.get(key) };
     if (filled) this.adopt(filled.rows, filled.count);
     else this.allocate(Math.max(1, initialCapacity));
   }
 
   /**
-   * A matrix over rows filled elsewhere (another thread wrote rows [0, count) with writeRow, keys distinct): only the
-   * key index is built here.
+   * A matrix over rows filled elsewhere (another thread wrote rows [0, count) with writeRow, keys distinct) from the
+   * vectors `source` reads: only the key index is built here.
    */
-  static fromRows(dims: number, rows: MatrixRows, count: number): VectorMatrix {
+  static fromRows(dims: number, rows: MatrixRows, count: number, source: VectorSource): VectorMatrix {
     if (count > rows.capacity) throw new RangeError(`${count} rows do not fit in ${rows.capacity}`);
-    return new VectorMatrix(dims, 0, { rows, count });
+    return new VectorMatrix(dims, 0, source, { rows, count });
   }
 
   get size(): number {
     return this.count;
   }
 
-  /** Bytes this matrix holds for its rows (float32 + int8 + key, scale and error per row), for measurements. */
+  /** Bytes this matrix holds for its rows (two levels of int8 codes, key, scales and errors per row), for measurements. */
   get bytes(): number {
-    return this.capacity * (this.dims * 4 + this.stride + 8 + 4 + 8) + this.rowOf.bytes;
+    return this.capacity * (this.stride + this.dims + 8 + 2 * (4 + 8)) + this.rowOf.bytes;
   }
 
   /** Adds or replaces the vector stored under `key`; the vector is normalised on the way in. */
@@ -99,51 +109,61 @@ export class VectorMatrix {
     const job = this.prepare(query, limit, minCosine, allowed);
     if (!job) return { hits: [], total: 0 };
     this.dots ??= int8Dots(this.rows.memory);
-    return toHits(scanPart({ ...job, slot: 0, start: 0, end: this.count }, this.dots));
+    // Nothing can write in between here: a stale row is one whose source changed without telling the matrix.
+    return toHits(rerank([scanPart({ ...job, slot: 0, start: 0, end: this.count }, this.dots)], job.k, minCosine,
+      job.query, this.source));
   }
 
   /**
-   * As search(), in `pool`'s worker threads: this thread only prepares the query and merges the parts. Without a pool,
-   * or for a matrix too small to be worth a message, in this thread.
+   * As search(), the pre-scan in `pool`'s worker threads: this thread prepares the query and re-ranks what the parts
+   * could not decide. Without a pool, or for a matrix too small to be worth a message, in this thread.
    */
   async searchIn(pool: ScanPool | null, query: ArrayLike<number>, limit: number, minCosine: number,
     allowed?: ReadonlySet<number> | null): Promise<{ hits: MatrixHit[]; total: number }> {
-    // Writes queued behind earlier scans must be visible to this one.
-    while (this.pending.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    if (!pool || this.count * this.dims < pool.inlineBelow) return this.search(query, limit, minCosine, allowed);
-    const job = this.prepare(query, limit, minCosine, allowed);
-    if (!job) return { hits: [], total: 0 };
-    const ranges = pool.split(this.count, this.dims);
-    this.activeScans++;
-    let parts: PartResult[];
-    try {
-      parts = await Promise.all(ranges.map(([start, end]) => pool.run({ ...job, start, end })));
-    } finally {
-      this.activeScans--;
-      if (this.activeScans === 0) this.flushPending();
+    for (let attempt = 1; ; attempt++) {
+      // Writes queued behind earlier searches must be visible to this one.
+      while (this.pending.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      if (!pool || this.count * this.dims < pool.inlineBelow) return this.search(query, limit, minCosine, allowed);
+      const job = this.prepare(query, limit, minCosine, allowed);
+      if (!job) return { hits: [], total: 0 };
+      const ranges = pool.split(this.count, this.dims);
+      this.activeScans++;
+      let result: PartResult & { stale: boolean };
+      try {
+        const parts: Prescan[] = await Promise.all(ranges.map(([start, end]) => pool.run({ ...job, start, end })));
+        // Before the writes queued meanwhile apply: a source that keeps its own copies still matches the codes.
+        result = rerank(parts, job.k, minCosine, job.query, this.source);
+      } finally {
+        this.activeScans--;
+        if (this.activeScans === 0) this.flushPending();
+      }
+      // A row written or deleted while the workers scanned: once the write has applied, the search runs again.
+      if (!result.stale || attempt >= MAX_ATTEMPTS) return toHits(result);
     }
-    return toHits(mergeParts(parts, limit));
   }
 
-  /** The rows' float32 vectors, keys and codes as shared buffers (what a scan reads). */
+  /**
+   * The exact cosine of each key's row with `query` (undefined for a key with no vector), as a search scores it: for
+   * callers that already hold candidate keys (e.g. another ranking's hits).
+   */
+  exactScores(query: ArrayLike<number>, keys: readonly number[]): (number | undefined)[] {
+    const unit = unitQuery(query, this.dims);
+    return unit ? exactScores(this.source, unit, keys) : keys.map(() => undefined);
+  }
+
+  /** The rows' keys and codes as shared buffers (what a scan reads). */
   buffers(): MatrixBuffers & { id: number; generation: number } {
-    const { memory, data, keys, scales, errors } = this.rows;
+    const { memory, keys, scales, errors, residuals, residualScales, residualErrors } = this.rows;
     return {
-      memory, data, keys, scales, errors, dims: this.dims, stride: this.stride, slotBytes: this.layout.slotBytes,
+      memory, keys, scales, errors, residuals, residualScales, residualErrors, dims: this.dims, stride: this.stride, slotBytes: this.layout.slotBytes,
       codesOffset: this.layout.codesOffset, id: this.id, generation: this.memoryGeneration,
     };
   }
 
   private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null):
     Omit<PartJob, 'slot' | 'start' | 'end'> | null {
-    const dims = this.dims;
-    if (query.length !== dims) throw new RangeError(`expected ${dims} dimensions, got ${query.length}`);
-    let sq = 0;
-    for (let i = 0; i < dims; i++) sq += query[i]! * query[i]!;
-    if (sq === 0) return null;
-    const inv = 1 / Math.sqrt(sq);
-    const unit = new Float32Array(dims);
-    for (let i = 0; i < dims; i++) unit[i] = query[i]! * inv;
+    const unit = unitQuery(query, this.dims);
+    if (!unit) return null;
     const quantized = quantizeQuery(unit, this.stride);
     let mask: Uint8Array | null = null;
     if (allowed) {
@@ -160,6 +180,7 @@ export class VectorMatrix {
   }
 
   private write(key: number, vector: ArrayLike<number>): void {
+    this.kept?.set(key, Float32Array.from(vector));
     let row = this.rowOf.get(key);
     if (row < 0) {
       row = this.count;
@@ -174,6 +195,7 @@ export class VectorMatrix {
   private drop(key: number): boolean {
     const row = this.rowOf.get(key);
     if (row < 0) return false;
+    this.kept?.delete(key);
     // The index reads keys from the key column: forget the key while its row still holds it.
     this.rowOf.delete(key);
     const last = this.count - 1;
@@ -207,11 +229,12 @@ export class VectorMatrix {
     const fresh = allocateRows(this.layout, rows);
     if (this.capacity > 0) {
       const old = this.views;
-      const dims = this.dims;
-      new Float32Array(fresh.data).set(old.data.subarray(0, this.count * dims));
       new Float64Array(fresh.keys).set(old.keys.subarray(0, this.count));
       new Float32Array(fresh.scales).set(old.scales.subarray(0, this.count));
       new Float64Array(fresh.errors).set(old.errors.subarray(0, this.count));
+      new Int8Array(fresh.residuals).set(old.residuals.subarray(0, this.count * this.dims));
+      new Float32Array(fresh.residualScales).set(old.residualScales.subarray(0, this.count));
+      new Float64Array(fresh.residualErrors).set(old.residualErrors.subarray(0, this.count));
       // Keep the codes' memory, grown in place when its maximum allows.
       const memory = this.rows.memory;
       const pages = pagesFor(this.layout, rows);
@@ -247,18 +270,19 @@ export class VectorMatrix {
 }
 
 const PAGE = 65536;
+/** Searches run at most this many times when writes keep racing them; the last answer stands. */
+const MAX_ATTEMPTS = 3;
 
-/** The best `k` of the parts' exact top lists (each already sorted), and the summed totals. */
-export function mergeParts(parts: readonly PartResult[], k: number): PartResult {
-  if (parts.length === 1) return parts[0]!;
-  const keys: number[] = [];
-  const scores: number[] = [];
-  let total = 0;
-  for (const part of parts) {
-    total += part.total;
-    for (let i = 0; i < part.keys.length; i++) insertTop(keys, scores, k, part.keys[i]!, part.scores[i]!);
-  }
-  return { keys, scores, total };
+/** `query` scaled to unit length as float32 (the rows' normalisation), or null for a zero vector. */
+function unitQuery(query: ArrayLike<number>, dims: number): Float32Array | null {
+  if (query.length !== dims) throw new RangeError(`expected ${dims} dimensions, got ${query.length}`);
+  let sq = 0;
+  for (let i = 0; i < dims; i++) sq += query[i]! * query[i]!;
+  if (sq === 0) return null;
+  const inv = 1 / Math.sqrt(sq);
+  const unit = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) unit[i] = query[i]! * inv;
+  return unit;
 }
 
 function toHits(r: PartResult): { hits: MatrixHit[]; total: number } {
