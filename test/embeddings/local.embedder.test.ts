@@ -65,7 +65,8 @@ describe('local USE-lite embedder', () => {
   });
 
   it('splits a call larger than maxBatch over several model calls', async () => {
-    const small = createLocalEmbedder({ maxBatch: 4 });
+    // One worker: 4 + 4 handed out at once (the running call and the one waiting behind it), then the last 2.
+    const small = createLocalEmbedder({ maxBatch: 4, workers: 1 });
     try {
       const texts = Array.from({ length: 10 }, (_, i) => `sentence ${i}`);
       const vectors = await small.embed(texts);
@@ -80,6 +81,7 @@ describe('local USE-lite embedder', () => {
 
   it('fails pending calls with EmbeddingError on close, then restarts on the next call', async () => {
     const local = createLocalEmbedder({ workers: 1 });
+    await local.warmup();
     const pending = expect(local.embed(['this call is cut short'])).rejects.toBeInstanceOf(EmbeddingError);
     await local.close();
     await pending;
@@ -122,6 +124,29 @@ describe('local USE-lite embedder', () => {
     }
   });
 
+  it('hands each worker its next call while the current one runs, and no more than pipelineDepth', async () => {
+    const model = await initModel(modelSource);
+    const texts = Array.from({ length: 5 }, (_, i) => `Pipelined note ${i} about the release plan`);
+    const inProcess = await Promise.all(texts.map(async (text) => (await model.embed([text]))[0]!));
+    for (const [pipelineDepth, callsOut] of [[2, 2], [1, 1], [3, 3]] as const) {
+      const one = createLocalEmbedder({ workers: 1, pipelineDepth });
+      try {
+        await one.warmup();
+        const results = Promise.all(texts.map((text) => one.embed([text])));
+        await Promise.resolve(); // the dispatch runs in a microtask after the synchronous calls
+        await Promise.resolve();
+        // Handed to the one worker: `pipelineDepth` calls of one text; the rest waits in the queue.
+        expect(one.stats()).toMatchObject({ callsOut, queued: texts.length - 1 });
+        // Each call answered its own text, bit for bit what the model gives in process (the worker's ids matched).
+        (await results).forEach(([v], i) => expect(Array.from(v!)).toEqual(inProcess[i]));
+        expect(one.stats()).toMatchObject({ batches: 5, texts: 5, callsOut: 0, queued: 0 });
+      } finally {
+        await one.close();
+      }
+    }
+    expect(() => createLocalEmbedder({ pipelineDepth: 0 })).toThrow(RangeError);
+  });
+
   it('answers exactly what the model answers in process for the same text', async () => {
     const model = await initModel(modelSource);
     const texts = ['The cat sat on the mat', 'Quarterly revenue grew by ten percent', 'Deploy the search index tonight'];
@@ -154,6 +179,23 @@ describe('local USE-lite embedder', () => {
       const [expected] = await embedder.embed(['after the crash']);
       expect(Array.from(again!)).toEqual(Array.from(expected!));
       expect(crashing.stats().workerStarts).toBe(3);
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it('fails the call waiting in a worker behind the one it crashed on, then restarts', async () => {
+    const crashing = createLocalEmbedder({ workers: 1, workerModule: new URL('./crashing-embed.worker.ts', import.meta.url) });
+    try {
+      await crashing.warmup();
+      // Both calls are handed to the one worker at once; it exits on the first, with the second waiting behind it.
+      const [crashed, waiting] = [crashing.embed([CRASH_TEXT]), crashing.embed(['a text waiting in the same worker'])];
+      await expect(crashed).rejects.toThrow(/local embedding worker exited with code 7/);
+      await expect(waiting).rejects.toThrow(/local embedding worker exited with code 7/);
+      const [again] = await crashing.embed(['after the crash']);
+      const [expected] = await embedder.embed(['after the crash']);
+      expect(Array.from(again!)).toEqual(Array.from(expected!));
+      expect(crashing.stats()).toMatchObject({ workerStarts: 2, callsOut: 0 });
     } finally {
       await crashing.close();
     }

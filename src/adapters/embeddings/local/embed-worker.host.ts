@@ -9,8 +9,9 @@ export interface WorkerResult {
 }
 
 /**
- * One embed.worker.ts thread and its single in-flight request. Once dead (crash, exit, terminate) it stays dead and
- * rejects everything; the owner starts a new host.
+ * One embed.worker.ts thread and its requests in flight (the worker runs them one after another, in order). Once dead
+ * (crash, exit, terminate) it stays dead and rejects everything, every request in flight included; the owner starts a
+ * new host.
  */
 export class EmbedWorkerHost {
   /** Settles when the model is loaded (or the worker died trying). */
@@ -19,7 +20,7 @@ export class EmbedWorkerHost {
   /** Milliseconds from spawn to model loaded. */
   startupMs: number | undefined;
   private readonly worker: Worker;
-  private inflight: { id: number; resolve: (r: WorkerResult) => void; reject: (e: Error) => void } | undefined;
+  private readonly inflight = new Map<number, { resolve: (r: WorkerResult) => void; reject: (e: Error) => void }>();
   private death: EmbeddingError | undefined;
   private terminating = false;
   private nextId = 1;
@@ -47,10 +48,9 @@ export class EmbedWorkerHost {
   run(texts: string[]): Promise<WorkerResult> {
     if (this.death) return Promise.reject(this.death);
     if (this.terminating) return Promise.reject(new EmbeddingError('local embedder was closed'));
-    if (this.inflight) return Promise.reject(new EmbeddingError('local embedding worker is busy'));
     const id = this.nextId++;
     return new Promise<WorkerResult>((resolve, reject) => {
-      this.inflight = { id, resolve, reject };
+      this.inflight.set(id, { resolve, reject });
       // Referenced only while working, so an idle embedder never keeps the process alive.
       this.worker.ref();
       this.worker.postMessage({ id, texts } satisfies EmbedRequest);
@@ -66,14 +66,14 @@ export class EmbedWorkerHost {
   private onMessage(message: WorkerMessage): void {
     if (message.type === 'ready') {
       this.startupMs = performance.now() - this.startedAt;
-      this.worker.unref();
+      if (this.inflight.size === 0) this.worker.unref();
       this.markReady();
       return;
     }
-    const pending = this.inflight;
-    if (!pending || pending.id !== message.id) return;
-    this.inflight = undefined;
-    this.worker.unref();
+    const pending = this.inflight.get(message.id);
+    if (!pending) return;
+    this.inflight.delete(message.id);
+    if (this.inflight.size === 0) this.worker.unref();
     if (message.type === 'result') pending.resolve({ vectors: message.vectors, dimensions: message.dimensions });
     else pending.reject(new EmbeddingError(`local embedding model failed: ${message.message}`));
   }
@@ -82,8 +82,8 @@ export class EmbedWorkerHost {
     if (this.death) return;
     this.death = new EmbeddingError(this.terminating ? 'local embedder was closed' : reason, { cause });
     this.markFailed(this.death);
-    this.inflight?.reject(this.death);
-    this.inflight = undefined;
+    for (const pending of this.inflight.values()) pending.reject(this.death);
+    this.inflight.clear();
     // An 'error' event is followed by 'exit'; make sure a crashed worker is really gone.
     void this.worker.terminate();
   }

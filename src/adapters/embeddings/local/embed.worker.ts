@@ -1,7 +1,9 @@
 /**
  * Worker thread that owns the Universal Sentence Encoder lite model, so that model loading and inference (tens to
- * hundreds of milliseconds per batch) never block the server's event loop. One request at a time: the parent sends
- * the next batch only after the previous answer, which is what lets it coalesce concurrent callers.
+ * hundreds of milliseconds per batch) never block the server's event loop. Requests run one at a time, in the order
+ * they arrive: the parent may send the next batch while one is running (a pipeline of a few), so that this thread
+ * starts it the moment the current one ends, even while the parent's event loop is busy (a COMMIT's fsync) and cannot
+ * answer at once.
  */
 import { parentPort } from 'node:worker_threads';
 import { initModel } from '@energetic-ai/embeddings';
@@ -26,10 +28,19 @@ if (!port) throw new Error('embed.worker.ts must run in a worker thread');
 const model = await initModel(modelSource);
 port.postMessage({ type: 'ready' } satisfies WorkerMessage);
 
+// A chain, so that a request received while another runs waits for it (model.embed awaits inside, and two calls
+// interleaved would both finish late rather than the first one early).
+let running: Promise<void> = Promise.resolve();
 port.on('message', (request: EmbedRequest) => {
-  void embed(request).then((message) => {
+  running = running.then(async () => {
+    const message = await embed(request);
     const transfer = message.type === 'result' ? [message.vectors.buffer as ArrayBuffer] : [];
-    port.postMessage(message, transfer);
+    try {
+      port.postMessage(message, transfer);
+    } catch (err) {
+      // Never leave the parent waiting (nor break the chain for the requests behind this one).
+      port.postMessage({ type: 'error', id: request.id, message: String(err) } satisfies WorkerMessage);
+    }
   });
 });
 

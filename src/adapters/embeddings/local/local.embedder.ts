@@ -17,8 +17,10 @@ export interface LocalEmbedderStats {
   workers: number;
   /** Spawn-to-model-loaded time of the last worker that finished loading, once known. */
   lastStartupMs: number | undefined;
-  /** Texts waiting for the model now (not yet in a model call). */
+  /** Texts waiting for the model now (not yet in a running model call). */
   queued: number;
+  /** Model calls handed to the workers and not answered yet: running, or waiting in a worker behind the running one. */
+  callsOut: number;
 }
 
 export interface LocalEmbedder extends Embedder {
@@ -36,6 +38,8 @@ export interface LocalEmbedderOptions {
   maxBatch?: number;
   /** Model workers (threads) running at once (default: the CPUs Node may use, at most 4). */
   workers?: number;
+  /** Model calls handed to one worker at once, the running one included (default DEFAULT_PIPELINE_DEPTH, 2). */
+  pipelineDepth?: number;
   /** The worker's module; tests pass one that crashes on purpose. Default embed.worker beside this file. */
   workerModule?: URL;
 }
@@ -61,30 +65,42 @@ interface Item {
   request: Request;
 }
 
-/** One worker position: its current thread (restarted when it dies) and whether a model call is out. */
+/** One worker position: its current thread (restarted when it dies) and the model calls handed to it, oldest first. */
 interface Slot {
   host: EmbedWorkerHost | undefined;
-  busy: boolean;
+  calls: Item[][];
 }
 
 /**
- * Runs the model in `workers` worker threads and micro-batches: texts queue up while the workers are busy, and each
- * worker that falls idle takes the next batch (an even share of the queue across the idle workers, at most
- * `maxBatch`), so concurrent requests keep every worker, and so every core, busy. A worker that dies fails only the
- * texts it was embedding, with an EmbeddingError saying so, and its slot starts a new thread for the next batch.
+ * Model calls handed to one worker at once by default: the one it runs and one waiting in the worker behind it. When
+ * a call ends, the worker starts the next one itself, without a round trip through the event loop, which may be busy
+ * for a while (a COMMIT's fsync, a request's JSON): a worker never idles while texts wait because the loop is. Two is
+ * enough as long as one model call takes longer than the loop's longest stall.
+ */
+export const DEFAULT_PIPELINE_DEPTH = 2;
+
+/**
+ * Runs the model in `workers` worker threads and micro-batches: texts queue up while the workers are busy, and
+ * whenever texts arrive or a model call ends they are handed out, first to the workers with nothing to do (an even
+ * share of the queue across them, at most `maxBatch` per model call), then, `pipelineDepth` permitting, one more call
+ * to each busy worker, to start the moment its current one ends. Concurrent requests so keep every worker, and so
+ * every core, busy. A worker that dies fails only the texts it was given (running or waiting in it), with an
+ * EmbeddingError saying so, and its slot starts a new thread for the next batch.
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEmbedder {
   const maxBatch = options.maxBatch ?? 1;
   if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`invalid maxBatch: ${maxBatch}`);
   const workerCount = options.workers ?? defaultEmbeddingWorkers();
   if (!Number.isInteger(workerCount) || workerCount < 1) throw new RangeError(`invalid workers: ${workerCount}`);
+  const depth = options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH;
+  if (!Number.isInteger(depth) || depth < 1) throw new RangeError(`invalid pipelineDepth: ${depth}`);
   const queue: Item[] = [];
   const counters = { batches: 0, texts: 0, workerStarts: 0 };
   let lastStartupMs: number | undefined;
   let slots: Slot[] = newSlots();
 
   function newSlots(): Slot[] {
-    return Array.from({ length: workerCount }, () => ({ host: undefined, busy: false }));
+    return Array.from({ length: workerCount }, () => ({ host: undefined, calls: [] }));
   }
 
   function hostOf(slot: Slot): EmbedWorkerHost {
@@ -111,13 +127,6 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     queue.length = kept;
   }
 
-  /** The next batch for one of `idle` idle workers: an even share of the queue, so that every idle worker gets some. */
-  function takeBatch(idle: number): Item[] {
-    pruneQueue();
-    const size = Math.min(maxBatch, Math.ceil(queue.length / Math.max(1, idle)));
-    return queue.splice(0, size);
-  }
-
   function deliver(batch: Item[], vectors: Float32Array, dimensions: number): void {
     if (dimensions !== LOCAL_DIMENSIONS || vectors.length !== batch.length * dimensions) {
       throw new EmbeddingError(
@@ -132,47 +141,79 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     });
   }
 
-  /** Hands queued texts to every idle worker; called whenever texts arrive or a worker frees up. */
+  /**
+   * Dispatches once the current run of synchronous code is over, so that texts sent together (several embed() calls
+   * in one tick) are shared out together, not each to the first free place as it comes.
+   */
+  let dispatchScheduled = false;
+  function scheduleDispatch(): void {
+    if (dispatchScheduled) return;
+    dispatchScheduled = true;
+    queueMicrotask(() => {
+      dispatchScheduled = false;
+      dispatch();
+    });
+  }
+
+  /**
+   * Hands queued texts out; called whenever texts arrive or a model call ends. Level by level: every worker with no
+   * call gets an even share of the queue (so that concurrent texts spread over all workers), then every worker with
+   * one call gets its next, and so on up to `depth`.
+   */
   function dispatch(): void {
     const owned = slots;
-    let idle = owned.filter((slot) => !slot.busy).length;
-    for (const slot of owned) {
-      if (slot.busy) continue;
-      pruneQueue();
-      if (queue.length === 0) return;
-      slot.busy = true;
-      void runSlot(owned, slot, idle--);
+    for (let load = 0; load < depth; load++) {
+      const level = owned.filter((slot) => slot.calls.length === load);
+      for (const [i, slot] of level.entries()) {
+        pruneQueue();
+        if (queue.length === 0) return;
+        const batch = queue.splice(0, Math.min(maxBatch, Math.ceil(queue.length / (level.length - i))));
+        slot.calls.push(batch);
+        void runCall(owned, slot, batch);
+      }
     }
   }
 
-  /** One model call on one slot: waits for its worker to load, embeds one batch, frees the slot, dispatches again. */
-  async function runSlot(owned: Slot[], slot: Slot, idle: number): Promise<void> {
+  /** One model call on one slot's worker (waiting for it to load first); then frees the place and dispatches again. */
+  async function runCall(owned: Slot[], slot: Slot, batch: Item[]): Promise<void> {
     try {
       const host = hostOf(slot);
       try {
         await host.ready;
       } catch (err) {
         // A model that fails to load will fail again: fail everyone waiting rather than restart in a loop.
-        if (owned === slots) for (const item of queue.splice(0)) settle(item.request, asEmbeddingError(err));
+        const error = asEmbeddingError(err);
+        for (const item of batch) settle(item.request, error);
+        if (owned === slots) for (const item of queue.splice(0)) settle(item.request, error);
         return;
       }
-      // close() replaced the slots meanwhile: what is queued now was sent after close, for fresh workers.
-      if (owned !== slots) return;
-      const batch = takeBatch(idle);
-      if (batch.length === 0) return;
+      // close() replaced the slots while this worker loaded: it failed the queue, and these texts with it.
+      if (owned !== slots) {
+        for (const item of batch) settle(item.request, new EmbeddingError('local embedder was closed'));
+        return;
+      }
+      const live = batch.filter((item) => !item.request.settled);
+      if (live.length === 0) return;
       try {
-        const { vectors, dimensions } = await host.run(batch.map((item) => item.text));
+        const { vectors, dimensions } = await host.run(live.map((item) => item.text));
         counters.batches++;
-        counters.texts += batch.length;
-        deliver(batch, vectors, dimensions);
+        counters.texts += live.length;
+        deliver(live, vectors, dimensions);
       } catch (err) {
         // Only the callers in this batch fail; the rest of the queue goes on (on a new thread if this one died).
-        for (const item of batch) settle(item.request, asEmbeddingError(err));
+        for (const item of live) settle(item.request, asEmbeddingError(err));
       }
     } finally {
-      slot.busy = false;
+      slot.calls.splice(slot.calls.indexOf(batch), 1);
       if (owned === slots) dispatch();
     }
+  }
+
+  /** Texts not yet in a running model call: the queue, and the calls waiting in a worker behind its running one. */
+  function waitingTexts(): number {
+    let waiting = queue.length;
+    for (const slot of slots) for (const call of slot.calls.slice(1)) waiting += call.length;
+    return waiting;
   }
 
   return {
@@ -191,7 +232,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
           }
         });
         if (request.remaining === 0) settle(request);
-        else dispatch();
+        else scheduleDispatch();
       });
     },
 
@@ -199,7 +240,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
       await Promise.all(slots.map((slot) => hostOf(slot).ready));
     },
 
-    stats: () => ({ ...counters, workers: workerCount, lastStartupMs, queued: queue.length }),
+    stats: () => ({ ...counters, workers: workerCount, lastStartupMs, queued: waitingTexts(), callsOut: slots.reduce((n, slot) => n + slot.calls.length, 0) }),
 
     async close() {
       const closing = slots;
