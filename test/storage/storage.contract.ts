@@ -515,6 +515,114 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('rankings without rows, cosines and rows by id (hybrid search)', () => {
+      /** Neighbouring scopes holding the same content and vectors as scopeA: none of their ids may ever show. */
+      const elsewhere: Scope[] = [scopeB, { ...scopeA, mode: 'test' }, { ...scopeA, workspace: 'other' }];
+      const CONTENTS = [
+        ['Deploy guide', 'How we deploy services to production'],
+        ['Notes', 'Lunch, then a quick deploy, then more lunch'],
+        ['Cooking', 'Pasta with tomatoes and a deploy of sauce'],
+        ['Travel', 'Train to Lyon on Friday'],
+        ['Deploy log', 'deploy deploy rollback'],
+      ] as const;
+
+      /**
+       * Five memories of scopeA on axes 0..4 (with some weight on axis 1, so none is orthogonal to the query), the
+       * same five in each neighbouring scope, one of scopeA with only another model's vector, and one of scopeA
+       * deleted. Returns scopeA's live ids, the foreign ids, and the other model's and the deleted memory's ids.
+       */
+      async function seed() {
+        const mine: string[] = [];
+        for (const [i, [title, content]] of CONTENTS.entries()) {
+          const m = makeMemory(scopeA, { title, content, tags: i % 2 ? ['odd'] : [] });
+          await storage.memories.insert(m, vec(i, i === 1 ? 2 : 1, 0.25 * (i + 1)));
+          mine.push(m.id);
+        }
+        const foreign: string[] = [];
+        for (const scope of elsewhere) {
+          for (const [i, [title, content]] of CONTENTS.entries()) {
+            const m = makeMemory(scope, { title, content });
+            await storage.memories.insert(m, vec(i, i === 1 ? 2 : 1, 0.25 * (i + 1)));
+            foreign.push(m.id);
+          }
+        }
+        const otherModel = makeMemory(scopeA, { title: 'Deploy elsewhere', content: 'deploy' });
+        await storage.memories.insert(otherModel, { modelId: 'test:other-8', vector: axisVector(DIMS, 0) });
+        const deleted = makeMemory(scopeA, { title: 'Deploy gone', content: 'deploy' });
+        await storage.memories.insert(deleted, vec(0));
+        await storage.memories.delete(scopeA, deleted.id);
+        return { mine, foreign, otherModel: otherModel.id, deleted: deleted.id };
+      }
+
+      it('ranks as searchSimilar and searchKeyword do, by id (same hits, order, scores, totals), in scope only', async () => {
+        const { foreign, otherModel, deleted } = await seed();
+        const cases: [number, number, MemoryFilter][] = [[0, 10, {}], [0, 2, {}], [0.8, 10, {}], [0, 10, { tagsAny: ['odd'] }]];
+        for (const [minSimilarity, limit, filter] of cases) {
+          const query = { vector: axisVector(DIMS, 0, 1, 0.5), modelId: MODEL, limit, minSimilarity, filter };
+          const full = await storage.memories.searchSimilar(scopeA, query);
+          const ranked = await storage.memories.rankSimilar(scopeA, query);
+          expect(ranked, JSON.stringify([minSimilarity, limit, filter])).toEqual({
+            hits: full.hits.map((h) => ({ id: h.memory.id, cosine: h.cosine })), total: full.total,
+          });
+          expect(ranked.hits.length).toBeGreaterThan(0);
+
+          const words = { terms: ['deploy', 'pasta'], limit, filter };
+          const keyword = await storage.memories.searchKeyword(scopeA, words);
+          const rankedKeyword = await storage.memories.rankKeyword(scopeA, words);
+          expect(rankedKeyword, JSON.stringify([limit, filter])).toEqual({
+            hits: keyword.hits.map((h) => ({ id: h.memory.id, relevance: h.relevance, coverage: h.coverage })), total: keyword.total,
+          });
+          expect(rankedKeyword.hits.length).toBeGreaterThan(0);
+          for (const id of [...ranked.hits, ...rankedKeyword.hits].map((h) => h.id)) {
+            expect([...foreign, deleted]).not.toContain(id);
+          }
+          expect(ranked.hits.map((h) => h.id)).not.toContain(otherModel);
+        }
+        expect((await storage.memories.rankKeyword(scopeA, { terms: ['deploy'], limit: 10, filter: {} })).total).toBe(5);
+      });
+
+      it('scores chosen memories as similarity search does (cosinesOf): scope, model and width only', async () => {
+        const { mine, foreign, otherModel, deleted } = await seed();
+        const vector = axisVector(DIMS, 0, 3, 0.3);
+        const asked = [...mine, ...foreign, otherModel, deleted, 'no-such-id'];
+        // Before any similarity search of the scope, after one (an adapter may keep an index loaded by then), and after
+        // an update: each time the cosines similarity search gives, to the last bit.
+        const before = await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL });
+        const expected = async () => new Map((await storage.memories.searchSimilar(scopeA,
+          { vector, modelId: MODEL, limit: 100, minSimilarity: 0, filter: {} })).hits.map((h) => [h.memory.id, h.cosine]));
+        const searched = await expected();
+        expect(searched.size).toBe(mine.length);
+        expect(before).toEqual(searched);
+        expect(await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL })).toEqual(searched);
+        expect(before.get(mine[0]!)).toBeCloseTo(1 / Math.sqrt(1.0625 * 1.09), 6);
+
+        await storage.memories.update(scopeA, mine[3]!, { title: 'moved' }, new Date(), 'u', vec(0));
+        const updated = await storage.memories.cosinesOf(scopeA, [mine[3]!], { vector, modelId: MODEL });
+        expect(updated.get(mine[3]!)).toBeCloseTo(1 / Math.sqrt(1.09), 6);
+        expect(updated.get(mine[3]!)).toBe((await expected()).get(mine[3]!));
+
+        // Another model, another width, another scope, nothing asked, an all-zero query.
+        expect((await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: 'test:other-8' })).get(otherModel)).toBeCloseTo(1 / Math.sqrt(1.09), 6);
+        expect((await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: 'test:other-8' })).size).toBe(1);
+        expect((await storage.memories.cosinesOf(scopeA, mine, { vector: axisVector(DIMS * 2, 0), modelId: MODEL })).size).toBe(0);
+        expect((await storage.memories.cosinesOf(scopeB, mine, { vector, modelId: MODEL })).size).toBe(0);
+        expect((await storage.memories.cosinesOf(scopeA, [], { vector, modelId: MODEL })).size).toBe(0);
+        const zero = await storage.memories.cosinesOf(scopeA, mine, { vector: new Float32Array(DIMS), modelId: MODEL });
+        expect([...zero.values()]).toEqual(mine.map(() => 0));
+      });
+
+      it('reads memories by id in the order given, in scope only (findByIds)', async () => {
+        const { mine, foreign, otherModel, deleted } = await seed();
+        const order = [mine[3]!, otherModel, foreign[0]!, mine[0]!, deleted, 'no-such-id', mine[4]!];
+        const found = await storage.memories.findByIds(scopeA, order);
+        expect(found.map((m) => m.id)).toEqual([mine[3]!, otherModel, mine[0]!, mine[4]!]);
+        expect(found[0]).toEqual(await storage.memories.findById(scopeA, mine[3]!));
+        expect(found.every((m) => m.scope.tenantId === scopeA.tenantId && m.scope.mode === scopeA.mode && m.scope.workspace === scopeA.workspace)).toBe(true);
+        for (const scope of elsewhere) expect(await storage.memories.findByIds(scope, mine)).toEqual([]);
+        expect(await storage.memories.findByIds(scopeA, [])).toEqual([]);
+      });
+    });
+
     describe('topics and client ids', () => {
       const topic = (scope: Scope, over: Partial<Topic> = {}): Topic => ({
         id: randomUUID(), scope, name: 'T', description: null, parentId: null, metadata: {},

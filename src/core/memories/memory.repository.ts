@@ -3,8 +3,8 @@ import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type { MemoryMaintenance } from './memory-maintenance.ts';
 import type {
-  KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, ScopeUsage, SimilarityHit, SimilarityQuery, StoredVector,
-  Suggestion,
+  KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, ScopeUsage, SimilarityCandidate, SimilarityHit,
+  SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
 
 /** One step of an atomic group of writes (G6 `atomic: true`). */
@@ -84,6 +84,23 @@ export interface MemoryRepository extends MemoryMaintenance {
   searchKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordHit[]; total: number }>;
   /** Stored vectors of the given memories for one model (absent ids and other models are left out). */
   vectorsOf(scope: Scope, ids: readonly string[], modelId: string): Promise<Map<string, Float32Array>>;
+  /*
+   * Deferred materialisation (hybrid search): the two rankings without their rows, the cosines of chosen memories,
+   * and the rows of the few hits kept. A hybrid search ranks two pools of 50 candidates and keeps `limit` of them;
+   * reading (and parsing) a row is most of what a candidate costs, so only the kept ones are read.
+   */
+  /** As searchSimilar (same hits, order, cosines and total), without reading the memories: ids and cosines. */
+  rankSimilar(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>): Promise<{ hits: SimilarityCandidate[]; total: number }>;
+  /** As searchKeyword (same hits, order, scores and total), without reading the memories: ids and scores. */
+  rankKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordCandidate[]; total: number }>;
+  /**
+   * The cosine of each given memory's stored vector of `modelId` to `vector`, computed as searchSimilar computes it
+   * (a memory both return has the same cosine in both; 0 when either vector is all zeros). Ids absent from the scope
+   * and memories without a vector of that model and width are left out.
+   */
+  cosinesOf(scope: Scope, ids: readonly string[], query: { vector: Float32Array; modelId: string }): Promise<Map<string, number>>;
+  /** The scope's memories with these ids, in the order given; ids absent from the scope are left out. */
+  findByIds(scope: Scope, ids: readonly string[]): Promise<Memory[]>;
   /** Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them. */
   suggestTags(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
   /** Titles in scope containing `text` (case-insensitive), prefix matches and frequent titles first. */

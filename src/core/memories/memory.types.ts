@@ -118,6 +118,15 @@ export interface SimilarityHit {
   vector?: Float32Array | undefined;
 }
 
+/**
+ * A similarity search's hit before its memory is read: what `MemoryRepository.rankSimilar` returns, so that a caller
+ * keeping only a few of many candidates (hybrid search) reads only those rows.
+ */
+export interface SimilarityCandidate {
+  id: string;
+  cosine: number;
+}
+
 export interface KeywordQuery {
   /** Terms to match (any of them); the adapter ranks them by a relevance of its own (SQLite: BM25). */
   terms: string[];
@@ -133,6 +142,13 @@ export interface KeywordQuery {
 
 /** Default keyword candidate cap per query term (docs/api.md, "Keyword candidates"). */
 export const KEYWORD_CANDIDATES_PER_TERM = 1000;
+
+/** A keyword search's hit before its memory is read (`MemoryRepository.rankKeyword`): as KeywordHit, by id. */
+export interface KeywordCandidate {
+  id: string;
+  relevance: number;
+  coverage: number;
+}
 
 export interface KeywordHit {
   memory: Memory;

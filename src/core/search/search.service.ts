@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
-import { cosine, norm, similarityFromCosine } from '../embeddings/vectors.ts';
+import { norm, similarityFromCosine } from '../embeddings/vectors.ts';
 import { DomainError } from '../errors.ts';
 import type { MemoryRepository } from '../memories/memory.repository.ts';
 import type { Memory, MemoryFilter, Suggestion } from '../memories/memory.types.ts';
@@ -86,7 +86,7 @@ export const HYBRID_METHOD_RERANK = 'weighted_sum(calibrated_similarity, keyword
 export const HYBRID_METHOD_PLAIN = 'weighted_sum(calibrated_similarity, keyword_relevance/best)';
 
 interface Candidate {
-  memory: Memory;
+  id: string;
   similarity?: number;
   cosine?: number;
   /** BM25 relevance over the best keyword hit's (0..1). */
@@ -182,6 +182,26 @@ export function createSearchService(deps: {
     return { hits: hits.map((h) => ({ ...h, similarity: calibration.score(h.cosine) })), total };
   }
 
+  /**
+   * The memories of the first `limit` ranked candidates, read in one query; a candidate deleted since the ranking is
+   * skipped and the next one read in its place (`gone` counts those skipped).
+   */
+  async function readKept(scope: Scope, ranked: readonly Candidate[], limit: number) {
+    const kept: { candidate: Candidate; memory: Memory }[] = [];
+    let gone = 0;
+    for (let from = 0; kept.length < limit && from < ranked.length;) {
+      const batch = ranked.slice(from, from + limit - kept.length);
+      from += batch.length;
+      const rows = new Map((await memories.findByIds(scope, batch.map((c) => c.id))).map((m) => [m.id, m]));
+      for (const candidate of batch) {
+        const memory = rows.get(candidate.id);
+        if (memory) kept.push({ candidate, memory });
+        else gone++;
+      }
+    }
+    return { kept, gone };
+  }
+
   return {
     embedQuery,
 
@@ -231,33 +251,33 @@ export function createSearchService(deps: {
       const { vector, ms } = await embedQuery(input.query);
       const started = performance.now();
       const pool = Math.max(input.limit * 5, 50);
+      // The legs rank without reading any memory (ids and scores): of their two pools only `limit` rows are read,
+      // once the fusion has chosen them.
       const [semantic, keyword] = await Promise.all([
-        semanticLeg(ctx.scope, vector, { ...input, limit: pool, minCosine: -1, withVectors: false }),
+        memories.rankSimilar(ctx.scope, { vector, modelId: embedder.modelId, limit: pool, minSimilarity: 0, filter: input.filter }),
         // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
         // (a few promise steps in) first, so that the two legs overlap. Both legs are in Promise.all from the start,
         // so a leg that fails meanwhile is never an unhandled rejection.
         (async () => {
           await new Promise((resolve) => setImmediate(resolve));
-          return memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter });
+          return memories.rankKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter });
         })(),
       ]);
       const candidates = new Map<string, Candidate>();
-      semantic.hits.forEach((h) => candidates.set(h.memory.id, { memory: h.memory, similarity: h.similarity, cosine: h.cosine, keyword: 0, coverage: 0 }));
+      semantic.hits.forEach((h) => candidates.set(h.id, { id: h.id, similarity: calibration.score(h.cosine), cosine: h.cosine, keyword: 0, coverage: 0 }));
       const topRelevance = keyword.hits[0]?.relevance ?? 0;
       keyword.hits.forEach((h) => {
-        const c = candidates.get(h.memory.id) ?? { memory: h.memory, keyword: 0, coverage: 0 };
+        const c = candidates.get(h.id) ?? { id: h.id, keyword: 0, coverage: 0 };
         c.keyword = topRelevance > 0 ? h.relevance / topRelevance : 0;
         c.coverage = h.coverage;
-        candidates.set(h.memory.id, c);
+        candidates.set(h.id, c);
       });
-      // Exact similarity for keyword-only candidates, and vectors when asked for.
-      const missing = [...candidates.values()].filter((c) => c.similarity === undefined).map((c) => c.memory.id);
-      const needVectors = input.withVectors ? [...candidates.keys()] : missing;
-      const vectors = await memories.vectorsOf(ctx.scope, needVectors, embedder.modelId);
+      // Exact similarity for keyword-only candidates (the store scores them as its semantic search would).
+      const missing = [...candidates.values()].filter((c) => c.similarity === undefined).map((c) => c.id);
+      const cosines = missing.length > 0 ? await memories.cosinesOf(ctx.scope, missing, { vector, modelId: embedder.modelId }) : null;
       for (const id of missing) {
         const c = candidates.get(id)!;
-        const v = vectors.get(id);
-        c.cosine = v ? cosine(vector, v) : -1;
+        c.cosine = cosines?.get(id) ?? -1;
         c.similarity = calibration.score(c.cosine);
       }
 
@@ -272,13 +292,16 @@ export function createSearchService(deps: {
       ranked.sort((a, b) => fused(b) - fused(a) || (b.similarity ?? 0) - (a.similarity ?? 0));
       const floor = input.threshold ?? 0;
       ranked = ranked.filter((c) => fused(c) >= floor);
+      const { kept, gone } = await readKept(ctx.scope, ranked, input.limit);
+      const vectors = input.withVectors && kept.length > 0
+        ? await memories.vectorsOf(ctx.scope, kept.map((k) => k.memory.id), embedder.modelId) : null;
       return {
-        hits: ranked.slice(0, input.limit).map((c) => ({
-          memory: c.memory, score: fused(c), similarity: c.similarity, cosine: c.cosine, keywordScore: c.keyword,
-          vector: input.withVectors ? vectors.get(c.memory.id) : undefined,
+        hits: kept.map(({ candidate: c, memory }) => ({
+          memory, score: fused(c), similarity: c.similarity, cosine: c.cosine, keywordScore: c.keyword,
+          vector: vectors?.get(memory.id),
         })),
-        total: ranked.length,
-        semanticResults: semantic.hits.filter((h) => h.similarity >= (input.threshold ?? 0)).length,
+        total: ranked.length - gone,
+        semanticResults: semantic.hits.filter((h) => calibration.score(h.cosine) >= (input.threshold ?? 0)).length,
         keywordResults: keyword.total,
         method: input.rerank ? HYBRID_METHOD_RERANK : HYBRID_METHOD_PLAIN,
         embeddingMs: ms,

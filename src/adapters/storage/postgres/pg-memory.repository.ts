@@ -10,7 +10,7 @@ import { isPgUniqueViolation, pgInt, pgJson, pgTime, pgTimeOrNull, SqlParams, ty
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
-import { parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
+import { cosinesOf, parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
 import { toKeywordHits } from '../bm25.ts';
 import { createPgMemoryMaintenance } from './pg-memory-maintenance.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
@@ -329,6 +329,42 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       if (hits.length === 0) return { hits: [], total };
       const rows = await rowsBySeq(scope, hits.map((h) => h.seq));
       return { hits: toKeywordHits(hits, (seq) => { const row = rows.get(seq); return row && toMemory(row); }), total };
+    },
+
+    async rankSimilar(scope, query) {
+      const { hits, total } = await searchVectors(db, scope, {
+        vector: query.vector, modelId: query.modelId, limit: query.limit, filter: query.filter,
+        minCosine: cosineFromSimilarity(query.minSimilarity) - 1e-6,
+      }, options);
+      return { hits: hits.map((h) => ({ id: h.id, cosine: h.cosine })), total };
+    },
+
+    async rankKeyword(scope, query) {
+      const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit,
+        query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM);
+      if (hits.length === 0) return { hits: [], total };
+      const p = new SqlParams();
+      const rows = await db.query<{ seq: number | string; id: string }>(`SELECT m.seq, m.id FROM memories m
+        WHERE ${scopeSql(p, scope)} AND m.seq = ANY(${p.add(hits.map((h) => String(h.seq)))}::bigint[])`, p.values);
+      const ids = new Map(rows.map((r) => [pgInt(r.seq), r.id]));
+      return {
+        hits: hits.flatMap((h) => {
+          const id = ids.get(h.seq);
+          return id === undefined ? [] : [{ id, relevance: h.score, coverage: h.coverage }];
+        }),
+        total,
+      };
+    },
+
+    cosinesOf: (scope, ids, query) => cosinesOf(db, scope, ids, query),
+
+    async findByIds(scope, ids) {
+      if (ids.length === 0) return [];
+      const p = new SqlParams();
+      const rows = await db.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p, scope)}
+        AND m.id = ANY(${p.add(ids)}::text[])`, p.values);
+      const found = new Map(rows.map((r) => [r.id, r]));
+      return ids.flatMap((id) => { const row = found.get(id); return row ? [toMemory(row)] : []; });
     },
 
     async vectorsOf(scope, ids, modelId) {

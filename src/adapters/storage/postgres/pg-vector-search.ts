@@ -64,6 +64,7 @@ export class PgVectorIndexes {
 
 export interface VectorHit {
   seq: number;
+  id: string;
   cosine: number;
   vector?: Float32Array;
 }
@@ -103,8 +104,8 @@ export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery
 
   const distance = `(v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims}))`;
   const where = `${ofModel}${filterSql(p, q.filter)} AND ${distance} <= ${p.add(1 - q.minCosine)}`;
-  const columns = `m.seq, 1 - ${distance} AS cosine${q.withVectors ? ', v.embedding::text AS embedding' : ''}`;
-  type Row = { seq: number | string; cosine: number; embedding?: string };
+  const columns = `m.seq, m.id, 1 - ${distance} AS cosine${q.withVectors ? ', v.embedding::text AS embedding' : ''}`;
+  type Row = { seq: number | string; id: string; cosine: number; embedding?: string };
   let rows: Row[];
   let total: number;
   if (exact) {
@@ -122,8 +123,26 @@ export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery
     total = rows.length;
   }
   const hits = rows.map((r) => ({
-    seq: pgInt(r.seq), cosine: r.cosine, ...(r.embedding !== undefined ? { vector: parseVector(r.embedding) } : {}),
+    seq: pgInt(r.seq), id: r.id, cosine: r.cosine, ...(r.embedding !== undefined ? { vector: parseVector(r.embedding) } : {}),
   }));
   hits.sort((a, b) => b.cosine - a.cosine || a.seq - b.seq);
   return { hits: hits.slice(0, q.limit), total };
+}
+
+/**
+ * The cosine of each given memory's vector of the model (and the query's width) to `vector`, by the expression the
+ * search orders by, so that a memory both return has one cosine. pgvector answers NaN when either vector is all
+ * zeros: that is 0 here, as core/embeddings/vectors.ts `cosine` has it.
+ */
+export async function cosinesOf(db: PgQueryable, scope: Scope, ids: readonly string[], q: { vector: Float32Array; modelId: string }):
+  Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const dims = checkDims(q.vector.length);
+  const p = new SqlParams();
+  const rows = await db.query<{ id: string; cosine: number }>(
+    `SELECT m.id, 1 - (v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims})) AS cosine
+     FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+     WHERE ${scopeSql(p, scope)} AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims} AND m.id = ANY(${p.add(ids)}::text[])`,
+    p.values);
+  return new Map(rows.map((r) => [r.id, Number.isNaN(r.cosine) ? 0 : r.cosine]));
 }

@@ -1,7 +1,7 @@
 import { AtomicStepFailed, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
 import {
-  hasMemoryFilter, KEYWORD_CANDIDATES_PER_TERM, METADATA_KEY_PATTERN, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type SimilarityHit,
-  type StoredVector,
+  hasMemoryFilter, KEYWORD_CANDIDATES_PER_TERM, METADATA_KEY_PATTERN, type KeywordQuery, type ListQuery, type Memory, type MemoryFilter,
+  type MemoryPatch, type SimilarityHit, type SimilarityQuery, type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
 import { DomainError } from '../../../core/errors.ts';
@@ -20,6 +20,8 @@ import { toKeywordHits } from '../bm25.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { createStatementCache } from './sqlite-statement-cache.ts';
+import { exactScore } from './vector-scan/exact-score.ts';
+import { unitRowInto } from './vector-scan/matrix-storage.ts';
 
 interface Row {
   seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
@@ -228,6 +230,35 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       `SELECT memory_seq, vector FROM memory_vectors WHERE model_id = ? AND memory_seq IN (${seqs.map(() => '?').join(', ')})`,
     ).all(modelId, ...seqs);
     return new Map(rows.map((r) => [r.memory_seq, blobToVector(r.vector)]));
+  }
+
+  /** The similarity ranking by seq: the scope's index scanned, the filter applied in SQL first. */
+  async function similarSeqs(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>) {
+    const matrix = await vectors.get(scope, query.modelId, query.vector.length);
+    let allowed: Set<number> | null = null;
+    if (hasFilter(query.filter)) {
+      allowed = new Set(filtered(scope, query.filter, (f) => db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
+        .pluck().all(...scopeParams(scope), ...f.params) as number[]));
+    }
+    // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
+    return matrix.searchIn(vectors.pool(), query.vector, query.limit, cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed);
+  }
+
+  /** The keyword ranking by seq; the filter runs inside its candidate query (a row it cannot read: retried guarded). */
+  function keywordSeqs(scope: Scope, query: KeywordQuery) {
+    return filtered(scope, query.filter, (f) => keywordRanking.rank(scope, query.terms, hasFilter(query.filter) ? f : null,
+      query.limit, query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM));
+  }
+
+  /**
+   * The ids of the scope's memories with these seqs (one deleted since its ranking is absent): by primary key, the
+   * scope checked on each row (`+` keeps the planner off the scope index, which would walk the whole scope).
+   */
+  function idsOfSeqs(scope: Scope, seqs: readonly number[]): Map<number, string> {
+    const rows = prepared<unknown[], { seq: number; id: string }>(
+      `SELECT m.seq, m.id FROM memories m WHERE m.seq IN (${seqs.map(() => '?').join(', ')}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?`,
+    ).all(...seqs, ...scopeParams(scope));
+    return new Map(rows.map((r) => [r.seq, r.id]));
   }
 
   const writeTags = (seq: number, tags: readonly string[]) => {
@@ -493,15 +524,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async searchSimilar(scope, query) {
-      const matrix = await vectors.get(scope, query.modelId, query.vector.length);
-      let allowed: Set<number> | null = null;
-      if (hasFilter(query.filter)) {
-        allowed = new Set(filtered(scope, query.filter, (f) => db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
-          .pluck().all(...scopeParams(scope), ...f.params) as number[]));
-      }
-      // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
-      const { hits, total } = await matrix.searchIn(vectors.pool(), query.vector, query.limit,
-        cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed);
+      const { hits, total } = await similarSeqs(scope, query);
       if (hits.length === 0) return { hits: [], total };
       const rows = prepared<number[], Row>(
         `SELECT * FROM memories WHERE seq IN (${hits.map(() => '?').join(', ')})`).all(...hits.map((h) => h.key));
@@ -520,11 +543,15 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return { hits: out, total };
     },
 
+    async rankSimilar(scope, query) {
+      const { hits, total } = await similarSeqs(scope, query);
+      if (hits.length === 0) return { hits: [], total };
+      const ids = idsOfSeqs(scope, hits.map((h) => h.key));
+      return { hits: hits.flatMap((h) => { const id = ids.get(h.key); return id === undefined ? [] : [{ id, cosine: h.cosine }]; }), total };
+    },
+
     async searchKeyword(scope, query) {
-      // The filter runs inside the ranking's candidate query: a stored row it cannot read is retried guarded.
-      const { hits, total } = filtered(scope, query.filter,
-        (f) => keywordRanking.rank(scope, query.terms, hasFilter(query.filter) ? f : null, query.limit,
-          query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM));
+      const { hits, total } = keywordSeqs(scope, query);
       if (hits.length === 0) return { hits: [], total };
       // By primary key, the scope checked on each row found (`+` keeps the planner off the scope index, which would
       // walk the whole scope: 18 ms at 100k memories against 0.4 ms).
@@ -533,6 +560,48 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       ).all(...hits.map((h) => h.seq), ...scopeParams(scope));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
       return { hits: toKeywordHits(hits, (seq) => { const row = bySeq.get(seq); return row && toMemory(row); }), total };
+    },
+
+    async rankKeyword(scope, query) {
+      const { hits, total } = keywordSeqs(scope, query);
+      if (hits.length === 0) return { hits: [], total };
+      const ids = idsOfSeqs(scope, hits.map((h) => h.seq));
+      return {
+        hits: hits.flatMap((h) => {
+          const id = ids.get(h.seq);
+          return id === undefined ? [] : [{ id, relevance: h.score, coverage: h.coverage }];
+        }),
+        total,
+      };
+    },
+
+    async cosinesOf(scope, ids, { vector, modelId }) {
+      const out = new Map<string, number>();
+      if (ids.length === 0) return out;
+      const dims = vector.length;
+      const stored = prepared<unknown[], { id: string; vector: Buffer }>(
+        `SELECT m.id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
+         WHERE ${SCOPE_WHERE} AND v.model_id = ? AND v.dims = ? AND m.id IN (${ids.map(() => '?').join(', ')})`,
+      ).all(...scopeParams(scope), modelId, dims, ...ids);
+      // Scored as the scan's re-rank scores a row (vector-scan/rerank.ts: the stored vector normalised by
+      // unitRowInto, then exactScore), so a memory both legs find has one cosine; an all-zero query scores 0.
+      const query = new Float32Array(dims);
+      unitRowInto(vector, dims, query);
+      const row = new Float32Array(dims);
+      for (const r of stored) {
+        unitRowInto(blobToVector(r.vector), dims, row);
+        out.set(r.id, exactScore(row, 0, query, dims));
+      }
+      return out;
+    },
+
+    async findByIds(scope, ids) {
+      if (ids.length === 0) return [];
+      const rows = prepared<unknown[], Row>(
+        `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.id IN (${ids.map(() => '?').join(', ')})`,
+      ).all(...scopeParams(scope), ...ids);
+      const found = new Map(rows.map((r) => [r.id, r]));
+      return ids.flatMap((id) => { const row = found.get(id); return row ? [toMemory(row)] : []; });
     },
 
     async vectorsOf(scope, ids, modelId) {
