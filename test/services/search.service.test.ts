@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainError } from '../../src/core/errors.ts';
 import type { Scope } from '../../src/core/scope.ts';
-import { HYBRID_METHOD_PLAIN, HYBRID_METHOD_RERANK, type ScoredHit, type SearchContext } from '../../src/core/search/search.service.ts';
+import { createSearchService, HYBRID_METHOD_PLAIN, HYBRID_METHOD_RERANK, type ScoredHit, type SearchContext } from '../../src/core/search/search.service.ts';
 import { createServices, freshScope, actor, type Services } from './support.ts';
 
 /**
@@ -180,6 +180,62 @@ describe('SearchService', () => {
       expect(out.total).toBe(3);
       expect(out.hits.every((h) => h.score >= floor)).toBe(true);
       expect(out.semanticResults).toBe([...similarity.values()].filter((v) => v >= floor).length);
+    });
+  });
+
+  describe('hybrid reads rows for the kept hits only', () => {
+    /** A search service over `s`'s store whose repository notes every findByIds and can act just before one. */
+    function watched(beforeRead: (ids: readonly string[]) => Promise<void> = async () => undefined) {
+      const reads: string[][] = [];
+      const memories = new Proxy(s.storage.memories, {
+        get(target, name, receiver) {
+          if (name === 'findByIds') {
+            return async (scope: Scope, ids: readonly string[]) => {
+              reads.push([...ids]);
+              await beforeRead(ids);
+              return target.findByIds(scope, ids);
+            };
+          }
+          if (name === 'searchSimilar' || name === 'searchKeyword' || name === 'vectorsOf') {
+            return () => { throw new Error(`hybrid called ${String(name)}, which reads rows or stored vectors`); };
+          }
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const search = createSearchService({
+        memories, searchLog: s.storage.searchLog, events: s.storage.events, embedder: s.embedder, clock: s.clock,
+        timeoutMs: 10_000, maxEmbedChars: 8000,
+      });
+      return { search, reads };
+    }
+
+    it('reads the `limit` fused best in one query, and gives the same answer as before', async () => {
+      const expected = await s.search.hybrid(ctx, { query: QUERY, limit: 2, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 });
+      const { search, reads } = watched();
+      const out = await search.hybrid(ctx, { query: QUERY, limit: 2, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 });
+      expect(reads).toEqual([out.hits.map((h) => h.memory.id)]);
+      expect(out.hits.map((h) => [h.memory, h.score, h.cosine, h.keywordScore])).toEqual(expected.hits.map((h) => [h.memory, h.score, h.cosine, h.keywordScore]));
+      expect(out.total).toBe(CORPUS.length);
+    });
+
+    it('skips a memory deleted between the ranking and the read, reading the next candidate in its place', async () => {
+      const own = freshScope();
+      const ownCtx = { ...ctx, scope: own };
+      for (const [title, content] of CORPUS) await s.memories.create(own, actor(own, 'alice'), { title, content });
+      const input = { query: QUERY, limit: 3, filter: {}, rerank: false, semanticWeight: 0.5, keywordWeight: 0.5 };
+      const before = await s.search.hybrid(ownCtx, { ...input, limit: 10 });
+      let victim: string | undefined;
+      const { search, reads } = watched(async (ids) => {
+        if (victim) return;
+        victim = ids[1];
+        await s.storage.memories.delete(own, victim!);
+      });
+      const out = await search.hybrid(ownCtx, input);
+      expect(victim).toBe(before.hits[1]!.memory.id);
+      expect(out.hits.map((h) => h.memory.id)).toEqual([0, 2, 3].map((i) => before.hits[i]!.memory.id));
+      expect(reads).toEqual([before.hits.slice(0, 3).map((h) => h.memory.id), [before.hits[3]!.memory.id]]);
+      expect(out.total).toBe(before.total - 1);
     });
   });
 
