@@ -13,6 +13,7 @@ import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-poo
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import { cosineFromSimilarity } from '../../src/core/embeddings/vectors.ts';
 import { makeMemory, scopeA } from '../support/fixtures.ts';
+import { clustered } from '../support/clustered-vectors.ts';
 
 /**
  * The matrix keeps only int8 codes; the rows the pre-scan cannot decide are scored from the vectors in the store.
@@ -24,19 +25,6 @@ afterAll(async () => {
   await pool.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Vectors around a few centres, some repeated exactly: many near-ties and rows near any threshold. */
-function clustered(seed: number, count: number, dims: number, clusters: number, noise: number): Float32Array[] {
-  let s = seed;
-  const next = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 * 2 - 1; };
-  const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: dims }, next));
-  const out: Float32Array[] = [];
-  for (let i = 0; i < count; i++) {
-    if (i % 17 === 5 && out.length > 0) { out.push(out[out.length - 1]!.slice()); continue; }
-    out.push(Float32Array.from(centres[i % clusters]!, (x) => x + noise * next()));
-  }
-  return out;
-}
 
 function unit(v: ArrayLike<number>): Float32Array {
   let sq = 0;

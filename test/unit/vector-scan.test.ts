@@ -5,6 +5,7 @@ import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
 import { allocateRows, layoutFor, unitRowInto, viewsOf, writeRow } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quantize.ts';
+import { clustered } from '../support/clustered-vectors.ts';
 
 /**
  * The int8 pre-scan with exact re-rank, in this thread and in worker threads, against the plainest possible exact
@@ -27,20 +28,6 @@ function reference(rows: Map<number, Float32Array>, query: ArrayLike<number>, k:
     .filter((h) => h.cosine >= minCosine)
     .sort((a, b) => b.cosine - a.cosine || a.key - b.key);
   return { hits: scored.slice(0, k), total: scored.length };
-}
-
-/** Vectors from a few centres plus small noise, some repeated exactly: many near-ties and exact ties. */
-function clustered(seed: number, count: number, dims: number, clusters: number, noise: number): Float32Array[] {
-  let s = seed;
-  const next = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 * 2 - 1; };
-  const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: dims }, next));
-  const out: Float32Array[] = [];
-  for (let i = 0; i < count; i++) {
-    if (i % 17 === 5 && out.length > 0) { out.push(out[out.length - 1]!.slice()); continue; }
-    const c = centres[i % clusters]!;
-    out.push(Float32Array.from(c, (x) => x + noise * next()));
-  }
-  return out;
 }
 
 const vectorArb = (dims: number) => fc.array(fc.float({ min: -1, max: 1, noNaN: true, noDefaultInfinity: true }), { minLength: dims, maxLength: dims });
