@@ -37,6 +37,16 @@ const NOT_ON_POSTGRES = [
   // Runs both stores itself on one loaded model (loading the bundled model twice, once per project, cost seconds).
   'test/g1/paraphrase-quality.test.ts',
 ];
+/**
+ * The files that keep a process of their own (the `isolated` project). Every other file of `suite` and `postgres`
+ * runs unisolated: the files of a worker share one process and so one import of the app (importing it again for each
+ * file was about 15 % of the workers' time), and test/support/leak-guard.setup.ts fails a file that leaves behind
+ * what would reach the next one (environment variables, process listeners, listening servers).
+ */
+const ISOLATED_TESTS = [
+  // Load shedding reads the event loop of the test process: work left running by an earlier file would move it.
+  'test/cross/load-shedding.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -49,13 +59,20 @@ export default defineConfig({
     // The slowest files start first, so that the two workers end together (test/support/slow-first-sequencer.ts).
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: TIMING_TESTS, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'suite', include: ['test/**/*.test.ts'], exclude: [...TIMING_TESTS, ...ISOLATED_TESTS], isolate: false,
+          sequence: { groupOrder: 0 }, setupFiles: ['test/support/leak-guard.setup.ts'],
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED_TESTS, sequence: { groupOrder: 0 } } },
       {
         extends: true,
         test: {
           name: 'postgres', include: POSTGRES_TESTS, exclude: [...TIMING_TESTS, ...NOT_ON_POSTGRES],
           env: { MNEMO_TEST_STORE: 'postgres' }, isolate: false, sequence: { groupOrder: 0 },
-          setupFiles: ['test/support/postgres-project.setup.ts'],
+          setupFiles: ['test/support/leak-guard.setup.ts', 'test/support/postgres-project.setup.ts'],
         },
       },
       { extends: true, test: { name: 'timing', include: TIMING_TESTS, sequence: { groupOrder: 1 } } },

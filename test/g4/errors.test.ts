@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createOpenAiEmbedder } from '../../src/adapters/embeddings/openai.embedder.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createTestApp, sharedTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { repeatsOnThisStore } from '../support/test-depth.ts';
 import { expectG4Error, fields, g4, ok, type G4Client } from './client.ts';
 
 const zeros = (n: number) => new Array<number>(n).fill(0);
@@ -289,7 +290,8 @@ describe('G4 errors', () => {
       expect((await free.search({ q: 'next minute' })).statusCode).toBe(200);
     });
 
-    it('limits embeddings to 1000 an hour for free keys; searches and refused requests are not counted', async () => {
+    // The 1000-request loop: on PostgreSQL in `npm run test:long` only (test/support/test-depth.ts, repeatsOnThisStore).
+    it.runIf(repeatsOnThisStore())('limits embeddings to 1000 an hour for free keys; searches and refused requests are not counted', async () => {
       const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
       t = await createTestApp({ overrides: { clock } });
       const free = g4(t.app, await t.key({ tier: 'free' }));

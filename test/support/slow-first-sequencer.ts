@@ -12,6 +12,7 @@ const SLOW_FIRST = [
   'suite:test/hardening/isolation.property.test.ts',
   'suite:test/g5/errors.test.ts',
   'suite:test/e2e/durability.test.ts',
+  'suite:test/storage/postgres-socket.storage.test.ts',
   'suite:test/g1/paraphrase-quality.test.ts',
   'suite:test/e2e/server.test.ts',
   'suite:test/cross/master-key-rotation.test.ts',

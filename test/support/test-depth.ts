@@ -14,3 +14,12 @@ export function countFromEnv(name: string, fallback: number): number {
   if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a whole number >= 1, got ${JSON.stringify(raw)}`);
   return n;
 }
+
+/**
+ * Whether a test that repeats one request hundreds of times runs in this process: always on SQLite, and on PostgreSQL
+ * (the `postgres` project) only in `npm run test:long`. For tests whose loop exercises no store of its own: the quota
+ * counters live in the rate limiter (memory or Redis, not the store), and what each request reads from the store (its
+ * key) is the same on both adapters by the storage contract suite (test/storage/storage.contract.ts). Their other
+ * assertions run on both stores in `npm test`.
+ */
+export const repeatsOnThisStore = (): boolean => process.env.MNEMO_TEST_STORE !== 'postgres' || longTests();
