@@ -20,7 +20,8 @@ import { toKeywordHits } from '../bm25.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { createStatementCache } from './sqlite-statement-cache.ts';
-import { exactScore } from './vector-scan/exact-score.ts';
+import { floatView } from './sqlite-vector-rows.ts';
+import { exactScores } from './vector-scan/rerank.ts';
 import { unitRowInto } from './vector-scan/matrix-storage.ts';
 
 interface Row {
@@ -583,15 +584,12 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         `SELECT m.id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
          WHERE ${SCOPE_WHERE} AND v.model_id = ? AND v.dims = ? AND m.id IN (${ids.map(() => '?').join(', ')})`,
       ).all(...scopeParams(scope), modelId, dims, ...ids);
-      // Scored as the scan's re-rank scores a row (vector-scan/rerank.ts: the stored vector normalised by
-      // unitRowInto, then exactScore), so a memory both legs find has one cosine; an all-zero query scores 0.
+      // Scored by the scan's own re-rank function (vector-scan/rerank.ts), so a memory both legs find has one cosine;
+      // an all-zero query scores 0.
       const query = new Float32Array(dims);
       unitRowInto(vector, dims, query);
-      const row = new Float32Array(dims);
-      for (const r of stored) {
-        unitRowInto(blobToVector(r.vector), dims, row);
-        out.set(r.id, exactScore(row, 0, query, dims));
-      }
+      const scores = exactScores({ read: (i) => floatView(stored[i]!.vector, dims) }, query, stored.map((_, i) => i));
+      stored.forEach((r, i) => out.set(r.id, scores[i]!));
       return out;
     },
 

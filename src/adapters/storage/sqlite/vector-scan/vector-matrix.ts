@@ -2,9 +2,9 @@ import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { quantizeQuery } from './quantize.ts';
 import { scanPart, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import type { ScanPool } from './scan-pool.ts';
-import { exactScores, rerank, type Prescan, type VectorSource } from './rerank.ts';
+import { rerank, type Prescan, type VectorSource } from './rerank.ts';
 import {
-  allocateRows, copyRows, layoutFor, newMemory, pagesFor, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
+  allocateRows, copyRows, layoutFor, newMemory, pagesFor, unitRowInto, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
 } from './matrix-storage.ts';
 import { RowIndex } from './row-index.ts';
 
@@ -129,26 +129,21 @@ export class VectorMatrix {
       const ranges = pool.split(this.count, this.dims);
       this.activeScans++;
       let result: PartResult & { stale: boolean };
+      let wroteMeanwhile: boolean;
       try {
         const parts: Prescan[] = await Promise.all(ranges.map(([start, end]) => pool.run({ ...job, start, end })));
         // Before the writes queued meanwhile apply: a source that keeps its own copies still matches the codes.
         result = rerank(parts, job.k, minCosine, job.query, this.source);
       } finally {
         this.activeScans--;
+        wroteMeanwhile = this.pending.length > 0;
         if (this.activeScans === 0) this.flushPending();
       }
-      // A row written or deleted while the workers scanned: once the write has applied, the search runs again.
-      if (!result.stale || attempt >= MAX_ATTEMPTS) return toHits(result);
+      // A row written or deleted while the workers scanned: once the write has applied, the search runs again. A row
+      // the source changed without telling the matrix (another connection's write, before the reload) would read the
+      // same on every attempt: the answer stands, as in search().
+      if (!result.stale || !wroteMeanwhile || attempt >= MAX_ATTEMPTS) return toHits(result);
     }
-  }
-
-  /**
-   * The exact cosine of each key's row with `query` (undefined for a key with no vector), as a search scores it: for
-   * callers that already hold candidate keys (e.g. another ranking's hits).
-   */
-  exactScores(query: ArrayLike<number>, keys: readonly number[]): (number | undefined)[] {
-    const unit = unitQuery(query, this.dims);
-    return unit ? exactScores(this.source, unit, keys) : keys.map(() => undefined);
   }
 
   /** The rows' keys and codes as shared buffers (what a scan reads). */
@@ -276,13 +271,9 @@ const MAX_ATTEMPTS = 3;
 /** `query` scaled to unit length as float32 (the rows' normalisation), or null for a zero vector. */
 function unitQuery(query: ArrayLike<number>, dims: number): Float32Array | null {
   if (query.length !== dims) throw new RangeError(`expected ${dims} dimensions, got ${query.length}`);
-  let sq = 0;
-  for (let i = 0; i < dims; i++) sq += query[i]! * query[i]!;
-  if (sq === 0) return null;
-  const inv = 1 / Math.sqrt(sq);
   const unit = new Float32Array(dims);
-  for (let i = 0; i < dims; i++) unit[i] = query[i]! * inv;
-  return unit;
+  unitRowInto(query, dims, unit);
+  return unit.some((x) => x !== 0) ? unit : null;
 }
 
 function toHits(r: PartResult): { hits: MatrixHit[]; total: number } {
