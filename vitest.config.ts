@@ -41,7 +41,7 @@ const NOT_ON_POSTGRES = [
  * The files that keep a process of their own (the `isolated` project). Every other file of `suite` and `postgres`
  * runs unisolated: the files of a worker share one process and so one import of the app (importing it again for each
  * file was about 15 % of the workers' time), and test/support/leak-guard.setup.ts fails a file that leaves behind
- * what would reach the next one (environment variables, process listeners, listening servers).
+ * what would reach the next one (environment variables, process listeners; servers are not checked: see test/support/leak-guard.setup.ts).
  */
 const ISOLATED_TESTS = [
   // Load shedding reads the event loop of the test process: work left running by an earlier file would move it.

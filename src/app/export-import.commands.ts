@@ -159,7 +159,7 @@ async function importFile(storage: Storage, embedder: Embedder, textOf: (t: stri
       leftOut.leftOutLine(line, n);
     }
   }
-  for (const [n, { cause, kind }] of [...leftOut.cascade()].sort(([a], [b]) => a - b)) {
+  for (const [n, { cause, kind }] of [...leftOut.cascade((id) => topics.has(id))].sort(([a], [b]) => a - b)) {
     io.err(`mnemo: ${file} line ${n} skipped: its ${kind === 'memory' ? 'topic' : 'parent topic'} (line ${cause}) was left out\n`);
     bad.add(n);
     if (kind === 'memory') memories--;

@@ -155,5 +155,13 @@ describe.each(stores)('mnemo import checks topic ids across scopes before writin
     expect(run.stdout).toContain('1 topics; 0 already stored; 4 bad lines skipped');
     // Nothing written names a topic the import did not write.
     expect((await exportedRecords(env, '--tenant', 'initech')).map((r) => [r.kind, r.id])).toEqual([['topic', home.id], ['memory', garden.id]]);
+
+    // A bad copy of a topic the store already holds in that scope takes nothing with it: the topic is there.
+    const again = fileOf([header, { ...home, mode: 'prod' }, { ...garden, id: 'initech-garden-2' }]);
+    const rerun = await mnemo(env, 'import', again, '--skip-bad', '--no-progress');
+    expect(rerun.error, rerun.stderr).toBeUndefined();
+    expect(rerun.stderr).toContain(`${again} line 2 skipped: mode must be "live" or "test"`);
+    expect(rerun.stderr).not.toContain('line 3 skipped');
+    expect(rerun.stdout).toContain('imported: 1 memories');
   }, 120_000);
 });

@@ -210,7 +210,7 @@ describe('SearchService', () => {
       return { search, reads };
     }
 
-    it('reads the `limit` fused best in one query, and gives the same answer as before', async () => {
+    it('reads the `limit` fused best in one query, answering as the unwatched service does', async () => {
       const expected = await s.search.hybrid(ctx, { query: QUERY, limit: 2, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 });
       const { search, reads } = watched();
       const out = await search.hybrid(ctx, { query: QUERY, limit: 2, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 });

@@ -53,6 +53,11 @@ export class ImportTopicCheck {
     }
   }
 
+  /** Whether a topic with this id is stored or accepted from the file (in any scope). */
+  has(id: string): boolean {
+    return this.scopeOfId.has(id);
+  }
+
   private remember(t: KnownTopic): void {
     this.scopeOfId.set(t.id, scopeKey(t.scope));
     this.idOfName.set(nameKey(t), t.id);
@@ -67,8 +72,6 @@ export class ImportTopicCheck {
 export class ImportLeftOutTopics {
   /** Topic id → the line left out that held it. */
   private readonly leftOut = new Map<string, number>();
-  /** Topic ids of topic lines accepted (a repeated topic line may be accepted where another copy was left out). */
-  private readonly kept = new Set<string>();
   /** Accepted lines naming a topic: memories (topic_id) and sub-topics (parent_id, own id). */
   private readonly dependents: { n: number; topicId: string; ownId: string | null }[] = [];
 
@@ -82,7 +85,6 @@ export class ImportLeftOutTopics {
   }
 
   topic(t: Pick<KnownTopic, 'id' | 'parentId'>, n: number): void {
-    this.kept.add(t.id);
     if (t.parentId !== null) this.dependents.push({ n, topicId: t.parentId, ownId: t.id });
   }
 
@@ -90,9 +92,12 @@ export class ImportLeftOutTopics {
     if (m.topicId !== null) this.dependents.push({ n, topicId: m.topicId, ownId: null });
   }
 
-  /** Line number → the left-out line it depends on and what it is, for every accepted line to leave out too. */
-  cascade(): Map<number, { cause: number; kind: 'memory' | 'topic' }> {
-    const gone = new Map([...this.leftOut].filter(([id]) => !this.kept.has(id)));
+  /**
+   * Line number → the left-out line it depends on and what it is, for every accepted line to leave out too. `held`:
+   * whether the topic is there anyway (stored, or another line of the file with the same id was accepted).
+   */
+  cascade(held: (topicId: string) => boolean): Map<number, { cause: number; kind: 'memory' | 'topic' }> {
+    const gone = new Map([...this.leftOut].filter(([id]) => !held(id)));
     const out = new Map<number, { cause: number; kind: 'memory' | 'topic' }>();
     for (let changed = gone.size > 0; changed;) {
       changed = false;

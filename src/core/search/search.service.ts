@@ -301,7 +301,7 @@ export function createSearchService(deps: {
           vector: vectors?.get(memory.id),
         })),
         total: ranked.length - gone,
-        semanticResults: semantic.hits.filter((h) => calibration.score(h.cosine) >= (input.threshold ?? 0)).length,
+        semanticResults: semantic.hits.filter((h) => candidates.get(h.id)!.similarity! >= (input.threshold ?? 0)).length,
         keywordResults: keyword.total,
         method: input.rerank ? HYBRID_METHOD_RERANK : HYBRID_METHOD_PLAIN,
         embeddingMs: ms,
