@@ -13,6 +13,7 @@ import type { Scope } from '../../src/core/scope.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
+import { matrixRowsByKey } from '../support/matrix-rows.ts';
 
 /**
  * The server's vector indexes against writes from another connection (the CLI): a workspace's index is reloaded when
@@ -171,23 +172,6 @@ async function seeded(name: string, rows: number, dims: number): Promise<{ file:
   return { file, byScope };
 }
 
-/** Every row of a matrix by key: its int8 codes, scale and error, as the scan reads them. */
-function rowsByKey(m: VectorMatrix): Map<number, { codes: number[]; scale: number; error: number }> {
-  const b = m.buffers();
-  const keys = new Float64Array(b.keys);
-  const scales = new Float32Array(b.scales);
-  const errors = new Float64Array(b.errors);
-  const codes = new Int8Array(b.memory.buffer);
-  const out = new Map<number, { codes: number[]; scale: number; error: number }>();
-  for (let row = 0; row < m.size; row++) {
-    out.set(keys[row]!, {
-      codes: [...codes.subarray(b.codesOffset + row * b.stride, b.codesOffset + (row + 1) * b.stride)],
-      scale: scales[row]!, error: errors[row]!,
-    });
-  }
-  return out;
-}
-
 describe('SQLite vector cache: the cold-start loader', () => {
   const dims = 48;
   const rows = 1500;
@@ -205,8 +189,8 @@ describe('SQLite vector cache: the cold-start loader', () => {
         WHERE m.tenant_id = ? AND m.workspace = ? AND v.model_id = 'm'`).all(scope.tenantId, scope.workspace) as { seq: number; vector: Buffer }[];
       for (const r of stored) reference.upsert(r.seq, new Float32Array(r.vector.buffer, r.vector.byteOffset, dims));
       expect(loaded.size).toBe(rows);
-      expect(rowsByKey(loaded)).toEqual(rowsByKey(reference));
-      expect(rowsByKey(await here.cache.get(scope, 'm', dims))).toEqual(rowsByKey(reference));
+      expect(matrixRowsByKey(loaded)).toEqual(matrixRowsByKey(reference));
+      expect(matrixRowsByKey(await here.cache.get(scope, 'm', dims))).toEqual(matrixRowsByKey(reference));
       for (const vector of byScope.get(scope)!.slice(0, 6)) {
         const a = await viaWorker.memories.searchSimilar(scope, q(vector));
         const b = await here.memories.searchSimilar(scope, q(vector));

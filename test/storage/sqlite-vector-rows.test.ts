@@ -10,6 +10,7 @@ import {
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
+import { matrixRowsByKey } from '../support/matrix-rows.ts';
 
 /**
  * The loader's row filling (what each loader thread runs, here on one connection): two fillers splitting the seq range
@@ -48,20 +49,6 @@ function reference(db: ReturnType<typeof openSqlite>, scope: Scope): VectorMatri
   return m;
 }
 
-/** Every row by key: its int8 codes, scale and error (all the matrix holds of it). */
-function contents(m: VectorMatrix): Map<number, number[]> {
-  const b = m.buffers();
-  const keys = new Float64Array(b.keys);
-  const scales = new Float32Array(b.scales);
-  const errors = new Float64Array(b.errors);
-  const codes = new Int8Array(b.memory.buffer);
-  const out = new Map<number, number[]>();
-  for (let row = 0; row < m.size; row++) {
-    out.set(keys[row]!, [scales[row]!, errors[row]!, ...codes.subarray(b.codesOffset + row * b.stride, b.codesOffset + (row + 1) * b.stride)]);
-  }
-  return out;
-}
-
 const noSource = { read: () => undefined };
 
 /** Plans a load of A as the loader does, lets `meanwhile` change the store, then fills with two fillers. */
@@ -85,10 +72,10 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
     expect(first.inPlanned).toBeGreaterThan(100); // both fillers had a real share
     expect(second.inPlanned).toBeGreaterThan(100);
     expect(matrix.size).toBe(300);
-    expect(contents(matrix)).toEqual(contents(reference(db, scopeA)));
+    expect(matrixRowsByKey(matrix)).toEqual(matrixRowsByKey(reference(db, scopeA)));
     // readScopeRows (one filler, here) agrees.
     const one = readScopeRows(db, scopeA, 'm', dims);
-    expect(contents(VectorMatrix.fromRows(dims, one.rows, one.count, noSource))).toEqual(contents(matrix));
+    expect(matrixRowsByKey(VectorMatrix.fromRows(dims, one.rows, one.count, noSource))).toEqual(matrixRowsByKey(matrix));
     db.close();
     await storage.close();
   });
@@ -99,7 +86,7 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
       for (const i of [0, 5, 140, 160, 250, 298, 299]) await storage.memories.delete(scopeA, ids[i]!);
     });
     expect(matrix.size).toBe(293);
-    expect(contents(matrix)).toEqual(contents(reference(db, scopeA)));
+    expect(matrixRowsByKey(matrix)).toEqual(matrixRowsByKey(reference(db, scopeA)));
     db.close();
     await storage.close();
   });
@@ -113,7 +100,7 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
     });
     expect(truncated).toBe(false);
     expect(matrix.size).toBe(314);
-    expect(contents(matrix)).toEqual(contents(reference(db, scopeA)));
+    expect(matrixRowsByKey(matrix)).toEqual(matrixRowsByKey(reference(db, scopeA)));
     db.close();
     await storage.close();
   });
@@ -123,8 +110,8 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
     const { matrix, truncated } = await twoFillers(db, async () => {}, 120);
     expect(truncated).toBe(true);
     expect(matrix.size).toBe(120);
-    const all = contents(reference(db, scopeA));
-    for (const [key, row] of contents(matrix)) expect(row).toEqual(all.get(key));
+    const all = matrixRowsByKey(reference(db, scopeA));
+    for (const [key, row] of matrixRowsByKey(matrix)) expect(row).toEqual(all.get(key));
     db.close();
     await storage.close();
   });
