@@ -71,7 +71,10 @@ describe('mnemo reindex (SQLite data directory)', () => {
 
       // The old server, mid-reindex: same answers, from its own vectors; /health shows the new model's progress.
       expect(await searchIds(old, key, 'blue/green deploy on Friday')).toEqual(before);
-      expect(await health(old)).toMatchObject({ model: OLD, reindex: { state: 'complete', done: 18, total: 18 }, other_models: [{ model: NEW, dimensions: 128, vectors: 8 }] });
+      // /health reuses its count for up to 100× the time the count took (at most 10 s, app/embeddings-health.ts): the
+      // one taken before the reindex may still be served for a moment.
+      await expect.poll(() => health(old), { timeout: 15_000, interval: 250 })
+        .toMatchObject({ model: OLD, reindex: { state: 'complete', done: 18, total: 18 }, other_models: [{ model: NEW, dimensions: 128, vectors: 8 }] });
       // It keeps writing: a new memory, and an edit of one already reindexed (whose new-model vector is now stale).
       const added = json(await g1(old.app, key).create({ title: 'Bins', content: 'Recycling goes out on Thursday' })).data.id as string;
       expect((await g1(old.app, key).update(ids[0]!, { content: 'We deploy with blue/green on Mondays' })).statusCode).toBe(200);
