@@ -1,4 +1,3 @@
-import type { KeywordHit, Memory } from '../../core/memories/memory.types.ts';
 
 /**
  * BM25 as SQLite's `bm25()` computes it (k1 1.2, b 0.75, idf floored at 1e-6), shared by the adapters so that both
@@ -139,10 +138,14 @@ class TopHits {
   }
 }
 
-/** The ranked hits as the port's keyword hits, in rank order; a memory deleted since the ranking is left out. */
-export function toKeywordHits(ranked: readonly RankedKeywordHit[], memoryOf: (seq: number) => Memory | undefined): KeywordHit[] {
+/**
+ * The ranked hits with what `of` finds for each (the memory, or only its id), in rank order, as the port's keyword
+ * hits; a memory deleted since the ranking (`of` finds nothing) is left out.
+ */
+export function toKeywordHits<T extends object>(ranked: readonly RankedKeywordHit[], of: (seq: number) => T | undefined):
+  (T & { relevance: number; coverage: number })[] {
   return ranked.flatMap((h) => {
-    const memory = memoryOf(h.seq);
-    return memory ? [{ memory, relevance: h.score, coverage: h.coverage }] : [];
+    const found = of(h.seq);
+    return found ? [{ ...found, relevance: h.score, coverage: h.coverage }] : [];
   });
 }

@@ -328,7 +328,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
         query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM);
       if (hits.length === 0) return { hits: [], total };
       const rows = await rowsBySeq(scope, hits.map((h) => h.seq));
-      return { hits: toKeywordHits(hits, (seq) => { const row = rows.get(seq); return row && toMemory(row); }), total };
+      return { hits: toKeywordHits(hits, (seq) => { const row = rows.get(seq); return row && { memory: toMemory(row) }; }), total };
     },
 
     async rankSimilar(scope, query) {
@@ -347,13 +347,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       const rows = await db.query<{ seq: number | string; id: string }>(`SELECT m.seq, m.id FROM memories m
         WHERE ${scopeSql(p, scope)} AND m.seq = ANY(${p.add(hits.map((h) => String(h.seq)))}::bigint[])`, p.values);
       const ids = new Map(rows.map((r) => [pgInt(r.seq), r.id]));
-      return {
-        hits: hits.flatMap((h) => {
-          const id = ids.get(h.seq);
-          return id === undefined ? [] : [{ id, relevance: h.score, coverage: h.coverage }];
-        }),
-        total,
-      };
+      return { hits: toKeywordHits(hits, (seq) => { const id = ids.get(seq); return id === undefined ? undefined : { id }; }), total };
     },
 
     cosinesOf: (scope, ids, query) => cosinesOf(db, scope, ids, query),

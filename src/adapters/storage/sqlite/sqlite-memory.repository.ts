@@ -560,20 +560,14 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         `SELECT m.* FROM memories m WHERE m.seq IN (${hits.map(() => '?').join(', ')}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?`,
       ).all(...hits.map((h) => h.seq), ...scopeParams(scope));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
-      return { hits: toKeywordHits(hits, (seq) => { const row = bySeq.get(seq); return row && toMemory(row); }), total };
+      return { hits: toKeywordHits(hits, (seq) => { const row = bySeq.get(seq); return row && { memory: toMemory(row) }; }), total };
     },
 
     async rankKeyword(scope, query) {
       const { hits, total } = keywordSeqs(scope, query);
       if (hits.length === 0) return { hits: [], total };
       const ids = idsOfSeqs(scope, hits.map((h) => h.seq));
-      return {
-        hits: hits.flatMap((h) => {
-          const id = ids.get(h.seq);
-          return id === undefined ? [] : [{ id, relevance: h.score, coverage: h.coverage }];
-        }),
-        total,
-      };
+      return { hits: toKeywordHits(hits, (seq) => { const id = ids.get(seq); return id === undefined ? undefined : { id }; }), total };
     },
 
     async cosinesOf(scope, ids, { vector, modelId }) {
