@@ -252,6 +252,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     streams,
     /** Stream caps shared by every node (MNEMO_REDIS_URL); undefined on one node. */
     slots: coordination.slots,
+    /** Dashboard sessions: in this process, or in Redis for every node. */
+    dashboardSessions: coordination.dashboardSessions,
     liveSearch,
     analytics,
     analyticsReport,

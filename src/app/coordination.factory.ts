@@ -1,3 +1,5 @@
+import { createMemoryDashboardSessions } from '../adapters/dashboard-sessions/memory.dashboard-sessions.ts';
+import { createRedisDashboardSessions } from '../adapters/dashboard-sessions/redis.dashboard-sessions.ts';
 import { createMemoryClaims } from '../adapters/coordination/memory.claims.ts';
 import { createRedisClaims } from '../adapters/coordination/redis.claims.ts';
 import { createMemoryRateLimiter } from '../adapters/rate-limit/memory.rate-limiter.ts';
@@ -7,6 +9,7 @@ import { createRedisEventSignal } from '../adapters/streams/redis.event-signal.t
 import { createRedisStreamSlots } from '../adapters/streams/redis.stream-slots.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Claims } from '../core/coordination/claims.port.ts';
+import type { DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
 import type { EventRepository } from '../core/events/event.repository.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import type { EventHub } from '../core/streams/event-hub.ts';
@@ -22,6 +25,8 @@ export interface Coordination {
   periodicClaims: Claims | undefined;
   /** Stream caps per key and tenant on every node; absent: the process's connection registry counts alone. */
   slots: StreamSlots | undefined;
+  /** Dashboard sign-in sessions: any node serves a session's pages when they live in Redis. */
+  dashboardSessions: DashboardSessionStore;
   /** Lets the streams of every node hear this node's appends at once (without Redis: other nodes poll). */
   announceEvents(events: Pick<EventRepository, 'onAppended'>, hub: Pick<EventHub, 'nudge'>): void;
   close(): Promise<void>;
@@ -31,6 +36,7 @@ export function createCoordination(redisUrl: string | null, clock: Clock, warnin
   if (redisUrl === null) {
     return {
       limiter: createMemoryRateLimiter(clock), claims: createMemoryClaims(clock), periodicClaims: undefined, slots: undefined,
+      dashboardSessions: createMemoryDashboardSessions(clock),
       announceEvents: () => undefined,
       close: async () => undefined,
     };
@@ -45,6 +51,7 @@ export function createCoordination(redisUrl: string | null, clock: Clock, warnin
     claims,
     periodicClaims: claims,
     slots,
+    dashboardSessions: createRedisDashboardSessions({ redis, clock }),
     announceEvents(events, hub) {
       unlink.push(events.onAppended((batch) => {
         if (batch.length > 0) signal.announce(batch[batch.length - 1]!.seq);

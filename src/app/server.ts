@@ -173,7 +173,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   });
   await registerDashboard(app, {
     apiKeys: c.apiKeys, limits: c.limits, clock: c.clock, memories, search, analyticsReport: c.analyticsReport, webhooks: c.webhooks,
-    secrets: c.secrets, audit: c.audit, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources,
+    secrets: c.secrets, audit: c.audit, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources, sessions: c.dashboardSessions,
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -7,7 +7,8 @@ import type { LimitsService } from '../core/rate-limit/tier-limits.ts';
 import { workspaceProblem, type Scope } from '../core/scope.ts';
 import type { SafeHtml } from './html.ts';
 import { DASHBOARD_PREFIX, type Chrome, type Section } from './layout.ts';
-import { sameToken, type DashboardSession, type SessionStore } from './sessions.ts';
+import type { DashboardSession, DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
+import { sameToken } from '../core/dashboard-sessions/session-tokens.ts';
 
 export const SESSION_COOKIE = 'mnemo_dashboard';
 /** Before sign-in: the token the sign-in form carries (double submit), so a sign-in cannot be forged either. */
@@ -59,7 +60,7 @@ export function param(req: FastifyRequest, name: string): string | undefined {
 export interface KitDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
   limits: Pick<LimitsService, 'gateway'>;
-  sessions: SessionStore;
+  sessions: DashboardSessionStore;
 }
 
 export type PageHandler = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer) => Promise<SafeHtml | void>;
@@ -71,7 +72,7 @@ export type PageHandler = (req: FastifyRequest, reply: FastifyReply, viewer: Vie
  */
 export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: PageHandler) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const session = deps.sessions.find(req.cookies[SESSION_COOKIE]);
+    const session = await deps.sessions.find(req.cookies[SESSION_COOKIE]);
     if (!session) {
       if (req.method === 'GET' || req.method === 'HEAD') {
         const next = req.url.startsWith(`${DASHBOARD_PREFIX}/`) ? `?next=${encodeURIComponent(req.url)}` : '';
@@ -88,7 +89,7 @@ export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: Pag
       principal = await deps.apiKeys.authenticate(session.apiKey);
     } catch (err) {
       if (!isDomainError(err) || err.code !== 'UNAUTHENTICATED') throw err;
-      deps.sessions.end(session);
+      await deps.sessions.end(session);
       reply.clearCookie(SESSION_COOKIE, cookieOptions(req));
       if (req.method === 'GET') return void reply.redirect(`${DASHBOARD_PREFIX}/sign-in?ended=key`, 303);
       throw new DashboardRefusal(401, 'Signed out', 'The API key of this session no longer works (revoked, rotated or expired). Sign in again.');
@@ -98,7 +99,7 @@ export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: Pag
     if (asked !== undefined) {
       const problem = workspaceProblem(asked, 'workspace');
       if (problem) throw validationError([problem], 'That workspace name is not valid');
-      session.workspace = asked;
+      if (asked !== session.workspace) await deps.sessions.setWorkspace(session, asked);
     }
     for (const scope of needs) requireScope(principal, scope);
     const path = req.url.split('?')[0]!;

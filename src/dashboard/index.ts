@@ -5,6 +5,7 @@ import type { ApiKeyService } from '../core/api-keys/api-key.service.ts';
 import type { AnalyticsReportService } from '../core/analytics/analytics-report.ts';
 import type { AuditService } from '../core/audit/audit.service.ts';
 import type { Clock } from '../core/clock.ts';
+import type { DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
 import type { McpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
 import type { McpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
 import type { MemoryService } from '../core/memories/memory.service.ts';
@@ -23,7 +24,6 @@ import { memoryRoutes } from './pages/memories.ts';
 import { secretRoutes } from './pages/secrets.ts';
 import { signInRoutes } from './pages/sign-in.ts';
 import { webhookRoutes } from './pages/webhooks.ts';
-import { createSessionStore, type SessionLimits } from './sessions.ts';
 
 export { dashboardErrorHandler, DASHBOARD_PREFIX };
 
@@ -40,7 +40,8 @@ export interface DashboardDeps {
   audit: AuditService;
   mcpApprovals: McpApprovalService;
   mcpResources: McpResourceService;
-  sessionLimits?: SessionLimits | undefined;
+  /** Sign-in sessions: in this process, or shared by every node (Redis). */
+  sessions: DashboardSessionStore;
 }
 
 export type PageDeps = DashboardDeps & KitDeps;
@@ -67,10 +68,9 @@ const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
   });
-  const pageDeps: PageDeps = { ...deps, sessions: createSessionStore(deps.clock, deps.sessionLimits) };
   app.get(DASHBOARD_PREFIX, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
   for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
-    routes(app, pageDeps);
+    routes(app, deps);
   }
 };
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
+import { signIn } from '../dashboard/session.ts';
 import { startRedisServer, type TestRedis } from '../support/redis-server.ts';
 import { g1 } from '../support/test-app.ts';
 import { bearer, openStream, sleep, startLiveApp, type LiveApp, type SseClient } from '../streams/support.ts';
@@ -85,5 +86,27 @@ describe('two nodes sharing Redis', () => {
     expect(created.statusCode).toBe(201);
     const frame = await watcher.waitFor((f) => f.event === 'memory.created');
     expect(JSON.stringify(frame.data)).toContain((created.json() as { data: { id: string } }).data.id);
+  });
+
+  it("serves a dashboard session signed in on node A from node B (workspace, forms, sign-out), with no sticky sessions", async () => {
+    const key = await nodeA.key({ tenant: 'acme-dashboard' });
+    await g1(nodeA.app, key, { 'x-workspace-id': 'research' }).create({ content: 'kept on the shared store', title: 'Shared note' });
+    const onA = await signIn(nodeA.app, key);
+    const get = (node: LiveApp, url: string) => node.app.inject({ method: 'GET', url, headers: { cookie: onA.cookie } });
+    // The workspace chosen on A is the session's on B.
+    expect((await get(nodeA, '/dashboard/memories?workspace=research')).body).toContain('Shared note');
+    const onB = await get(nodeB, '/dashboard/memories');
+    expect(onB.statusCode).toBe(200);
+    expect(onB.body).toContain('Shared note');
+    // A form of the session (its CSRF token) posts on B; signing out there ends the session on A too.
+    const out = await nodeB.app.inject({
+      method: 'POST', url: '/dashboard/sign-out', headers: { cookie: onA.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: onA.csrf }).toString(),
+    });
+    expect(out.statusCode).toBe(303);
+    expect(out.headers.location).toBe('/dashboard/sign-in?ended=out');
+    const after = await get(nodeA, '/dashboard/memories');
+    expect(after.statusCode).toBe(303);
+    expect(after.headers.location).toMatch(/^\/dashboard\/sign-in/);
   });
 });

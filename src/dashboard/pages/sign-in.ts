@@ -4,7 +4,7 @@ import { cookieOptions, csrfRefusal, field, param, SESSION_COOKIE, SIGN_IN_COOKI
 import { html } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { barePage, DASHBOARD_PREFIX } from '../layout.ts';
-import { randomToken, sameToken } from '../sessions.ts';
+import { randomToken, sameToken } from '../../core/dashboard-sessions/session-tokens.ts';
 
 const SIGN_IN_TOKEN_SECONDS = 3600;
 
@@ -37,7 +37,7 @@ ${opts.error ? html`<p class="refusal" role="alert">${opts.error}</p>` : ''}
 
 export const signInRoutes: RouteRegistrar = (app, deps) => {
   app.get(`${DASHBOARD_PREFIX}/sign-in`, async (req, reply) => {
-    if (deps.sessions.find(req.cookies[SESSION_COOKIE])) return reply.redirect(safeNext(param(req, 'next')), 303);
+    if (await deps.sessions.find(req.cookies[SESSION_COOKIE])) return reply.redirect(safeNext(param(req, 'next')), 303);
     const ended = param(req, 'ended');
     const page = signInForm(reply, req, { next: safeNext(param(req, 'next')), notice: ended === undefined ? undefined : NOTICES[ended] });
     return reply.type('text/html; charset=utf-8').send(page.value);
@@ -56,14 +56,14 @@ export const signInRoutes: RouteRegistrar = (app, deps) => {
       const page = signInForm(reply, req, { next, error: 'That API key was not accepted (unknown, revoked or expired).' });
       return reply.status(401).type('text/html; charset=utf-8').send(page.value);
     }
-    const { cookieValue } = deps.sessions.create(key);
+    const { cookieValue } = await deps.sessions.create(key);
     reply.clearCookie(SIGN_IN_COOKIE, cookieOptions(req));
     reply.setCookie(SESSION_COOKIE, cookieValue, cookieOptions(req));
     return reply.redirect(next, 303);
   });
 
   app.post(`${DASHBOARD_PREFIX}/sign-out`, signedIn(deps, [], async (req, reply, viewer) => {
-    deps.sessions.end(viewer.session);
+    await deps.sessions.end(viewer.session);
     reply.clearCookie(SESSION_COOKIE, cookieOptions(req));
     return void reply.redirect(`${DASHBOARD_PREFIX}/sign-in?ended=out`, 303);
   }));
