@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteExecutor, type PgExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
 import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postgres/pg-migrations.ts';
 import { createPostgresStorage, type PostgresStorageOptions } from '../../src/adapters/storage/postgres/postgres.storage.ts';
+import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { emptiedSchema, startPglite, useFreshSchema } from '../support/pglite.ts';
 import { describeStorageContract } from './storage.contract.ts';
@@ -42,6 +43,17 @@ const auditSql = {
 describeStorageContract('postgres (PGlite + pgvector)', emptyStore, { audit: auditSql });
 
 describe('postgres specifics', () => {
+  it('copies every table with `mnemo migrate`, except those rebuilt from the copied rows', async () => {
+    const db = await freshSchema();
+    await migratePostgres(db);
+    const rows = await db.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'", []);
+    const tables = rows.map((r) => r.table_name);
+    // Left out for a reason: the workspace versions (derived from memories) and the migrations' own bookkeeping.
+    const rebuilt = ['workspace_versions', 'schema_migrations'];
+    expect(tables.filter((t) => !rebuilt.includes(t)).sort()).toEqual(TRANSFER_TABLES.map((t) => t.name).sort());
+  });
+
   it('migrates once: a second open applies nothing and keeps the data', async () => {
     const db = await freshSchema();
     expect(await migratePostgres(db)).toEqual(PG_MIGRATIONS.map((m) => m.version));

@@ -10,6 +10,7 @@ import { SqliteKeywordLengths } from '../../src/adapters/storage/sqlite/sqlite-k
 import { type Posting, SqliteKeywordPostings } from '../../src/adapters/storage/sqlite/sqlite-keyword-postings.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
+import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
@@ -41,6 +42,19 @@ describeStorageContract('sqlite', async () => {
 });
 
 describe('sqlite specifics', () => {
+  it('copies every table with `mnemo migrate`, except those rebuilt from the copied rows', async () => {
+    const file = join(dir, 'tables.db');
+    await (createSqliteStorage({ file })).close();
+    const db = new Database(file, { readonly: true });
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    db.close();
+    // Each left out for a reason: derived from memories (the FTS index and its shadow tables, the tag index, the
+    // workspace versions the vector cache compares), or the store's own bookkeeping (migrations, AUTOINCREMENT).
+    const rebuilt = ['memories_fts', 'memories_fts_config', 'memories_fts_data', 'memories_fts_docsize', 'memories_fts_idx', 'memory_tags',
+      'workspace_versions', 'schema_migrations', 'sqlite_sequence'];
+    expect(tables.filter((t) => !rebuilt.includes(t)).sort()).toEqual(TRANSFER_TABLES.map((t) => t.name).sort());
+  });
+
   it('syncs every commit by default (synchronous=FULL in WAL mode), NORMAL only when configured', async () => {
     const file = join(dir, 'durable.db');
     const byDefault = openSqlite(file);
