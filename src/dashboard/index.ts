@@ -5,7 +5,8 @@ import type { ApiKeyService } from '../core/api-keys/api-key.service.ts';
 import type { AnalyticsReportService } from '../core/analytics/analytics-report.ts';
 import type { AuditService } from '../core/audit/audit.service.ts';
 import type { Clock } from '../core/clock.ts';
-import type { DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
+import type { DashboardSession, DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
+import { DomainError, isDomainError } from '../core/errors.ts';
 import type { McpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
 import type { McpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
 import type { MemoryService } from '../core/memories/memory.service.ts';
@@ -46,6 +47,27 @@ export interface DashboardDeps {
 
 export type PageDeps = DashboardDeps & KitDeps;
 
+/**
+ * Sessions whose store fails (Redis out of reach) answer a busy page with Retry-After, as the API answers 503 then,
+ * rather than a 500 that names the outage.
+ */
+function answeringSessions(store: DashboardSessionStore): DashboardSessionStore {
+  const guard = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    try {
+      return await call(...args);
+    } catch (err) {
+      if (isDomainError(err)) throw err;
+      throw new DomainError('OVERLOADED', 'Sessions cannot be read right now; try again shortly', { retryAfterMs: 1000 });
+    }
+  };
+  return {
+    create: guard((apiKey: string) => store.create(apiKey)),
+    find: guard((cookieValue: string | undefined) => store.find(cookieValue)),
+    setWorkspace: guard((session: DashboardSession, workspace: string) => store.setWorkspace(session, workspace)),
+    end: guard((session: DashboardSession) => store.end(session)),
+  };
+}
+
 /** Headers of every dashboard answer: nothing cached, no framing, scripts and styles from this server only. */
 const SECURITY_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -69,8 +91,9 @@ const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
     route.schema = { ...route.schema, hide: true };
   });
   app.get(DASHBOARD_PREFIX, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
+  const routeDeps: DashboardDeps = { ...deps, sessions: answeringSessions(deps.sessions) };
   for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
-    routes(app, deps);
+    routes(app, routeDeps);
   }
 };
 
