@@ -11,6 +11,7 @@ import { table } from '../lib/markdown.ts';
 import { log } from '../lib/progress.ts';
 import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
 import { fmt, median } from '../lib/stats.ts';
+import { cpuSplit, threadTimes, type CpuSplit } from '../lib/thread-cpu.ts';
 import { profileShares } from './profile.ts';
 import { startRawModel } from './raw-model.ts';
 
@@ -70,6 +71,38 @@ async function g1Creates(server: ServerHandle, key: string, label: string, clien
   return result;
 }
 
+/** CPU milliseconds per item (text or create) of one measurement, by thread group; undefined without /proc. */
+interface CpuPerItem extends CpuSplit {
+  /** The bench process while it drives a server (autocannon), per create; 0 for the raw model (it is that process). */
+  client: number;
+}
+
+/**
+ * Runs `work` (which returns how many items it completed) and splits the CPU it cost over `pid`'s threads: its main
+ * thread, its `modelThreads` busiest threads (the model workers), the others (V8's GC and compiler threads, libuv's
+ * pool); plus, when `pid` is a server, what this process (the HTTP client) used meanwhile.
+ */
+async function withCpu<T>(pid: number, modelThreads: number, work: () => Promise<T>, items: (result: T, seconds: number) => number):
+  Promise<{ result: T; cpu: CpuPerItem | undefined }> {
+  const isSelf = pid === process.pid;
+  const before = await threadTimes(pid);
+  const self0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await work();
+  const seconds = (performance.now() - t0) / 1000;
+  const self = process.cpuUsage(self0);
+  const split = cpuSplit(pid, before, await threadTimes(pid), modelThreads);
+  const n = items(result, seconds);
+  if (!split || n <= 0) return { result, cpu: undefined };
+  return {
+    result,
+    cpu: {
+      main: split.main / n, busiest: split.busiest / n, other: split.other / n,
+      client: isSelf ? 0 : (self.user + self.system) / 1000 / n,
+    },
+  };
+}
+
 async function localPart(): Promise<string> {
   const started = Date.now();
   const loadAtStart = loadAverage();
@@ -78,7 +111,12 @@ async function localPart(): Promise<string> {
     both: await startServer('local', { env: SERVER_ENV }), // the default: one model worker per CPU
     one: await startServer('local', { env: { ...SERVER_ENV, MNEMO_EMBEDDING_WORKERS: '1' } }),
   };
-  const rows: { raw1: number; raw2: number; raw1Batch: number; raw2Batch: number; both: number; one: number; load: number }[] = [];
+  const rows: {
+    raw1: number; raw2: number; raw1Batch: number; raw2Batch: number; both: number; one: number; load: number;
+    cpu: { raw1?: CpuPerItem; raw2?: CpuPerItem; both?: CpuPerItem; one?: CpuPerItem };
+  }[] = [];
+  // The server's default pool: one model worker per CPU, at most 4 (local.embedder.ts).
+  const workers = { both: Math.min(describeMachine().nproc, 4), one: 1 };
   try {
     const keys = { both: await createEnterpriseKey(servers.both, 'local'), one: await createEnterpriseKey(servers.one, 'local') };
     // Warm-up: a few creates on each server, as many at once as it has workers or more.
@@ -88,20 +126,27 @@ async function localPart(): Promise<string> {
     for (const batch of batchSizes) await raw.throughput(2, batch, 1000); // warm-up: kernels for each shape
     for (let round = 0; round < rounds; round++) {
       const best = async (threads: number) => {
-        let top = { perSecond: 0, batch: 0 };
+        let top: { perSecond: number; batch: number; cpu?: CpuPerItem } = { perSecond: 0, batch: 0 };
         for (const batch of batchSizes) {
-          const perSecond = await raw.throughput(threads, batch, durationS * 1000);
+          const { result: perSecond, cpu } = await withCpu(process.pid, threads, () => raw.throughput(threads, batch, durationS * 1000),
+            (perSecond, seconds) => perSecond * seconds); // texts done: the rate is over the call's own elapsed time
           log(`round ${round + 1}: raw model, ${threads} thread(s), batch ${batch}: ${fmt(perSecond, 1)} texts/s`);
-          if (perSecond > top.perSecond) top = { perSecond, batch };
+          if (perSecond > top.perSecond) top = { perSecond, batch, ...(cpu ? { cpu } : {}) };
         }
         return top;
       };
+      const creates = (which: 'both' | 'one', label: string) => withCpu(servers[which].pid, workers[which],
+        () => g1Creates(servers[which], keys[which], `round ${round + 1}: G1 creates, ${label}`, localConnections), (r) => r.requests);
       const raw1 = await best(1);
-      const both = await g1Creates(servers.both, keys.both, `round ${round + 1}: G1 creates, default workers`, localConnections);
+      const both = await creates('both', 'default workers');
       const raw2 = await best(2);
-      const one = await g1Creates(servers.one, keys.one, `round ${round + 1}: G1 creates, 1 worker`, localConnections);
-      rows.push({ raw1: raw1.perSecond, raw2: raw2.perSecond, raw1Batch: raw1.batch, raw2Batch: raw2.batch, both: both.perSecond, one: one.perSecond, load: loadAverage() });
-      log(`round ${round + 1}: raw 1 thread ${fmt(raw1.perSecond, 1)}/s, raw 2 threads ${fmt(raw2.perSecond, 1)}/s, Mnemo ${fmt(both.perSecond, 1)}/s, Mnemo 1 worker ${fmt(one.perSecond, 1)}/s`);
+      const one = await creates('one', '1 worker');
+      rows.push({
+        raw1: raw1.perSecond, raw2: raw2.perSecond, raw1Batch: raw1.batch, raw2Batch: raw2.batch, both: both.result.perSecond,
+        one: one.result.perSecond, load: loadAverage(),
+        cpu: { raw1: raw1.cpu, raw2: raw2.cpu, both: both.cpu, one: one.cpu },
+      });
+      log(`round ${round + 1}: raw 1 thread ${fmt(raw1.perSecond, 1)}/s, raw 2 threads ${fmt(raw2.perSecond, 1)}/s, Mnemo ${fmt(both.result.perSecond, 1)}/s, Mnemo 1 worker ${fmt(one.result.perSecond, 1)}/s`);
     }
     await servers.both.stop();
     await servers.one.stop();
@@ -119,6 +164,27 @@ async function localPart(): Promise<string> {
     '**median**', fmt(med((r) => r.raw1), 1), '', fmt(med((r) => r.raw2), 1), '', fmt(med((r) => r.both), 1), fmt(med((r) => r.one), 1),
     `**${fmt(med((r) => r.both / r.raw1))}×**`, `**${fmt(med((r) => r.both / r.raw2))}×**`, '',
   ]);
+  const cpuRows = ([
+    ['raw model, 1 thread (per text)', 'raw1'], ['raw model, 2 threads (per text)', 'raw2'],
+    ['Mnemo, default workers (per create)', 'both'], ['Mnemo, 1 worker (per create)', 'one'],
+  ] as const).flatMap(([label, key]) => {
+    const got = rows.map((r) => r.cpu[key]).filter((c): c is CpuPerItem => c !== undefined);
+    if (got.length === 0) return [];
+    const m = (f: (c: CpuPerItem) => number) => median(got.map(f));
+    const isRaw = key.startsWith('raw');
+    return [[label, fmt(m((c) => c.busiest), 1), fmt(m((c) => c.main), 1), fmt(m((c) => c.other), 1), isRaw ? '' : fmt(m((c) => c.client), 1),
+      fmt(m((c) => c.busiest + c.main + c.other + c.client), 1)]];
+  });
+  const cpuTable = cpuRows.length === 0 ? [] : [
+    '',
+    'CPU per text (raw model) or per create (Mnemo), milliseconds, medians over the rounds, from the threads\' user + system ' +
+      'times in /proc (read before and after each measurement; the raw model\'s row is its best batch size). Model threads: ' +
+      'the busiest threads, as many as there are model workers; main thread: the server\'s event loop (for the raw model, the ' +
+      'bench thread that hands out texts); other threads: V8\'s garbage-collector and compiler threads and libuv\'s pool; ' +
+      'HTTP client: the bench process driving the server (autocannon). On two cores the model threads get what the others leave.',
+    '',
+    table(['run', 'model threads', 'main thread', 'other threads', 'HTTP client', 'total'], cpuRows, 'lrrrrr'),
+  ];
   return [
     header(command, started, loadAtStart),
     '',
@@ -129,6 +195,7 @@ async function localPart(): Promise<string> {
     '',
     table(['round', 'raw 1 thread texts/s', 'batch', 'raw 2 threads texts/s', 'batch', 'Mnemo creates/s', 'Mnemo, 1 worker', 'Mnemo / raw 1 thread', 'Mnemo / raw 2 threads', 'load avg'],
       perRound, 'rrrrrrrrrr'),
+    ...cpuTable,
   ].join('\n');
 }
 
