@@ -105,7 +105,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const metrics = createMetrics({ embeddingModel: adapterEmbedder.modelId });
   const embedder = measuredEmbedder(adapterEmbedder, metrics.embedding);
   // Limits, stream caps, activity windows and periodic turns: this process's, or every node's (MNEMO_REDIS_URL).
-  const coordination = createCoordination(config.redisUrl, clock, warnings);
+  const coordination = createCoordination(config.redisUrl, clock, warnings, () => keyring);
   const limiter = overrides.limiter ?? coordination.limiter;
 
   const apiKeys = createApiKeyService({ keys: storage.apiKeys, clock });

@@ -9,6 +9,7 @@ import { createRedisEventSignal } from '../adapters/streams/redis.event-signal.t
 import { createRedisStreamSlots } from '../adapters/streams/redis.stream-slots.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Claims } from '../core/coordination/claims.port.ts';
+import type { Keyring } from '../core/secrets/envelope.ts';
 import type { DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
 import type { EventRepository } from '../core/events/event.repository.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
@@ -32,7 +33,7 @@ export interface Coordination {
   close(): Promise<void>;
 }
 
-export function createCoordination(redisUrl: string | null, clock: Clock, warnings: WarningLog): Coordination {
+export function createCoordination(redisUrl: string | null, clock: Clock, warnings: WarningLog, keyring: () => Keyring): Coordination {
   if (redisUrl === null) {
     return {
       limiter: createMemoryRateLimiter(clock), claims: createMemoryClaims(clock), periodicClaims: undefined, slots: undefined,
@@ -51,7 +52,7 @@ export function createCoordination(redisUrl: string | null, clock: Clock, warnin
     claims,
     periodicClaims: claims,
     slots,
-    dashboardSessions: createRedisDashboardSessions({ redis, clock }),
+    dashboardSessions: createRedisDashboardSessions({ redis, clock, keyring }),
     announceEvents(events, hub) {
       unlink.push(events.onAppended((batch) => {
         if (batch.length > 0) signal.announce(batch[batch.length - 1]!.seq);

@@ -52,15 +52,6 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     columns: { memory_seq: int, model_id: text, dims: int, vector: 'vector' },
   },
   {
-    // The last reindex run (one row): a store copied mid-reindex resumes it (`mnemo reindex`) and /health reports it.
-    // A target that has its own run keeps it (same key).
-    name: 'reindex_progress', key: ['slot'],
-    columns: {
-      slot: int, run_id: text, model_id: text, dims: int, tenant_id: text, mode: text, workspace: text, state: text,
-      stop_reason: text, done: int, total: int, written: int, started_at: time, updated_at: time, finished_at: time,
-    },
-  },
-  {
     name: 'events', key: ['seq'], sequence: 'seq',
     columns: { seq: int, id: text, tenant_id: text, mode: text, workspace: text, type: text, data: json, created_at: time },
   },

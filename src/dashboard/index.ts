@@ -10,7 +10,7 @@ import { DomainError, isDomainError } from '../core/errors.ts';
 import type { McpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
 import type { McpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
 import type { MemoryService } from '../core/memories/memory.service.ts';
-import type { LimitsService } from '../core/rate-limit/tier-limits.ts';
+import { LIMITER_RETRY_AFTER_MS, type LimitsService } from '../core/rate-limit/tier-limits.ts';
 import type { SearchService } from '../core/search/search.service.ts';
 import type { SecretService } from '../core/secrets/secret.service.ts';
 import type { WebhookService } from '../core/webhooks/webhook.service.ts';
@@ -57,7 +57,7 @@ function answeringSessions(store: DashboardSessionStore): DashboardSessionStore 
       return await call(...args);
     } catch (err) {
       if (isDomainError(err)) throw err;
-      throw new DomainError('OVERLOADED', 'Sessions cannot be read right now; try again shortly', { retryAfterMs: 1000 });
+      throw new DomainError('OVERLOADED', 'Sessions cannot be read right now; try again shortly', { retryAfterMs: LIMITER_RETRY_AFTER_MS });
     }
   };
   return {

@@ -44,6 +44,7 @@ describe('a node whose Redis is unreachable', () => {
   });
 
   it('answers a dashboard page 503 with Retry-After while its session cannot be read, and no detail of the outage', async () => {
+    await redis.stop();
     const page = await dashboard.get('/dashboard/memories');
     expect(page.statusCode).toBe(503);
     expect(page.headers['retry-after']).toBe('1');

@@ -18,6 +18,18 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('dashboard sign-in, session cookie and sign-out', () => {
+  it("counts each sign-in against the key's gateway limit (the free tier's 60 a minute), so sessions cannot be minted without bound", async () => {
+    const key = await t.freshTenant({ tier: 'free' });
+    const page = await t.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+    const headers = { ...FORM, cookie: `mnemo_dashboard_signin=${cookieOf(page, 'mnemo_dashboard_signin')!.value}` };
+    const attempt = () => t.app.inject({ method: 'POST', url: '/dashboard/sign-in', headers, payload: form({ _csrf: csrfIn(page.body), api_key: key }) });
+    for (let i = 0; i < 60; i++) expect((await attempt()).statusCode).toBe(303);
+    const refused = await attempt();
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(cookieOf(refused, 'mnemo_dashboard')).toBeUndefined();
+  });
+
   it('signs in with a key into an HttpOnly, SameSite=Strict session cookie that does not hold the key, and signs out', async () => {
     const key = await t.freshTenant({ user: 'alice' });
     const page = await t.app.inject({ method: 'GET', url: '/dashboard/sign-in' });

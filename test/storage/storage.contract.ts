@@ -31,7 +31,6 @@ import {
 } from '../../src/core/mcp-access/mcp.types.ts';
 import { randomUUID } from 'node:crypto';
 import { TRANSFER_TABLES, type TransferRow } from '../../src/core/storage-transfer.ts';
-import type { ReindexProgressRecord } from '../../src/core/embeddings/reindex-progress.repository.ts';
 import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { copyStore } from '../../src/core/storage-copy.ts';
@@ -2503,22 +2502,13 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }));
         for (const a of mcpApprovals) await store.mcpApprovals.insert(a, a.requestedAt);
         await store.requestMetrics.append([metricRow({ tenantId: scopeA.tenantId }), metricRow({ tenantId: '', mode: '', keyId: '', userId: '' })]);
-        // A reindex stopped half-way: the copy must carry it, so `mnemo reindex` resumes it on the target.
-        const reindexRun: ReindexProgressRecord = {
-          runId: 'run-copied', modelId: 'test:next-8', dims: 8, filter: { tenantId: scopeA.tenantId, mode: scopeA.mode }, state: 'stopped',
-          stopReason: 'limit', done: 2, total: 3, written: 2, startedAt: new Date(Date.UTC(2026, 0, 5, 3)),
-          updatedAt: new Date(Date.UTC(2026, 0, 5, 3, 1, 0, 250)), finishedAt: new Date(Date.UTC(2026, 0, 5, 3, 1, 0, 250)),
-        };
-        await store.reindexProgress.start(reindexRun);
-        return { reindexRun, topic, key, webhook, memories, secrets, idem, idemReservation, mcp: { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals } };
+        return { topic, key, webhook, memories, secrets, idem, idemReservation, mcp: { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals } };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
       const eventsOf = (store: Storage, scope: Scope) =>
         store.events.readAfter({ tenantId: scope.tenantId, mode: scope.mode, workspace: scope.workspace, afterSeq: 0, limit: 100 });
 
       async function expectSameReads(from: Storage, to: Storage, f: Filled) {
-        expect(await to.reindexProgress.latest()).toEqual(f.reindexRun);
-        expect(await from.reindexProgress.latest()).toEqual(f.reindexRun);
         for (const m of f.memories) {
           expect(await to.memories.findById(m.scope, m.id)).toEqual(await from.memories.findById(m.scope, m.id));
           expect(await to.memories.vectorsOf(m.scope, [m.id], MODEL)).toEqual(await from.memories.vectorsOf(m.scope, [m.id], MODEL));

@@ -1,23 +1,23 @@
 import type { Clock } from '../../core/clock.ts';
 import {
-  DEFAULT_SESSION_LIMITS, sessionLapsed, type DashboardSession, type DashboardSessionStore, type SessionLimits,
+  DEFAULT_SESSION_LIMITS, sessionEndsAt, sessionLapsed, type DashboardSession, type DashboardSessionStore, type SessionLimits,
 } from '../../core/dashboard-sessions/dashboard-session.port.ts';
 import { randomToken, sessionIdDigest } from '../../core/dashboard-sessions/session-tokens.ts';
 
 /** Sessions in this process's memory: one node (they do not survive a restart). */
 export function createMemoryDashboardSessions(clock: Clock, limits: SessionLimits = DEFAULT_SESSION_LIMITS): DashboardSessionStore {
-  // A Map keeps insertion order: the first entry is the oldest session.
   const sessions = new Map<string, DashboardSession>();
 
   return {
     async create(apiKey) {
       const now = clock.now().getTime();
       if (sessions.size >= limits.maxSessions) {
-        // At the cap: forget the sessions that have ended, then drop the oldest live ones.
+        // At the cap (rare: a scan is fine): forget the sessions that have ended, then drop those nearest their end.
         for (const [id, s] of sessions) if (sessionLapsed(s, now, limits)) sessions.delete(id);
-        for (const id of sessions.keys()) {
-          if (sessions.size < limits.maxSessions) break;
-          sessions.delete(id);
+        while (sessions.size >= limits.maxSessions) {
+          let nearest: DashboardSession | undefined;
+          for (const s of sessions.values()) if (!nearest || sessionEndsAt(s, limits) < sessionEndsAt(nearest, limits)) nearest = s;
+          sessions.delete(nearest!.idDigest);
         }
       }
       const cookieValue = randomToken();

@@ -21,7 +21,7 @@ export interface SessionLimits {
   idleMs: number;
   /** A session ends this long after sign-in, however busy. */
   maxAgeMs: number;
-  /** At most this many sessions at once: the oldest is dropped first. */
+  /** At most this many sessions at once: past it, ended sessions are forgotten, then those nearest their end dropped. */
   maxSessions: number;
 }
 
@@ -40,3 +40,7 @@ export interface DashboardSessionStore {
 /** Whether a session has ended by its limits at `now`. */
 export const sessionLapsed = (s: Pick<DashboardSession, 'createdAt' | 'lastSeenAt'>, now: number, limits: SessionLimits): boolean =>
   now - s.lastSeenAt > limits.idleMs || now - s.createdAt > limits.maxAgeMs;
+
+/** When a session ends unless used again: after the idle limit, and never past its maximum age. */
+export const sessionEndsAt = (s: Pick<DashboardSession, 'createdAt' | 'lastSeenAt'>, limits: SessionLimits): number =>
+  Math.min(s.lastSeenAt + limits.idleMs, s.createdAt + limits.maxAgeMs);

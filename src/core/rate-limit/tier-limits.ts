@@ -10,7 +10,7 @@ export interface WindowLimit {
 
 const MINUTE = 60_000;
 /** When the limiter itself fails, clients are told to try again after this long. */
-const LIMITER_RETRY_AFTER_MS = 1000;
+export const LIMITER_RETRY_AFTER_MS = 1000;
 const HOUR = 60 * MINUTE;
 
 /** The spec's Limits table. Enterprise is "custom": unlimited unless the operator configures a number. */

@@ -92,6 +92,26 @@ export function open(keyring: Keyring, context: readonly string[], sealed: Seale
   }
 }
 
+/**
+ * For a value whose key is derived elsewhere (dashboard sessions: from the session cookie and a master key): the
+ * same AES-256-GCM and authenticated context as a sealed value's payload, without the wrapped data key.
+ */
+export function encryptWithKey(key: Buffer, context: readonly string[], plaintext: string): string {
+  if (key.length !== KEY) throw new SealedValueError(`the key is not ${KEY} bytes`);
+  return encrypt(key, Buffer.from(plaintext, 'utf8'), aad(context, 'data'));
+}
+
+/** The plaintext of `encryptWithKey`'s output; throws SealedValueError for a wrong key, context or tampered bytes. */
+export function decryptWithKey(key: Buffer, context: readonly string[], sealed: string): string {
+  if (key.length !== KEY) throw new SealedValueError(`the key is not ${KEY} bytes`);
+  return decrypt(key, sealed, aad(context, 'data'), 'the value').toString('utf8');
+}
+
+/** The master key `keyId` of the keyring (32 bytes), or SealedValueError when the keyring does not hold it. */
+export function masterKeyOf(keyring: Keyring, keyId: string): Buffer {
+  return masterKey(keyring, keyId);
+}
+
 /** The same value with its data key wrapped by the active master key instead (master-key rotation). */
 export function rewrap(keyring: Keyring, context: readonly string[], sealed: SealedValue): SealedValue {
   if (sealed.keyId === keyring.activeId) return sealed;

@@ -50,7 +50,8 @@ export const signInRoutes: RouteRegistrar = (app, deps) => {
     const next = safeNext(field(req, 'next'));
     const key = field(req, 'api_key')?.trim() ?? '';
     try {
-      await deps.apiKeys.authenticate(key);
+      // A sign-in counts against the key's gateway limit, as every page it then opens does.
+      await deps.limits.gateway(await deps.apiKeys.authenticate(key));
     } catch (err) {
       if (!isDomainError(err) || err.code !== 'UNAUTHENTICATED') throw err;
       const page = signInForm(reply, req, { next, error: 'That API key was not accepted (unknown, revoked or expired).' });
