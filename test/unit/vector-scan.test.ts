@@ -85,6 +85,8 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
       const threshold = [-1, 0.3, 0.9][i % 3]!;
       const expected = reference(rows, query, 10, threshold);
       expect(await matrix.searchIn(pool, query, 10, threshold)).toEqual(expected);
+      // Hybrid search's candidate pool (50): the rows refined first are the most promising, not the first scanned.
+      expect(await matrix.searchIn(pool, query, 50, threshold)).toEqual(reference(rows, query, 50, threshold));
     }
   });
 
