@@ -68,23 +68,27 @@ export class SqliteKeywordRanking {
     const lists = this.postings.lists(scope, singles, scopeLengths.bySeq);
     const frequencies: FrequencyLookup[] = [];
     const holding: number[] = [];
-    const seqs: number[] = [];
+    // Per phrase, the memories holding it, ascending.
+    const runs: number[][] = [];
     for (const tokens of phrases) {
+      const run: number[] = [];
       if (tokens.length === 1) {
         const posting = lists.shift()!;
         const window = new PostingWindow(posting, cap);
-        window.collect(seqs);
+        window.collect(run);
         frequencies.push(window);
         holding.push(posting.size);
       } else {
         const phrase = this.phraseFrequencies(tokens, scopeLengths, cap);
-        for (const seq of phrase.frequencies.keys()) seqs.push(seq);
+        for (const seq of phrase.frequencies.keys()) run.push(seq);
+        run.sort((a, b) => a - b);
         frequencies.push(phrase.frequencies);
         holding.push(phrase.holding);
       }
+      runs.push(run);
     }
     // Every memory holding a phrase, once, ascending (the order the windows are read in).
-    let candidates = ascendingUnique(seqs);
+    let candidates = mergeAscending(runs);
     if (filter && candidates.length > 0) {
       const kept = new Set(this.prepared<unknown[], number>(
         `SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))${filter.sql}`,
@@ -124,10 +128,22 @@ export class SqliteKeywordRanking {
   }
 }
 
-/** The numbers sorted ascending, each once. */
-function ascendingUnique(values: readonly number[]): number[] {
-  const sorted = Float64Array.from(values).sort();
+/**
+ * The union of ascending runs, ascending, each number once: merged by their heads (a query has a few words; sorting
+ * the concatenation cost more than the scoring it feeds).
+ */
+export function mergeAscending(runs: readonly (readonly number[])[]): number[] {
+  if (runs.length === 1) return [...runs[0]!];
+  const at = new Array<number>(runs.length).fill(0);
   const out: number[] = [];
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
-  return out;
+  for (;;) {
+    let least = Infinity;
+    for (let r = 0; r < runs.length; r++) {
+      const run = runs[r]!;
+      if (at[r]! < run.length && run[at[r]!]! < least) least = run[at[r]!]!;
+    }
+    if (least === Infinity) return out;
+    out.push(least);
+    for (let r = 0; r < runs.length; r++) if (runs[r]![at[r]!] === least) at[r] = at[r]! + 1;
+  }
 }
