@@ -253,16 +253,23 @@ export function createSearchService(deps: {
       const pool = Math.max(input.limit * 5, 50);
       // The legs rank without reading any memory (ids and scores): of their two pools only `limit` rows are read,
       // once the fusion has chosen them.
-      const [semantic, keyword] = await Promise.all([
-        memories.rankSimilar(ctx.scope, { vector, modelId: embedder.modelId, limit: pool, minSimilarity: 0, filter: input.filter }),
-        // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
-        // (a few promise steps in) first, so that the two legs overlap. Both legs are in Promise.all from the start,
-        // so a leg that fails meanwhile is never an unhandled rejection.
-        (async () => {
-          await new Promise((resolve) => setImmediate(resolve));
-          return memories.rankKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter });
-        })(),
-      ]);
+      const semanticLeg = memories.rankSimilar(ctx.scope, { vector, modelId: embedder.modelId, limit: pool, minSimilarity: 0, filter: input.filter });
+      let semanticAnswered = false;
+      semanticLeg.then(() => { semanticAnswered = true; }, () => undefined);
+      // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
+      // (a few promise steps in) first, so that the two legs overlap.
+      const keywordLeg = (async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return memories.rankKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter });
+      })();
+      // Keyword-only candidates need their cosine. While the semantic leg still runs (a big workspace's scan), every
+      // keyword hit is scored at once, beside it: the few it also finds are scored for nothing, on a core that would
+      // wait otherwise. Once it has answered, only the missing ones are (below). Either way a memory's cosine is the
+      // one the scan gives it (cosinesOf computes it alike), so the answer does not depend on which way it went.
+      const early = keywordLeg.then((k) => (semanticAnswered || k.hits.length === 0 ? null
+        : memories.cosinesOf(ctx.scope, k.hits.map((h) => h.id), { vector, modelId: embedder.modelId })));
+      // All three in Promise.all from the start, so a leg that fails meanwhile is never an unhandled rejection.
+      const [semantic, keyword, earlyCosines] = await Promise.all([semanticLeg, keywordLeg, early]);
       const candidates = new Map<string, Candidate>();
       semantic.hits.forEach((h) => candidates.set(h.id, { id: h.id, similarity: calibration.score(h.cosine), cosine: h.cosine, keyword: 0, coverage: 0 }));
       const topRelevance = keyword.hits[0]?.relevance ?? 0;
@@ -274,7 +281,8 @@ export function createSearchService(deps: {
       });
       // Exact similarity for keyword-only candidates (the store scores them as its semantic search would).
       const missing = [...candidates.values()].filter((c) => c.similarity === undefined).map((c) => c.id);
-      const cosines = missing.length > 0 ? await memories.cosinesOf(ctx.scope, missing, { vector, modelId: embedder.modelId }) : null;
+      const cosines = earlyCosines
+        ?? (missing.length > 0 ? await memories.cosinesOf(ctx.scope, missing, { vector, modelId: embedder.modelId }) : null);
       for (const id of missing) {
         const c = candidates.get(id)!;
         c.cosine = cosines?.get(id) ?? -1;
