@@ -10,12 +10,26 @@ import { insertTop, type PartResult } from './scan-part.ts';
  * threshold, and the top-k candidates with their intervals. Merged here: the k-th best lower bound over all parts is
  * the floor an exact top-k member must reach, so only candidates whose upper bound reaches it are read (about k plus
  * the near-ties), and every threshold-ambiguous row once.
+ *
+ * When the vectors' store can be opened from another thread (a SQLite file: `VectorSource.store`), each scan thread
+ * re-ranks its own part right after pre-scanning it, reading on its own connection, and returns the part's exact top-k
+ * and count (a RankedPart): the calling thread only merges (finishParts). A part's floor is its own k-th best lower
+ * bound, lower than the merged one, so a split search reads a few more rows in all, none of them on the event loop.
  */
 
 /** Where a matrix's rows' float vectors are read, by key, as stored (not normalised). */
 export interface VectorSource {
   /** The stored vector of `key`, or undefined when it is gone (deleted, re-embedded with another width). */
   read(key: number): ArrayLike<number> | undefined;
+  /** The same vectors as a scan thread can read them itself, when it can (a store file, not an in-memory store). */
+  readonly store?: StoreRef;
+}
+
+/** A store file's vectors of one model and width (what a scan thread opens: sqlite-stored-vectors.ts). */
+export interface StoreRef {
+  file: string;
+  modelId: string;
+  dims: number;
 }
 
 /**
@@ -54,7 +68,7 @@ export interface Prescan {
  * (its vector changed or went since: a write racing the search), so the caller searches again.
  */
 export function rerank(parts: readonly Prescan[], k: number, minCosine: number, query: Float32Array, source: VectorSource):
-  PartResult & { stale: boolean } {
+  RankedPart {
   let total = 0;
   const lowers: number[] = [];
   for (const part of parts) {
@@ -103,6 +117,37 @@ export function rerank(parts: readonly Prescan[], k: number, minCosine: number, 
     insertTop(topKeys, topScores, k, key, score);
   }
   return { keys: topKeys, scores: topScores, total, stale };
+}
+
+/** One part re-ranked in its scan thread: its exact top-k and count; `stale` as rerank's. */
+export interface RankedPart extends PartResult {
+  stale: boolean;
+}
+
+/** What a scan thread returns for a part: the pre-scan for the caller to re-rank, or the part already re-ranked. */
+export type PartOutcome = { prescan: Prescan } | { ranked: RankedPart };
+
+/**
+ * A search's answer from its parts' outcomes: the pre-scans re-ranked together here (from `source`), then merged with
+ * the parts ranked in their threads. Each is the exact top-k and count of its rows, so the merge is exact.
+ */
+export function finishParts(parts: readonly PartOutcome[], k: number, minCosine: number, query: Float32Array,
+  source: VectorSource): RankedPart {
+  const prescans: Prescan[] = [];
+  const ranked: RankedPart[] = [];
+  for (const part of parts) {
+    if ('ranked' in part) ranked.push(part.ranked);
+    else prescans.push(part.prescan);
+  }
+  if (prescans.length > 0) ranked.push(rerank(prescans, k, minCosine, query, source));
+  if (ranked.length === 1) return ranked[0]!;
+  const merged: RankedPart = { keys: [], scores: [], total: 0, stale: false };
+  for (const part of ranked) {
+    merged.total += part.total;
+    merged.stale ||= part.stale;
+    part.keys.forEach((key, i) => insertTop(merged.keys, merged.scores, k, key, part.scores[i]!));
+  }
+  return merged;
 }
 
 /**
