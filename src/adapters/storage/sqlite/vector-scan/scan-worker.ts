@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { openStoredVectors, type OpenStoredVectors } from '../sqlite-stored-vectors.ts';
+import { runAtBackgroundPriority } from './background-priority.ts';
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { rerank, type PartOutcome, type Prescan, type StoreRef } from './rerank.ts';
 import { scanPart, type PartJob } from './scan-part.ts';
@@ -8,7 +9,8 @@ import { scanPart, type PartJob } from './scan-part.ts';
  * A scan worker: answers each PartJob posted by the ScanPool with the part's pre-scan (scan-part.ts) and, when the
  * job names a store file, re-ranks the part itself from the vectors read on its own read-only connection to that file
  * (rerank.ts), so that the event loop only merges. The matrix's memory is shared, so nothing is copied; a kernel
- * instance is kept per matrix memory (instantiating costs more than a small scan), a connection per store file.
+ * instance is kept per matrix memory (instantiating costs more than a small scan), a connection per store file. It
+ * runs below the event loop's priority (background-priority.ts).
  */
 type Job = PartJob & { buffers: PartJob['buffers'] & { id: number; generation: number }; store?: StoreRef | null };
 
@@ -64,6 +66,8 @@ function outcome(job: Job, prescan: Prescan): PartOutcome {
     return { prescan };
   }
 }
+
+runAtBackgroundPriority();
 
 parentPort!.on('message', (job: Job) => {
   try {
