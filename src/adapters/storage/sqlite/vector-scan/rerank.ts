@@ -38,14 +38,19 @@ export interface StoreRef {
  * The one function for "the exact score of row r for query q".
  */
 export function exactScores(source: VectorSource, query: Float32Array, keys: readonly number[]): (number | undefined)[] {
+  return keys.map(exactScorer(source, query));
+}
+
+/** exactScores one key at a time (one scratch row for all). */
+function exactScorer(source: VectorSource, query: Float32Array): (key: number) => number | undefined {
   const dims = query.length;
   const unit = new Float32Array(dims);
-  return keys.map((key) => {
+  return (key) => {
     const vector = source.read(key);
     if (!vector || vector.length < dims) return undefined;
     unitRowInto(vector, dims, unit);
     return exactScore(unit, 0, query, dims);
-  });
+  };
 }
 
 /** What one part of a pre-scan could not decide: keys with their intervals [lower, upper] around the exact score. */
@@ -94,25 +99,31 @@ export function rerank(parts: readonly Prescan[], k: number, minCosine: number, 
       bounds.set(c.keys[i]!, [c.lowers[i]!, c.uppers[i]!]);
     }
   }
-  const keys = [...bounds.keys()];
+  // Each key read once (a row can be both ambiguous and a candidate); a row not where its interval says is stale.
   const scores = new Map<number, number | undefined>();
-  const exact = exactScores(source, query, keys);
+  const exactOf = exactScorer(source, query);
   let stale = false;
-  keys.forEach((key, i) => {
-    const score = exact[i];
+  const scoreOf = (key: number): number | undefined => {
+    if (scores.has(key)) return scores.get(key);
+    const score = exactOf(key);
     const [lower, upper] = bounds.get(key)!;
     if (score === undefined || score < lower - DRIFT || score > upper + DRIFT) stale = true;
     scores.set(key, score);
-  });
+    return score;
+  };
 
   for (const key of ambiguous) {
-    const score = scores.get(key);
+    const score = scoreOf(key);
     if (score !== undefined && score >= minCosine) total++;
   }
+  // Highest upper bound first: once k exact scores are in, a candidate whose upper bound is below the k-th cannot
+  // enter, nor can any after it, and none of them is read.
+  candidates.sort((a, b) => bounds.get(b)![1] - bounds.get(a)![1]);
   const topKeys: number[] = [];
   const topScores: number[] = [];
   for (const key of candidates) {
-    const score = scores.get(key);
+    if (topScores.length === k && bounds.get(key)![1] < topScores[k - 1]!) break;
+    const score = scoreOf(key);
     if (score === undefined || score < minCosine || score < floor) continue;
     insertTop(topKeys, topScores, k, key, score);
   }
