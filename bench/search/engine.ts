@@ -3,6 +3,7 @@
  * vectors, measured interleaved in one run; then 8 concurrent search clients with GET /health polled beside them;
  * the first search after a restart; and the server's RSS against the raw float bytes of its vectors.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -18,6 +19,7 @@ import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { log, phase } from '../lib/progress.ts';
 import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
 import { memoryBreakdown, MEMORY_PROBE } from '../lib/memory-breakdown.ts';
+import { threadTimes, threadTimesBetween } from '../lib/process-cpu.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
 import { MEMORIES_PATH, postJson, SEARCH_PATH } from '../http/client.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
@@ -31,9 +33,14 @@ const program = new Command('bench:engine')
   .option('--duration <s>', 'seconds of the concurrent run', '15')
   .option('--threads <n>', 'MNEMO_SEARCH_THREADS of the server (default: its own default, the cores available)')
   .option('--memory-detail', 'after the concurrent run, log where the server\'s RSS goes (/proc smaps, memoryUsage)')
+  .option('--cpu-prof <dir>', 'run the restarted server with node --cpu-prof into <dir> (every thread), and write the phases\' ' +
+    'monotonic times to <dir>/phases.json (read both with bench/scan/profile-phases.ts)')
   .option('--write', 'update the "Semantic search engine" section of BENCHMARKS.md')
   .parse();
-const opts = program.opts<{ sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean; memoryDetail?: boolean }>();
+const opts = program.opts<{
+  sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean; memoryDetail?: boolean;
+  cpuProf?: string;
+}>();
 const sizes = opts.sizes.split(',').map((s) => Number(s.trim().replace(/k$/i, '000')));
 const dims = Number(opts.dims);
 const clients = Number(opts.clients);
@@ -60,6 +67,22 @@ interface Row {
   floatsMiB: number;
   load: number;
 }
+
+/**
+ * With --cpu-prof: when each phase began, as CLOCK_MONOTONIC microseconds (process.hrtime, the clock of a
+ * .cpuprofile's timestamps), so that a profile of the server can be cut into the same phases.
+ */
+const phases = {
+  marks: [] as { size: number; phase: string; us: number }[],
+  mark(size: number, phase: string) {
+    if (opts.cpuProf) this.marks.push({ size, phase, us: Number(process.hrtime.bigint() / 1000n) });
+  },
+  async save() {
+    if (!opts.cpuProf) return;
+    await mkdir(opts.cpuProf, { recursive: true });
+    await writeFile(join(opts.cpuProf, 'phases.json'), `${JSON.stringify(this.marks, null, 1)}\n`);
+  },
+};
 
 /** A keep-alive JSON client on node:http that times each call. */
 function client(baseUrl: string, apiKey: string, sockets: number) {
@@ -126,10 +149,15 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
     // Cold start: the first search sent the moment the server says `listening on`.
     const queries = searchQueries(7, 200);
     const probeFile = join(first.dataDir, 'memory-probe.json');
+    const nodeArgs = [
+      ...(opts.memoryDetail ? ['--require', MEMORY_PROBE] : []),
+      ...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : []),
+    ];
+    phases.mark(size, 'spawn');
     server = await startServer('hashing', {
-      env: { ...serverEnv, BENCH_MEMORY_PROBE_FILE: probeFile }, dataDir: first.dataDir,
-      ...(opts.memoryDetail ? { nodeArgs: ['--require', MEMORY_PROBE] } : {}),
+      env: { ...serverEnv, BENCH_MEMORY_PROBE_FILE: probeFile }, dataDir: first.dataDir, nodeArgs,
     });
+    phases.mark(size, 'listening');
     const c = client(server.url, key, clients + 1);
     const t0 = performance.now();
     let firstAnswer = await c.call('POST', SEARCH_PATH, searchBody(queries[0]!));
@@ -141,6 +169,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
       firstAnswer = await c.call('POST', SEARCH_PATH, searchBody(queries[0]!));
     }
     const firstSearchMs = performance.now() - t0;
+    phases.mark(size, 'first answer');
     if (firstAnswer.status !== 200) throw new Error(`first search answered ${firstAnswer.status}: ${firstAnswer.text.slice(0, 300)}`);
 
     // sqlite-vec on the same vectors, in this process.
@@ -195,7 +224,9 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
+    const threadsBefore = await threadTimes(server.pid);
     const start = performance.now();
+    phases.mark(size, 'clients start');
     await Promise.all(Array.from({ length: clients }, async (_, k) => {
       let i = k * 17;
       while (performance.now() - start < durationS * 1000) {
@@ -206,13 +237,18 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
       }
     }));
     const elapsed = (performance.now() - start) / 1000;
+    phases.mark(size, 'clients end');
+    const threadsAfter = await threadTimes(server.pid);
     stop = true;
     await poll;
+    log(`server threads during the ${clients}-client run (${n} searches, ${healthMs.length} /health):\n` +
+      threadTimesBetween(server.pid, threadsBefore, threadsAfter));
     health.close();
     const rssMiB = (await server.rssMiB()) ?? Number.NaN;
     if (opts.memoryDetail) log(`memory after the concurrent run:\n${await memoryBreakdown(server.pid, probeFile)}`);
     c.close();
     await server.stop();
+    await phases.save();
     return {
       size, g1Ms, vecMs, ratios, plainMs, concurrentPerSecond: n / elapsed, concurrentP50: median(concurrentMs),
       healthP99: percentile(healthMs, 99), healthMax: Math.max(...healthMs), healthCount: healthMs.length,

@@ -91,6 +91,9 @@ describe('vector re-rank from the store', () => {
       }
     }
     expect(compared).toBeGreaterThan(15);
+    // The workers re-ranked from their own connections: no part came back for the event loop to read.
+    expect(inWorkers.pool()!.stats.rankedInWorkers).toBeGreaterThan(20);
+    expect(inWorkers.pool()!.stats.prescansReturned).toBe(0);
     await memories.close();
     await inline.close();
     db.close();
@@ -146,4 +149,113 @@ describe('vector re-rank from the store', () => {
     // read), never wrong: the other nine are the exact top nine.
     expect(after.hits).toEqual(reference(rows, query, 9, -1).hits);
   });
+
+  it('re-reads in the scan threads from a snapshot no older than the codes: each write of this process is seen by the next search', async () => {
+    const { db, cache, memories, ids } = await racingStore('fresh.db', 2);
+    const matrix = await cache.get(scopeA, 'm', DIMS);
+    const pool = cache.pool()!;
+    const query = clustered(31, 1, DIMS, 1, 0)[0]!;
+    for (let round = 0; round < 4; round++) {
+      const before = storedReference(db, query, 10);
+      // The best row moves away and the fifth becomes the query itself: a worker still reading an older snapshot
+      // would score both by their old vectors and, no write being queued, answer with them.
+      const [best, fifth] = [before.hits[0]!.key, before.hits[4]!.key];
+      await memories.applyAtomically(scopeA, [
+        updateVector(ids.get(best)!, Float32Array.from(query, (x, i) => (i % 2 === 0 ? -x : x * 0.1))),
+        updateVector(ids.get(fifth)!, Float32Array.from(query)),
+      ]);
+      const ranked = pool.stats.rankedInWorkers;
+      const answer = await matrix.searchIn(pool, query, 10, -1);
+      expect(answer).toEqual(storedReference(db, query, 10));
+      expect(answer.hits[0]!.key).toBe(fifth);
+      expect(pool.stats.rankedInWorkers).toBeGreaterThan(ranked);
+    }
+    await memories.close();
+    db.close();
+  });
+
+  it('a write of this process committed while a part waits for its scan thread makes the search run again: never a mix', async () => {
+    const { db, cache, memories, ids } = await racingStore('race.db', 1);
+    const matrix = await cache.get(scopeA, 'm', DIMS);
+    const pool = cache.pool()!;
+    const query = clustered(41, 1, DIMS, 1, 0)[0]!;
+    for (let round = 0; round < 3; round++) {
+      const before = storedReference(db, query, 10);
+      const [best, second] = [before.hits[0]!.key, before.hits[1]!.key];
+      // One scan thread: the second search's part waits behind the first's, and is posted (it reads the store) only
+      // after the write below has committed, while its matrix update waits for both searches to end.
+      const first = matrix.searchIn(pool, query, 10, -1);
+      const raced = matrix.searchIn(pool, query, 10, -1);
+      void memories.applyAtomically(scopeA, [
+        updateVector(ids.get(best)!, Float32Array.from(query, (x) => -x)),
+        { kind: 'delete', id: ids.get(second)! },
+      ]);
+      ids.delete(second);
+      const after = storedReference(db, query, 10);
+      const retried = pool.stats.rankedInWorkers;
+      // The first search read before or after the commit: either answer is whole.
+      expect([before, after]).toContainEqual(await first);
+      const answer = await raced;
+      expect(answer).toEqual(after);
+      expect(answer.hits.map((h) => h.key)).not.toContain(best);
+      expect(answer.hits.map((h) => h.key)).not.toContain(second);
+      // It ran again (a stale part, then the retry), every part re-ranked in the thread.
+      expect(pool.stats.rankedInWorkers).toBeGreaterThanOrEqual(retried + 1);
+      expect(pool.stats.prescansReturned).toBe(0);
+    }
+    await memories.close();
+    db.close();
+  });
+
+  it('re-ranks on the event loop when a scan thread cannot open the store, with the same answer', async () => {
+    const dims = 40;
+    const rows = new Map<number, Float32Array>();
+    clustered(51, 5000, dims, 5, 0.35).forEach((v, key) => rows.set(key, v));
+    const source = { ...mapSource(rows), store: { file: join(dir, 'missing.db'), modelId: 'm', dims } };
+    const matrix = new VectorMatrix(dims, 16, source);
+    for (const [key, v] of rows) matrix.upsert(key, v);
+    const own = new ScanPool({ threads: 2, inlineBelow: 0 });
+    try {
+      const query = clustered(52, 1, dims, 1, 0)[0]!;
+      for (const minCosine of [-1, 0.3]) {
+        expect(await matrix.searchIn(own, query, 10, minCosine)).toEqual(reference(rows, query, 10, minCosine));
+      }
+      expect(own.stats.rankedInWorkers).toBe(0);
+      expect(own.stats.prescansReturned).toBeGreaterThanOrEqual(2);
+    } finally {
+      await own.close();
+    }
+  });
 });
+
+const DIMS = 48;
+
+/**
+ * A store file of 6,000 clustered vectors in scope A (model m), opened as the server does, with a vector cache of
+ * `threads` scan threads shared by the repository (whose writes update the cache's matrices) and the test.
+ */
+async function racingStore(name: string, threads: number) {
+  const file = join(dir, name);
+  const writer = createSqliteStorage({ file, synchronous: 'normal' });
+  await writer.memories.applyAtomically(scopeA, clustered(7, 6000, DIMS, 6, 0.3).map((vector) => ({
+    kind: 'insert' as const, memory: makeMemory(scopeA), vector: { modelId: 'm', vector } })));
+  await writer.close();
+  const db = openSqlite(file, { synchronous: 'normal' });
+  const cache = new SqliteVectorCache(db, { threads });
+  const memories = createSqliteMemoryRepository(db, new SqliteOutbox(db), undefined, cache);
+  const ids = new Map((db.prepare('SELECT seq, id FROM memories').all() as { seq: number; id: string }[]).map((r) => [r.seq, r.id]));
+  return { db, cache, memories, ids };
+}
+
+/** The reference answer over the vectors the store holds now. */
+function storedReference(db: ReturnType<typeof openSqlite>, query: ArrayLike<number>, k: number) {
+  const rows = new Map<number, Float32Array>();
+  for (const r of db.prepare("SELECT memory_seq AS seq, vector FROM memory_vectors WHERE model_id = 'm'").all() as { seq: number; vector: Buffer }[]) {
+    rows.set(r.seq, new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)));
+  }
+  return reference(rows, query, k, -1);
+}
+
+function updateVector(id: string, vector: Float32Array) {
+  return { kind: 'update' as const, id, patch: {}, at: new Date(), by: 'test', vector: { modelId: 'm', vector } };
+}

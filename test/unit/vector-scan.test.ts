@@ -1,8 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-score.ts';
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
+import { BACKGROUND_NICE_STEP } from '../../src/adapters/storage/sqlite/vector-scan/background-priority.ts';
 import { allocateRows, layoutFor, unitRowInto, viewsOf, writeRow } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quantize.ts';
 import { clustered } from '../support/clustered-vectors.ts';
@@ -128,6 +131,26 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     await own.close();
     expect(own.workerThreadIds().length).toBe(2);
     await expect(matrix.searchIn(own, query, 10, -1)).rejects.toThrow(/closed/);
+  });
+
+  it.runIf(process.platform === 'linux')('runs its workers below the event loop\'s priority, and leaves the event loop\'s alone', async () => {
+    const own = new ScanPool({ threads: 2, inlineBelow: 0 });
+    try {
+      const matrix = new VectorMatrix(16);
+      for (let key = 0; key < 100; key++) matrix.upsert(key, Float32Array.from({ length: 16 }, (_, i) => Math.sin(key + i)));
+      await matrix.searchIn(own, Float32Array.from({ length: 16 }, (_, i) => i), 3, -1); // both workers started and ran
+      await matrix.searchIn(own, Float32Array.from({ length: 16 }, (_, i) => -i), 3, -1);
+      const nice = (tid: string) => {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      };
+      const own0 = nice(String(process.pid));
+      expect(own0).toBe(getPriority(0));
+      const lowered = readdirSync('/proc/self/task').filter((tid) => nice(tid) === Math.min(19, own0 + BACKGROUND_NICE_STEP));
+      expect(lowered.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await own.close();
+    }
   });
 
   it('writes a row in two passes with the codes, scale and error the four-pass quantisation gives the unit row the re-rank scores', () => {

@@ -62,10 +62,10 @@ export class SqliteVectorCache {
   constructor(private readonly db: SqliteDb, options: SqliteVectorCacheOptions = {}) {
     this.threads = options.threads ?? 0;
     this.versions = new SqliteWorkspaceVersions(db);
-    // Loader threads leave a core to the event loop (routes still compiling at start, searches later): two need 3+
-    // scan threads (cores).
+    // Two loader threads from two scan threads (cores) on: they run below the event loop's priority
+    // (background-priority.ts), so the routes compiling at start keep a core, and they take both once it listens.
     this.loader = options.loader ?? new SqliteVectorLoader(db, {
-      workerAbove: options.workerLoadAbove ?? WORKER_LOAD_ABOVE, threads: Math.min(2, Math.max(1, this.threads - 1)),
+      workerAbove: options.workerLoadAbove ?? WORKER_LOAD_ABOVE, threads: Math.min(2, Math.max(1, this.threads)),
     });
     // Cheap on purpose (warm-up starts with the server): the workspaces from their version table, the models
     // from memory_vectors' model_id index, one row for each model's width.

@@ -2,11 +2,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Scope } from '../../../core/scope.ts';
 import { fillRows, type RowTarget, type SeqRange } from './sqlite-vector-rows.ts';
+import { runAtBackgroundPriority } from './vector-scan/background-priority.ts';
 
 /**
  * A cold-start loader thread: opens the store read-only, reads its share (a seq range) of one workspace's vectors of
  * one model straight into the matrix rows it was given (shared memory: fillRows), posts what it wrote and the
  * workspace version it read, and ends. Its SQLite pages, row buffers and garbage end with it, off the server's heap.
+ * It runs below the event loop's priority (background-priority.ts): the event loop is compiling routes meanwhile.
  */
 export interface LoadJob {
   file: string;
@@ -24,6 +26,7 @@ export interface LoadJob {
 const MMAP_BYTES = 1 << 30;
 const CACHE_KIB = 256;
 
+runAtBackgroundPriority();
 const job = workerData as LoadJob;
 const db = new Database(job.file, { readonly: true, fileMustExist: true });
 try {

@@ -1,4 +1,4 @@
-import { CODE_MAX, roundErrorUp } from './quantize.ts';
+import { CODE_MAX, codeOf, roundErrorUp } from './quantize.ts';
 import { slotBytesFor } from './scan-part.ts';
 import { wasm, type SharedMemory } from './wasm.ts';
 
@@ -89,10 +89,11 @@ export function viewsOf(rows: Omit<MatrixRows, 'capacity'>): RowViews {
 /**
  * Writes the int8 codes of `vector` normalised to unit length (a zero vector stays zero) as row `row`: the codes and
  * ‖e‖ quantizeInto would compute from the float32 unit row unitRowInto gives (the row the re-rank scores), in two
- * passes over the vector instead of four (the load of 100k rows spends most of its time here).
+ * passes over the vector (the load of 100k rows spends most of its time here).
  * max |fround(x·inv)| = fround(max |x| · inv), rounding being monotonic, so the scale is the one computed from that row.
- * Then the residual e = x − s·c gets its own int8 codes c2 and scale s2, and ‖x − s·c − s2·c2‖ (rounded up) is
- * stored: the second level's error.
+ * The residual e = x − s·c gets its own int8 codes c2 in the same pass: |e_i| ≤ s/2 (c_i is x_i / s rounded), so its
+ * scale s2 = s / 254 is known before e is, and c2 = round(e / s2) stays within ±127. ‖x − s·c − s2·c2‖ (rounded up)
+ * is stored: the second level's error, the bound of the refined score (scan-part.ts).
  */
 export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key: number, vector: ArrayLike<number>): void {
   const dims = layout.dims;
@@ -105,51 +106,35 @@ export function writeRow(layout: MatrixLayout, views: RowViews, row: number, key
     if (a > max) max = a;
   }
   const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
-  const { codes } = views;
+  const { codes, residuals } = views;
   const codeBase = layout.codesOffset + row * layout.stride;
+  const residualBase = row * dims;
   const scale = Math.fround(Math.fround(max * inv) / CODE_MAX);
+  const scale2 = Math.fround(scale / (2 * CODE_MAX));
   let err = 0;
-  const residual = residualScratch(dims);
-  let maxResidual = 0;
+  let err2 = 0;
   if (scale === 0) {
-    for (let i = 0; i < dims; i++) {
-      codes[codeBase + i] = 0;
-      residual[i] = 0;
-    }
+    codes.fill(0, codeBase, codeBase + dims);
+    residuals.fill(0, residualBase, residualBase + dims);
   } else {
     for (let i = 0; i < dims; i++) {
       const x = Math.fround(vector[i]! * inv);
-      const c = Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(x / scale)));
+      const c = codeOf(x / scale);
       codes[codeBase + i] = c;
       const e = x - scale * c;
-      residual[i] = e;
       err += e * e;
-      const a = Math.abs(e);
-      if (a > maxResidual) maxResidual = a;
+      const c2 = scale2 === 0 ? 0 : codeOf(e / scale2);
+      residuals[residualBase + i] = c2;
+      const e2 = e - scale2 * c2;
+      err2 += e2 * e2;
     }
     err = roundErrorUp(Math.sqrt(err));
-  }
-  // The second level: the residual's codes; what is left of it bounds the refined score (scan-part.ts).
-  const scale2 = Math.fround(maxResidual / CODE_MAX);
-  const base = row * dims;
-  let err2 = 0;
-  for (let i = 0; i < dims; i++) {
-    const c2 = scale2 === 0 ? 0 : Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(residual[i]! / scale2)));
-    views.residuals[base + i] = c2;
-    const e2 = residual[i]! - scale2 * c2;
-    err2 += e2 * e2;
   }
   views.keys[row] = key;
   views.scales[row] = scale;
   views.errors[row] = err;
   views.residualScales[row] = scale2;
   views.residualErrors[row] = roundErrorUp(Math.sqrt(err2));
-}
-
-let scratch = new Float64Array(0);
-function residualScratch(dims: number): Float64Array {
-  if (scratch.length < dims) scratch = new Float64Array(dims);
-  return scratch;
 }
 
 /**

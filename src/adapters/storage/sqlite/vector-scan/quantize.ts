@@ -9,6 +9,17 @@
  */
 export const CODE_MAX = 127;
 
+/**
+ * The int8 code of `v` (a value already divided by the scale): the nearest integer, ties up, within ±CODE_MAX.
+ * floor(v + 0.5) rather than Math.round, which V8 runs about five times slower here (the cold-start load quantises
+ * 100M values); the two differ only where v + 0.5 rounds up in float64 (v just under a half), and any integer code is
+ * correct: the error stored is that of the code written.
+ */
+export function codeOf(v: number): number {
+  const c = Math.floor(v + 0.5);
+  return c > CODE_MAX ? CODE_MAX : c < -CODE_MAX ? -CODE_MAX : c;
+}
+
 /** Slack for ‖x‖, ‖q‖ (unit up to float32 rounding) and for the float64 arithmetic of the bound itself. */
 const NORM_SLACK = 1 + 1e-6;
 const ABS_SLACK = 1e-9;
@@ -28,7 +39,7 @@ export function quantizeInto(vector: Float32Array, offset: number, dims: number,
   let sq = 0;
   for (let i = 0; i < dims; i++) {
     const x = vector[offset + i]!;
-    const c = Math.max(-CODE_MAX, Math.min(CODE_MAX, Math.round(x / scale)));
+    const c = codeOf(x / scale);
     codes[codeOffset + i] = c;
     const e = x - scale * c;
     sq += e * e;

@@ -10,12 +10,26 @@ import { insertTop, type PartResult } from './scan-part.ts';
  * threshold, and the top-k candidates with their intervals. Merged here: the k-th best lower bound over all parts is
  * the floor an exact top-k member must reach, so only candidates whose upper bound reaches it are read (about k plus
  * the near-ties), and every threshold-ambiguous row once.
+ *
+ * When the vectors' store can be opened from another thread (a SQLite file: `VectorSource.store`), each scan thread
+ * re-ranks its own part right after pre-scanning it, reading on its own connection, and returns the part's exact top-k
+ * and count (a RankedPart): the calling thread only merges (finishParts). A part's floor is its own k-th best lower
+ * bound, lower than the merged one, so a split search reads a few more rows in all, none of them on the event loop.
  */
 
 /** Where a matrix's rows' float vectors are read, by key, as stored (not normalised). */
 export interface VectorSource {
   /** The stored vector of `key`, or undefined when it is gone (deleted, re-embedded with another width). */
   read(key: number): ArrayLike<number> | undefined;
+  /** The same vectors as a scan thread can read them itself, when it can (a store file, not an in-memory store). */
+  readonly store?: StoreRef;
+}
+
+/** A store file's vectors of one model and width (what a scan thread opens: sqlite-stored-vectors.ts). */
+export interface StoreRef {
+  file: string;
+  modelId: string;
+  dims: number;
 }
 
 /**
@@ -24,14 +38,19 @@ export interface VectorSource {
  * The one function for "the exact score of row r for query q".
  */
 export function exactScores(source: VectorSource, query: Float32Array, keys: readonly number[]): (number | undefined)[] {
+  return keys.map(exactScorer(source, query));
+}
+
+/** exactScores one key at a time (one scratch row for all). */
+function exactScorer(source: VectorSource, query: Float32Array): (key: number) => number | undefined {
   const dims = query.length;
   const unit = new Float32Array(dims);
-  return keys.map((key) => {
+  return (key) => {
     const vector = source.read(key);
     if (!vector || vector.length < dims) return undefined;
     unitRowInto(vector, dims, unit);
     return exactScore(unit, 0, query, dims);
-  });
+  };
 }
 
 /** What one part of a pre-scan could not decide: keys with their intervals [lower, upper] around the exact score. */
@@ -54,7 +73,7 @@ export interface Prescan {
  * (its vector changed or went since: a write racing the search), so the caller searches again.
  */
 export function rerank(parts: readonly Prescan[], k: number, minCosine: number, query: Float32Array, source: VectorSource):
-  PartResult & { stale: boolean } {
+  RankedPart {
   let total = 0;
   const lowers: number[] = [];
   for (const part of parts) {
@@ -80,29 +99,66 @@ export function rerank(parts: readonly Prescan[], k: number, minCosine: number, 
       bounds.set(c.keys[i]!, [c.lowers[i]!, c.uppers[i]!]);
     }
   }
-  const keys = [...bounds.keys()];
+  // Each key read once (a row can be both ambiguous and a candidate); a row not where its interval says is stale.
   const scores = new Map<number, number | undefined>();
-  const exact = exactScores(source, query, keys);
+  const exactOf = exactScorer(source, query);
   let stale = false;
-  keys.forEach((key, i) => {
-    const score = exact[i];
+  const scoreOf = (key: number): number | undefined => {
+    if (scores.has(key)) return scores.get(key);
+    const score = exactOf(key);
     const [lower, upper] = bounds.get(key)!;
     if (score === undefined || score < lower - DRIFT || score > upper + DRIFT) stale = true;
     scores.set(key, score);
-  });
+    return score;
+  };
 
   for (const key of ambiguous) {
-    const score = scores.get(key);
+    const score = scoreOf(key);
     if (score !== undefined && score >= minCosine) total++;
   }
+  // Highest upper bound first: once k exact scores are in, a candidate whose upper bound is below the k-th cannot
+  // enter, nor can any after it, and none of them is read.
+  candidates.sort((a, b) => bounds.get(b)![1] - bounds.get(a)![1]);
   const topKeys: number[] = [];
   const topScores: number[] = [];
   for (const key of candidates) {
-    const score = scores.get(key);
+    if (topScores.length === k && bounds.get(key)![1] < topScores[k - 1]!) break;
+    const score = scoreOf(key);
     if (score === undefined || score < minCosine || score < floor) continue;
     insertTop(topKeys, topScores, k, key, score);
   }
   return { keys: topKeys, scores: topScores, total, stale };
+}
+
+/** One part re-ranked in its scan thread: its exact top-k and count; `stale` as rerank's. */
+export interface RankedPart extends PartResult {
+  stale: boolean;
+}
+
+/** What a scan thread returns for a part: the pre-scan for the caller to re-rank, or the part already re-ranked. */
+export type PartOutcome = { prescan: Prescan } | { ranked: RankedPart };
+
+/**
+ * A search's answer from its parts' outcomes: the pre-scans re-ranked together here (from `source`), then merged with
+ * the parts ranked in their threads. Each is the exact top-k and count of its rows, so the merge is exact.
+ */
+export function finishParts(parts: readonly PartOutcome[], k: number, minCosine: number, query: Float32Array,
+  source: VectorSource): RankedPart {
+  const prescans: Prescan[] = [];
+  const ranked: RankedPart[] = [];
+  for (const part of parts) {
+    if ('ranked' in part) ranked.push(part.ranked);
+    else prescans.push(part.prescan);
+  }
+  if (prescans.length > 0) ranked.push(rerank(prescans, k, minCosine, query, source));
+  if (ranked.length === 1) return ranked[0]!;
+  const merged: RankedPart = { keys: [], scores: [], total: 0, stale: false };
+  for (const part of ranked) {
+    merged.total += part.total;
+    merged.stale ||= part.stale;
+    part.keys.forEach((key, i) => insertTop(merged.keys, merged.scores, k, key, part.scores[i]!));
+  }
+  return merged;
 }
 
 /**

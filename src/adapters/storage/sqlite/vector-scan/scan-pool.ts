@@ -1,24 +1,27 @@
 import type { Worker } from 'node:worker_threads';
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { scanPart, type PartJob } from './scan-part.ts';
-import type { Prescan } from './rerank.ts';
+import type { PartOutcome, StoreRef } from './rerank.ts';
 import { startWorker } from './start-worker.ts';
 
 /**
- * Worker threads that pre-scan VectorMatrix memory off the event loop (rerank.ts finishes each search in the caller's
- * thread). Each search is split into one part per worker
+ * Worker threads that pre-scan VectorMatrix memory off the event loop and, for a matrix whose vectors are in a store
+ * file, re-rank each part there too (scan-worker.ts; otherwise rerank.ts finishes the search in the caller's thread).
+ * Each search is split into one part per worker
  * (when the matrix is big enough to be worth it), and parts of concurrent searches queue FIFO, so one search uses
  * every core and several share them. A worker that dies mid-scan has its part finished in this thread (the answer
  * stays exact) and is replaced; close() terminates them all.
  */
-type PoolJob = Omit<PartJob, 'slot'>;
+/** `store`: where the worker reads the part's undecided rows itself (absent: it returns the pre-scan). */
+type PoolJob = Omit<PartJob, 'slot'> & { store?: StoreRef | null };
+type Entry = { job: PoolJob; resolve: (r: PartOutcome) => void; reject: (e: Error) => void };
 
 interface Slot {
   index: number;
   worker: Worker;
   /** A crashed worker the pool stopped replacing. */
   dead: boolean;
-  job: { job: PoolJob; resolve: (r: Prescan) => void; reject: (e: Error) => void } | null;
+  job: Entry | null;
 }
 
 /** Below this many scalar products per part, splitting costs more in messages than it saves. */
@@ -39,7 +42,9 @@ export class ScanPool {
   readonly threads: number;
   readonly inlineBelow: number;
   private readonly slots: Slot[] = [];
-  private readonly queue: { job: PoolJob; resolve: (r: Prescan) => void; reject: (e: Error) => void }[] = [];
+  private readonly queue: Entry[] = [];
+  /** Parts re-ranked in a worker from its own connection, and parts whose pre-scan came back to be re-ranked here. */
+  readonly stats = { rankedInWorkers: 0, prescansReturned: 0 };
   private closed = false;
   private respawns = 0;
   private inlineDots = new Map<number, DotsFn>();
@@ -61,7 +66,7 @@ export class ScanPool {
     return ranges;
   }
 
-  run(job: PoolJob): Promise<Prescan> {
+  run(job: PoolJob): Promise<PartOutcome> {
     if (this.closed) return Promise.reject(new Error('the scan pool is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ job, resolve, reject });
@@ -106,11 +111,15 @@ export class ScanPool {
     const worker = startScanWorker();
     worker.unref();
     const slot: Slot = { index, worker, job: null, dead: false };
-    worker.on('message', (msg: { result?: Prescan; error?: string }) => {
+    worker.on('message', (msg: { result?: PartOutcome; error?: string }) => {
       const current = slot.job;
       slot.job = null;
       if (current) {
-        if (msg.result) current.resolve(msg.result);
+        if (msg.result) {
+          if ('ranked' in msg.result) this.stats.rankedInWorkers++;
+          else this.stats.prescansReturned++;
+          current.resolve(msg.result);
+        }
         else current.reject(new Error(`vector scan failed: ${msg.error}`));
       }
       this.dispatch();
@@ -128,8 +137,11 @@ export class ScanPool {
     return slot;
   }
 
-  /** A part whose worker died, finished in this thread (slot 0 is this thread's scratch space). */
-  private runHere(entry: { job: PoolJob; resolve: (r: Prescan) => void; reject: (e: Error) => void }): void {
+  /**
+   * A part whose worker died, pre-scanned in this thread (slot 0 is this thread's scratch space); the caller re-ranks
+   * it here too.
+   */
+  private runHere(entry: Entry): void {
     try {
       const { buffers } = entry.job;
       const id = (buffers as { id?: number }).id ?? 0;
@@ -138,7 +150,7 @@ export class ScanPool {
         dots = int8Dots(buffers.memory);
         this.inlineDots.set(id, dots);
       }
-      entry.resolve(scanPart({ ...entry.job, slot: 0 }, dots));
+      entry.resolve({ prescan: scanPart({ ...entry.job, slot: 0 }, dots) });
     } catch (err) {
       entry.reject(err instanceof Error ? err : new Error(String(err)));
     }
@@ -147,5 +159,6 @@ export class ScanPool {
 
 /** Starts scan-worker in a thread (bundled once from TypeScript sources: see start-worker.ts). */
 function startScanWorker(): Worker {
-  return startWorker(new URL('./scan-worker.ts', import.meta.url), new URL('./scan-worker.js', import.meta.url));
+  return startWorker(new URL('./scan-worker.ts', import.meta.url), new URL('./scan-worker.js', import.meta.url),
+    { external: ['better-sqlite3'] });
 }

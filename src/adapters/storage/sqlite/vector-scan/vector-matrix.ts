@@ -2,7 +2,7 @@ import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { quantizeQuery } from './quantize.ts';
 import { scanPart, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import type { ScanPool } from './scan-pool.ts';
-import { rerank, type Prescan, type VectorSource } from './rerank.ts';
+import { finishParts, rerank, type PartOutcome, type VectorSource } from './rerank.ts';
 import {
   allocateRows, copyRows, layoutFor, newMemory, pagesFor, unitRowInto, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
 } from './matrix-storage.ts';
@@ -15,9 +15,10 @@ import { RowIndex } from './row-index.ts';
  * here. A search pre-scans every row, keeps those whose error bound can still reach the k-th best or straddles the
  * threshold, and scores those few exactly from their source (rerank.ts): the answer, and `total`, are those of a full
  * exact scan (see quantize.ts for the bound). Searches given a ScanPool pre-scan in worker threads over the same
- * memory, split across the pool; the re-rank runs in the calling thread. Writes that arrive while a search is under
- * way wait until it ends, so a scan never sees a row half written or moved; a row whose source no longer matches its
- * codes (a write racing the search) makes the search run again. Deletion swaps the last row into the hole, keeping the
+ * memory, split across the pool; each worker re-ranks its part too when the source names a store it can open
+ * (VectorSource.store), else the calling thread re-ranks. Writes that arrive while a search is under way wait until
+ * it ends, so a scan never sees a row half written or moved; a row whose source no longer matches its codes (a write
+ * racing the search) makes the search run again. Deletion swaps the last row into the hole, keeping the
  * matrix dense. A matrix can also be adopted whole from rows another thread filled (fromRows: the cold-start loader).
  * Without a source, the matrix keeps a copy of each vector it is given (tests, benchmarks).
  */
@@ -115,8 +116,15 @@ export class VectorMatrix {
   }
 
   /**
-   * As search(), the pre-scan in `pool`'s worker threads: this thread prepares the query and re-ranks what the parts
-   * could not decide. Without a pool, or for a matrix too small to be worth a message, in this thread.
+   * As search(), the pre-scan in `pool`'s worker threads: this thread prepares the query and merges the parts, which
+   * the workers re-rank from the store when the source names one (else this thread re-ranks what they could not
+   * decide). Without a pool, or for a matrix too small to be worth a message, in this thread.
+   *
+   * Staleness, with the workers reading on their own connections: a part's reads begin after the part was posted, so
+   * they see every write whose codes the matrix held then (a write reaches the matrix only after its COMMIT), and
+   * maybe writes committed since, whose matrix updates wait in `pending` until the search ends (they are queued in
+   * the same macrotask as their COMMIT, before this thread can handle a worker's answer). A row read that no longer
+   * matches its codes marks the part stale; with a write queued meanwhile the search runs again once it applied.
    */
   async searchIn(pool: ScanPool | null, query: ArrayLike<number>, limit: number, minCosine: number,
     allowed?: ReadonlySet<number> | null): Promise<{ hits: MatrixHit[]; total: number }> {
@@ -131,9 +139,10 @@ export class VectorMatrix {
       let result: PartResult & { stale: boolean };
       let wroteMeanwhile: boolean;
       try {
-        const parts: Prescan[] = await Promise.all(ranges.map(([start, end]) => pool.run({ ...job, start, end })));
+        const store = this.source.store ?? null;
+        const parts: PartOutcome[] = await Promise.all(ranges.map(([start, end]) => pool.run({ ...job, start, end, store })));
         // Before the writes queued meanwhile apply: a source that keeps its own copies still matches the codes.
-        result = rerank(parts, job.k, minCosine, job.query, this.source);
+        result = finishParts(parts, job.k, minCosine, job.query, this.source);
       } finally {
         this.activeScans--;
         wroteMeanwhile = this.pending.length > 0;
