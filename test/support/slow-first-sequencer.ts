@@ -1,10 +1,10 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first). Vitest orders a
- * fresh clone's files by size, which put some of these last: one worker then ran a 30-40 s file alone while the other
- * sat idle. Starting them first lets the two workers end together. Files not listed keep vitest's own order (cached
- * durations when it has them, else size).
+ * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first within a project).
+ * Vitest orders a fresh clone's files by size, which put some of these last: one worker then ran a 30-40 s file alone
+ * while the other sat idle. Starting them first lets the two workers end together. Files not listed keep vitest's own
+ * order (cached durations when it has them, else size).
  */
 const SLOW_FIRST = [
   'postgres:test/hardening/fuzz.test.ts',
@@ -33,10 +33,19 @@ const rank = (spec: TestSpecification): number => {
   return i === -1 ? SLOW_FIRST.length : i;
 };
 
+/**
+ * Keeps each project's files together (vitest's own order: projects one after the other) and puts the slowest first
+ * within each. Together matters because a worker process is reused only for a next file of the same project: vitest
+ * ends a worker when the file at the head of its queue belongs to another project, and the next file then pays for a
+ * new process (importing the app again, and starting PGlite again: test/support/pglite.ts, workerPglite). Interleaving
+ * the projects' slowest files, as this sequencer did before, started a new worker for most of them.
+ */
 export class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
+    const projectOrder = [...new Set(sorted.map((s) => s.project.name))];
+    const block = (spec: TestSpecification) => projectOrder.indexOf(spec.project.name);
     // Array.prototype.sort is stable: the unlisted files keep the order vitest gave them.
-    return sorted.sort((a, b) => rank(a) - rank(b));
+    return sorted.sort((a, b) => block(a) - block(b) || rank(a) - rank(b));
   }
 }
