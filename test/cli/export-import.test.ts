@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { runMnemoInProcess } from '../support/cli.ts';
 import { runMnemo } from '../support/spawn-cli.ts';
@@ -19,11 +19,12 @@ import { createTestApp, g1, json } from '../support/test-app.ts';
 const dirs: string[] = [];
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-export-')); dirs.push(d); return d; };
 let pglite: PGlite;
+let database: FileDatabase | undefined;
 let pg: SharedPglite;
-beforeAll(async () => { pglite = await startPglite(); pg = await servePglite(pglite); }, 120_000);
+beforeAll(async () => { database = await fileDatabase(); pglite = database.pglite; pg = await servePglite(pglite); }, 120_000);
 afterAll(async () => {
   await pg?.stop();
-  await pglite?.close();
+  await database?.release();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 

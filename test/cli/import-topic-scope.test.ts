@@ -5,7 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../../src/app/cli.ts';
 import { mnemo } from '../support/cli.ts';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, g1, json } from '../support/test-app.ts';
 
@@ -19,11 +19,13 @@ import { createTestApp, g1, json } from '../support/test-app.ts';
 const dirs: string[] = [];
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-import-topics-')); dirs.push(d); return d; };
 let pglite: PGlite;
+let database: FileDatabase | undefined;
 let pg: SharedPglite;
 let source: string;
 let lines: Line[];
 beforeAll(async () => {
-  pglite = await startPglite();
+  database = await fileDatabase();
+  pglite = database.pglite;
   pg = await servePglite(pglite);
   // The source store: two topics of acme's default workspace, a memory in each.
   source = tempDir();
@@ -44,7 +46,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await pg?.stop();
-  await pglite?.close();
+  await database?.release();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -63,7 +65,7 @@ const exportedRecords = async (env: Record<string, string>, ...args: string[]): 
 
 const stores: { name: string; env: (dir: string) => Record<string, string> }[] = [
   { name: 'SQLite', env: (dir) => hashing(dir) },
-  // One PGlite for the file: this case runs once, so its store starts empty.
+  // One database for the file (a schema of the worker's PGlite): this case runs once, so its store starts empty.
   { name: 'PostgreSQL', env: (dir) => ({ ...hashing(dir), MNEMO_DATABASE_URL: pg.url, MNEMO_DATABASE_POOL_SIZE: '2' }) },
 ];
 

@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/core/clock.ts';
 import { REINDEX_STALE_AFTER_MS } from '../../src/core/embeddings/reindex-record.ts';
 import { mnemo } from '../support/cli.ts';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddings-server.ts';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { finished, startMnemo } from '../support/spawn-cli.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
@@ -22,17 +22,19 @@ import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
 const dirs: string[] = [];
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-reindex-health-')); dirs.push(d); return d; };
 let pglite: PGlite;
+let database: FileDatabase | undefined;
 let pg: SharedPglite;
 let provider: EmbeddingsServer;
 beforeAll(async () => {
-  pglite = await startPglite();
+  database = await fileDatabase();
+  pglite = database.pglite;
   pg = await servePglite(pglite);
   provider = await startEmbeddingsServer(32);
 }, 120_000);
 afterAll(async () => {
   await provider?.close();
   await pg?.stop();
-  await pglite?.close();
+  await database?.release();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -53,7 +55,7 @@ const isoTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 const stores: { name: string; env: (dir: string) => Record<string, string> }[] = [
   { name: 'SQLite data directory', env: (dir) => ({ MNEMO_DATA_DIR: dir }) },
-  // One PGlite for the file: this case runs once, so its store starts empty.
+  // One database for the file (a schema of the worker's PGlite): this case runs once, so its store starts empty.
   { name: 'PostgreSQL', env: (dir) => ({ MNEMO_DATA_DIR: dir, MNEMO_DATABASE_URL: pg.url, MNEMO_DATABASE_POOL_SIZE: '2' }) },
 ];
 

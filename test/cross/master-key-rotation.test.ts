@@ -12,7 +12,7 @@ import { createStorage } from '../../src/app/storage.factory.ts';
 import { verifyMemoryEventSignature, verifyMnemoSignature } from '../../src/client/webhook-receiver.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { mnemo } from '../support/cli.ts';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json, type TestApp } from '../support/test-app.ts';
 import { startReceiver, type Receiver } from '../webhooks/support.ts';
@@ -31,6 +31,7 @@ const NAMES = Array.from({ length: 12 }, (_, i) => `secret-${i}`);
  */
 describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s', (store) => {
   let pglite: PGlite | undefined;
+  let database: FileDatabase | undefined;
   let server: SharedPglite | undefined;
   let receiver: Receiver;
   let dir: string;
@@ -42,7 +43,8 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
     receiver = await startReceiver();
     base = { MNEMO_DATA_DIR: dir, MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', MNEMO_SQLITE_SYNCHRONOUS: 'normal' };
     if (store === 'postgres') {
-      pglite = await startPglite();
+      database = await fileDatabase();
+      pglite = database.pglite;
       server = await servePglite(pglite);
       base.MNEMO_DATABASE_URL = server.url;
       base.MNEMO_DATABASE_POOL_SIZE = '2';
@@ -51,7 +53,7 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
   afterAll(async () => {
     await receiver?.close();
     await server?.stop();
-    await pglite?.close();
+    await database?.release();
     rmSync(dir, { recursive: true, force: true });
   });
 

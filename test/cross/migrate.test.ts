@@ -9,7 +9,7 @@ import { CliError } from '../../src/app/cli.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
 import { open } from '../../src/core/secrets/envelope.ts';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json } from '../support/test-app.ts';
 import { mnemo } from '../support/cli.ts';
@@ -26,18 +26,20 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
   const dirs: string[] = [];
   const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-migrate-')); dirs.push(d); return d; };
   let pglite: PGlite;
+  let database: FileDatabase | undefined;
   let server: SharedPglite;
   let url: string;
   const cliEnv = { MNEMO_DATABASE_POOL_SIZE: '4' };
 
   beforeAll(async () => {
-    pglite = await startPglite();
+    database = await fileDatabase();
+    pglite = database.pglite;
     server = await servePglite(pglite);
     url = server.url;
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
-    await pglite?.close();
+    await database?.release();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 

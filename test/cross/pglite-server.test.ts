@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 
 /**
@@ -11,15 +11,17 @@ import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
  */
 describe('PGlite served to several pg pools', () => {
   let pglite: PGlite;
+  let database: FileDatabase | undefined;
   let server: SharedPglite;
   beforeAll(async () => {
-    pglite = await startPglite();
+    database = await fileDatabase();
+    pglite = database.pglite;
     server = await servePglite(pglite);
     await pglite.exec('CREATE TABLE shared_counter (id serial PRIMARY KEY, v int NOT NULL)');
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
-    await pglite?.close();
+    await database?.release();
   });
 
   it('answers concurrent parameterised queries and transactions of two pools correctly', async () => {

@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mnemo } from '../support/cli.ts';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json, type TestApp } from '../support/test-app.ts';
 
@@ -11,12 +11,14 @@ import { createTestApp, json, type TestApp } from '../support/test-app.ts';
  */
 describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () => {
   let pglite: PGlite;
+  let database: FileDatabase | undefined;
   let server: SharedPglite;
   let t: TestApp;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    pglite = await startPglite();
+    database = await fileDatabase();
+    pglite = database.pglite;
     server = await servePglite(pglite);
     env = { MNEMO_DATABASE_URL: server.url.replace(':postgres@', ':secret@'), MNEMO_DATABASE_POOL_SIZE: '4' };
     t = await createTestApp({ env });
@@ -24,7 +26,7 @@ describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () 
   afterAll(async () => {
     await t?.close();
     await server?.stop();
-    await pglite?.close();
+    await database?.release();
   });
 
   it('says so in /health and serves G1, G2, G3 and G6 from the database', async () => {

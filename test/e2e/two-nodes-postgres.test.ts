@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mnemo } from '../support/cli.ts';
 import { npmStart, type StartedServer } from '../support/npm-start.ts';
-import { startPglite } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { startRedisServer, type TestRedis } from '../support/redis-server.ts';
 import { bearer, openStream, sleep, type SseClient } from '../streams/support.ts';
@@ -23,6 +23,7 @@ interface Received { eventId: string; memoryId: string; attemptId: string; at: n
  */
 describe('two `npm start` nodes on one PostgreSQL and one Redis', () => {
   let pglite: PGlite;
+  let schema: FileDatabase | undefined;
   let database: SharedPglite;
   let redis: TestRedis;
   let receiver: Server;
@@ -51,7 +52,8 @@ describe('two `npm start` nodes on one PostgreSQL and one Redis', () => {
   });
 
   beforeAll(async () => {
-    pglite = await startPglite();
+    schema = await fileDatabase();
+    pglite = schema.pglite;
     database = await servePglite(pglite);
     redis = await startRedisServer();
     receiver = createServer((req, res) => {
@@ -89,7 +91,7 @@ describe('two `npm start` nodes on one PostgreSQL and one Redis', () => {
     await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
     await redis?.stop();
     await database?.stop();
-    await pglite?.close();
+    await schema?.release();
     if (dataDir) rmSync(join(dataDir, '..'), { recursive: true, force: true });
   });
 

@@ -13,6 +13,9 @@ const CRASH_TEXT = 'crash this embedding worker now';
 describe('local USE-lite embedder', () => {
   const embedder = createLocalEmbedder();
   afterAll(() => embedder.close());
+  /** The model loaded in this process, what the workers' answers are compared with: loaded once for the file. */
+  let model: ReturnType<typeof initModel> | undefined;
+  const inProcessModel = () => (model ??= initModel(modelSource));
 
   it('warms up and embeds 512 floats per text', async () => {
     await embedder.warmup();
@@ -125,7 +128,7 @@ describe('local USE-lite embedder', () => {
   });
 
   it('hands each worker its next call while the current one runs, and no more than pipelineDepth', async () => {
-    const model = await initModel(modelSource);
+    const model = await inProcessModel();
     const texts = Array.from({ length: 5 }, (_, i) => `Pipelined note ${i} about the release plan`);
     const inProcess = await Promise.all(texts.map(async (text) => (await model.embed([text]))[0]!));
     for (const [pipelineDepth, callsOut] of [[2, 2], [1, 1], [3, 3]] as const) {
@@ -148,7 +151,7 @@ describe('local USE-lite embedder', () => {
   });
 
   it('answers exactly what the model answers in process for the same text', async () => {
-    const model = await initModel(modelSource);
+    const model = await inProcessModel();
     const texts = ['The cat sat on the mat', 'Quarterly revenue grew by ten percent', 'Deploy the search index tonight'];
     const inProcess = await Promise.all(texts.map(async (text) => (await model.embed([text]))[0]!));
     const two = createLocalEmbedder({ workers: 2 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalEmbedder, type LocalEmbedder } from '../../src/adapters/embeddings/local/local.embedder.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
+import { longTests } from '../support/test-depth.ts';
 import { openTestPostgresStorage } from '../support/test-store.ts';
 
 /**
@@ -14,8 +15,8 @@ import { openTestPostgresStorage } from '../support/test-store.ts';
  * fails here. The issue's targets (85 % first, 95 % top 3) are above what this model ranks: see BENCHMARKS.md.
  *
  * Both stores run here, in one file, on one loaded model (loading it takes seconds and a worker per core): the SQLite
- * file as the server ships, and the PostgreSQL adapter on PGlite with pgvector (what the `postgres` project would
- * run; vitest.config.ts leaves this file out of it).
+ * file as the server ships, and (`npm run test:long`) the PostgreSQL adapter on PGlite with pgvector (what the
+ * `postgres` project would run; vitest.config.ts leaves this file out of it).
  */
 interface ParaphraseSet {
   pairs: { topic: string; title: string; content: string; question: string }[];
@@ -48,8 +49,13 @@ afterAll(async () => { await model?.close(); });
 describe.each([
   // createTestApp's own SQLite file (this file runs in the `suite` project only).
   { store: 'sqlite', storage: async (): Promise<Storage | undefined> => undefined },
-  // The PostgreSQL adapter on the test PGlite, on a schema of its own (test/support/test-store.ts).
-  { store: 'postgres', storage: (): Promise<Storage | undefined> => openTestPostgresStorage('paraphrase-quality') },
+  // The PostgreSQL adapter on the test PGlite, on a schema of its own (test/support/test-store.ts): in
+  // `npm run test:long` only. What the store does in this test is storing memories with their vectors and
+  // `memories.searchSimilar` (search.service.ts, semanticLeg); the storage contract suite, which `npm test` runs on
+  // PGlite (test/storage/postgres.storage.test.ts, postgres-socket.storage.test.ts), proves that PostgreSQL answers it
+  // as SQLite does: "searches by similarity: best first, thresholded, filtered, one model only" and "is exact below
+  // the exact-scan size": the true best hits, cosines and total, for stores this small (60 memories).
+  ...(longTests() ? [{ store: 'postgres', storage: (): Promise<Storage | undefined> => openTestPostgresStorage('paraphrase-quality') }] : []),
 ])('G1 search with the bundled model and default parameters (paraphrase set, $store)', ({ storage }) => {
   let t: TestApp;
   let api: ReturnType<typeof g1>;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { pgPoolExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
 import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
-import { emptiedSchema, startPglite } from '../support/pglite.ts';
+import { emptiedSchema, fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
@@ -11,14 +11,16 @@ import { describeStorageContract } from './storage.contract.ts';
 // executor, event appends serialised by the advisory lock), against PGlite served on loopback by pglite-socket to a
 // pool of several connections (test/support/pglite-server.ts keeps their round trips apart).
 let pglite: PGlite;
+let database: FileDatabase | undefined;
 let server: SharedPglite;
 beforeAll(async () => {
-  pglite = await startPglite();
+  database = await fileDatabase();
+  pglite = database.pglite;
   server = await servePglite(pglite);
 }, 60_000);
 afterAll(async () => {
   await server.stop();
-  await pglite.close();
+  await database?.release();
 });
 
 /** Raw SQL on the shared PGlite (its search_path is the current contract schema), as someone with database access. */

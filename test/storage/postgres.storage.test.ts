@@ -5,14 +5,16 @@ import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postg
 import { createPostgresStorage, type PostgresStorageOptions } from '../../src/adapters/storage/postgres/postgres.storage.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
-import { emptiedSchema, startPglite, useFreshSchema } from '../support/pglite.ts';
+import { emptiedSchema, fileDatabase, type FileDatabase, useFreshSchema } from '../support/pglite.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
-// One in-process PostgreSQL (PGlite with pgvector) for the file: the contract's stores share one schema, emptied
-// before each test; the specifics below, which migrate, get fresh schemas.
+// The worker's in-process PostgreSQL (PGlite with pgvector, shared with the worker's other files: support/pglite.ts):
+// the contract's stores share one schema of this file, emptied before each test; the specifics below, which migrate,
+// get fresh schemas. All are dropped after the file.
 let pglite: PGlite;
-beforeAll(async () => { pglite = await startPglite(); }, 60_000);
-afterAll(async () => { await pglite.close(); });
+let database: FileDatabase | undefined;
+beforeAll(async () => { database = await fileDatabase(); pglite = database.pglite; }, 60_000);
+afterAll(async () => { await database?.release(); });
 
 /** An executor on a fresh schema of the shared PGlite; closing it leaves the database open for the next test. */
 async function freshSchema(): Promise<PgExecutor> {

@@ -13,7 +13,7 @@ import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.st
 import type { SealedValue } from '../../src/core/secrets/secret.types.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import type { Webhook } from '../../src/core/webhooks/webhook.types.ts';
-import { startPglite, useFreshSchema } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase, useFreshSchema } from '../support/pglite.ts';
 
 /**
  * A store written before G11 webhooks existed (every migration before the one that admits kind 'g11', a sealed G10
@@ -80,8 +80,9 @@ describe('upgrading a store from before G11 webhooks', () => {
 
   describe('PostgreSQL', () => {
     let pglite: PGlite;
-    beforeAll(async () => { pglite = await startPglite(); }, 60_000);
-    afterAll(async () => { await pglite.close(); });
+    let database: FileDatabase | undefined;
+    beforeAll(async () => { database = await fileDatabase(); pglite = database.pglite; }, 60_000);
+    afterAll(async () => { await database?.release(); });
 
     it('the kind constraint is widened in place', async () => {
       await useFreshSchema(pglite);

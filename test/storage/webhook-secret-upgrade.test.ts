@@ -16,7 +16,7 @@ import { open } from '../../src/core/secrets/envelope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import { sealPlaintextWebhookSecrets, webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
 import type { Webhook } from '../../src/core/webhooks/webhook.types.ts';
-import { startPglite, useFreshSchema } from '../support/pglite.ts';
+import { fileDatabase, type FileDatabase, useFreshSchema } from '../support/pglite.ts';
 
 /**
  * A store written before signing secrets were sealed (every migration before that one, a webhook with its secret in
@@ -85,8 +85,9 @@ describe('upgrading a store whose webhook secrets are in plaintext', () => {
 
   describe('PostgreSQL', () => {
     let pglite: PGlite;
-    beforeAll(async () => { pglite = await startPglite(); }, 60_000);
-    afterAll(async () => { await pglite.close(); });
+    let database: FileDatabase | undefined;
+    beforeAll(async () => { database = await fileDatabase(); pglite = database.pglite; }, 60_000);
+    afterAll(async () => { await database?.release(); });
 
     it('the column is renamed and relaxed, and the secret is sealed at the next start', async () => {
       await useFreshSchema(pglite);

@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 
-/** An in-process PostgreSQL with pgvector; starting one takes seconds, so a test file shares one. */
+/** An in-process PostgreSQL with pgvector; starting one takes seconds (over ten on a loaded 2-core machine). */
 export async function startPglite(): Promise<PGlite> {
   const pglite = await PGlite.create({ extensions: { vector } });
   // In public, before any per-test schema exists, so every schema's search_path finds the type.
@@ -9,14 +9,68 @@ export async function startPglite(): Promise<PGlite> {
   return pglite;
 }
 
-let schemas = 0;
+interface WorkerState {
+  pglite: Promise<PGlite> | undefined;
+  /** Schemas made so far in this process: each name is used once. */
+  schemasMade: number;
+  /** The schemas made for the file now running (fileDatabase, useFreshSchema), dropped when it releases its database. */
+  fileSchemas: string[] | undefined;
+}
+// On globalThis rather than in this module: a file that resets the module registry still finds the process's PGlite.
+const KEY = Symbol.for('mnemo.test.workerPglite');
+const state = ((globalThis as Record<symbol, unknown>)[KEY] ??= { pglite: undefined, schemasMade: 0, fileSchemas: undefined }) as WorkerState;
+
 /**
- * Points the shared PGlite at a new, empty schema (a storage migrates it from scratch), as a fresh database would
- * be. PGlite is a single session, even behind pglite-socket, so the search_path holds for every connection until the
- * next call: one storage at a time.
+ * This process's PGlite, started on first use and kept until the process ends. The files of a vitest worker share its
+ * process (`isolate: false` in vitest.config.ts) and so this one database: each file works in schemas of its own
+ * (fileDatabase, useFreshSchema), the `postgres` project's apps too (test/support/test-store.ts).
+ */
+export function workerPglite(): Promise<PGlite> {
+  state.pglite ??= startPglite();
+  return state.pglite;
+}
+
+const newSchemaName = (prefix: string): string => `${prefix}_${state.schemasMade++}`;
+
+/** One test file's database on the worker's PGlite: what a new, empty PostgreSQL database would be. */
+export interface FileDatabase {
+  pglite: PGlite;
+  schema: string;
+  /** Drops the file's schemas and points the session back at `public`; in the file's afterAll, after its servers stopped. */
+  release(): Promise<void>;
+}
+
+/**
+ * A new, empty schema of the worker's PGlite made the session's search_path: PGlite is one session, so every statement
+ * of the file (its own, a storage's, and those of the `pg` connections servePglite serves, which share that session)
+ * lands in it until release(). Tables, sequences and indexes made by a migration go to the first schema of the path;
+ * the pgvector extension stays in `public`, installed once per PGlite. A file that ran before leaves nothing behind:
+ * release() drops every schema the file made (this one and useFreshSchema's).
+ */
+export async function fileDatabase(): Promise<FileDatabase> {
+  const pglite = await workerPglite();
+  const schema = newSchemaName('file');
+  state.fileSchemas = [schema];
+  await pglite.exec(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}, public`);
+  return {
+    pglite,
+    schema,
+    async release() {
+      const made = state.fileSchemas ?? [];
+      state.fileSchemas = undefined;
+      await pglite.exec(`SET search_path TO public; ${made.map((s) => `DROP SCHEMA IF EXISTS ${s} CASCADE;`).join('\n')}`);
+    },
+  };
+}
+
+/**
+ * Points the PGlite at a new, empty schema (a storage migrates it from scratch), as a fresh database would be. PGlite
+ * is a single session, even behind pglite-socket, so the search_path holds for every connection until the next call:
+ * one storage at a time. Dropped with the file's database (fileDatabase) when there is one.
  */
 export async function useFreshSchema(pglite: PGlite): Promise<string> {
-  const schema = `contract_${schemas++}`;
+  const schema = newSchemaName('contract');
+  state.fileSchemas?.push(schema);
   await pglite.exec(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}, public`);
   return schema;
 }

@@ -1,29 +1,32 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first). Vitest orders a
- * fresh clone's files by size, which put some of these last: one worker then ran a 30-40 s file alone while the other
- * sat idle. Starting them first lets the two workers end together. Files not listed keep vitest's own order (cached
- * durations when it has them, else size).
+ * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first within a project).
+ * Vitest orders a fresh clone's files by size, which put some of these last: one worker then ran a 30-40 s file alone
+ * while the other sat idle. Starting them first lets the two workers end together. Files not listed keep vitest's own
+ * order (cached durations when it has them, else size).
  */
 const SLOW_FIRST = [
   'postgres:test/hardening/fuzz.test.ts',
   'postgres:test/g5/errors.test.ts',
-  'suite:test/hardening/isolation.property.test.ts',
-  'suite:test/g5/errors.test.ts',
-  'suite:test/e2e/durability.test.ts',
-  'suite:test/storage/postgres-socket.storage.test.ts',
-  'suite:test/g1/paraphrase-quality.test.ts',
-  'suite:test/e2e/server.test.ts',
-  'suite:test/cross/master-key-rotation.test.ts',
   'postgres:test/hardening/isolation.property.test.ts',
+  'postgres:test/g4/errors.test.ts',
+  'postgres:test/g1/errors.test.ts',
+  'postgres:test/g2/errors.test.ts',
+  'postgres:test/mcp/http.test.ts',
+  'suite:test/e2e/durability.test.ts',
+  'suite:test/e2e/server.test.ts',
+  'suite:test/hardening/fuzz.test.ts',
+  'suite:test/g1/paraphrase-quality.test.ts',
   'suite:test/embeddings/local.embedder.test.ts',
   'suite:test/e2e/two-nodes-postgres.test.ts',
-  'postgres:test/g4/errors.test.ts',
-  'suite:test/hardening/fuzz.test.ts',
+  'suite:test/hardening/isolation.property.test.ts',
+  'suite:test/g5/errors.test.ts',
+  'suite:test/storage/postgres.storage.test.ts',
   'suite:test/g2/errors.test.ts',
-  'postgres:test/mcp/http.test.ts',
-  'suite:test/cross/postgres-store.test.ts',
+  'suite:test/g4/errors.test.ts',
+  'suite:test/storage/sqlite-vector-cache.test.ts',
+  'suite:test/storage/postgres-socket.storage.test.ts',
   'suite:test/mcp/stdio.test.ts',
 ];
 
@@ -33,10 +36,19 @@ const rank = (spec: TestSpecification): number => {
   return i === -1 ? SLOW_FIRST.length : i;
 };
 
+/**
+ * Keeps each project's files together (vitest's own order: projects one after the other) and puts the slowest first
+ * within each. Together matters because a worker process is reused only for a next file of the same project: vitest
+ * ends a worker when the file at the head of its queue belongs to another project, and the next file then pays for a
+ * new process (importing the app again, and starting PGlite again: test/support/pglite.ts, workerPglite). Interleaving
+ * the projects' slowest files, as this sequencer did before, started a new worker for most of them.
+ */
 export class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
+    const projectOrder = [...new Set(sorted.map((s) => s.project.name))];
+    const block = (spec: TestSpecification) => projectOrder.indexOf(spec.project.name);
     // Array.prototype.sort is stable: the unlisted files keep the order vitest gave them.
-    return sorted.sort((a, b) => rank(a) - rank(b));
+    return sorted.sort((a, b) => block(a) - block(b) || rank(a) - rank(b));
   }
 }

@@ -2,7 +2,7 @@ import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { pgParams, type PgExecutor, type PgQueryable } from '../../src/adapters/storage/postgres/pg-executor.ts';
 import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
-import { emptySchema, startPglite } from './pglite.ts';
+import { emptySchema, workerPglite } from './pglite.ts';
 
 /**
  * Which store createTestApp opens: `MNEMO_TEST_STORE=postgres` (the vitest project `postgres` sets it) runs the same
@@ -10,8 +10,8 @@ import { emptySchema, startPglite } from './pglite.ts';
  */
 export const testStoreKind = (): 'sqlite' | 'postgres' => (process.env.MNEMO_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite');
 
-// One PGlite per test process (starting one takes seconds), created on first use and kept until the process ends:
-// the `postgres` project runs its files unisolated, so they all share it. Each data directory gets its own schema,
+// The worker's PGlite (test/support/pglite.ts, workerPglite: one per test process, started on first use): the
+// `postgres` project runs its files unisolated, so they all share it. Each data directory gets its own schema,
 // so an app reopened on the same directory (a restart) finds its data, and two apps open at once do not mix.
 let shared: Promise<PGlite> | undefined;
 const schemaOfDataFile = new Map<string, string>();
@@ -30,7 +30,7 @@ let schemasMade = 0;
  * by the first test that opens an app, its seconds of start-up would count against that test's own timeout.
  */
 export async function startTestPostgres(): Promise<void> {
-  shared ??= startPglite();
+  shared ??= workerPglite();
   await shared;
 }
 
@@ -40,7 +40,7 @@ export async function startTestPostgres(): Promise<void> {
  * sets the schema locally first. Parameters go through the adapter's own pgParams, as in pgliteExecutor.
  */
 export async function openTestPostgresStorage(dataFile: string): Promise<Storage> {
-  shared ??= startPglite();
+  shared ??= workerPglite();
   const db = await shared;
   let schema = schemaOfDataFile.get(dataFile);
   if (schema === undefined) {
