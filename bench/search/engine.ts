@@ -41,6 +41,8 @@ const opts = program.opts<{
   sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean; memoryDetail?: boolean;
   cpuProf?: string;
 }>();
+// Figures taken under the profiler (the server only, not sqlite-vec in this process) are not fit for BENCHMARKS.md.
+if (opts.cpuProf !== undefined && opts.write) program.error('--cpu-prof and --write do not go together: profiled figures are slower and skew the ratio to sqlite-vec');
 const sizes = opts.sizes.split(',').map((s) => Number(s.trim().replace(/k$/i, '000')));
 const dims = Number(opts.dims);
 const clients = Number(opts.clients);

@@ -19,8 +19,11 @@ beforeAll(async () => {
   server = await servePglite(pglite);
 }, 60_000);
 afterAll(async () => {
-  await server.stop();
-  await database?.release();
+  try {
+    await server?.stop();
+  } finally {
+    await database?.release();
+  }
 });
 
 /** Raw SQL on the shared PGlite (its search_path is the current contract schema), as someone with database access. */

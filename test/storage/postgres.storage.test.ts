@@ -97,10 +97,12 @@ describe('postgres specifics', () => {
     expect(everything.total).toBe(expected.length);
 
     // The plan really uses the partial HNSW index of the model when the query is written as the adapter writes it.
-    await pglite.exec('SET enable_seqscan = off');
-    const plan = await pglite.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT v.memory_seq FROM memory_vectors v
-      WHERE v.model_id = 'm8' AND v.dims = 8 ORDER BY v.embedding::vector(8) <=> '[${Array.from(probe).join(',')}]'::vector(8) LIMIT 5`);
-    await pglite.exec('RESET enable_seqscan');
+    // SET LOCAL: the PGlite session is shared with the worker's next files.
+    const plan = await pglite.transaction(async (tx) => {
+      await tx.exec('SET LOCAL enable_seqscan = off');
+      return tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT v.memory_seq FROM memory_vectors v
+        WHERE v.model_id = 'm8' AND v.dims = 8 ORDER BY v.embedding::vector(8) <=> '[${Array.from(probe).join(',')}]'::vector(8) LIMIT 5`);
+    });
     expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/memory_vectors_hnsw_/);
     await storage.close();
   });

@@ -26,7 +26,11 @@ const state = ((globalThis as Record<symbol, unknown>)[KEY] ??= { pglite: undefi
  * (fileDatabase, useFreshSchema), the `postgres` project's apps too (test/support/test-store.ts).
  */
 export function workerPglite(): Promise<PGlite> {
-  state.pglite ??= startPglite();
+  // A start that failed is not kept: the next file tries again (and fails with its own error if it must).
+  state.pglite ??= startPglite().catch((err: unknown) => {
+    state.pglite = undefined;
+    throw err;
+  });
   return state.pglite;
 }
 
@@ -50,7 +54,7 @@ export interface FileDatabase {
 export async function fileDatabase(): Promise<FileDatabase> {
   const pglite = await workerPglite();
   const schema = newSchemaName('file');
-  state.fileSchemas = [schema];
+  (state.fileSchemas ??= []).push(schema);
   await pglite.exec(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}, public`);
   return {
     pglite,

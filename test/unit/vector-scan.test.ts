@@ -134,17 +134,20 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
   });
 
   it.runIf(process.platform === 'linux')('runs its workers below the event loop\'s priority, and leaves the event loop\'s alone', async () => {
+    const nice = (tid: string) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const before = nice(String(process.pid));
     const own = new ScanPool({ threads: 2, inlineBelow: 0 });
     try {
       const matrix = new VectorMatrix(16);
       for (let key = 0; key < 100; key++) matrix.upsert(key, Float32Array.from({ length: 16 }, (_, i) => Math.sin(key + i)));
       await matrix.searchIn(own, Float32Array.from({ length: 16 }, (_, i) => i), 3, -1); // both workers started and ran
       await matrix.searchIn(own, Float32Array.from({ length: 16 }, (_, i) => -i), 3, -1);
-      const nice = (tid: string) => {
-        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-      };
+      // The event loop's thread kept the priority it had before the pool started.
       const own0 = nice(String(process.pid));
+      expect(own0).toBe(before);
       expect(own0).toBe(getPriority(0));
       const lowered = readdirSync('/proc/self/task').filter((tid) => nice(tid) === Math.min(19, own0 + BACKGROUND_NICE_STEP));
       expect(lowered.length).toBeGreaterThanOrEqual(2);

@@ -43,7 +43,8 @@ export type VectorRowsLoader = Pick<SqliteVectorLoader, 'load' | 'close' | 'work
  * step with this process's writes. A workspace's version (bumped by triggers on any connection's writes) tells when
  * another connection changed that workspace: then that workspace's indexes alone are reloaded. A load reads the rows
  * straight into the matrix's shared memory, in a worker thread for big workspaces (SqliteVectorLoader), as int8 codes
- * only: a search re-ranks its few undecided rows from the vectors in the store (storedVectors, on this connection); this
+ * only: a search re-ranks its few undecided rows from the vectors in the store (the scan threads on their own read-only
+ * connections; the event loop, on this connection, only when a thread cannot, see vector-scan/rerank.ts); this
  * process's writes to that workspace meanwhile are kept and replayed onto the loaded rows, and the version the load
  * read in its snapshot is moved on by those writes alone, so a write during a load is never lost and a foreign one
  * still causes a reload.
