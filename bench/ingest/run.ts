@@ -180,8 +180,10 @@ async function localPart(): Promise<string> {
     'CPU per text (raw model) or per create (Mnemo), milliseconds, medians over the rounds, from the threads\' user + system ' +
       'times in /proc (read before and after each measurement; the raw model\'s row is its best batch size). Model threads: ' +
       'the busiest threads, as many as there are model workers; main thread: the server\'s event loop (for the raw model, the ' +
-      'bench thread that hands out texts); other threads: V8\'s garbage-collector and compiler threads and libuv\'s pool; ' +
-      'HTTP client: the bench process driving the server (autocannon). On two cores the model threads get what the others leave.',
+      'bench thread that hands out texts); other threads: all the rest (V8\'s garbage-collector and compiler threads, libuv\'s pool, ' +
+      'the server\'s search and loader threads); HTTP client: the bench process driving the server (autocannon). A create\'s ' +
+      'figure is an upper bound: the server\'s CPU includes the creates still in flight when the run stops, counted are the ' +
+      'completed ones. On two cores the model threads get what the others leave.',
     '',
     table(['run', 'model threads', 'main thread', 'other threads', 'HTTP client', 'total'], cpuRows, 'lrrrrr'),
   ];
