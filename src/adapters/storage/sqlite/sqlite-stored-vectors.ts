@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openReadOnly } from './sqlite-read-only.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { floatView } from './sqlite-vector-rows.ts';
 import type { StoreRef, VectorSource } from './vector-scan/rerank.ts';
@@ -39,15 +40,7 @@ const SCAN_THREAD_CACHE_KIB = 1024;
  * (and maybe later ones, which the re-rank detects as rows that no longer match their codes: rerank.ts).
  */
 export function openStoredVectors(file: string): OpenStoredVectors {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    db.pragma('busy_timeout = 5000');
-    db.pragma('mmap_size = 0');
-    db.pragma(`cache_size = -${SCAN_THREAD_CACHE_KIB}`);
-  } catch (err) {
-    db.close();
-    throw err;
-  }
+  const db = openReadOnly(file, { mmapBytes: 0, cacheKiB: SCAN_THREAD_CACHE_KIB });
   const select = selectVector(db);
   return {
     source: ({ modelId, dims }) => ({ read: (key) => readVector(select, key, modelId, dims) }),

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import type { Scope } from '../../../core/scope.ts';
+import { openReadOnly } from './sqlite-read-only.ts';
 import { fillRows, type RowTarget, type SeqRange } from './sqlite-vector-rows.ts';
 import { runAtBackgroundPriority } from './vector-scan/background-priority.ts';
 
@@ -28,11 +28,8 @@ const CACHE_KIB = 256;
 
 runAtBackgroundPriority();
 const job = workerData as LoadJob;
-const db = new Database(job.file, { readonly: true, fileMustExist: true });
+const db = openReadOnly(job.file, { mmapBytes: MMAP_BYTES, cacheKiB: CACHE_KIB });
 try {
-  db.pragma('busy_timeout = 5000');
-  db.pragma(`mmap_size = ${MMAP_BYTES}`);
-  db.pragma(`cache_size = -${CACHE_KIB}`);
   parentPort!.postMessage(fillRows(db, job.scope, job.modelId, job.dims, job.range, job.target));
 } finally {
   db.close();
