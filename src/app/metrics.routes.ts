@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { sameSecret } from '../core/api-keys/api-key.format.ts';
 import { isIP } from 'node:net';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MnemoMetrics } from '../adapters/metrics/metrics.registry.ts';
@@ -14,12 +14,6 @@ export function isLoopback(address: string | undefined): boolean {
   return isIP(address) === 6 && /^(0{0,4}:){1,7}0{0,3}1$|^::1$/.test(address);
 }
 
-/** Constant-time comparison of a presented token with the configured one (digests, so lengths do not leak). */
-function sameToken(presented: string, expected: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(presented), digest(expected));
-}
-
 /** Why a request may not read the metrics, or null when it may. */
 function refusal(access: MetricsAccess, req: FastifyRequest): { status: 401 | 403; message: string } | null {
   if (access.mode === 'loopback') {
@@ -32,7 +26,7 @@ function refusal(access: MetricsAccess, req: FastifyRequest): { status: 401 | 40
   }
   if (access.mode === 'token') {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(req.headers.authorization ?? '');
-    if (!match || !sameToken(match[1]!, access.token)) return { status: 401, message: 'a valid metrics bearer token is required' };
+    if (!match || !sameSecret(match[1]!, access.token)) return { status: 401, message: 'a valid metrics bearer token is required' };
   }
   return null;
 }

@@ -8,7 +8,7 @@ import { workspaceProblem, type Scope } from '../core/scope.ts';
 import type { SafeHtml } from './html.ts';
 import { DASHBOARD_PREFIX, type Chrome, type Section } from './layout.ts';
 import type { DashboardSession, DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
-import { sameToken } from '../core/dashboard-sessions/session-tokens.ts';
+import { sameSecret } from '../core/api-keys/api-key.format.ts';
 
 export const SESSION_COOKIE = 'mnemo_dashboard';
 /** Before sign-in: the token the sign-in form carries (double submit), so a sign-in cannot be forged either. */
@@ -82,7 +82,7 @@ export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: Pag
     }
     if (req.method === 'POST') {
       const token = field(req, '_csrf');
-      if (token === undefined || !sameToken(token, session.csrfToken)) throw csrfRefusal();
+      if (token === undefined || !sameSecret(token, session.csrfToken)) throw csrfRefusal();
     }
     let principal: Principal;
     try {

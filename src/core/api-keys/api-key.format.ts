@@ -30,6 +30,9 @@ export function parseKeyText(text: string): { mode: KeyMode } | null {
 
 export const digestKey = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
+/** Constant-time comparison of two secrets (tokens, CSRF values), through their digests, so lengths leak nothing either. */
+export const sameSecret = (a: string, b: string): boolean => digestsEqual(digestKey(a), digestKey(b));
+
 export function digestsEqual(a: string, b: string): boolean {
   const ba = Buffer.from(a, 'hex');
   const bb = Buffer.from(b, 'hex');

@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import { decryptWithKey, encryptWithKey, masterKeyOf, SealedValueError, type Keyring } from '../secrets/envelope.ts';
+import { decryptWithKey, encryptWithKey, masterKey, SealedValueError, type Keyring } from '../secrets/envelope.ts';
 
 /**
  * What a shared session store (Redis) holds sealed: the API key and what must not be rewritten from outside (the
@@ -17,7 +17,7 @@ const INFO = 'mnemo dashboard session v1';
 const context = (idDigest: string) => ['dashboard-session', idDigest];
 
 function sessionKey(keyring: Keyring, keyId: string, cookieValue: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', cookieValue, masterKeyOf(keyring, keyId), INFO, 32));
+  return Buffer.from(hkdfSync('sha256', cookieValue, masterKey(keyring, keyId), INFO, 32));
 }
 
 /** `keyId.sealed`: the master key used is named, so sessions opened before a rotation still open while it is held. */

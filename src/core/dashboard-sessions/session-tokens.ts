@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { digestKey } from '../api-keys/api-key.format.ts';
 
 /** A fresh 256-bit token, URL-safe: session ids and CSRF tokens. */
@@ -6,8 +6,3 @@ export const randomToken = (): string => randomBytes(32).toString('base64url');
 
 /** How a session id is stored: its SHA-256 (as API keys are), so the store never holds a live cookie. */
 export const sessionIdDigest = digestKey;
-
-/** Constant-time comparison of two tokens (compared as digests, so their lengths leak nothing either). */
-export function sameToken(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}

@@ -54,7 +54,8 @@ function decrypt(key: Buffer, sealed: string, additional: Buffer, what: string):
   }
 }
 
-function masterKey(keyring: Keyring, keyId: string): Buffer {
+/** The master key `keyId` of the keyring (32 bytes), or SealedValueError when the keyring does not hold it. */
+export function masterKey(keyring: Keyring, keyId: string): Buffer {
   const key = keyring.keys.get(keyId);
   if (!key) throw new SealedValueError(`master key ${JSON.stringify(keyId)} is not in the keyring`);
   if (key.length !== KEY) throw new SealedValueError(`master key ${JSON.stringify(keyId)} is not ${KEY} bytes`);
@@ -105,11 +106,6 @@ export function encryptWithKey(key: Buffer, context: readonly string[], plaintex
 export function decryptWithKey(key: Buffer, context: readonly string[], sealed: string): string {
   if (key.length !== KEY) throw new SealedValueError(`the key is not ${KEY} bytes`);
   return decrypt(key, sealed, aad(context, 'data'), 'the value').toString('utf8');
-}
-
-/** The master key `keyId` of the keyring (32 bytes), or SealedValueError when the keyring does not hold it. */
-export function masterKeyOf(keyring: Keyring, keyId: string): Buffer {
-  return masterKey(keyring, keyId);
 }
 
 /** The same value with its data key wrapped by the active master key instead (master-key rotation). */

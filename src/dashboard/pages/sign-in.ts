@@ -4,7 +4,8 @@ import { cookieOptions, csrfRefusal, field, param, SESSION_COOKIE, SIGN_IN_COOKI
 import { html } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { barePage, DASHBOARD_PREFIX } from '../layout.ts';
-import { randomToken, sameToken } from '../../core/dashboard-sessions/session-tokens.ts';
+import { sameSecret } from '../../core/api-keys/api-key.format.ts';
+import { randomToken } from '../../core/dashboard-sessions/session-tokens.ts';
 
 const SIGN_IN_TOKEN_SECONDS = 3600;
 
@@ -46,7 +47,7 @@ export const signInRoutes: RouteRegistrar = (app, deps) => {
   app.post(`${DASHBOARD_PREFIX}/sign-in`, async (req, reply) => {
     const expected = req.cookies[SIGN_IN_COOKIE];
     const token = field(req, '_csrf');
-    if (!expected || token === undefined || !sameToken(token, expected)) throw csrfRefusal();
+    if (!expected || token === undefined || !sameSecret(token, expected)) throw csrfRefusal();
     const next = safeNext(field(req, 'next'));
     const key = field(req, 'api_key')?.trim() ?? '';
     try {
