@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyOwner, ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
-import type { ListQuery, MemoryFilter } from '../../src/core/memories/memory.types.ts';
+import type { ListQuery, MemoryFilter, MemoryRef } from '../../src/core/memories/memory.types.ts';
 import { AtomicStepFailed, EXACT_SIMILARITY_SCAN_MAX } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
@@ -554,14 +554,23 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         return { mine, foreign, otherModel: otherModel.id, deleted: deleted.id };
       }
 
-      it('ranks as searchSimilar and searchKeyword do, by id (same hits, order, scores, totals), in scope only', async () => {
+      /** The refs the store gives `scope`'s memories with a vector of `modelId` (through rankSimilar), by memory id. */
+      async function refsById(scope: Scope, modelId = MODEL, dims = DIMS): Promise<Map<string, MemoryRef>> {
+        const { hits } = await storage.memories.rankSimilar(scope, { vector: axisVector(dims, 0), modelId, limit: 100, minSimilarity: 0, filter: {} });
+        const read = await storage.memories.findByRefs(scope, hits.map((h) => h.ref));
+        return new Map(hits.map((h) => [read.get(h.ref)!.id, h.ref]));
+      }
+
+      it('ranks as searchSimilar and searchKeyword do, by ref (same hits, order, scores, totals), in scope only', async () => {
         const { foreign, otherModel, deleted } = await seed();
         const cases: [number, number, MemoryFilter][] = [[0, 10, {}], [0, 2, {}], [0.8, 10, {}], [0, 10, { tagsAny: ['odd'] }]];
         for (const [minSimilarity, limit, filter] of cases) {
           const query = { vector: axisVector(DIMS, 0, 1, 0.5), modelId: MODEL, limit, minSimilarity, filter };
           const full = await storage.memories.searchSimilar(scopeA, query);
           const ranked = await storage.memories.rankSimilar(scopeA, query);
-          expect(ranked, JSON.stringify([minSimilarity, limit, filter])).toEqual({
+          // Each ref reads back (findByRefs, in the scope) as the memory searchSimilar returns at that place.
+          const rows = await storage.memories.findByRefs(scopeA, ranked.hits.map((h) => h.ref));
+          expect({ hits: ranked.hits.map((h) => ({ id: rows.get(h.ref)?.id, cosine: h.cosine })), total: ranked.total }, JSON.stringify([minSimilarity, limit, filter])).toEqual({
             hits: full.hits.map((h) => ({ id: h.memory.id, cosine: h.cosine })), total: full.total,
           });
           expect(ranked.hits.length).toBeGreaterThan(0);
@@ -569,57 +578,101 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           const words = { terms: ['deploy', 'pasta'], limit, filter };
           const keyword = await storage.memories.searchKeyword(scopeA, words);
           const rankedKeyword = await storage.memories.rankKeyword(scopeA, words);
-          expect(rankedKeyword, JSON.stringify([limit, filter])).toEqual({
+          const keywordRows = await storage.memories.findByRefs(scopeA, rankedKeyword.hits.map((h) => h.ref));
+          expect({
+            hits: rankedKeyword.hits.map((h) => ({ id: keywordRows.get(h.ref)?.id, relevance: h.relevance, coverage: h.coverage })), total: rankedKeyword.total,
+          }, JSON.stringify([limit, filter])).toEqual({
             hits: keyword.hits.map((h) => ({ id: h.memory.id, relevance: h.relevance, coverage: h.coverage })), total: keyword.total,
           });
           expect(rankedKeyword.hits.length).toBeGreaterThan(0);
-          for (const id of [...ranked.hits, ...rankedKeyword.hits].map((h) => h.id)) {
-            expect([...foreign, deleted]).not.toContain(id);
+          for (const id of [...rows.values(), ...keywordRows.values()].map((m) => m.id)) expect([...foreign, deleted]).not.toContain(id);
+          expect([...rows.values()].map((m) => m.id)).not.toContain(otherModel);
+          // A memory both legs find has one ref.
+          for (const h of rankedKeyword.hits) {
+            const same = ranked.hits.find((r) => rows.get(r.ref)?.id === keywordRows.get(h.ref)?.id);
+            if (same) expect(same.ref).toBe(h.ref);
           }
-          expect(ranked.hits.map((h) => h.id)).not.toContain(otherModel);
         }
         expect((await storage.memories.rankKeyword(scopeA, { terms: ['deploy'], limit: 10, filter: {} })).total).toBe(5);
       });
 
       it('scores chosen memories as similarity search does (cosinesOf): scope, model and width only', async () => {
-        const { mine, foreign, otherModel, deleted } = await seed();
+        const { mine, foreign } = await seed();
+        const refs = await refsById(scopeA);
+        expect(refs.size).toBe(mine.length);
+        const mineRefs = mine.map((id) => refs.get(id)!);
+        const otherModelRef = [...(await refsById(scopeA, 'test:other-8')).values()][0]!;
+        const foreignRefs = (await Promise.all(elsewhere.map(async (scope) => [...(await refsById(scope)).values()]))).flat();
+        expect(foreignRefs.length).toBe(foreign.length);
         const vector = axisVector(DIMS, 0, 3, 0.3);
-        const asked = [...mine, ...foreign, otherModel, deleted, 'no-such-id'];
-        // Before any similarity search of the scope, after one (an adapter may keep an index loaded by then), and after
-        // an update: each time the cosines similarity search gives, to the last bit.
+        const asked = [...mineRefs, ...foreignRefs, otherModelRef, 'no-such-ref', -1, 2 ** 40];
+        // Before any similarity search with this query, after one, and after an update: each time the cosines
+        // similarity search gives, to the last bit.
         const before = await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL });
-        const expected = async () => new Map((await storage.memories.searchSimilar(scopeA,
-          { vector, modelId: MODEL, limit: 100, minSimilarity: 0, filter: {} })).hits.map((h) => [h.memory.id, h.cosine]));
+        const expected = async () => new Map((await storage.memories.rankSimilar(scopeA,
+          { vector, modelId: MODEL, limit: 100, minSimilarity: 0, filter: {} })).hits.map((h) => [h.ref, h.cosine]));
         const searched = await expected();
         expect(searched.size).toBe(mine.length);
         expect(before).toEqual(searched);
         expect(await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL })).toEqual(searched);
-        expect(before.get(mine[0]!)).toBeCloseTo(1 / Math.sqrt(1.0625 * 1.09), 6);
+        expect(before.get(mineRefs[0]!)).toBeCloseTo(1 / Math.sqrt(1.0625 * 1.09), 6);
 
         await storage.memories.update(scopeA, mine[3]!, { title: 'moved' }, new Date(), 'u', vec(0));
-        const updated = await storage.memories.cosinesOf(scopeA, [mine[3]!], { vector, modelId: MODEL });
-        expect(updated.get(mine[3]!)).toBeCloseTo(1 / Math.sqrt(1.09), 6);
-        expect(updated.get(mine[3]!)).toBe((await expected()).get(mine[3]!));
+        const updated = await storage.memories.cosinesOf(scopeA, [mineRefs[3]!], { vector, modelId: MODEL });
+        expect(updated.get(mineRefs[3]!)).toBeCloseTo(1 / Math.sqrt(1.09), 6);
+        expect(updated.get(mineRefs[3]!)).toBe((await expected()).get(mineRefs[3]!));
 
         // Another model, another width, another scope, nothing asked, an all-zero query.
-        expect((await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: 'test:other-8' })).get(otherModel)).toBeCloseTo(1 / Math.sqrt(1.09), 6);
+        expect((await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: 'test:other-8' })).get(otherModelRef)).toBeCloseTo(1 / Math.sqrt(1.09), 6);
         expect((await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: 'test:other-8' })).size).toBe(1);
-        expect((await storage.memories.cosinesOf(scopeA, mine, { vector: axisVector(DIMS * 2, 0), modelId: MODEL })).size).toBe(0);
-        expect((await storage.memories.cosinesOf(scopeB, mine, { vector, modelId: MODEL })).size).toBe(0);
+        expect((await storage.memories.cosinesOf(scopeA, mineRefs, { vector: axisVector(DIMS * 2, 0), modelId: MODEL })).size).toBe(0);
+        expect((await storage.memories.cosinesOf(scopeB, mineRefs, { vector, modelId: MODEL })).size).toBe(0);
         expect((await storage.memories.cosinesOf(scopeA, [], { vector, modelId: MODEL })).size).toBe(0);
-        const zero = await storage.memories.cosinesOf(scopeA, mine, { vector: new Float32Array(DIMS), modelId: MODEL });
+        const zero = await storage.memories.cosinesOf(scopeA, mineRefs, { vector: new Float32Array(DIMS), modelId: MODEL });
         expect([...zero.values()]).toEqual(mine.map(() => 0));
       });
 
-      it('reads memories by id in the order given, in scope only (findByIds)', async () => {
-        const { mine, foreign, otherModel, deleted } = await seed();
-        const order = [mine[3]!, otherModel, foreign[0]!, mine[0]!, deleted, 'no-such-id', mine[4]!];
-        const found = await storage.memories.findByIds(scopeA, order);
-        expect(found.map((m) => m.id)).toEqual([mine[3]!, otherModel, mine[0]!, mine[4]!]);
-        expect(found[0]).toEqual(await storage.memories.findById(scopeA, mine[3]!));
-        expect(found.every((m) => m.scope.tenantId === scopeA.tenantId && m.scope.mode === scopeA.mode && m.scope.workspace === scopeA.workspace)).toBe(true);
-        for (const scope of elsewhere) expect(await storage.memories.findByIds(scope, mine)).toEqual([]);
-        expect(await storage.memories.findByIds(scopeA, [])).toEqual([]);
+      it('bounds those cosines (cosineEstimatesOf): each exact cosine within its error, in scope, model and width only', async () => {
+        const { mine } = await seed();
+        const refs = await refsById(scopeA);
+        const mineRefs = mine.map((id) => refs.get(id)!);
+        const foreignRefs = (await Promise.all(elsewhere.map(async (scope) => [...(await refsById(scope)).values()]))).flat();
+        const otherModelRef = [...(await refsById(scopeA, 'test:other-8')).values()][0]!;
+        const asked = [...mineRefs, ...foreignRefs, otherModelRef, 'no-such-ref', -1];
+        const check = async (vector: Float32Array) => {
+          const exact = await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL });
+          const estimates = await storage.memories.cosineEstimatesOf(scopeA, asked, { vector, modelId: MODEL });
+          expect([...estimates.keys()].sort()).toEqual([...exact.keys()].sort());
+          for (const [ref, e] of estimates) {
+            expect(e.error).toBeGreaterThanOrEqual(0);
+            expect(e.error).toBeLessThan(0.01);
+            expect(Math.abs(exact.get(ref)! - e.cosine)).toBeLessThanOrEqual(e.error);
+          }
+        };
+        await check(axisVector(DIMS, 0, 3, 0.3));
+        await check(axisVector(DIMS, 2, 5, -0.7));
+        // After an update, the estimate bounds the new vector's cosine.
+        await storage.memories.update(scopeA, mine[3]!, { title: 'moved' }, new Date(), 'u', vec(2, 1, 0.9));
+        await check(axisVector(DIMS, 2, 1, 0.4));
+        expect((await storage.memories.cosineEstimatesOf(scopeB, mineRefs, { vector: axisVector(DIMS, 0), modelId: MODEL })).size).toBe(0);
+        expect((await storage.memories.cosineEstimatesOf(scopeA, [], { vector: axisVector(DIMS, 0), modelId: MODEL })).size).toBe(0);
+        const zero = await storage.memories.cosineEstimatesOf(scopeA, mineRefs, { vector: new Float32Array(DIMS), modelId: MODEL });
+        expect([...zero.values()].map((e) => e.cosine)).toEqual(mine.map(() => 0));
+      });
+
+      it('reads memories by ref, in scope only (findByRefs)', async () => {
+        const { mine, foreign, otherModel } = await seed();
+        const refs = await refsById(scopeA);
+        const otherModelRef = [...(await refsById(scopeA, 'test:other-8')).values()][0]!;
+        const foreignRefs = (await Promise.all(elsewhere.map(async (scope) => [...(await refsById(scope)).values()]))).flat();
+        const order = [refs.get(mine[3]!)!, otherModelRef, foreignRefs[0]!, refs.get(mine[0]!)!, 'no-such-ref', -1, refs.get(mine[4]!)!];
+        const found = await storage.memories.findByRefs(scopeA, order);
+        expect([...found.entries()].map(([ref, m]) => [ref, m.id]).sort()).toEqual(
+          [[refs.get(mine[3]!)!, mine[3]!], [otherModelRef, otherModel], [refs.get(mine[0]!)!, mine[0]!], [refs.get(mine[4]!)!, mine[4]!]].sort());
+        expect(found.get(refs.get(mine[3]!)!)).toEqual(await storage.memories.findById(scopeA, mine[3]!));
+        expect(foreign).not.toContain(found.get(foreignRefs[0]!)?.id);
+        for (const scope of elsewhere) expect((await storage.memories.findByRefs(scope, [...refs.values()])).size).toBe(0);
+        expect((await storage.memories.findByRefs(scopeA, [])).size).toBe(0);
       });
     });
 

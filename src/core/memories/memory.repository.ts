@@ -3,7 +3,8 @@ import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type { MemoryMaintenance } from './memory-maintenance.ts';
 import type {
-  KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, ScopeUsage, SimilarityCandidate, SimilarityHit,
+  CosineEstimate, KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, MemoryRef, ScopeUsage,
+  SimilarityCandidate, SimilarityHit,
   SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
 
@@ -85,22 +86,28 @@ export interface MemoryRepository extends MemoryMaintenance {
   /** Stored vectors of the given memories for one model (absent ids and other models are left out). */
   vectorsOf(scope: Scope, ids: readonly string[], modelId: string): Promise<Map<string, Float32Array>>;
   /*
-   * Deferred materialisation (hybrid search): the two rankings without their rows, the cosines of chosen memories,
-   * and the rows of the few hits kept. A hybrid search ranks two pools of 50 candidates and keeps `limit` of them;
-   * reading (and parsing) a row is most of what a candidate costs, so only the kept ones are read.
+   * Deferred materialisation (hybrid search): the two rankings by handle (MemoryRef) without their rows, the cosines
+   * of chosen memories, and the rows of the few hits kept. A hybrid search ranks a pool of keyword candidates and
+   * keeps `limit` of them; reading (and parsing) a row is most of what a candidate costs, so only the kept ones are read.
    */
-  /** As searchSimilar (same hits, order, cosines and total), without reading the memories: ids and cosines. */
+  /** As searchSimilar (same hits, order, cosines and total), without reading the memories: refs and cosines. */
   rankSimilar(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>): Promise<{ hits: SimilarityCandidate[]; total: number }>;
-  /** As searchKeyword (same hits, order, scores and total), without reading the memories: ids and scores. */
+  /** As searchKeyword (same hits, order, scores and total), without reading the memories: refs and scores. */
   rankKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordCandidate[]; total: number }>;
   /**
    * The cosine of each given memory's stored vector of `modelId` to `vector`, computed as searchSimilar computes it
-   * (a memory both return has the same cosine in both; 0 when either vector is all zeros). Ids absent from the scope
+   * (a memory both return has the same cosine in both; 0 when either vector is all zeros). Refs absent from the scope
    * and memories without a vector of that model and width are left out.
    */
-  cosinesOf(scope: Scope, ids: readonly string[], query: { vector: Float32Array; modelId: string }): Promise<Map<string, number>>;
-  /** The scope's memories with these ids, in the order given; ids absent from the scope are left out. */
-  findByIds(scope: Scope, ids: readonly string[]): Promise<Memory[]>;
+  cosinesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }): Promise<Map<MemoryRef, number>>;
+  /**
+   * Cheap bounds on those cosines: each ref's exact cosine (as cosinesOf gives it) lies within `error` of `cosine`.
+   * A store with an in-memory index estimates from it (SQLite: the int8 codes, error about 1e-4); one without returns
+   * the exact cosines (error 0). Refs it cannot estimate are left out (cosinesOf tells whether they have a vector).
+   */
+  cosineEstimatesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }): Promise<Map<MemoryRef, CosineEstimate>>;
+  /** The scope's memories with these refs; refs absent from the scope (or deleted since) are left out. */
+  findByRefs(scope: Scope, refs: readonly MemoryRef[]): Promise<Map<MemoryRef, Memory>>;
   /** Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them. */
   suggestTags(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
   /** Titles in scope containing `text` (case-insensitive), prefix matches and frequent titles first. */

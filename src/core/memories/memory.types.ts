@@ -119,12 +119,22 @@ export interface SimilarityHit {
 }
 
 /**
- * A similarity search's hit before its memory is read: what `MemoryRepository.rankSimilar` returns, so that a caller
- * keeping only a few of many candidates (hybrid search) reads only those rows.
+ * A store's handle on one memory of one scope, as its rankings return it (SQLite: the row number; PostgreSQL: the
+ * id), so that a caller keeping only a few of many candidates (hybrid search) reads only those rows, by handle
+ * (`MemoryRepository.findByRefs`). Meaningful only in the scope it came from; a memory deleted since is absent.
  */
+export type MemoryRef = number | string;
+
+/** A similarity search's hit before its memory is read: what `MemoryRepository.rankSimilar` returns. */
 export interface SimilarityCandidate {
-  id: string;
+  ref: MemoryRef;
   cosine: number;
+}
+
+/** A cosine known to lie within `error` of `cosine` (`MemoryRepository.cosineEstimatesOf`; exact when 0). */
+export interface CosineEstimate {
+  cosine: number;
+  error: number;
 }
 
 export interface KeywordQuery {
@@ -143,9 +153,9 @@ export interface KeywordQuery {
 /** Default keyword candidate cap per query term (docs/api.md, "Keyword candidates"). */
 export const KEYWORD_CANDIDATES_PER_TERM = 1000;
 
-/** A keyword search's hit before its memory is read (`MemoryRepository.rankKeyword`): as KeywordHit, by id. */
+/** A keyword search's hit before its memory is read (`MemoryRepository.rankKeyword`): as KeywordHit, by ref. */
 export interface KeywordCandidate {
-  id: string;
+  ref: MemoryRef;
   relevance: number;
   coverage: number;
 }

@@ -3,7 +3,7 @@ import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
 import { norm, similarityFromCosine } from '../embeddings/vectors.ts';
 import { DomainError } from '../errors.ts';
 import type { MemoryRepository } from '../memories/memory.repository.ts';
-import type { Memory, MemoryFilter, Suggestion } from '../memories/memory.types.ts';
+import type { CosineEstimate, Memory, MemoryFilter, MemoryRef, Suggestion } from '../memories/memory.types.ts';
 import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
 import { calibrationFor } from './score-calibration.ts';
@@ -86,14 +86,20 @@ export const HYBRID_METHOD_RERANK = 'weighted_sum(calibrated_similarity, keyword
 export const HYBRID_METHOD_PLAIN = 'weighted_sum(calibrated_similarity, keyword_relevance/best)';
 
 interface Candidate {
-  id: string;
+  ref: MemoryRef;
+  /** Calibrated similarity and cosine: exact, or from `estimate` for a candidate that cannot enter the answer. */
   similarity?: number;
   cosine?: number;
+  /** A keyword-only candidate's cosine bounds (MemoryRepository.cosineEstimatesOf) until it is scored exactly. */
+  estimate?: CosineEstimate | undefined;
   /** BM25 relevance over the best keyword hit's (0..1). */
   keyword: number;
   /** The keyword hit's coverage of the query (0..1), 0 when no keyword matched. */
   coverage: number;
 }
+
+/** A hybrid search whose chosen memories keep being deleted before they are read gives up re-running after this. */
+const HYBRID_ATTEMPTS = 3;
 
 export type SearchService = ReturnType<typeof createSearchService>;
 
@@ -184,22 +190,116 @@ export function createSearchService(deps: {
 
   /**
    * The memories of the first `limit` ranked candidates, read in one query; a candidate deleted since the ranking is
-   * skipped and the next one read in its place (`gone` counts those skipped).
+   * skipped (`gone` counts those skipped) and, with `replace`, the next one read in its place.
    */
-  async function readKept(scope: Scope, ranked: readonly Candidate[], limit: number) {
+  async function readKept(scope: Scope, ranked: readonly Candidate[], limit: number, replace: boolean) {
     const kept: { candidate: Candidate; memory: Memory }[] = [];
     let gone = 0;
-    for (let from = 0; kept.length < limit && from < ranked.length;) {
+    for (let from = 0; kept.length < limit && from < ranked.length && (replace || from === 0);) {
       const batch = ranked.slice(from, from + limit - kept.length);
       from += batch.length;
-      const rows = new Map((await memories.findByIds(scope, batch.map((c) => c.id))).map((m) => [m.id, m]));
+      const rows = await memories.findByRefs(scope, batch.map((c) => c.ref));
       for (const candidate of batch) {
-        const memory = rows.get(candidate.id);
+        const memory = rows.get(candidate.ref);
         if (memory) kept.push({ candidate, memory });
         else gone++;
       }
     }
     return { kept, gone };
+  }
+
+  /**
+   * One ranking and read of a hybrid search (see `hybrid` below); `gone`: chosen memories deleted before the read.
+   * Only on the `last` attempt is a deleted hit replaced by the next candidate, and every candidate scored exactly
+   * for it (before, those that cannot enter the answer keep their cosine estimates).
+   */
+  async function hybridOnce(scope: Scope, vector: Float32Array, input: HybridInput, last: boolean) {
+    const floor = input.threshold ?? 0;
+    const keywordPool = Math.max(input.limit * 5, 50);
+    const query = { vector, modelId: embedder.modelId };
+    // The legs rank without reading any memory (refs and scores): only the `limit` rows the fusion keeps are read.
+    const semanticLeg = memories.rankSimilar(scope, {
+      ...query, limit: input.limit, minSimilarity: similarityFromCosine(Math.max(-1, calibration.minCosine(floor))), filter: input.filter,
+    });
+    let semanticAnswered = false;
+    semanticLeg.then(() => { semanticAnswered = true; }, () => undefined);
+    // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
+    // (a few promise steps in) first, so that the two legs overlap.
+    const keywordLeg = (async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return memories.rankKeyword(scope, { terms: keywordTerms(input.query), limit: keywordPool, filter: input.filter });
+    })();
+    // Keyword-only candidates need their cosine. While the semantic leg still runs, every keyword hit is estimated
+    // at once, beside it (which are keyword-only is known only when it answers); once it has answered, only the
+    // missing ones are (below).
+    const early = keywordLeg.then((k) => (semanticAnswered || k.hits.length === 0 ? null
+      : memories.cosineEstimatesOf(scope, k.hits.map((h) => h.ref), query)));
+    // All three in Promise.all from the start, so a leg that fails meanwhile is never an unhandled rejection.
+    const [semantic, keyword, earlyEstimates] = await Promise.all([semanticLeg, keywordLeg, early]);
+    const candidates = new Map<MemoryRef, Candidate>();
+    semantic.hits.forEach((h) => candidates.set(h.ref, { ref: h.ref, similarity: calibration.score(h.cosine), cosine: h.cosine, keyword: 0, coverage: 0 }));
+    const topRelevance = keyword.hits[0]?.relevance ?? 0;
+    keyword.hits.forEach((h) => {
+      const c = candidates.get(h.ref) ?? { ref: h.ref, keyword: 0, coverage: 0 };
+      c.keyword = topRelevance > 0 ? h.relevance / topRelevance : 0;
+      c.coverage = h.coverage;
+      candidates.set(h.ref, c);
+    });
+
+    const sw = input.semanticWeight;
+    const kw = input.keywordWeight;
+    const weightSum = sw + kw > 0 ? sw + kw : 1;
+    // rerank true: both scores are absolute (calibrated similarity, keyword coverage), so a weak keyword match
+    // counts for little; rerank false: the keyword relevance is normalised by the pool's best hit.
+    const keywordPart = (c: Candidate) => (input.rerank ? c.coverage : c.keyword);
+    const fusedWith = (c: Candidate, similarity: number) => (sw * similarity + kw * keywordPart(c)) / weightSum;
+    const fused = (c: Candidate) => fusedWith(c, c.similarity ?? 0);
+
+    // Keyword-only candidates: the store's estimates bound their fused scores; only those that may enter the top
+    // `limit` or straddle the floor are scored exactly (as the semantic search would score them), so a kept hit's
+    // scores are always exact and an estimate never decides an order or a count it could get wrong.
+    const keywordOnly = [...candidates.values()].filter((c) => c.similarity === undefined);
+    const estimates = last || keywordOnly.length === 0 ? null
+      : earlyEstimates ?? await memories.cosineEstimatesOf(scope, keywordOnly.map((c) => c.ref), query);
+    const bounds = new Map<Candidate, { low: number; high: number }>();
+    for (const c of candidates.values()) {
+      const e = c.similarity === undefined ? estimates?.get(c.ref) : undefined;
+      if (c.similarity !== undefined) bounds.set(c, { low: fused(c), high: fused(c) });
+      else if (e) {
+        c.estimate = e;
+        bounds.set(c, { low: fusedWith(c, calibration.score(e.cosine - e.error)), high: fusedWith(c, calibration.score(e.cosine + e.error)) });
+      }
+    }
+    const lows = [...bounds.values()].map((b) => b.low).sort((a, b) => b - a);
+    const entry = lows.length >= input.limit ? lows[input.limit - 1]! : -Infinity;
+    const toScore = new Set(keywordOnly.filter((c) => {
+      const b = bounds.get(c);
+      return !b || (c.estimate!.error > 0 && (b.high >= entry || (b.low < floor && b.high >= floor)));
+    }));
+    const cosines = toScore.size > 0 ? await memories.cosinesOf(scope, [...toScore].map((c) => c.ref), query) : null;
+    for (const c of keywordOnly) {
+      // Scored: the exact cosine (-1 without a stored vector, as before any estimate); else the estimate stands.
+      c.cosine = toScore.has(c) ? cosines?.get(c.ref) ?? -1 : c.estimate!.cosine;
+      c.similarity = calibration.score(c.cosine);
+    }
+
+    let ranked = [...candidates.values()];
+    ranked.sort((a, b) => fused(b) - fused(a) || (b.similarity ?? 0) - (a.similarity ?? 0));
+    ranked = ranked.filter((c) => fused(c) >= floor);
+    const { kept, gone } = await readKept(scope, ranked, input.limit, last);
+    const vectors = input.withVectors && kept.length > 0
+      ? await memories.vectorsOf(scope, kept.map((k) => k.memory.id), embedder.modelId) : null;
+    const outcome = {
+      hits: kept.map(({ candidate: c, memory }) => ({
+        memory, score: fused(c), similarity: c.similarity, cosine: c.cosine, keywordScore: c.keyword,
+        vector: vectors?.get(memory.id),
+      })),
+      total: ranked.length - gone,
+      semanticResults: semantic.total,
+      keywordResults: keyword.total,
+      method: input.rerank ? HYBRID_METHOD_RERANK : HYBRID_METHOD_PLAIN,
+    };
+    return { outcome, gone };
   }
 
   return {
@@ -241,81 +341,26 @@ export function createSearchService(deps: {
     }),
 
     /**
-     * Hybrid: the semantic and keyword legs each yield their own candidate pool (so keyword-only hits survive),
-     * every candidate gets its exact similarity and its normalised keyword relevance, then
-     * - rerank false: order by `semanticWeight * similarity + keywordWeight * keyword` (weighted_sum);
-     * - rerank true: order by weighted reciprocal-rank fusion of the two rankings (k = 60), still showing the
-     *   weighted sum of exact scores as the score.
+     * Hybrid: the semantic and keyword legs each yield their own candidates (so keyword-only hits survive), every
+     * candidate gets its exact similarity and its keyword score, then they are ordered by the weighted sum
+     * `semanticWeight * similarity + keywordWeight * keyword part` (rerank true: the keyword coverage; false: BM25
+     * relative to the best hit).
+     *
+     * The semantic leg ranks only the best `limit` memories at or above the floor: any other memory the keyword leg
+     * did not bring scores `semanticWeight * similarity / (sum of weights)` (weights are never negative), no more than
+     * each of those `limit`, so it can never enter the answer (docs/architecture.md, "Hybrid search"). A memory read
+     * as deleted between the ranking and the read would be replaced by a candidate that may not be the next best, so
+     * the search runs again (a delete has left the indexes by the time it answers).
      */
     hybrid: (ctx: SearchContext, input: HybridInput) => run(ctx, 'hybrid', input.query, input, async (): Promise<HybridOutcome> => {
       const { vector, ms } = await embedQuery(input.query);
       const started = performance.now();
-      const pool = Math.max(input.limit * 5, 50);
-      // The legs rank without reading any memory (ids and scores): of their two pools only `limit` rows are read,
-      // once the fusion has chosen them.
-      const semanticLeg = memories.rankSimilar(ctx.scope, { vector, modelId: embedder.modelId, limit: pool, minSimilarity: 0, filter: input.filter });
-      let semanticAnswered = false;
-      semanticLeg.then(() => { semanticAnswered = true; }, () => undefined);
-      // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
-      // (a few promise steps in) first, so that the two legs overlap.
-      const keywordLeg = (async () => {
-        await new Promise((resolve) => setImmediate(resolve));
-        return memories.rankKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: pool, filter: input.filter });
-      })();
-      // Keyword-only candidates need their cosine. While the semantic leg still runs (a big workspace's scan), every
-      // keyword hit is scored at once, beside it: the few it also finds are scored for nothing, on a core that would
-      // wait otherwise. Once it has answered, only the missing ones are (below). Either way a memory's cosine is the
-      // one the scan gives it (cosinesOf computes it alike), so the answer does not depend on which way it went.
-      const early = keywordLeg.then((k) => (semanticAnswered || k.hits.length === 0 ? null
-        : memories.cosinesOf(ctx.scope, k.hits.map((h) => h.id), { vector, modelId: embedder.modelId })));
-      // All three in Promise.all from the start, so a leg that fails meanwhile is never an unhandled rejection.
-      const [semantic, keyword, earlyCosines] = await Promise.all([semanticLeg, keywordLeg, early]);
-      const candidates = new Map<string, Candidate>();
-      semantic.hits.forEach((h) => candidates.set(h.id, { id: h.id, similarity: calibration.score(h.cosine), cosine: h.cosine, keyword: 0, coverage: 0 }));
-      const topRelevance = keyword.hits[0]?.relevance ?? 0;
-      keyword.hits.forEach((h) => {
-        const c = candidates.get(h.id) ?? { id: h.id, keyword: 0, coverage: 0 };
-        c.keyword = topRelevance > 0 ? h.relevance / topRelevance : 0;
-        c.coverage = h.coverage;
-        candidates.set(h.id, c);
-      });
-      // Exact similarity for keyword-only candidates (the store scores them as its semantic search would).
-      const missing = [...candidates.values()].filter((c) => c.similarity === undefined).map((c) => c.id);
-      const cosines = earlyCosines
-        ?? (missing.length > 0 ? await memories.cosinesOf(ctx.scope, missing, { vector, modelId: embedder.modelId }) : null);
-      for (const id of missing) {
-        const c = candidates.get(id)!;
-        c.cosine = cosines?.get(id) ?? -1;
-        c.similarity = calibration.score(c.cosine);
+      for (let attempt = 1; ; attempt++) {
+        const { outcome, gone } = await hybridOnce(ctx.scope, vector, input, attempt === HYBRID_ATTEMPTS);
+        if (gone === 0 || attempt === HYBRID_ATTEMPTS) {
+          return { ...outcome, embeddingMs: ms, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
+        }
       }
-
-      const sw = input.semanticWeight;
-      const kw = input.keywordWeight;
-      const weightSum = sw + kw > 0 ? sw + kw : 1;
-      // rerank true: both scores are absolute (calibrated similarity, keyword coverage), so a weak keyword match
-      // counts for little; rerank false: the keyword relevance is normalised by the pool's best hit.
-      const keywordPart = (c: Candidate) => (input.rerank ? c.coverage : c.keyword);
-      const fused = (c: Candidate) => (sw * (c.similarity ?? 0) + kw * keywordPart(c)) / weightSum;
-      let ranked = [...candidates.values()];
-      ranked.sort((a, b) => fused(b) - fused(a) || (b.similarity ?? 0) - (a.similarity ?? 0));
-      const floor = input.threshold ?? 0;
-      ranked = ranked.filter((c) => fused(c) >= floor);
-      const { kept, gone } = await readKept(ctx.scope, ranked, input.limit);
-      const vectors = input.withVectors && kept.length > 0
-        ? await memories.vectorsOf(ctx.scope, kept.map((k) => k.memory.id), embedder.modelId) : null;
-      return {
-        hits: kept.map(({ candidate: c, memory }) => ({
-          memory, score: fused(c), similarity: c.similarity, cosine: c.cosine, keywordScore: c.keyword,
-          vector: vectors?.get(memory.id),
-        })),
-        total: ranked.length - gone,
-        semanticResults: semantic.hits.filter((h) => candidates.get(h.id)!.similarity! >= (input.threshold ?? 0)).length,
-        keywordResults: keyword.total,
-        method: input.rerank ? HYBRID_METHOD_RERANK : HYBRID_METHOD_PLAIN,
-        embeddingMs: ms,
-        searchMs: performance.now() - started,
-        embeddingModel: embedder.modelId,
-      };
     }),
 
     /**

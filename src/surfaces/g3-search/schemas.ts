@@ -114,10 +114,10 @@ export const SearchResponse = Type.Object({
 
 export const HybridResponse = Type.Object({
   matches: Type.Array(MatchWire),
-  semantic_results: Type.Integer({ description: 'Semantic candidates considered (at or above the threshold)' }),
+  semantic_results: Type.Integer({ description: 'Memories in scope (after filters) whose similarity is at or above the threshold: every memory with a vector when none is given' }),
   keyword_results: Type.Integer({ description: 'Memories matching at least one query word' }),
   combined_score_method: Type.String({ description: '`weighted_sum(calibrated_similarity, keyword_coverage)` (rerank true) or `weighted_sum(calibrated_similarity, keyword_relevance/best)` (rerank false); docs/api.md, "Scores"' }),
-  total: Type.Integer({ description: 'Candidates at or above the threshold' }),
+  total: Type.Integer({ description: 'Pooled candidates (the semantic best topK and the keyword pool) whose fused score is at or above the threshold' }),
   query_embedding_time: Ms('Time spent embedding the query'),
   search_time: Ms('Time spent searching after embedding'),
 });

@@ -8,6 +8,7 @@ import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
 import { isPgUniqueViolation, pgInt, pgJson, pgTime, pgTimeOrNull, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
+import { seqsOf } from '../memory-refs.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
 import { cosinesOf, parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
@@ -331,34 +332,33 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       return { hits: toKeywordHits(hits, (seq) => { const row = rows.get(seq); return row && { memory: toMemory(row) }; }), total };
     },
 
+    // Refs are the rows' seqs (a number): the keyword ranking has them already, and reads by primary key.
     async rankSimilar(scope, query) {
       const { hits, total } = await searchVectors(db, scope, {
         vector: query.vector, modelId: query.modelId, limit: query.limit, filter: query.filter,
         minCosine: cosineFromSimilarity(query.minSimilarity) - 1e-6,
       }, options);
-      return { hits: hits.map((h) => ({ id: h.id, cosine: h.cosine })), total };
+      return { hits: hits.map((h) => ({ ref: h.seq, cosine: h.cosine })), total };
     },
 
     async rankKeyword(scope, query) {
       const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit,
         query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM);
-      if (hits.length === 0) return { hits: [], total };
-      const p = new SqlParams();
-      const rows = await db.query<{ seq: number | string; id: string }>(`SELECT m.seq, m.id FROM memories m
-        WHERE ${scopeSql(p, scope)} AND m.seq = ANY(${p.add(hits.map((h) => String(h.seq)))}::bigint[])`, p.values);
-      const ids = new Map(rows.map((r) => [pgInt(r.seq), r.id]));
-      return { hits: toKeywordHits(hits, (seq) => { const id = ids.get(seq); return id === undefined ? undefined : { id }; }), total };
+      return { hits: toKeywordHits(hits, (seq) => ({ ref: seq })), total };
     },
 
-    cosinesOf: (scope, ids, query) => cosinesOf(db, scope, ids, query),
+    cosinesOf: (scope, refs, query) => cosinesOf(db, scope, seqsOf(refs), query),
 
-    async findByIds(scope, ids) {
-      if (ids.length === 0) return [];
-      const p = new SqlParams();
-      const rows = await db.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p, scope)}
-        AND m.id = ANY(${p.add(ids)}::text[])`, p.values);
-      const found = new Map(rows.map((r) => [r.id, r]));
-      return ids.flatMap((id) => { const row = found.get(id); return row ? [toMemory(row)] : []; });
+    // No index in memory to estimate from: the exact cosines, in one query.
+    async cosineEstimatesOf(scope, refs, query) {
+      const exact = await cosinesOf(db, scope, seqsOf(refs), query);
+      return new Map([...exact].map(([ref, cosine]) => [ref, { cosine, error: 0 }]));
+    },
+
+    async findByRefs(scope, refs) {
+      if (refs.length === 0) return new Map();
+      const rows = await rowsBySeq(scope, seqsOf(refs));
+      return new Map([...rows].map(([seq, row]) => [seq, toMemory(row)]));
     },
 
     async vectorsOf(scope, ids, modelId) {

@@ -134,15 +134,16 @@ export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery
  * search orders by, so that a memory both return has one cosine. pgvector answers NaN when either vector is all
  * zeros: that is 0 here, as core/embeddings/vectors.ts `cosine` has it.
  */
-export async function cosinesOf(db: PgQueryable, scope: Scope, ids: readonly string[], q: { vector: Float32Array; modelId: string }):
-  Promise<Map<string, number>> {
-  if (ids.length === 0) return new Map();
+export async function cosinesOf(db: PgQueryable, scope: Scope, seqs: readonly number[], q: { vector: Float32Array; modelId: string }):
+  Promise<Map<number, number>> {
+  if (seqs.length === 0) return new Map();
   const dims = checkDims(q.vector.length);
   const p = new SqlParams();
-  const rows = await db.query<{ id: string; cosine: number }>(
-    `SELECT m.id, 1 - (v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims})) AS cosine
+  const rows = await db.query<{ seq: number | string; cosine: number }>(
+    `SELECT m.seq, 1 - (v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims})) AS cosine
      FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
-     WHERE ${scopeSql(p, scope)} AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims} AND m.id = ANY(${p.add(ids)}::text[])`,
+     WHERE ${scopeSql(p, scope)} AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims}
+       AND m.seq = ANY(${p.add(seqs.map(String))}::bigint[])`,
     p.values);
-  return new Map(rows.map((r) => [r.id, Number.isNaN(r.cosine) ? 0 : r.cosine]));
+  return new Map(rows.map((r) => [pgInt(r.seq), Number.isNaN(r.cosine) ? 0 : r.cosine]));
 }

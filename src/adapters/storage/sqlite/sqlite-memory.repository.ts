@@ -1,8 +1,9 @@
 import { AtomicStepFailed, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
 import {
   hasMemoryFilter, KEYWORD_CANDIDATES_PER_TERM, METADATA_KEY_PATTERN, type KeywordQuery, type ListQuery, type Memory, type MemoryFilter,
-  type MemoryPatch, type SimilarityHit, type SimilarityQuery, type StoredVector,
+  type MemoryPatch, type MemoryRef, type SimilarityHit, type SimilarityQuery, type StoredVector,
 } from '../../../core/memories/memory.types.ts';
+import { seqsOf } from '../memory-refs.ts';
 import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
 import { DomainError } from '../../../core/errors.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
@@ -252,15 +253,12 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   }
 
   /**
-   * The ids of the scope's memories with these seqs (one deleted since its ranking is absent): by primary key, the
-   * scope checked on each row (`+` keeps the planner off the scope index, which would walk the whole scope).
+   * `m.seq IN (?, ...)` for `count` seqs, and the scope checked on each row found: a read by primary key (`+` keeps
+   * the planner off the scope index, which would walk the whole scope: 18 ms at 100k memories against 0.4 ms).
+   * Parameters: the seqs, then scopeParams.
    */
-  function idsOfSeqs(scope: Scope, seqs: readonly number[]): Map<number, string> {
-    const rows = prepared<unknown[], { seq: number; id: string }>(
-      `SELECT m.seq, m.id FROM memories m WHERE m.seq IN (${seqs.map(() => '?').join(', ')}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?`,
-    ).all(...seqs, ...scopeParams(scope));
-    return new Map(rows.map((r) => [r.seq, r.id]));
-  }
+  const seqsInScope = (count: number): string =>
+    `m.seq IN (${new Array<string>(count).fill('?').join(', ')}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?`;
 
   const writeTags = (seq: number, tags: readonly string[]) => {
     for (const tag of tags) insertTag.run(seq, tag);
@@ -544,56 +542,56 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return { hits: out, total };
     },
 
+    // Refs are the rows' seqs: both rankings have them without a lookup, and rows are read by primary key.
     async rankSimilar(scope, query) {
       const { hits, total } = await similarSeqs(scope, query);
-      if (hits.length === 0) return { hits: [], total };
-      const ids = idsOfSeqs(scope, hits.map((h) => h.key));
-      return { hits: hits.flatMap((h) => { const id = ids.get(h.key); return id === undefined ? [] : [{ id, cosine: h.cosine }]; }), total };
+      return { hits: hits.map((h) => ({ ref: h.key, cosine: h.cosine })), total };
     },
 
     async searchKeyword(scope, query) {
       const { hits, total } = keywordSeqs(scope, query);
       if (hits.length === 0) return { hits: [], total };
-      // By primary key, the scope checked on each row found (`+` keeps the planner off the scope index, which would
-      // walk the whole scope: 18 ms at 100k memories against 0.4 ms).
-      const rows = prepared<unknown[], Row>(
-        `SELECT m.* FROM memories m WHERE m.seq IN (${hits.map(() => '?').join(', ')}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?`,
-      ).all(...hits.map((h) => h.seq), ...scopeParams(scope));
+      const rows = prepared<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${seqsInScope(hits.length)}`).all(...hits.map((h) => h.seq), ...scopeParams(scope));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
       return { hits: toKeywordHits(hits, (seq) => { const row = bySeq.get(seq); return row && { memory: toMemory(row) }; }), total };
     },
 
     async rankKeyword(scope, query) {
       const { hits, total } = keywordSeqs(scope, query);
-      if (hits.length === 0) return { hits: [], total };
-      const ids = idsOfSeqs(scope, hits.map((h) => h.seq));
-      return { hits: toKeywordHits(hits, (seq) => { const id = ids.get(seq); return id === undefined ? undefined : { id }; }), total };
+      return { hits: toKeywordHits(hits, (seq) => ({ ref: seq })), total };
     },
 
-    async cosinesOf(scope, ids, { vector, modelId }) {
-      const out = new Map<string, number>();
-      if (ids.length === 0) return out;
+    async cosinesOf(scope, refs, { vector, modelId }) {
+      const out = new Map<MemoryRef, number>();
+      const seqs = seqsOf(refs);
+      if (seqs.length === 0) return out;
       const dims = vector.length;
-      const stored = prepared<unknown[], { id: string; vector: Buffer }>(
-        `SELECT m.id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
-         WHERE ${SCOPE_WHERE} AND v.model_id = ? AND v.dims = ? AND m.id IN (${ids.map(() => '?').join(', ')})`,
-      ).all(...scopeParams(scope), modelId, dims, ...ids);
+      const stored = prepared<unknown[], { seq: number; vector: Buffer }>(
+        `SELECT m.seq, v.vector FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq
+         WHERE ${seqsInScope(seqs.length)} AND v.model_id = ? AND v.dims = ?`,
+      ).all(...seqs, ...scopeParams(scope), modelId, dims);
       // Scored by the scan's own re-rank function (vector-scan/rerank.ts), so a memory both legs find has one cosine;
       // an all-zero query scores 0.
       const query = new Float32Array(dims);
       unitRowInto(vector, dims, query);
       const scores = exactScores({ read: (i) => floatView(stored[i]!.vector, dims) }, query, stored.map((_, i) => i));
-      stored.forEach((r, i) => out.set(r.id, scores[i]!));
+      stored.forEach((r, i) => out.set(r.seq, scores[i]!));
       return out;
     },
 
-    async findByIds(scope, ids) {
-      if (ids.length === 0) return [];
-      const rows = prepared<unknown[], Row>(
-        `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.id IN (${ids.map(() => '?').join(', ')})`,
-      ).all(...scopeParams(scope), ...ids);
-      const found = new Map(rows.map((r) => [r.id, r]));
-      return ids.flatMap((id) => { const row = found.get(id); return row ? [toMemory(row)] : []; });
+    // From the scope's in-memory index (its int8 codes), which holds exactly the rows its scan would score.
+    async cosineEstimatesOf(scope, refs, { vector, modelId }) {
+      const seqs = seqsOf(refs);
+      if (seqs.length === 0) return new Map();
+      const matrix = await vectors.get(scope, modelId, vector.length);
+      return matrix.estimates(vector, seqs);
+    },
+
+    async findByRefs(scope, refs) {
+      const seqs = seqsOf(refs);
+      if (seqs.length === 0) return new Map();
+      const rows = prepared<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${seqsInScope(seqs.length)}`).all(...seqs, ...scopeParams(scope));
+      return new Map(rows.map((r) => [r.seq, toMemory(r)]));
     },
 
     async vectorsOf(scope, ids, modelId) {

@@ -63,6 +63,32 @@ export const slotBytesFor = (stride: number): number => 2 * stride + 4 * CHUNK_R
  * passes: the first decides the threshold and keeps the rows whose pre-scan upper bound reaches the k-th best pre-scan
  * lower bound so far; the second refines the k most promising of those first, then the rest against that floor.
  */
+/** A matrix's two levels of codes, as refinedScore reads them. */
+export interface CodeLevels {
+  codes: Int8Array;
+  codesOffset: number;
+  stride: number;
+  scales: Float32Array;
+  residuals: Int8Array;
+  residualScales: Float32Array;
+  dims: number;
+}
+
+/**
+ * The refined score of `row`: s·c + s2·c2 (both levels of its codes) dotted with the float unit query. The exact
+ * cosine lies within residualErrorBound(the row's residual error) of it (quantize.ts).
+ */
+export function refinedScore(m: CodeLevels, row: number, query: Float32Array): number {
+  const { codes, residuals, dims } = m;
+  const s = m.scales[row]!;
+  const s2 = m.residualScales[row]!;
+  const cb = m.codesOffset + row * m.stride;
+  const rb = row * dims;
+  let acc = 0;
+  for (let i = 0; i < dims; i++) acc += (s * codes[cb + i]! + s2 * residuals[rb + i]!) * query[i]!;
+  return acc;
+}
+
 export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const { buffers: b, k, minCosine, mask, qScale, qError, query } = job;
   const stride = b.stride;
@@ -80,16 +106,8 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const residualScales = new Float32Array(b.residualScales);
   const residualErrors = new Float64Array(b.residualErrors);
 
-  /** The refined score of `row` (s·c + s2·c2 dotted with the float query); its half-width is refinedBound(row). */
-  const refined = (row: number): number => {
-    const s = scales[row]!;
-    const s2 = residualScales[row]!;
-    const cb = b.codesOffset + row * stride;
-    const rb = row * dims;
-    let acc = 0;
-    for (let i = 0; i < dims; i++) acc += (s * codes[cb + i]! + s2 * residuals[rb + i]!) * query[i]!;
-    return acc;
-  };
+  const levels: CodeLevels = { codes, codesOffset: b.codesOffset, stride, scales, residuals, residualScales, dims };
+  const refined = (row: number): number => refinedScore(levels, row, query);
   const refinedBound = (row: number): number => residualErrorBound(residualErrors[row]!);
 
   // Pass 1, row by row: the threshold decided (counted, or kept as ambiguous), and the pre-scan interval of every row

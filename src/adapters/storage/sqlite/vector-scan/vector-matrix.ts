@@ -1,6 +1,6 @@
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
-import { quantizeQuery } from './quantize.ts';
-import { scanPart, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import { quantizeQuery, residualErrorBound } from './quantize.ts';
+import { refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import type { ScanPool } from './scan-pool.ts';
 import { finishParts, rerank, type PartOutcome, type VectorSource } from './rerank.ts';
 import {
@@ -153,6 +153,30 @@ export class VectorMatrix {
       // same on every attempt: the answer stands, as in search().
       if (!result.stale || !wroteMeanwhile || attempt >= MAX_ATTEMPTS) return toHits(result);
     }
+  }
+
+  /**
+   * For each given key the matrix holds, an estimate of its cosine to `query` and the half-width of the interval
+   * that holds the exact one (the score and bound the scan refines a row to before reading it), without reading the
+   * rows: hybrid search uses it to read only the keyword candidates that may enter its answer. Nothing while writes
+   * wait for a scan to end: the codes of a row written meanwhile would no longer bound its stored vector.
+   */
+  estimates(query: ArrayLike<number>, keys: readonly number[]): Map<number, { cosine: number; error: number }> {
+    const out = new Map<number, { cosine: number; error: number }>();
+    if (this.pending.length > 0) return out;
+    const unit = unitQuery(query, this.dims);
+    const v = this.views;
+    const levels: CodeLevels = {
+      codes: v.codes, codesOffset: this.layout.codesOffset, stride: this.stride, scales: v.scales, residuals: v.residuals,
+      residualScales: v.residualScales, dims: this.dims,
+    };
+    for (const key of keys) {
+      const row = this.rowOf.get(key);
+      if (row < 0) continue;
+      // An all-zero query scores every row 0 exactly (as the scan has it).
+      out.set(key, unit ? { cosine: refinedScore(levels, row, unit), error: residualErrorBound(v.residualErrors[row]!) } : { cosine: 0, error: 0 });
+    }
+    return out;
   }
 
   /** The rows' keys and codes as shared buffers (what a scan reads). */
