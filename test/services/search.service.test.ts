@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainError } from '../../src/core/errors.ts';
 import type { Scope } from '../../src/core/scope.ts';
-import type { MemoryRef } from '../../src/core/memories/memory.types.ts';
+import type { CosineEstimate, MemoryRef } from '../../src/core/memories/memory.types.ts';
 import { createSearchService, HYBRID_METHOD_PLAIN, HYBRID_METHOD_RERANK, type ScoredHit, type SearchContext } from '../../src/core/search/search.service.ts';
 import { createServices, freshScope, actor, type Services } from './support.ts';
 
@@ -196,7 +196,7 @@ describe('SearchService', () => {
           if (name === 'findByRefs') {
             return async (scope: Scope, refs: readonly MemoryRef[]) => {
               const rows = await target.findByRefs(scope, refs);
-              const ids = refs.map((r) => rows.get(r)!.id);
+              const ids = refs.map((r) => rows.get(r)?.id ?? '<gone>');
               reads.push(ids);
               await beforeRead(ids);
               return target.findByRefs(scope, refs);
@@ -244,6 +244,109 @@ describe('SearchService', () => {
       // next best (the semantic leg ranks only `limit`).
       expect(reads).toEqual([before.hits.slice(0, 3).map((h) => h.memory.id), [0, 2, 3].map((i) => before.hits[i]!.memory.id)]);
       expect(out.total).toBe((await s.search.hybrid(ownCtx, input)).total);
+    });
+
+    it('after two such races, the third attempt reads the next candidate in place of the one deleted', async () => {
+      const own = freshScope();
+      const ownCtx = { ...ctx, scope: own };
+      for (const [title, content] of CORPUS) await s.memories.create(own, actor(own, 'alice'), { title, content });
+      const input = { query: QUERY, limit: 3, filter: {}, rerank: false, semanticWeight: 0.5, keywordWeight: 0.5 };
+      const deleted: string[] = [];
+      const { search, reads } = watched(async (ids) => {
+        if (deleted.length === 3) return;
+        deleted.push(ids[0]!);
+        await s.storage.memories.delete(own, ids[0]!);
+      });
+      const out = await search.hybrid(ownCtx, input);
+      // Three rankings, each read once (each losing its best hit), then the third's next candidate.
+      expect(reads).toHaveLength(4);
+      expect(reads[3]).toHaveLength(1);
+      expect(new Set(deleted).size).toBe(3);
+      // The third ranking's survivors, then its next candidate (scored with the same statistics, so in order).
+      expect(out.hits.map((h) => h.memory.id)).toEqual([...reads[2]!.slice(1), reads[3]![0]!]);
+      for (const h of out.hits) expect(deleted).not.toContain(h.memory.id);
+      expect(out.hits.map((h) => h.score)).toEqual([...out.hits.map((h) => h.score)].sort((a, b) => b - a));
+    });
+  });
+
+  describe('hybrid scores exactly only the keyword-only candidates that may enter the answer', () => {
+    /** 60 memories holding `deploy` (and other words), so that keyword-only candidates far outnumber `limit`. */
+    const WORDS = ['friday', 'rollback', 'canary', 'database', 'lunch', 'staging', 'review', 'tokyo', 'invoice', 'garden'];
+    let own: Scope;
+    beforeAll(async () => {
+      own = freshScope();
+      for (let i = 0; i < 60; i++) {
+        const words = [WORDS[i % 10]!, WORDS[(i * 7 + 3) % 10]!, WORDS[(i * 3 + 1) % 10]!];
+        await s.memories.create(own, actor(own, 'alice'), {
+          title: `Note ${i}`, content: `${i % 4 === 0 ? 'deploy' : 'deploys'} ${words.join(' ')} ${'x'.repeat(i % 5)} item ${i}`,
+        });
+      }
+    });
+
+    /** A service whose store's estimates are given by `estimate` (null: none), noting the refs scored exactly. */
+    function withEstimates(estimate: ((e: CosineEstimate) => CosineEstimate) | null) {
+      const scored: MemoryRef[] = [];
+      const memories = new Proxy(s.storage.memories, {
+        get(target, name, receiver) {
+          if (name === 'cosineEstimatesOf') {
+            return async (scope: Scope, refs: readonly MemoryRef[], q: { vector: Float32Array; modelId: string }) => {
+              if (!estimate) return new Map();
+              const given = await target.cosineEstimatesOf(scope, refs, q);
+              return new Map([...given].map(([ref, e]) => [ref, estimate(e)]));
+            };
+          }
+          if (name === 'cosinesOf') {
+            return async (scope: Scope, refs: readonly MemoryRef[], q: { vector: Float32Array; modelId: string }) => {
+              scored.push(...refs);
+              return target.cosinesOf(scope, refs, q);
+            };
+          }
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const search = createSearchService({
+        memories, searchLog: s.storage.searchLog, events: s.storage.events, embedder: s.embedder, clock: s.clock,
+        timeoutMs: 10_000, maxEmbedChars: 8000,
+      });
+      return { search, scored };
+    }
+    const answer = (o: Awaited<ReturnType<Services['search']['hybrid']>>) => ({
+      hits: o.hits.map((h) => [h.memory.id, h.score, h.similarity, h.cosine, h.keywordScore]),
+      total: o.total, semanticResults: o.semanticResults, keywordResults: o.keywordResults,
+    });
+
+    it('answers as scoring every candidate exactly does, with the store\'s estimates or wider ones, and scores fewer', async () => {
+      const exact = withEstimates(null);
+      const asIs = withEstimates((e) => e);
+      // Wider intervals, centred elsewhere: the exact cosine still lies within each.
+      const wide = withEstimates((e) => ({ cosine: e.cosine + 0.5 * e.error + 0.02, error: 2 * e.error + 0.04 }));
+      const ownCtx = { ...ctx, scope: own };
+      const base = { query: 'deploy rollback friday canary', filter: {} };
+      const settings = [
+        { limit: 3, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 },
+        { limit: 5, rerank: false, semanticWeight: 0.5, keywordWeight: 0.5 },
+        { limit: 3, rerank: true, semanticWeight: 0, keywordWeight: 1 },
+        { limit: 4, rerank: false, semanticWeight: 1, keywordWeight: 0.2 },
+      ];
+      for (const setting of settings) {
+        const input = { ...base, ...setting };
+        const truth = answer(await exact.search.hybrid(ownCtx, input));
+        expect(truth.hits).toHaveLength(setting.limit);
+        // No floor; one inside the answer's scores; floors below the answer, where candidates that cannot enter it
+        // straddle the floor (their exact side of it decides `total`).
+        const last = truth.hits[setting.limit - 1]![1] as number;
+        for (const threshold of [undefined, (truth.hits[1]![1] as number) - 1e-4, last - 0.03, last - 0.08, last - 0.15]) {
+          const asked = { ...input, threshold };
+          const want = answer(await exact.search.hybrid(ownCtx, asked));
+          expect(answer(await asIs.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
+          expect(answer(await wide.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
+        }
+      }
+      // Without estimates every keyword-only candidate is scored exactly; with them, far fewer.
+      expect(exact.scored.length).toBeGreaterThan(100);
+      expect(asIs.scored.length).toBeLessThan(exact.scored.length / 2);
+      expect(wide.scored.length).toBeLessThanOrEqual(exact.scored.length);
     });
   });
 

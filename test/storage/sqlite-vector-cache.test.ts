@@ -9,6 +9,7 @@ import { SqliteOutbox } from '../../src/adapters/storage/sqlite/sqlite-outbox.ts
 import { SqliteVectorCache, type SqliteVectorCacheOptions, type VectorRowsLoader } from '../../src/adapters/storage/sqlite/sqlite-vector-cache.ts';
 import { SqliteVectorLoader } from '../../src/adapters/storage/sqlite/sqlite-vector-loader.ts';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
+import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
@@ -73,6 +74,47 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     expect((await srv.memories.searchSimilar(scopeB, query(1))).total).toBe(0);
     await cli.close();
     await srv.close();
+  });
+
+  it('estimates cosines only from an index loaded and current: none before a search, after a foreign write, or while writes wait for a scan', async () => {
+    const file = join(dir, 'estimates.db');
+    const srv = server(file);
+    const cli = createSqliteStorage({ file });
+    const m = makeMemory(scopeA);
+    await srv.memories.insert(m, { modelId: 'm', vector: axisVector(4, 0, 1, 0.5) });
+    const ask = { vector: axisVector(4, 0), modelId: 'm' };
+    const [hit] = (await srv.memories.rankSimilar(scopeA, { ...ask, limit: 1, minSimilarity: 0, filter: {} })).hits;
+    const estimate = (await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], ask)).get(hit!.ref);
+    expect(Math.abs(estimate!.cosine - hit!.cosine)).toBeLessThanOrEqual(estimate!.error);
+    // Another width than the index's: nothing (and the index is not dropped for it).
+    const index = await srv.cache.get(scopeA, 'm', 4);
+    expect((await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], { vector: axisVector(8, 0), modelId: 'm' })).size).toBe(0);
+    expect(await srv.cache.get(scopeA, 'm', 4)).toBe(index);
+
+    // Another connection moves the vector: until a search reloads the index, its codes no longer bound it.
+    await cli.memories.update(scopeA, m.id, {}, new Date(), 'u', { modelId: 'm', vector: axisVector(4, 1) });
+    expect((await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], ask)).size).toBe(0);
+    await srv.memories.rankSimilar(scopeA, { ...ask, limit: 1, minSimilarity: 0, filter: {} });
+    const fresh = (await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], ask)).get(hit!.ref);
+    expect(Math.abs(fresh!.cosine - (await srv.memories.cosinesOf(scopeA, [hit!.ref], ask)).get(hit!.ref)!)).toBeLessThanOrEqual(fresh!.error);
+    expect(Math.abs(fresh!.cosine)).toBeLessThan(0.01);
+    await cli.close();
+    await srv.close();
+
+    // A matrix whose writes wait for a running scan gives no estimates (their codes are not written yet).
+    const pool = new ScanPool({ threads: 1, inlineBelow: 0 });
+    try {
+      const matrix = new VectorMatrix(4);
+      matrix.upsert(1, axisVector(4, 0));
+      expect(matrix.estimates(axisVector(4, 0), [1]).get(1)!.cosine).toBeCloseTo(1, 3);
+      const scan = matrix.searchIn(pool, axisVector(4, 0), 1, -1);
+      matrix.upsert(1, axisVector(4, 1));
+      expect(matrix.estimates(axisVector(4, 0), [1]).size).toBe(0);
+      await scan;
+      expect(matrix.estimates(axisVector(4, 0), [1]).get(1)!.cosine).toBeCloseTo(0, 3);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('maintenance writes (reindex vectors, dropping other models, import) reload only the workspaces they touched', async () => {

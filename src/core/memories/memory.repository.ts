@@ -90,9 +90,13 @@ export interface MemoryRepository extends MemoryMaintenance {
    * of chosen memories, and the rows of the few hits kept. A hybrid search ranks a pool of keyword candidates and
    * keeps `limit` of them; reading (and parsing) a row is most of what a candidate costs, so only the kept ones are read.
    */
-  /** As searchSimilar (same hits, order, cosines and total), without reading the memories: refs and cosines. */
+  /**
+   * As searchSimilar (same hits, order, cosines and total), without reading the memories: refs and cosines. Rows are
+   * not checked, so a memory deleted by another process while the index caught up may still be ranked (findByRefs
+   * leaves it out).
+   */
   rankSimilar(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>): Promise<{ hits: SimilarityCandidate[]; total: number }>;
-  /** As searchKeyword (same hits, order, scores and total), without reading the memories: refs and scores. */
+  /** As searchKeyword (same hits, order, scores and total), without reading the memories: refs and scores (as rankSimilar). */
   rankKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordCandidate[]; total: number }>;
   /**
    * The cosine of each given memory's stored vector of `modelId` to `vector`, computed as searchSimilar computes it
@@ -102,8 +106,9 @@ export interface MemoryRepository extends MemoryMaintenance {
   cosinesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }): Promise<Map<MemoryRef, number>>;
   /**
    * Cheap bounds on those cosines: each ref's exact cosine (as cosinesOf gives it) lies within `error` of `cosine`.
-   * A store with an in-memory index estimates from it (SQLite: the int8 codes, error about 1e-4); one without returns
-   * the exact cosines (error 0). Refs it cannot estimate are left out (cosinesOf tells whether they have a vector).
+   * A store with an in-memory index estimates from it (SQLite: the int8 codes, error about 1e-4, and only from an
+   * index loaded and current); one without returns the exact cosines (error 0). Refs it cannot estimate are left out
+   * (cosinesOf tells whether they have a vector).
    */
   cosineEstimatesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }): Promise<Map<MemoryRef, CosineEstimate>>;
   /** The scope's memories with these refs; refs absent from the scope (or deleted since) are left out. */

@@ -119,8 +119,8 @@ export interface SimilarityHit {
 }
 
 /**
- * A store's handle on one memory of one scope, as its rankings return it (SQLite: the row number; PostgreSQL: the
- * id), so that a caller keeping only a few of many candidates (hybrid search) reads only those rows, by handle
+ * A store's handle on one memory of one scope, as its rankings return it (both stores: the row's seq), so that a
+ * caller keeping only a few of many candidates (hybrid search) reads only those rows, by handle
  * (`MemoryRepository.findByRefs`). Meaningful only in the scope it came from; a memory deleted since is absent.
  */
 export type MemoryRef = number | string;

@@ -39,7 +39,7 @@ export interface ScoredHit {
 
 export interface SearchOutcome {
   hits: ScoredHit[];
-  /** Every memory that qualified, of which `hits` holds at most `limit`. */
+  /** Every memory that qualified, of which `hits` holds at most `limit` (hybrid: the pooled candidates that did). */
   total: number;
   /** Milliseconds spent embedding the query (0 for keyword and vector search). */
   embeddingMs: number;
@@ -232,7 +232,7 @@ export function createSearchService(deps: {
     // Keyword-only candidates need their cosine. While the semantic leg still runs, every keyword hit is estimated
     // at once, beside it (which are keyword-only is known only when it answers); once it has answered, only the
     // missing ones are (below).
-    const early = keywordLeg.then((k) => (semanticAnswered || k.hits.length === 0 ? null
+    const early = keywordLeg.then((k) => (last || semanticAnswered || k.hits.length === 0 ? null
       : memories.cosineEstimatesOf(scope, k.hits.map((h) => h.ref), query)));
     // All three in Promise.all from the start, so a leg that fails meanwhile is never an unhandled rejection.
     const [semantic, keyword, earlyEstimates] = await Promise.all([semanticLeg, keywordLeg, early]);
@@ -248,6 +248,8 @@ export function createSearchService(deps: {
 
     const sw = input.semanticWeight;
     const kw = input.keywordWeight;
+    // Every surface validates this; the smaller semantic leg and the pruning below are only right with it.
+    if (!(sw >= 0 && kw >= 0)) throw new RangeError(`hybrid weights must not be negative: ${sw}, ${kw}`);
     const weightSum = sw + kw > 0 ? sw + kw : 1;
     // rerank true: both scores are absolute (calibrated similarity, keyword coverage), so a weak keyword match
     // counts for little; rerank false: the keyword relevance is normalised by the pool's best hit.
@@ -271,7 +273,8 @@ export function createSearchService(deps: {
       }
     }
     const lows = [...bounds.values()].map((b) => b.low).sort((a, b) => b - a);
-    const entry = lows.length >= input.limit ? lows[input.limit - 1]! : -Infinity;
+    // The `limit`-th best lower bound: a candidate whose upper bound is below it has `limit` candidates above it.
+    const entry = input.limit >= 1 && lows.length >= input.limit ? lows[input.limit - 1]! : -Infinity;
     const toScore = new Set(keywordOnly.filter((c) => {
       const b = bounds.get(c);
       return !b || (c.estimate!.error > 0 && (b.high >= entry || (b.low < floor && b.high >= floor)));

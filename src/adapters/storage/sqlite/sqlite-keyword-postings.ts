@@ -4,8 +4,14 @@ import { SqliteDataVersion } from './sqlite-data-version.ts';
 import { SqliteDocumentTokens } from './sqlite-document-tokens.ts';
 import { BM25_COLUMN_WEIGHTS } from '../bm25.ts';
 
-/** The most postings (memory, frequency) held over every scope and token: about 12 bytes each. */
-export const KEYWORD_POSTINGS_MAX = 2_000_000;
+/**
+ * The most postings (memory, frequency) held over every scope and token: 12 bytes each once read (48 MB in all).
+ * Least recently used lists go first, which re-reads every list on every search once the lists a workload cycles
+ * through outgrow the bound: the bench's 200 questions over 100k memories use 131 tokens and 2.19M postings, which
+ * the earlier 2M bound turned into a list read per search (3.5 ms of a 7 ms hybrid search; BENCHMARKS.md, "Search
+ * surfaces").
+ */
+export const KEYWORD_POSTINGS_MAX = 4_000_000;
 /** What a list counts for beyond its postings (its objects), so that many empty lists are bounded too. */
 const LIST_OVERHEAD = 32;
 /**
@@ -69,6 +75,13 @@ export class Posting {
       else hi = mid;
     }
     return lo;
+  }
+
+  /** Gives back the room beyond `size` (a list read from the index is grown by doubling, then kept at its size). */
+  trim(): void {
+    if (this.seqs.length === this.size) return;
+    this.seqs = this.seqs.slice(0, this.size);
+    this.frequencies = this.frequencies.slice(0, this.size);
   }
 
   private reserve(n: number): void {
@@ -220,6 +233,7 @@ export class SqliteKeywordPostings {
       if (member) frequency += weights[code % n]!;
     }
     if (member) posting.push(doc, frequency);
+    posting.trim();
     return posting;
   }
 

@@ -579,12 +579,12 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return out;
     },
 
-    // From the scope's in-memory index (its int8 codes), which holds exactly the rows its scan would score.
+    // From the scope's in-memory index (its int8 codes), only when it is loaded and current: nothing is loaded for
+    // an estimate, and an index lagging another connection's writes could hold codes of an older vector.
     async cosineEstimatesOf(scope, refs, { vector, modelId }) {
       const seqs = seqsOf(refs);
-      if (seqs.length === 0) return new Map();
-      const matrix = await vectors.get(scope, modelId, vector.length);
-      return matrix.estimates(vector, seqs);
+      const matrix = seqs.length > 0 ? vectors.current(scope, modelId, vector.length) : null;
+      return matrix ? matrix.estimates(vector, seqs) : new Map();
     },
 
     async findByRefs(scope, refs) {

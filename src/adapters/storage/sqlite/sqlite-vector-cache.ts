@@ -103,6 +103,16 @@ export class SqliteVectorCache {
   }
 
   /**
+   * The index for a scope and model if it is loaded, of that width and current with every committed write (another
+   * connection's included); else null, and nothing is loaded. For answers that must not come from an index that
+   * could lag the store (cosine estimates: a stale row's codes would not bound its stored vector).
+   */
+  current(scope: Scope, modelId: string, dims: number): VectorMatrix | null {
+    const entry = this.entries.get(cacheKey(scope, modelId));
+    return entry?.matrix && !entry.loading && entry.dims === dims && entry.version === this.versions.of(scope) ? entry.matrix : null;
+  }
+
+  /**
    * Loads every (workspace, model) holding vectors, in the background (the server starts it before it listens, so
    * that the first search does not pay for the load); starts the scan threads too. A search for a workspace not
    * loaded yet loads that one at once, beside this.

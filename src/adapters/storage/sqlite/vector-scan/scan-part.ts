@@ -53,16 +53,6 @@ export const CHUNK_ROWS = 1024;
 
 export const slotBytesFor = (stride: number): number => 2 * stride + 4 * CHUNK_ROWS;
 
-/**
- * Pre-scans rows [start, end) with the int8 kernel and decides what it can without the float vectors. A row the
- * first level cannot decide (its interval straddles the threshold, or it may belong in the top k) is refined here:
- * its two code levels dequantised, s·c + s2·c2, dotted with the float query leave only the second level's error,
- * |e2·q| ≤ ‖e2‖, about 1/100 of the first interval. Counts the rows certainly at or above the threshold, and returns
- * (by key, with their refined intervals) the rows still undecided: those straddling the threshold, and the
- * candidates whose upper bound reaches the part's k-th best lower bound. rerank.ts scores those exactly. Two
- * passes: the first decides the threshold and keeps the rows whose pre-scan upper bound reaches the k-th best pre-scan
- * lower bound so far; the second refines the k most promising of those first, then the rest against that floor.
- */
 /** A matrix's two levels of codes, as refinedScore reads them. */
 export interface CodeLevels {
   codes: Int8Array;
@@ -89,6 +79,16 @@ export function refinedScore(m: CodeLevels, row: number, query: Float32Array): n
   return acc;
 }
 
+/**
+ * Pre-scans rows [start, end) with the int8 kernel and decides what it can without the float vectors. A row the
+ * first level cannot decide (its interval straddles the threshold, or it may belong in the top k) is refined here:
+ * its two code levels dequantised, s·c + s2·c2, dotted with the float query leave only the second level's error,
+ * |e2·q| ≤ ‖e2‖, about 1/100 of the first interval. Counts the rows certainly at or above the threshold, and returns
+ * (by key, with their refined intervals) the rows still undecided: those straddling the threshold, and the
+ * candidates whose upper bound reaches the part's k-th best lower bound. rerank.ts scores those exactly. Two
+ * passes: the first decides the threshold and keeps the rows whose pre-scan upper bound reaches the k-th best pre-scan
+ * lower bound so far; the second refines the k most promising of those first, then the rest against that floor.
+ */
 export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const { buffers: b, k, minCosine, mask, qScale, qError, query } = job;
   const stride = b.stride;
