@@ -33,6 +33,31 @@ export interface FrequencyLookup {
   readonly size: number;
 }
 
+/**
+ * Candidates one at a time, each once: `next` writes the next candidate's frequency of each phrase into `tfs` (0 when
+ * it does not hold it) and returns its seq, or -1 when none is left.
+ */
+export interface CandidateStream {
+  next(tfs: Float64Array): number;
+}
+
+/** The candidates given, looked up in each phrase's frequencies in turn. */
+function lookupStream(candidates: Iterable<number>, frequencies: readonly FrequencyLookup[]): CandidateStream {
+  const it = candidates[Symbol.iterator]();
+  return {
+    next(tfs) {
+      const step = it.next();
+      if (step.done) return -1;
+      const seq = step.value;
+      for (let i = 0; i < frequencies.length; i++) {
+        const tf = frequencies[i]!.get(seq);
+        tfs[i] = tf !== undefined && tf > 0 ? tf : 0;
+      }
+      return seq;
+    },
+  };
+}
+
 export interface Bm25Input {
   /** Per query phrase: memory seq → its column-weighted frequency, over the memories of the scope. */
   frequencies: readonly FrequencyLookup[];
@@ -45,9 +70,11 @@ export interface Bm25Input {
   totalAtLeast?: number | undefined;
   /**
    * The memories to score (those holding a phrase, after filters), each once; each is looked up in every phrase's
-   * frequencies in this order (ascending seqs when a lookup is a cursor).
+   * frequencies in this order (ascending seqs when a lookup is a cursor). Or, instead, `stream`.
    */
-  candidates: Iterable<number>;
+  candidates?: Iterable<number> | undefined;
+  /** The candidates with their frequencies at once (a merge of sorted posting lists), in place of `candidates`. */
+  stream?: CandidateStream | undefined;
   lengthOf(seq: number): number;
   /** The scope's number of memories and their average length. */
   documents: number;
@@ -67,17 +94,16 @@ export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: n
   const best = new TopHits(limit);
   const tfs = new Float64Array(frequencies.length);
   let total = 0;
-  for (const seq of input.candidates) {
+  const stream = input.stream ?? lookupStream(input.candidates ?? [], frequencies);
+  for (let seq = stream.next(tfs); seq >= 0; seq = stream.next(tfs)) {
     total++;
-    // The memory's frequencies first (a cursor must be asked for every candidate, in order), then its best possible
-    // score, that of the shortest length: once the heap is full most candidates cannot enter it, and their length
-    // lookup (a map read per candidate, most of the ranking's time) is skipped. Each term of the sum only grows
-    // when the length falls, in floating point too, so a candidate skipped here would have been refused.
+    // The memory's frequencies first (every candidate, in order), then its best possible score, that of the shortest
+    // length: once the heap is full most candidates cannot enter it, and their length lookup (a map read per
+    // candidate, most of the ranking's time) is skipped. Each term of the sum only grows when the length falls, in
+    // floating point too, so a candidate skipped here would have been refused.
     let ceiling = 0;
     for (let i = 0; i < frequencies.length; i++) {
-      const tf = frequencies[i]!.get(seq);
-      const held = tf !== undefined && tf > 0 ? tf : 0;
-      tfs[i] = held;
+      const held = tfs[i]!;
       if (held > 0) ceiling += idf[i]! * ((held * (K1 + 1)) / (held + SHORTEST_NORM));
     }
     if (!best.accepts(ceiling, seq)) continue;

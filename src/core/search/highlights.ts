@@ -13,14 +13,26 @@ export interface HighlightOptions {
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** The query's terms and the first letters they start with; a search highlights its hits with one query. */
+let lastQuery: { query: string; terms: string[]; initials: Set<string> } | null = null;
+
+function termsOf(query: string): { terms: string[]; initials: Set<string> } {
+  if (lastQuery?.query !== query) {
+    const terms = [...new Set(wordsOf(query))].filter((t) => t.length >= 2);
+    lastQuery = { query, terms, initials: new Set(terms.map((t) => t[0]!)) };
+  }
+  return lastQuery;
+}
+
 export function highlight(text: string, query: string, options: HighlightOptions = {}): string[] {
   const maxSnippets = options.maxSnippets ?? 3;
   const width = options.width ?? 160;
-  const terms = [...new Set(wordsOf(query))].filter((t) => t.length >= 2);
+  const { terms, initials } = termsOf(query);
   if (terms.length === 0 || text.length === 0) return [];
+  // A word and a term match only if one starts with the other, so only a word whose first letter starts a term can.
   const matches = (word: string) => {
     const w = word.toLowerCase();
-    return terms.some((t) => (w.length >= 3 && t.startsWith(w)) || w.startsWith(t));
+    return initials.has(w[0]!) && terms.some((t) => (w.length >= 3 && t.startsWith(w)) || w.startsWith(t));
   };
 
   // Positions of matching words in the original text.

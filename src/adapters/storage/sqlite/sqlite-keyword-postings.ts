@@ -2,7 +2,7 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { SqliteDataVersion } from './sqlite-data-version.ts';
 import { SqliteDocumentTokens } from './sqlite-document-tokens.ts';
-import { BM25_COLUMN_WEIGHTS } from '../bm25.ts';
+import { BM25_COLUMN_WEIGHTS, type CandidateStream } from '../bm25.ts';
 
 /**
  * The most postings (memory, frequency) held over every scope and token: 12 bytes each once read (48 MB in all).
@@ -27,6 +27,15 @@ export class Posting {
   size = 0;
   /** When a search last used it (for least-recently-used eviction). */
   used = 0;
+
+  /** The seqs and frequencies as held now (valid until the next write; entries [0, size)). */
+  get seqArray(): Float64Array {
+    return this.seqs;
+  }
+
+  get frequencyArray(): Float32Array {
+    return this.frequencies;
+  }
 
   seqAt(i: number): number {
     return this.seqs[i]!;
@@ -104,7 +113,7 @@ export class PostingWindow {
   readonly start: number;
   private at: number;
 
-  constructor(private readonly posting: Posting, cap: number) {
+  constructor(readonly posting: Posting, cap: number) {
     this.start = Math.max(0, posting.size - cap);
     this.at = this.start;
   }
@@ -123,6 +132,41 @@ export class PostingWindow {
   collect(out: number[]): void {
     for (let i = this.start; i < this.posting.size; i++) out.push(this.posting.seqAt(i));
   }
+}
+
+/**
+ * The union of the windows' memories, ascending, each once, with its frequency in each window: a k-way merge by the
+ * windows' heads (a query has a few words), which hands BM25 each candidate and its frequencies in one step.
+ */
+export function mergeWindows(windows: readonly PostingWindow[]): CandidateStream {
+  const n = windows.length;
+  const seqs = windows.map((w) => w.posting.seqArray);
+  const frequencies = windows.map((w) => w.posting.frequencyArray);
+  const at = Int32Array.from(windows, (w) => w.start);
+  const ends = Int32Array.from(windows, (w) => w.posting.size);
+  return {
+    next(tfs) {
+      let least = Infinity;
+      for (let r = 0; r < n; r++) {
+        if (at[r]! < ends[r]!) {
+          const seq = seqs[r]![at[r]!]!;
+          if (seq < least) least = seq;
+        }
+      }
+      if (least === Infinity) return -1;
+      for (let r = 0; r < n; r++) {
+        const i = at[r]!;
+        if (i < ends[r]! && seqs[r]![i] === least) {
+          const tf = frequencies[r]![i]!;
+          tfs[r] = tf > 0 ? tf : 0;
+          at[r] = i + 1;
+        } else {
+          tfs[r] = 0;
+        }
+      }
+      return least;
+    },
+  };
 }
 
 interface ScopePostings {

@@ -2,7 +2,7 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
-import { PostingWindow, SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
+import { mergeWindows, PostingWindow, SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
 import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type FrequencyLookup, type RankedKeywordHit } from '../bm25.ts';
 import { createStatementCache } from './sqlite-statement-cache.ts';
 
@@ -66,6 +66,16 @@ export class SqliteKeywordRanking {
     // frequency is the whole list's length. A phrase: matched on the index's positions, then capped alike.
     const singles = phrases.filter((tokens) => tokens.length === 1).map((tokens) => tokens[0]!);
     const lists = this.postings.lists(scope, singles, scopeLengths.bySeq);
+    const documents = scopeLengths.bySeq.size;
+    const bm25 = { lengthOf: (seq: number) => scopeLengths.bySeq.get(seq)!, documents, averageLength: scopeLengths.totalTokens / documents, limit };
+    if (!filter && singles.length === phrases.length) {
+      // The common case, words without a filter: the windows are merged and scored in one pass.
+      const windows = lists.map((posting) => new PostingWindow(posting, cap));
+      return rankBm25({
+        ...bm25, frequencies: windows, holding: lists.map((posting) => posting.size), stream: mergeWindows(windows),
+        totalAtLeast: Math.max(...lists.map((posting) => posting.size)),
+      });
+    }
     const frequencies: FrequencyLookup[] = [];
     const holding: number[] = [];
     // Per phrase, the memories holding it, ascending.
@@ -96,12 +106,7 @@ export class SqliteKeywordRanking {
       candidates = candidates.filter((seq) => kept.has(seq));
     }
 
-    const documents = scopeLengths.bySeq.size;
-    return rankBm25({
-      frequencies, holding, candidates, lengthOf: (seq) => scopeLengths.bySeq.get(seq)!,
-      documents, averageLength: scopeLengths.totalTokens / documents, limit,
-      totalAtLeast: filter ? 0 : Math.max(...holding),
-    });
+    return rankBm25({ ...bm25, frequencies, holding, candidates, totalAtLeast: filter ? 0 : Math.max(...holding) });
   }
 
   /**
