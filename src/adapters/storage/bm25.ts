@@ -1,3 +1,4 @@
+import type { KeywordCandidate } from '../../core/memories/memory.types.ts';
 
 /**
  * BM25 as SQLite's `bm25()` computes it (k1 1.2, b 0.75, idf floored at 1e-6), shared by the adapters so that both
@@ -181,7 +182,7 @@ class TopHits {
 }
 
 /**
- * The ranked hits with what `of` finds for each (the memory, or only its id), in rank order, as the port's keyword
+ * The ranked hits with what `of` finds for each (its memory), in rank order, as the port's keyword
  * hits; a memory deleted since the ranking (`of` finds nothing) is left out.
  */
 export function toKeywordHits<T extends object>(ranked: readonly RankedKeywordHit[], of: (seq: number) => T | undefined):
@@ -190,4 +191,9 @@ export function toKeywordHits<T extends object>(ranked: readonly RankedKeywordHi
     const found = of(h.seq);
     return found ? [{ ...found, relevance: h.score, coverage: h.coverage }] : [];
   });
+}
+
+/** The ranked hits as the port's keyword candidates, by ref (both stores' refs are seqs): built field by field. */
+export function toKeywordCandidates(ranked: readonly RankedKeywordHit[]): KeywordCandidate[] {
+  return ranked.map((h) => ({ ref: h.seq, relevance: h.score, coverage: h.coverage }));
 }

@@ -12,7 +12,7 @@ import { seqsOf } from '../memory-refs.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
 import { cosinesOf, parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
-import { toKeywordHits } from '../bm25.ts';
+import { toKeywordCandidates, toKeywordHits } from '../bm25.ts';
 import { createPgMemoryMaintenance } from './pg-memory-maintenance.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
 
@@ -344,7 +344,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     async rankKeyword(scope, query) {
       const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit,
         query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM);
-      return { hits: toKeywordHits(hits, (seq) => ({ ref: seq })), total };
+      return { hits: toKeywordCandidates(hits), total };
     },
 
     cosinesOf: (scope, refs, query) => cosinesOf(db, scope, seqsOf(refs), query),

@@ -17,7 +17,7 @@ import { isUniqueViolation } from './sqlite-errors.ts';
 import type { SqliteOutbox } from './sqlite-outbox.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
-import { toKeywordHits } from '../bm25.ts';
+import { toKeywordCandidates, toKeywordHits } from '../bm25.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
 import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { createStatementCache } from './sqlite-statement-cache.ts';
@@ -558,7 +558,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
     async rankKeyword(scope, query) {
       const { hits, total } = keywordSeqs(scope, query);
-      return { hits: toKeywordHits(hits, (seq) => ({ ref: seq })), total };
+      return { hits: toKeywordCandidates(hits), total };
     },
 
     async cosinesOf(scope, refs, { vector, modelId }) {
