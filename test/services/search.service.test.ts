@@ -283,11 +283,25 @@ describe('SearchService', () => {
       }
     });
 
-    /** A service whose store's estimates are given by `estimate` (null: none), noting the refs scored exactly. */
-    function withEstimates(estimate: ((e: CosineEstimate) => CosineEstimate) | null) {
+    /**
+     * A service whose store's estimates are given by `estimate` (null: none), noting the refs scored exactly; with
+     * `slowScan` its semantic ranking answers 30 ms late (a big workspace's scan), noting the refs scored meanwhile.
+     */
+    function withEstimates(estimate: ((e: CosineEstimate) => CosineEstimate) | null, slowScan = false) {
       const scored: MemoryRef[] = [];
+      const scoredDuringScan: MemoryRef[] = [];
+      let scanning = false;
       const memories = new Proxy(s.storage.memories, {
         get(target, name, receiver) {
+          if (name === 'rankSimilar' && slowScan) {
+            return async (...args: Parameters<typeof target.rankSimilar>) => {
+              scanning = true;
+              const ranked = await target.rankSimilar(...args);
+              await new Promise((resolve) => setTimeout(resolve, 30));
+              scanning = false;
+              return ranked;
+            };
+          }
           if (name === 'cosineEstimatesOf') {
             return async (scope: Scope, refs: readonly MemoryRef[], q: { vector: Float32Array; modelId: string }) => {
               if (!estimate) return new Map();
@@ -298,6 +312,7 @@ describe('SearchService', () => {
           if (name === 'cosinesOf') {
             return async (scope: Scope, refs: readonly MemoryRef[], q: { vector: Float32Array; modelId: string }) => {
               scored.push(...refs);
+              if (scanning) scoredDuringScan.push(...refs);
               return target.cosinesOf(scope, refs, q);
             };
           }
@@ -309,7 +324,7 @@ describe('SearchService', () => {
         memories, searchLog: s.storage.searchLog, events: s.storage.events, embedder: s.embedder, clock: s.clock,
         timeoutMs: 10_000, maxEmbedChars: 8000,
       });
-      return { search, scored };
+      return { search, scored, scoredDuringScan };
     }
     const answer = (o: Awaited<ReturnType<Services['search']['hybrid']>>) => ({
       hits: o.hits.map((h) => [h.memory.id, h.score, h.similarity, h.cosine, h.keywordScore]),
@@ -321,6 +336,8 @@ describe('SearchService', () => {
       const asIs = withEstimates((e) => e);
       // Wider intervals, centred elsewhere: the exact cosine still lies within each.
       const wide = withEstimates((e) => ({ cosine: e.cosine + 0.5 * e.error + 0.02, error: 2 * e.error + 0.04 }));
+      // A scan that outlasts the keyword leg: the candidates that may enter the answer are scored while it runs.
+      const slow = withEstimates((e) => e, true);
       const ownCtx = { ...ctx, scope: own };
       const base = { query: 'deploy rollback friday canary', filter: {} };
       const settings = [
@@ -341,12 +358,17 @@ describe('SearchService', () => {
           const want = answer(await exact.search.hybrid(ownCtx, asked));
           expect(answer(await asIs.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
           expect(answer(await wide.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
+          expect(answer(await slow.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
         }
       }
       // Without estimates every keyword-only candidate is scored exactly; with them, far fewer.
       expect(exact.scored.length).toBeGreaterThan(100);
       expect(asIs.scored.length).toBeLessThan(exact.scored.length / 2);
       expect(wide.scored.length).toBeLessThanOrEqual(exact.scored.length);
+      // With the slow scan, everything scored exactly was scored while it ran (a superset of what the end needs).
+      expect(slow.scoredDuringScan.length).toBeGreaterThan(0);
+      expect(slow.scoredDuringScan).toEqual(slow.scored);
+      expect(slow.scored.length).toBeLessThan(exact.scored.length);
     });
   });
 

@@ -214,6 +214,10 @@ export function createSearchService(deps: {
    * for it (before, those that cannot enter the answer keep their cosine estimates).
    */
   async function hybridOnce(scope: Scope, vector: Float32Array, input: HybridInput, last: boolean) {
+    const sw = input.semanticWeight;
+    const kw = input.keywordWeight;
+    // Every surface validates this; the smaller semantic leg and the pruning below are only right with it.
+    if (!(sw >= 0 && kw >= 0)) throw new RangeError(`hybrid weights must not be negative: ${sw}, ${kw}`);
     const floor = input.threshold ?? 0;
     const keywordPool = Math.max(input.limit * 5, 50);
     const query = { vector, modelId: embedder.modelId };
@@ -229,13 +233,43 @@ export function createSearchService(deps: {
       await new Promise((resolve) => setImmediate(resolve));
       return memories.rankKeyword(scope, { terms: keywordTerms(input.query), limit: keywordPool, filter: input.filter });
     })();
-    // Keyword-only candidates need their cosine. While the semantic leg still runs, every keyword hit is estimated
-    // at once, beside it (which are keyword-only is known only when it answers); once it has answered, only the
-    // missing ones are (below).
-    const early = keywordLeg.then((k) => (last || semanticAnswered || k.hits.length === 0 ? null
-      : memories.cosineEstimatesOf(scope, k.hits.map((h) => h.ref), query)));
+    const weightSum = sw + kw > 0 ? sw + kw : 1;
+    const fusedOf = (similarity: number, keywordPart: number) => (sw * similarity + kw * keywordPart) / weightSum;
+    // rerank true: both scores are absolute (calibrated similarity, keyword coverage), so a weak keyword match
+    // counts for little; rerank false: the keyword relevance is normalised by the pool's best hit.
+    const keywordPartOf = (h: { relevance: number; coverage: number }, topRelevance: number) =>
+      (input.rerank ? h.coverage : topRelevance > 0 ? h.relevance / topRelevance : 0);
+    const boundsOf = (keywordPart: number, e: CosineEstimate) => ({
+      low: fusedOf(calibration.score(e.cosine - e.error), keywordPart), high: fusedOf(calibration.score(e.cosine + e.error), keywordPart),
+    });
+    // The `limit`-th best lower bound: a candidate whose upper bound is below it has `limit` candidates above it.
+    const entryOf = (lows: number[]) => {
+      lows.sort((a, b) => b - a);
+      return input.limit >= 1 && lows.length >= input.limit ? lows[input.limit - 1]! : -Infinity;
+    };
+    // An estimated candidate is scored exactly when it may enter the answer or straddles the floor (it may count).
+    const mayMatter = (b: { low: number; high: number }, e: CosineEstimate, entry: number) =>
+      e.error > 0 && (b.high >= entry || (b.low < floor && b.high >= floor));
+
+    // Keyword-only candidates need their cosine. While the semantic leg still runs (which hits are keyword-only is
+    // known only when it answers), every keyword hit is estimated at once, beside it; and if it runs still (a big
+    // workspace's scan, on a loop that would wait otherwise) those that may enter the answer whatever the semantic
+    // leg brings are scored exactly too: its hits can only raise the entry bar, so these include every one the
+    // final step below would score. Once it has answered, only the missing ones are estimated and scored (below).
+    const early = keywordLeg.then(async (k) => {
+      if (last || semanticAnswered || k.hits.length === 0) return null;
+      const estimates = await memories.cosineEstimatesOf(scope, k.hits.map((h) => h.ref), query);
+      if (semanticAnswered) return { estimates, exact: null };
+      const top = k.hits[0]!.relevance;
+      const bounds = k.hits.map((h) => { const e = estimates.get(h.ref); return e && boundsOf(keywordPartOf(h, top), e); });
+      const entry = entryOf(bounds.flatMap((b) => (b ? [b.low] : [])));
+      const refs = k.hits.filter((h, i) => !bounds[i] || mayMatter(bounds[i], estimates.get(h.ref)!, entry)).map((h) => h.ref);
+      const cosines = refs.length > 0 ? await memories.cosinesOf(scope, refs, query) : new Map<MemoryRef, number>();
+      // Scored: the exact cosine, as an estimate without error (-1 without a stored vector, as below).
+      return { estimates, exact: new Map(refs.map((ref) => [ref, { cosine: cosines.get(ref) ?? -1, error: 0 }])) };
+    });
     // All three in Promise.all from the start, so a leg that fails meanwhile is never an unhandled rejection.
-    const [semantic, keyword, earlyEstimates] = await Promise.all([semanticLeg, keywordLeg, early]);
+    const [semantic, keyword, earlyScores] = await Promise.all([semanticLeg, keywordLeg, early]);
     const candidates = new Map<MemoryRef, Candidate>();
     semantic.hits.forEach((h) => candidates.set(h.ref, { ref: h.ref, similarity: calibration.score(h.cosine), cosine: h.cosine, keyword: 0, coverage: 0 }));
     const topRelevance = keyword.hits[0]?.relevance ?? 0;
@@ -245,43 +279,35 @@ export function createSearchService(deps: {
       c.coverage = h.coverage;
       candidates.set(h.ref, c);
     });
-
-    const sw = input.semanticWeight;
-    const kw = input.keywordWeight;
-    // Every surface validates this; the smaller semantic leg and the pruning below are only right with it.
-    if (!(sw >= 0 && kw >= 0)) throw new RangeError(`hybrid weights must not be negative: ${sw}, ${kw}`);
-    const weightSum = sw + kw > 0 ? sw + kw : 1;
-    // rerank true: both scores are absolute (calibrated similarity, keyword coverage), so a weak keyword match
-    // counts for little; rerank false: the keyword relevance is normalised by the pool's best hit.
+    // The keyword part as keywordPartOf gives it for the candidate's keyword hit (the same expressions).
     const keywordPart = (c: Candidate) => (input.rerank ? c.coverage : c.keyword);
-    const fusedWith = (c: Candidate, similarity: number) => (sw * similarity + kw * keywordPart(c)) / weightSum;
-    const fused = (c: Candidate) => fusedWith(c, c.similarity ?? 0);
+    const fused = (c: Candidate) => fusedOf(c.similarity ?? 0, keywordPart(c));
 
     // Keyword-only candidates: the store's estimates bound their fused scores; only those that may enter the top
     // `limit` or straddle the floor are scored exactly (as the semantic search would score them), so a kept hit's
     // scores are always exact and an estimate never decides an order or a count it could get wrong.
     const keywordOnly = [...candidates.values()].filter((c) => c.similarity === undefined);
     const estimates = last || keywordOnly.length === 0 ? null
-      : earlyEstimates ?? await memories.cosineEstimatesOf(scope, keywordOnly.map((c) => c.ref), query);
+      : earlyScores?.estimates ?? await memories.cosineEstimatesOf(scope, keywordOnly.map((c) => c.ref), query);
+    const lows: number[] = [];
     const bounds = new Map<Candidate, { low: number; high: number }>();
     for (const c of candidates.values()) {
-      const e = c.similarity === undefined ? estimates?.get(c.ref) : undefined;
-      if (c.similarity !== undefined) bounds.set(c, { low: fused(c), high: fused(c) });
-      else if (e) {
-        c.estimate = e;
-        bounds.set(c, { low: fusedWith(c, calibration.score(e.cosine - e.error)), high: fusedWith(c, calibration.score(e.cosine + e.error)) });
+      if (c.similarity !== undefined) {
+        lows.push(fused(c));
+        continue;
       }
+      c.estimate = earlyScores?.exact?.get(c.ref) ?? estimates?.get(c.ref);
+      if (!c.estimate) continue;
+      const b = boundsOf(keywordPart(c), c.estimate);
+      bounds.set(c, b);
+      lows.push(b.low);
     }
-    const lows = [...bounds.values()].map((b) => b.low).sort((a, b) => b - a);
-    // The `limit`-th best lower bound: a candidate whose upper bound is below it has `limit` candidates above it.
-    const entry = input.limit >= 1 && lows.length >= input.limit ? lows[input.limit - 1]! : -Infinity;
-    const toScore = new Set(keywordOnly.filter((c) => {
-      const b = bounds.get(c);
-      return !b || (c.estimate!.error > 0 && (b.high >= entry || (b.low < floor && b.high >= floor)));
-    }));
+    const entry = entryOf(lows);
+    const toScore = new Set(keywordOnly.filter((c) => !c.estimate || mayMatter(bounds.get(c)!, c.estimate, entry)));
     const cosines = toScore.size > 0 ? await memories.cosinesOf(scope, [...toScore].map((c) => c.ref), query) : null;
     for (const c of keywordOnly) {
-      // Scored: the exact cosine (-1 without a stored vector, as before any estimate); else the estimate stands.
+      // Scored: the exact cosine (-1 without a stored vector, as before any estimate); else the estimate stands
+      // (exact when scored early).
       c.cosine = toScore.has(c) ? cosines?.get(c.ref) ?? -1 : c.estimate!.cosine;
       c.similarity = calibration.score(c.cosine);
     }
