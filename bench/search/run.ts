@@ -31,10 +31,11 @@ const STORES: Record<string, StoreKind[]> = { sqlite: ['sqlite'], postgres: ['po
 const stores = STORES[opts.store];
 if (!stores) program.error(`--store must be sqlite, postgres or both, not ${opts.store}`);
 if (!(Number.isInteger(Number(opts.ratioRounds)) && Number(opts.ratioRounds) >= 1)) program.error(`--ratio-rounds must be a whole number of at least 1, not ${opts.ratioRounds}`);
+const rounds = opts.quick ? 1 : Number(opts.ratioRounds);
 const duration = opts.quick ? 3 : Number(opts.duration);
 const started = Date.now();
 const { rows, recalls, seedPerSecond, copySeconds } = await runSearchSuite({
-  runs, stores: stores!, efSearch: opts.efSearch.split(',').map(Number), ratioRounds: opts.quick ? 1 : Number(opts.ratioRounds), connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : Number(opts.warmup), seedConcurrency: 16,
+  runs, stores: stores!, efSearch: opts.efSearch.split(',').map(Number), ratioRounds: rounds, connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : Number(opts.warmup), seedConcurrency: 16,
 });
 const command = `npm run bench:search -- ${process.argv.slice(2).join(' ')}`.trim();
 const body = [
@@ -49,7 +50,7 @@ const body = [
   '',
   searchTable(rows),
   '',
-  `G3 hybrid against G1 semantic search on the same corpus and store (p50 under the same load): the surfaces' pass, then G1 and G3 again in turn, ${opts.quick ? 1 : Number(opts.ratioRounds)} rounds in all (later rounds after a 2 s warm-up); the target is decided on the median round's ratio:`,
+  `G3 hybrid against G1 semantic search on the same corpus and store (p50 under the same load): the surfaces' pass, then G1 and G3 again in turn, in alternating order, ${rounds} round${rounds === 1 ? '' : 's'} in all (later rounds after a 2 s warm-up); the target is decided on the median round's ratio:`,
   '',
   hybridRatioTable(rows),
   ...(recalls.length > 0 ? [

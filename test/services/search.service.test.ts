@@ -291,22 +291,28 @@ describe('SearchService', () => {
       const scored: MemoryRef[] = [];
       const scoredDuringScan: MemoryRef[] = [];
       let scanning = false;
+      // The slow scan answers once the estimates have been handed back and the turn that uses them has run (a
+      // macrotask later), whatever the machine's load; two seconds at most.
+      let release = () => undefined as void;
       const memories = new Proxy(s.storage.memories, {
         get(target, name, receiver) {
           if (name === 'rankSimilar' && slowScan) {
             return async (...args: Parameters<typeof target.rankSimilar>) => {
               scanning = true;
               const ranked = await target.rankSimilar(...args);
-              await new Promise((resolve) => setTimeout(resolve, 30));
+              await new Promise<void>((resolve) => {
+                const timer = setTimeout(resolve, 2000);
+                release = () => { clearTimeout(timer); resolve(); };
+              });
               scanning = false;
               return ranked;
             };
           }
           if (name === 'cosineEstimatesOf') {
             return async (scope: Scope, refs: readonly MemoryRef[], q: { vector: Float32Array; modelId: string }) => {
-              if (!estimate) return new Map();
-              const given = await target.cosineEstimatesOf(scope, refs, q);
-              return new Map([...given].map(([ref, e]) => [ref, estimate(e)]));
+              const given = estimate ? await target.cosineEstimatesOf(scope, refs, q) : new Map<MemoryRef, CosineEstimate>();
+              setTimeout(() => release(), 0);
+              return new Map([...given].map(([ref, e]) => [ref, estimate!(e)]));
             };
           }
           if (name === 'cosinesOf') {
@@ -336,8 +342,11 @@ describe('SearchService', () => {
       const asIs = withEstimates((e) => e);
       // Wider intervals, centred elsewhere: the exact cosine still lies within each.
       const wide = withEstimates((e) => ({ cosine: e.cosine + 0.5 * e.error + 0.02, error: 2 * e.error + 0.04 }));
-      // A scan that outlasts the keyword leg: the candidates that may enter the answer are scored while it runs.
+      // A scan that outlasts the keyword leg: the candidates that may enter the answer are scored while it runs
+      // (with the store's estimates, wider ones, or none: then every keyword hit is).
       const slow = withEstimates((e) => e, true);
+      const slowWide = withEstimates((e) => ({ cosine: e.cosine - 0.5 * e.error - 0.01, error: 2 * e.error + 0.03 }), true);
+      const slowExact = withEstimates(null, true);
       const ownCtx = { ...ctx, scope: own };
       const base = { query: 'deploy rollback friday canary', filter: {} };
       const settings = [
@@ -359,6 +368,8 @@ describe('SearchService', () => {
           expect(answer(await asIs.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
           expect(answer(await wide.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
           expect(answer(await slow.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
+          expect(answer(await slowWide.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
+          expect(answer(await slowExact.search.hybrid(ownCtx, asked)), JSON.stringify(asked)).toEqual(want);
         }
       }
       // Without estimates every keyword-only candidate is scored exactly; with them, far fewer.
@@ -369,6 +380,9 @@ describe('SearchService', () => {
       expect(slow.scoredDuringScan.length).toBeGreaterThan(0);
       expect(slow.scoredDuringScan).toEqual(slow.scored);
       expect(slow.scored.length).toBeLessThan(exact.scored.length);
+      expect(slowWide.scoredDuringScan).toEqual(slowWide.scored);
+      expect(slowExact.scoredDuringScan).toEqual(slowExact.scored);
+      expect(slowExact.scored.length).toBeGreaterThan(0);
     });
   });
 

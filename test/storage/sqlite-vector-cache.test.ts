@@ -82,10 +82,21 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     const cli = createSqliteStorage({ file });
     const m = makeMemory(scopeA);
     await srv.memories.insert(m, { modelId: 'm', vector: axisVector(4, 0, 1, 0.5) });
+    for (const [axis, other, weight] of [[1, 2, 0.3], [2, 0, -0.4], [3, 1, 0.8]] as const) {
+      await srv.memories.insert(makeMemory(scopeA), { modelId: 'm', vector: axisVector(4, axis, other, weight) });
+    }
     const ask = { vector: axisVector(4, 0), modelId: 'm' };
-    const [hit] = (await srv.memories.rankSimilar(scopeA, { ...ask, limit: 1, minSimilarity: 0, filter: {} })).hits;
-    const estimate = (await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], ask)).get(hit!.ref);
-    expect(Math.abs(estimate!.cosine - hit!.cosine)).toBeLessThanOrEqual(estimate!.error);
+    const ranked = (await srv.memories.rankSimilar(scopeA, { ...ask, limit: 10, minSimilarity: 0, filter: {} })).hits;
+    expect(ranked).toHaveLength(4);
+    // Each ref's own estimate bounds its own exact cosine, tightly.
+    const all = await srv.memories.cosineEstimatesOf(scopeA, ranked.map((h) => h.ref), ask);
+    expect(all.size).toBe(4);
+    for (const h of ranked) {
+      const e = all.get(h.ref)!;
+      expect(e.error).toBeLessThan(1e-3);
+      expect(Math.abs(e.cosine - h.cosine)).toBeLessThanOrEqual(e.error);
+    }
+    const hit = ranked.find((h) => Math.abs(h.cosine - 1 / Math.sqrt(1.25)) < 1e-6);
     // Another width than the index's: nothing (and the index is not dropped for it).
     const index = await srv.cache.get(scopeA, 'm', 4);
     expect((await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], { vector: axisVector(8, 0), modelId: 'm' })).size).toBe(0);
@@ -97,6 +108,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     await srv.memories.rankSimilar(scopeA, { ...ask, limit: 1, minSimilarity: 0, filter: {} });
     const fresh = (await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], ask)).get(hit!.ref);
     expect(Math.abs(fresh!.cosine - (await srv.memories.cosinesOf(scopeA, [hit!.ref], ask)).get(hit!.ref)!)).toBeLessThanOrEqual(fresh!.error);
+    expect(fresh!.error).toBeLessThan(1e-3);
     expect(Math.abs(fresh!.cosine)).toBeLessThan(0.01);
     await cli.close();
     await srv.close();

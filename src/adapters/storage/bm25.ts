@@ -36,7 +36,7 @@ export interface FrequencyLookup {
 
 /**
  * Candidates one at a time, each once: `next` writes the next candidate's frequency of each phrase into `tfs` (0 when
- * it does not hold it) and returns its seq, or -1 when none is left.
+ * it does not hold it) and returns its seq (a row id: never negative), or -1 when none is left.
  */
 export interface CandidateStream {
   next(tfs: Float64Array): number;
@@ -95,7 +95,8 @@ export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: n
   const best = new TopHits(limit);
   const tfs = new Float64Array(frequencies.length);
   let total = 0;
-  const stream = input.stream ?? lookupStream(input.candidates ?? [], frequencies);
+  if ((input.stream === undefined) === (input.candidates === undefined)) throw new RangeError('rankBm25 takes candidates or a stream, one of them');
+  const stream = input.stream ?? lookupStream(input.candidates!, frequencies);
   for (let seq = stream.next(tfs); seq >= 0; seq = stream.next(tfs)) {
     total++;
     // The memory's frequencies first (every candidate, in order), then its best possible score, that of the shortest
