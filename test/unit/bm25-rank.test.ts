@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom as random } from '../support/seeded-random.ts';
 import { rankBm25 } from '../../src/adapters/storage/bm25.ts';
 
-/** A seeded linear congruential generator: the same cases on every run. */
-function random(seed: number): () => number {
-  let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-}
 
 describe('rankBm25', () => {
   it('keeps exactly the best `limit` of a full sort (ties by seq) and counts every candidate', () => {

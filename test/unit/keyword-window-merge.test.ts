@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom as random } from '../support/seeded-random.ts';
 import { rankBm25 } from '../../src/adapters/storage/bm25.ts';
 import { mergeWindows, Posting, PostingWindow } from '../../src/adapters/storage/sqlite/sqlite-keyword-postings.ts';
 import { mergeAscending } from '../../src/adapters/storage/sqlite/sqlite-keyword-ranking.ts';
 
-/** A seeded linear congruential generator: the same cases on every run. */
-function random(seed: number): () => number {
-  let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-}
 
 /**
  * The one-pass merge of posting windows (what the keyword leg ranks words with) against the two-step path it replaced
