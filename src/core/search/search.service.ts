@@ -98,6 +98,20 @@ interface Candidate {
   coverage: number;
 }
 
+/** A candidate's fused score lies in [low, high] (`exact`: they are equal and final); null: nothing bounds it yet. */
+type FusedBounds = { low: number; high: number; exact: boolean } | null;
+
+/**
+ * Which candidates a hybrid search must score exactly: those nothing bounds, and the estimated ones that may enter
+ * the top `limit` (an upper bound reaching the `limit`-th best lower bound: below it, `limit` candidates are surely
+ * above) or whose interval straddles the floor (they may count in `total`). The others cannot change the answer.
+ */
+function mustScoreExactly(bounds: readonly FusedBounds[], limit: number, floor: number): boolean[] {
+  const lows = bounds.flatMap((b) => (b ? [b.low] : [])).sort((a, b) => b - a);
+  const entry = limit >= 1 && lows.length >= limit ? lows[limit - 1]! : -Infinity;
+  return bounds.map((b) => !b || (!b.exact && (b.high >= entry || (b.low < floor && b.high >= floor))));
+}
+
 /** A hybrid search whose chosen memories keep being deleted before they are read gives up re-running after this. */
 const HYBRID_ATTEMPTS = 3;
 
@@ -237,19 +251,13 @@ export function createSearchService(deps: {
     const fusedOf = (similarity: number, keywordPart: number) => (sw * similarity + kw * keywordPart) / weightSum;
     // rerank true: both scores are absolute (calibrated similarity, keyword coverage), so a weak keyword match
     // counts for little; rerank false: the keyword relevance is normalised by the pool's best hit.
+    const relative = (relevance: number, topRelevance: number) => (topRelevance > 0 ? relevance / topRelevance : 0);
     const keywordPartOf = (h: { relevance: number; coverage: number }, topRelevance: number) =>
-      (input.rerank ? h.coverage : topRelevance > 0 ? h.relevance / topRelevance : 0);
-    const boundsOf = (keywordPart: number, e: CosineEstimate) => ({
+      (input.rerank ? h.coverage : relative(h.relevance, topRelevance));
+    const boundsOf = (keywordPart: number, e: CosineEstimate): FusedBounds => ({
       low: fusedOf(calibration.score(e.cosine - e.error), keywordPart), high: fusedOf(calibration.score(e.cosine + e.error), keywordPart),
+      exact: e.error === 0,
     });
-    // The `limit`-th best lower bound: a candidate whose upper bound is below it has `limit` candidates above it.
-    const entryOf = (lows: number[]) => {
-      lows.sort((a, b) => b - a);
-      return input.limit >= 1 && lows.length >= input.limit ? lows[input.limit - 1]! : -Infinity;
-    };
-    // An estimated candidate is scored exactly when it may enter the answer or straddles the floor (it may count).
-    const mayMatter = (b: { low: number; high: number }, e: CosineEstimate, entry: number) =>
-      e.error > 0 && (b.high >= entry || (b.low < floor && b.high >= floor));
 
     // Keyword-only candidates need their cosine. While the semantic leg still runs (which hits are keyword-only is
     // known only when it answers), every keyword hit is estimated at once, beside it; and if it runs still (a big
@@ -261,9 +269,11 @@ export function createSearchService(deps: {
       const estimates = await memories.cosineEstimatesOf(scope, k.hits.map((h) => h.ref), query);
       if (semanticAnswered) return { estimates, exact: null };
       const top = k.hits[0]!.relevance;
-      const bounds = k.hits.map((h) => { const e = estimates.get(h.ref); return e && boundsOf(keywordPartOf(h, top), e); });
-      const entry = entryOf(bounds.flatMap((b) => (b ? [b.low] : [])));
-      const refs = k.hits.filter((h, i) => !bounds[i] || mayMatter(bounds[i], estimates.get(h.ref)!, entry)).map((h) => h.ref);
+      const must = mustScoreExactly(k.hits.map((h) => {
+        const e = estimates.get(h.ref);
+        return e ? boundsOf(keywordPartOf(h, top), e) : null;
+      }), input.limit, floor);
+      const refs = k.hits.filter((_, i) => must[i]).map((h) => h.ref);
       const cosines = refs.length > 0 ? await memories.cosinesOf(scope, refs, query) : new Map<MemoryRef, number>();
       // Scored: the exact cosine, as an estimate without error (-1 without a stored vector, as below).
       return { estimates, exact: new Map(refs.map((ref) => [ref, { cosine: cosines.get(ref) ?? -1, error: 0 }])) };
@@ -275,35 +285,26 @@ export function createSearchService(deps: {
     const topRelevance = keyword.hits[0]?.relevance ?? 0;
     keyword.hits.forEach((h) => {
       const c = candidates.get(h.ref) ?? { ref: h.ref, keyword: 0, coverage: 0 };
-      c.keyword = topRelevance > 0 ? h.relevance / topRelevance : 0;
+      c.keyword = relative(h.relevance, topRelevance);
       c.coverage = h.coverage;
       candidates.set(h.ref, c);
     });
-    // The keyword part as keywordPartOf gives it for the candidate's keyword hit (the same expressions).
     const keywordPart = (c: Candidate) => (input.rerank ? c.coverage : c.keyword);
     const fused = (c: Candidate) => fusedOf(c.similarity ?? 0, keywordPart(c));
 
     // Keyword-only candidates: the store's estimates bound their fused scores; only those that may enter the top
     // `limit` or straddle the floor are scored exactly (as the semantic search would score them), so a kept hit's
     // scores are always exact and an estimate never decides an order or a count it could get wrong.
-    const keywordOnly = [...candidates.values()].filter((c) => c.similarity === undefined);
+    const all = [...candidates.values()];
+    const keywordOnly = all.filter((c) => c.similarity === undefined);
     const estimates = last || keywordOnly.length === 0 ? null
       : earlyScores?.estimates ?? await memories.cosineEstimatesOf(scope, keywordOnly.map((c) => c.ref), query);
-    const lows: number[] = [];
-    const bounds = new Map<Candidate, { low: number; high: number }>();
-    for (const c of candidates.values()) {
-      if (c.similarity !== undefined) {
-        lows.push(fused(c));
-        continue;
-      }
+    const must = mustScoreExactly(all.map((c) => {
+      if (c.similarity !== undefined) return { low: fused(c), high: fused(c), exact: true };
       c.estimate = earlyScores?.exact?.get(c.ref) ?? estimates?.get(c.ref);
-      if (!c.estimate) continue;
-      const b = boundsOf(keywordPart(c), c.estimate);
-      bounds.set(c, b);
-      lows.push(b.low);
-    }
-    const entry = entryOf(lows);
-    const toScore = new Set(keywordOnly.filter((c) => !c.estimate || mayMatter(bounds.get(c)!, c.estimate, entry)));
+      return c.estimate ? boundsOf(keywordPart(c), c.estimate) : null;
+    }), input.limit, floor);
+    const toScore = new Set(all.filter((_, i) => must[i]));
     const cosines = toScore.size > 0 ? await memories.cosinesOf(scope, [...toScore].map((c) => c.ref), query) : null;
     for (const c of keywordOnly) {
       // Scored: the exact cosine (-1 without a stored vector, as before any estimate); else the estimate stands
