@@ -213,7 +213,7 @@ describe('sqlite specifics', () => {
     const lengths = new SqliteKeywordLengths(db);
     const bounded = new SqliteKeywordPostings(db, 30); // less than one list: each call evicts every other list
     const unbounded = new SqliteKeywordPostings(db);
-    const contents = (p: Posting) => Array.from({ length: p.size }, (_, i) => [p.seqAt(i), p.frequencyAt(i)]);
+    const contents = (p: Posting) => Array.from({ length: p.size }, (_, i) => [p.seqAt(i), p.frequencyAt(i), p.lengthAt(i)]);
     const firstRead = new Map<string, { bounded: Posting; unbounded: Posting }>();
     for (let round = 0; round < 3; round++) {
       for (const scope of [scopeA, scopeB]) {

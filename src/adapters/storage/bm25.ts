@@ -9,7 +9,20 @@ const K1 = 1.2;
 const B = 0.75;
 const MIN_IDF = 1e-6;
 /** BM25's length normalisation of an empty memory: the least any memory's can be (lengths are never negative). */
-const SHORTEST_NORM = K1 * (1 - B);
+export const SHORTEST_NORM = K1 * (1 - B);
+
+/** A memory's length normalisation: the longer than average, the less each occurrence counts. */
+export function lengthNorm(length: number, averageLength: number): number {
+  return K1 * (1 - B + (averageLength > 0 ? (B * length) / averageLength : 0));
+}
+
+/**
+ * One phrase's part of a memory's score. It only grows when `tf` grows or `norm` falls, in floating point too, so the
+ * part at the shortest norm bounds the part at any length.
+ */
+export function termScore(idf: number, tf: number, norm: number): number {
+  return idf * ((tf * (K1 + 1)) / (tf + norm));
+}
 
 /** Column weights: a title hit says more than one word deep in the content. */
 export const BM25_COLUMN_WEIGHTS = { title: 2.0, content: 1.0, tags: 1.5 } as const;
@@ -22,7 +35,7 @@ export interface RankedKeywordHit {
 }
 
 /** As bm25(): a word in half the documents or more still counts, a little. */
-function inverseDocumentFrequency(documents: number, holding: number): number {
+export function inverseDocumentFrequency(documents: number, holding: number): number {
   const idf = Math.log((documents - holding + 0.5) / (holding + 0.5));
   return idf > 0 ? idf : MIN_IDF;
 }
@@ -32,31 +45,6 @@ export interface FrequencyLookup {
   get(seq: number): number | undefined;
   /** How many memories it holds. */
   readonly size: number;
-}
-
-/**
- * Candidates one at a time, each once: `next` writes the next candidate's frequency of each phrase into `tfs` (0 when
- * it does not hold it) and returns its seq (a row id: never negative), or -1 when none is left.
- */
-export interface CandidateStream {
-  next(tfs: Float64Array): number;
-}
-
-/** The candidates given, looked up in each phrase's frequencies in turn. */
-function lookupStream(candidates: Iterable<number>, frequencies: readonly FrequencyLookup[]): CandidateStream {
-  const it = candidates[Symbol.iterator]();
-  return {
-    next(tfs) {
-      const step = it.next();
-      if (step.done) return -1;
-      const seq = step.value;
-      for (let i = 0; i < frequencies.length; i++) {
-        const tf = frequencies[i]!.get(seq);
-        tfs[i] = tf !== undefined && tf > 0 ? tf : 0;
-      }
-      return seq;
-    },
-  };
 }
 
 export interface Bm25Input {
@@ -71,16 +59,27 @@ export interface Bm25Input {
   totalAtLeast?: number | undefined;
   /**
    * The memories to score (those holding a phrase, after filters), each once; each is looked up in every phrase's
-   * frequencies in this order (ascending seqs when a lookup is a cursor). Or, instead, `stream`.
+   * frequencies in this order (ascending seqs when a lookup is a cursor).
    */
-  candidates?: Iterable<number> | undefined;
-  /** The candidates with their frequencies at once (a merge of sorted posting lists), in place of `candidates`. */
-  stream?: CandidateStream | undefined;
+  candidates: Iterable<number>;
   lengthOf(seq: number): number;
   /** The scope's number of memories and their average length. */
   documents: number;
   averageLength: number;
   limit: number;
+}
+
+/** A memory's score and coverage from its frequency of each phrase (0: not held) at its length's `norm`. */
+export function scoreHit(seq: number, tfs: Float64Array, idf: readonly number[], idfMass: number, norm: number): RankedKeywordHit {
+  let score = 0;
+  let held = 0;
+  for (let i = 0; i < tfs.length; i++) {
+    const tf = tfs[i]!;
+    if (tf <= 0) continue;
+    score += termScore(idf[i]!, tf, norm);
+    held += idf[i]!;
+  }
+  return { seq, score, coverage: idfMass > 0 ? Math.min(1, held / idfMass) : 0 };
 }
 
 /**
@@ -95,30 +94,20 @@ export function rankBm25(input: Bm25Input): { hits: RankedKeywordHit[]; total: n
   const best = new TopHits(limit);
   const tfs = new Float64Array(frequencies.length);
   let total = 0;
-  if ((input.stream === undefined) === (input.candidates === undefined)) throw new RangeError('rankBm25 takes candidates or a stream, one of them');
-  const stream = input.stream ?? lookupStream(input.candidates!, frequencies);
-  for (let seq = stream.next(tfs); seq >= 0; seq = stream.next(tfs)) {
+  for (const seq of input.candidates) {
     total++;
     // The memory's frequencies first (every candidate, in order), then its best possible score, that of the shortest
     // length: once the heap is full most candidates cannot enter it, and their length lookup (a map read per
-    // candidate, most of the ranking's time) is skipped. Each term of the sum only grows when the length falls, in
-    // floating point too, so a candidate skipped here would have been refused.
+    // candidate, most of the ranking's time) is skipped; a candidate skipped here would have been refused.
     let ceiling = 0;
     for (let i = 0; i < frequencies.length; i++) {
-      const held = tfs[i]!;
-      if (held > 0) ceiling += idf[i]! * ((held * (K1 + 1)) / (held + SHORTEST_NORM));
+      const tf = frequencies[i]!.get(seq);
+      tfs[i] = tf !== undefined && tf > 0 ? tf : 0;
+      if (tfs[i]! > 0) ceiling += termScore(idf[i]!, tfs[i]!, SHORTEST_NORM);
     }
     if (!best.accepts(ceiling, seq)) continue;
-    const norm = K1 * (1 - B + (averageLength > 0 ? (B * input.lengthOf(seq)) / averageLength : 0));
-    let score = 0;
-    let held = 0;
-    for (let i = 0; i < frequencies.length; i++) {
-      const tf = tfs[i]!;
-      if (tf <= 0) continue;
-      score += idf[i]! * ((tf * (K1 + 1)) / (tf + norm));
-      held += idf[i]!;
-    }
-    if (best.accepts(score, seq)) best.add({ seq, score, coverage: idfMass > 0 ? Math.min(1, held / idfMass) : 0 });
+    const hit = scoreHit(seq, tfs, idf, idfMass, lengthNorm(input.lengthOf(seq), averageLength));
+    if (best.accepts(hit.score, seq)) best.add(hit);
   }
   return { hits: best.sorted(), total: Math.max(total, input.totalAtLeast ?? 0) };
 }
@@ -139,9 +128,14 @@ export function capFrequencies(frequencies: ReadonlyMap<number, number>, cap: nu
 const before = (a: RankedKeywordHit, b: RankedKeywordHit): boolean => a.score > b.score || (a.score === b.score && a.seq < b.seq);
 
 /** The best `limit` hits seen, in a binary heap whose root is the worst of them. */
-class TopHits {
+export class TopHits {
   private readonly heap: RankedKeywordHit[] = [];
   constructor(private readonly limit: number) {}
+
+  /** The score a new hit must beat once the heap is full (ties go to the lower seq); -Infinity before. */
+  get bar(): number {
+    return this.limit > 0 && this.heap.length >= this.limit ? this.heap[0]!.score : this.limit > 0 ? -Infinity : Infinity;
+  }
 
   accepts(score: number, seq: number): boolean {
     if (this.limit <= 0) return false;

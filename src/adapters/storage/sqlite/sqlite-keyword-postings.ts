@@ -2,10 +2,12 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import { SqliteDataVersion } from './sqlite-data-version.ts';
 import { SqliteDocumentTokens } from './sqlite-document-tokens.ts';
-import { BM25_COLUMN_WEIGHTS, type CandidateStream } from '../bm25.ts';
+import { BM25_COLUMN_WEIGHTS } from '../bm25.ts';
+import type { PostingRun } from '../bm25-postings.ts';
 
 /**
- * The most postings (memory, frequency) held over every scope and token: 12 bytes each once read (48 MB in all).
+ * The most postings (memory, frequency, length) held over every scope and token: 16 bytes each once read (64 MB in
+ * all).
  * Least recently used lists go first, which re-reads every list on every search once the lists a workload cycles
  * through outgrow the bound: the bench's 200 questions over 100k memories use 131 tokens and 2.19M postings, which
  * the earlier 2M bound turned into a list read per search (3.5 ms of a 7 ms hybrid search; BENCHMARKS.md, "Search
@@ -20,22 +22,17 @@ const LIST_OVERHEAD = 32;
  */
 const MAX_CHANGED = 2_000;
 
-/** One token's postings in one scope: the memories holding it, seq ascending, each with its weighted frequency. */
+/**
+ * One token's postings in one scope: the memories holding it, seq ascending, each with its weighted frequency and the
+ * memory's length (so that ranking needs no lookup of it per memory; a write to the memory updates both).
+ */
 export class Posting {
   private seqs = new Float64Array(16);
   private frequencies = new Float32Array(16);
+  private lengths = new Uint32Array(16);
   size = 0;
   /** When a search last used it (for least-recently-used eviction). */
   used = 0;
-
-  /** The seqs and frequencies as held now (valid until the next write; entries [0, size)). */
-  get seqArray(): Float64Array {
-    return this.seqs;
-  }
-
-  get frequencyArray(): Float32Array {
-    return this.frequencies;
-  }
 
   seqAt(i: number): number {
     return this.seqs[i]!;
@@ -45,32 +42,45 @@ export class Posting {
     return this.frequencies[i]!;
   }
 
-  /** Appends a memory above every seq held (the order of a read from the index). */
-  push(seq: number, frequency: number): void {
-    this.reserve(this.size + 1);
-    this.seqs[this.size] = seq;
-    this.frequencies[this.size++] = frequency;
+  lengthAt(i: number): number {
+    return this.lengths[i]!;
   }
 
-  /** A memory's frequency now: set, replaced, or (undefined: it no longer holds the token) removed. */
-  set(seq: number, frequency: number | undefined): void {
+  /** The newest `cap` memories (highest seqs) as a run for ranking; valid until the next write. */
+  newest(cap: number): PostingRun {
+    return { seqs: this.seqs, frequencies: this.frequencies, lengths: this.lengths, start: Math.max(0, this.size - cap), end: this.size };
+  }
+
+  /** Appends a memory above every seq held (the order of a read from the index). */
+  push(seq: number, frequency: number, length: number): void {
+    this.reserve(this.size + 1);
+    this.seqs[this.size] = seq;
+    this.frequencies[this.size] = frequency;
+    this.lengths[this.size++] = length;
+  }
+
+  /** A memory's frequency and length now: set, replaced, or (`held` undefined: it no longer holds the token) removed. */
+  set(seq: number, held: { frequency: number; length: number } | undefined): void {
     const i = this.indexOf(seq);
-    const held = i < this.size && this.seqs[i] === seq;
-    if (frequency === undefined) {
-      if (!held) return;
+    const present = i < this.size && this.seqs[i] === seq;
+    if (held === undefined) {
+      if (!present) return;
       this.seqs.copyWithin(i, i + 1, this.size);
       this.frequencies.copyWithin(i, i + 1, this.size);
+      this.lengths.copyWithin(i, i + 1, this.size);
       this.size--;
-    } else if (held) {
-      this.frequencies[i] = frequency;
-    } else {
+      return;
+    }
+    if (!present) {
       this.reserve(this.size + 1);
       this.seqs.copyWithin(i + 1, i, this.size);
       this.frequencies.copyWithin(i + 1, i, this.size);
+      this.lengths.copyWithin(i + 1, i, this.size);
       this.seqs[i] = seq;
-      this.frequencies[i] = frequency;
       this.size++;
     }
+    this.frequencies[i] = held.frequency;
+    this.lengths[i] = held.length;
   }
 
   /** The first index whose seq is >= `seq`. */
@@ -91,6 +101,7 @@ export class Posting {
     if (this.seqs.length === this.size) return;
     this.seqs = this.seqs.slice(0, this.size);
     this.frequencies = this.frequencies.slice(0, this.size);
+    this.lengths = this.lengths.slice(0, this.size);
   }
 
   private reserve(n: number): void {
@@ -100,8 +111,11 @@ export class Posting {
     seqs.set(this.seqs.subarray(0, this.size));
     const frequencies = new Float32Array(capacity);
     frequencies.set(this.frequencies.subarray(0, this.size));
+    const lengths = new Uint32Array(capacity);
+    lengths.set(this.lengths.subarray(0, this.size));
     this.seqs = seqs;
     this.frequencies = frequencies;
+    this.lengths = lengths;
   }
 }
 
@@ -132,41 +146,6 @@ export class PostingWindow {
   collect(out: number[]): void {
     for (let i = this.start; i < this.posting.size; i++) out.push(this.posting.seqAt(i));
   }
-}
-
-/**
- * The union of the windows' memories, ascending, each once, with its frequency in each window: a k-way merge by the
- * windows' heads (a query has a few words), which hands BM25 each candidate and its frequencies in one step.
- */
-export function mergeWindows(windows: readonly PostingWindow[]): CandidateStream {
-  const n = windows.length;
-  const seqs = windows.map((w) => w.posting.seqArray);
-  const frequencies = windows.map((w) => w.posting.frequencyArray);
-  const at = Int32Array.from(windows, (w) => w.start);
-  const ends = Int32Array.from(windows, (w) => w.posting.size);
-  return {
-    next(tfs) {
-      let least = Infinity;
-      for (let r = 0; r < n; r++) {
-        if (at[r]! < ends[r]!) {
-          const seq = seqs[r]![at[r]!]!;
-          if (seq < least) least = seq;
-        }
-      }
-      if (least === Infinity) return -1;
-      for (let r = 0; r < n; r++) {
-        const i = at[r]!;
-        if (i < ends[r]! && seqs[r]![i] === least) {
-          const tf = frequencies[r]![i]!;
-          tfs[r] = tf > 0 ? tf : 0;
-          at[r] = i + 1;
-        } else {
-          tfs[r] = 0;
-        }
-      }
-      return least;
-    },
-  };
 }
 
 interface ScopePostings {
@@ -209,12 +188,12 @@ export class SqliteKeywordPostings {
    * Each token's postings among `members` (the scope's memories: seq -> length), current with every committed write.
    * Valid until the next call (a later call may evict them).
    */
-  lists(scope: Scope, tokens: readonly string[], members: ReadonlyMap<number, unknown>): Posting[] {
+  lists(scope: Scope, tokens: readonly string[], members: ReadonlyMap<number, number>): Posting[] {
     if (this.dataVersion.changedElsewhere()) this.clear();
     const key = scopeKey(scope);
     let entry = this.scopes.get(key);
     if (!entry) this.scopes.set(key, (entry = { tokens: new Map(), changed: new Set() }));
-    this.catchUp(scope, entry);
+    this.catchUp(scope, entry, members);
     const stamp = ++this.clock;
     const lists = tokens.map((token) => {
       let posting = entry.tokens.get(token);
@@ -243,21 +222,28 @@ export class SqliteKeywordPostings {
     this.held = 0;
   }
 
-  /** Applies the memories written since the scope's lists were last used: their tokens now, in every list. */
-  private catchUp(scope: Scope, entry: ScopePostings): void {
+  /**
+   * Applies the memories written since the scope's lists were last used: their tokens and lengths (`members`) now, in
+   * every list.
+   */
+  private catchUp(scope: Scope, entry: ScopePostings, members: ReadonlyMap<number, number>): void {
     if (entry.changed.size === 0) return;
     const seqs = [...entry.changed].sort((a, b) => a - b);
     entry.changed.clear();
     const now = this.documents.of(scope, seqs);
     for (const [token, posting] of entry.tokens) {
       const before = posting.size;
-      for (const seq of seqs) posting.set(seq, now.get(seq)?.get(token));
+      for (const seq of seqs) {
+        const frequency = now.get(seq)?.get(token);
+        const length = members.get(seq);
+        posting.set(seq, frequency !== undefined && length !== undefined ? { frequency, length } : undefined);
+      }
       this.held += posting.size - before;
     }
   }
 
   /** Every occurrence of the token in the index, kept for the scope's memories: seq -> Σ column weights. */
-  private read(token: string, members: ReadonlyMap<number, unknown>): Posting {
+  private read(token: string, members: ReadonlyMap<number, number>): Posting {
     const weights = Object.values(BM25_COLUMN_WEIGHTS);
     const n = weights.length;
     const codes = JSON.parse(this.occurrencesOf.get(token)!) as number[];
@@ -265,18 +251,18 @@ export class SqliteKeywordPostings {
     // Occurrences come ordered by memory seq, so each memory's run is contiguous and the list comes out sorted.
     let doc = -1;
     let frequency = 0;
-    let member = false;
+    let length: number | undefined;
     for (const code of codes) {
       const d = Math.floor(code / n);
       if (d !== doc) {
-        if (member) posting.push(doc, frequency);
+        if (length !== undefined) posting.push(doc, frequency, length);
         doc = d;
         frequency = 0;
-        member = members.has(d);
+        length = members.get(d);
       }
-      if (member) frequency += weights[code % n]!;
+      if (length !== undefined) frequency += weights[code % n]!;
     }
-    if (member) posting.push(doc, frequency);
+    if (length !== undefined) posting.push(doc, frequency, length);
     posting.trim();
     return posting;
   }

@@ -2,7 +2,8 @@ import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 import type { ScopeLengths, SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteQueryTokenizer } from './sqlite-query-tokenizer.ts';
-import { mergeWindows, PostingWindow, SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
+import { PostingWindow, SqliteKeywordPostings } from './sqlite-keyword-postings.ts';
+import { rankPostings } from '../bm25-postings.ts';
 import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type FrequencyLookup, type RankedKeywordHit } from '../bm25.ts';
 import { createStatementCache } from './sqlite-statement-cache.ts';
 
@@ -69,10 +70,9 @@ export class SqliteKeywordRanking {
     const documents = scopeLengths.bySeq.size;
     const bm25 = { lengthOf: (seq: number) => scopeLengths.bySeq.get(seq)!, documents, averageLength: scopeLengths.totalTokens / documents, limit };
     if (!filter && singles.length === phrases.length) {
-      // The common case, words without a filter: the windows are merged and scored in one pass.
-      const windows = lists.map((posting) => new PostingWindow(posting, cap));
-      return rankBm25({
-        ...bm25, frequencies: windows, holding: lists.map((posting) => posting.size), stream: mergeWindows(windows),
+      // The common case, words without a filter: ranked from the lists themselves, word by word (bm25-postings.ts).
+      return rankPostings({
+        ...bm25, runs: lists.map((posting) => posting.newest(cap)), holding: lists.map((posting) => posting.size),
         totalAtLeast: Math.max(...lists.map((posting) => posting.size)),
       });
     }
