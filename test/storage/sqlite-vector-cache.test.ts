@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -319,6 +319,26 @@ describe('SQLite vector cache: the cold-start loader', () => {
     await cli.close();
     await memories.close();
     db.close();
+  });
+
+  it('reads a workspace on its own connection when the loader thread fails (the store file moved under the server)', async () => {
+    const { file, byScope } = await seeded('loader-moved.db', rows, dims);
+    const srv = server(file, 0, { workerLoadAbove: 0 });
+    const here = server(file, 0, { workerLoadAbove: Number.POSITIVE_INFINITY });
+    const reference = matrixRowsByKey(await here.cache.get(scopeA, 'm', dims));
+    const expected = await here.memories.searchSimilar(scopeA, q(byScope.get(scopeA)![2]!));
+    // Open connections keep reading the moved file; a loader thread opens it by name, which no longer exists.
+    renameSync(file, `${file}.moved`);
+    const loaded = await srv.cache.get(scopeA, 'm', dims);
+    expect(srv.cache.workerLoads).toBe(1);
+    expect(loaded.size).toBe(rows);
+    expect(matrixRowsByKey(loaded)).toEqual(reference);
+    const answer = await srv.memories.searchSimilar(scopeA, q(byScope.get(scopeA)![2]!));
+    expect(expected.total).toBeGreaterThan(0);
+    expect(answer.hits.map((h) => [h.memory.id, h.cosine])).toEqual(expected.hits.map((h) => [h.memory.id, h.cosine]));
+    expect(answer.total).toBe(expected.total);
+    await srv.close();
+    await here.close();
   });
 
   it('answers a search sent while warm-up loads, the same as a loaded cache does', async () => {
