@@ -337,6 +337,67 @@ describe('SearchService', () => {
       total: o.total, semanticResults: o.semanticResults, keywordResults: o.keywordResults,
     });
 
+    /**
+     * A service whose semantic ranking never answers unless `failScan` is called, and whose estimates are handed back
+     * only after `beforeEstimates` ran; the refs scored exactly are noted.
+     */
+    function stalled(timeoutMs: number, beforeEstimates: (failScan: (err: Error) => void) => Promise<void>) {
+      const scored: MemoryRef[] = [];
+      let failScan: (err: Error) => void = () => undefined;
+      let estimated = false;
+      const memories = new Proxy(s.storage.memories, {
+        get(target, name, receiver) {
+          if (name === 'rankSimilar') return () => new Promise<never>((_, reject) => { failScan = reject; });
+          if (name === 'cosineEstimatesOf') {
+            return async (...args: Parameters<typeof target.cosineEstimatesOf>) => {
+              await beforeEstimates(failScan);
+              estimated = true;
+              return target.cosineEstimatesOf(...args);
+            };
+          }
+          if (name === 'cosinesOf') {
+            return async (...args: Parameters<typeof target.cosinesOf>) => {
+              scored.push(...args[1]);
+              return target.cosinesOf(...args);
+            };
+          }
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const search = createSearchService({
+        memories, searchLog: s.storage.searchLog, events: s.storage.events, embedder: s.embedder, clock: s.clock,
+        timeoutMs, maxEmbedChars: 8000,
+      });
+      return { search, scored, estimated: () => estimated };
+    }
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+    it('scores no keyword candidate beside a scan that has failed', async () => {
+      const { search, scored, estimated } = stalled(10_000, async (failScan) => {
+        failScan(new Error('the scan failed'));
+        await settle();
+      });
+      const input = { query: 'deploy friday rollback', limit: 3, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 };
+      await expect(search.hybrid({ ...ctx, scope: own }, input)).rejects.toThrow('the scan failed');
+      await settle();
+      // The keyword leg had answered and its estimates were taken, but nothing was read to score exactly.
+      expect(estimated()).toBe(true);
+      expect(scored).toEqual([]);
+    });
+
+    it('scores no keyword candidate once the deadline has passed', async () => {
+      // The estimates come back only once the caller has had its TIMEOUT (the deadline leaves the keyword leg ample time).
+      let answered: Promise<unknown> = Promise.resolve();
+      const { search, scored, estimated } = stalled(500, () => answered.then(() => undefined, () => undefined));
+      const input = { query: 'deploy friday rollback', limit: 3, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 };
+      answered = search.hybrid({ ...ctx, scope: own }, input);
+      await expect(answered).rejects.toMatchObject({ code: 'TIMEOUT' });
+      await settle();
+      expect(estimated()).toBe(true);
+      expect(scored).toEqual([]);
+    });
+
     it('answers as scoring every candidate exactly does, with the store\'s estimates or wider ones, and scores fewer', async () => {
       const exact = withEstimates(null);
       const asIs = withEstimates((e) => e);

@@ -161,7 +161,7 @@ export function createSearchService(deps: {
    * deadline — counted from the request's arrival — covers the wait as well as the search.
    */
   async function run<T extends SearchOutcome>(ctx: SearchContext, kind: SearchKind, query: string, input: Common,
-    work: () => Promise<T>): Promise<T> {
+    work: (expired: AbortSignal) => Promise<T>): Promise<T> {
     const started = performance.now();
     const timedOut = () => new DomainError('TIMEOUT', `Search took longer than ${deps.timeoutMs} ms`);
     const left = (ctx.arrivedAt ?? started) + deps.timeoutMs - started;
@@ -175,7 +175,8 @@ export function createSearchService(deps: {
     try {
       const release = deps.admission ? await deps.admission.enter(expiry.signal) : () => undefined;
       // The slot is held until the work really ends, even past the deadline: that bounds what actually runs.
-      const outcome = await Promise.race([work().finally(release), deadline]);
+      // The work is told when the deadline passes (`expired`), so that it starts nothing it no longer needs.
+      const outcome = await Promise.race([work(expiry.signal).finally(release), deadline]);
       // The similarity where the search has one (hybrid's fused score is not a similarity), else its score.
       const scores = outcome.hits.map((h) => h.similarity ?? h.score);
       const entry: SearchLogEntry = {
@@ -227,7 +228,7 @@ export function createSearchService(deps: {
    * Only on the `last` attempt is a deleted hit replaced by the next candidate, and every candidate scored exactly
    * for it (before, those that cannot enter the answer keep their cosine estimates).
    */
-  async function hybridOnce(scope: Scope, vector: Float32Array, input: HybridInput, last: boolean) {
+  async function hybridOnce(scope: Scope, vector: Float32Array, input: HybridInput, last: boolean, expired: AbortSignal) {
     const sw = input.semanticWeight;
     const kw = input.keywordWeight;
     // Every surface validates this; the smaller semantic leg and the pruning below are only right with it.
@@ -239,8 +240,11 @@ export function createSearchService(deps: {
     const semanticLeg = memories.rankSimilar(scope, {
       ...query, limit: input.limit, minSimilarity: similarityFromCosine(Math.max(-1, calibration.minCosine(floor))), filter: input.filter,
     });
-    let semanticAnswered = false;
-    semanticLeg.then(() => { semanticAnswered = true; }, () => undefined);
+    // Settled: answered, or failed (the search has then failed, and nothing more is worth scoring).
+    let semanticSettled = false;
+    semanticLeg.then(() => { semanticSettled = true; }, () => { semanticSettled = true; });
+    /** Whether scoring keyword candidates beside the scan may still serve the answer. */
+    const scanStillRuns = () => !semanticSettled && !expired.aborted;
     // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
     // (a few promise steps in) first, so that the two legs overlap.
     const keywordLeg = (async () => {
@@ -265,9 +269,9 @@ export function createSearchService(deps: {
     // leg brings are scored exactly too: its hits can only raise the entry bar, so these include every one the
     // final step below would score. Once it has answered, only the missing ones are estimated and scored (below).
     const early = keywordLeg.then(async (k) => {
-      if (last || semanticAnswered || k.hits.length === 0) return null;
+      if (last || !scanStillRuns() || k.hits.length === 0) return null;
       const estimates = await memories.cosineEstimatesOf(scope, k.hits.map((h) => h.ref), query);
-      if (semanticAnswered) return { estimates, exact: null };
+      if (!scanStillRuns()) return { estimates, exact: null };
       const top = k.hits[0]!.relevance;
       const must = mustScoreExactly(k.hits.map((h) => {
         const e = estimates.get(h.ref);
@@ -382,12 +386,13 @@ export function createSearchService(deps: {
      * as deleted between the ranking and the read would be replaced by a candidate that may not be the next best, so
      * the search runs again (a delete has left the indexes by the time it answers).
      */
-    hybrid: (ctx: SearchContext, input: HybridInput) => run(ctx, 'hybrid', input.query, input, async (): Promise<HybridOutcome> => {
+    hybrid: (ctx: SearchContext, input: HybridInput) => run(ctx, 'hybrid', input.query, input, async (expired): Promise<HybridOutcome> => {
       const { vector, ms } = await embedQuery(input.query);
       const started = performance.now();
       for (let attempt = 1; ; attempt++) {
-        const { outcome, gone } = await hybridOnce(ctx.scope, vector, input, attempt === HYBRID_ATTEMPTS);
-        if (gone === 0 || attempt === HYBRID_ATTEMPTS) {
+        const { outcome, gone } = await hybridOnce(ctx.scope, vector, input, attempt === HYBRID_ATTEMPTS, expired);
+        // Past the deadline the caller has its TIMEOUT: no attempt more.
+        if (gone === 0 || attempt === HYBRID_ATTEMPTS || expired.aborted) {
           return { ...outcome, embeddingMs: ms, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
         }
       }
