@@ -338,16 +338,25 @@ describe('SearchService', () => {
     });
 
     /**
-     * A service whose semantic ranking never answers unless `failScan` is called, and whose estimates are handed back
-     * only after `beforeEstimates` ran; the refs scored exactly are noted.
+     * A service whose semantic ranking answers only once `scanAnswers` has settled (never without it, unless
+     * `failScan` is called), and whose estimates are handed back only after `beforeEstimates` ran; the refs scored
+     * exactly and the rows read are noted.
      */
-    function stalled(timeoutMs: number, beforeEstimates: (failScan: (err: Error) => void) => Promise<void>) {
+    function stalled(timeoutMs: number, beforeEstimates: (failScan: (err: Error) => void) => Promise<void>,
+      scanAnswers?: () => Promise<unknown>) {
       const scored: MemoryRef[] = [];
+      const read: MemoryRef[] = [];
       let failScan: (err: Error) => void = () => undefined;
       let estimated = false;
       const memories = new Proxy(s.storage.memories, {
         get(target, name, receiver) {
-          if (name === 'rankSimilar') return () => new Promise<never>((_, reject) => { failScan = reject; });
+          if (name === 'rankSimilar') {
+            return async (...args: Parameters<typeof target.rankSimilar>) => {
+              if (!scanAnswers) return new Promise<never>((_, reject) => { failScan = reject; });
+              await scanAnswers().catch(() => undefined);
+              return target.rankSimilar(...args);
+            };
+          }
           if (name === 'cosineEstimatesOf') {
             return async (...args: Parameters<typeof target.cosineEstimatesOf>) => {
               await beforeEstimates(failScan);
@@ -355,10 +364,10 @@ describe('SearchService', () => {
               return target.cosineEstimatesOf(...args);
             };
           }
-          if (name === 'cosinesOf') {
-            return async (...args: Parameters<typeof target.cosinesOf>) => {
-              scored.push(...args[1]);
-              return target.cosinesOf(...args);
+          if (name === 'cosinesOf' || name === 'findByRefs') {
+            return async (...args: [Scope, readonly MemoryRef[], { vector: Float32Array; modelId: string }]) => {
+              (name === 'cosinesOf' ? scored : read).push(...args[1]);
+              return name === 'cosinesOf' ? target.cosinesOf(...args) : target.findByRefs(args[0], args[1]);
             };
           }
           const value = Reflect.get(target, name, receiver) as unknown;
@@ -369,7 +378,7 @@ describe('SearchService', () => {
         memories, searchLog: s.storage.searchLog, events: s.storage.events, embedder: s.embedder, clock: s.clock,
         timeoutMs, maxEmbedChars: 8000,
       });
-      return { search, scored, estimated: () => estimated };
+      return { search, scored, read, estimated: () => estimated };
     }
     const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
@@ -386,16 +395,19 @@ describe('SearchService', () => {
       expect(scored).toEqual([]);
     });
 
-    it('scores no keyword candidate once the deadline has passed', async () => {
-      // The estimates come back only once the caller has had its TIMEOUT (the deadline leaves the keyword leg ample time).
+    it('scores and reads nothing once the deadline has passed, even when the scan answers after it', async () => {
+      // The estimates come back, and the scan answers, only once the caller has had its TIMEOUT (the deadline leaves
+      // the keyword leg ample time).
       let answered: Promise<unknown> = Promise.resolve();
-      const { search, scored, estimated } = stalled(500, () => answered.then(() => undefined, () => undefined));
+      const afterTimeout = () => answered.then(() => undefined, () => undefined);
+      const { search, scored, read, estimated } = stalled(500, afterTimeout, afterTimeout);
       const input = { query: 'deploy friday rollback', limit: 3, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 };
       answered = search.hybrid({ ...ctx, scope: own }, input);
       await expect(answered).rejects.toMatchObject({ code: 'TIMEOUT' });
       await settle();
       expect(estimated()).toBe(true);
       expect(scored).toEqual([]);
+      expect(read).toEqual([]);
     });
 
     it('answers as scoring every candidate exactly does, with the store\'s estimates or wider ones, and scores fewer', async () => {

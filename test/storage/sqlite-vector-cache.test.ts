@@ -1,4 +1,4 @@
-import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -329,6 +329,7 @@ describe('SQLite vector cache: the cold-start loader', () => {
     const expected = await here.memories.searchSimilar(scopeA, q(byScope.get(scopeA)![2]!));
     // Open connections keep reading the moved file; a loader thread opens it by name, which no longer exists.
     renameSync(file, `${file}.moved`);
+    expect(existsSync(file)).toBe(false);
     const loaded = await srv.cache.get(scopeA, 'm', dims);
     expect(srv.cache.workerLoads).toBe(1);
     expect(loaded.size).toBe(rows);

@@ -213,7 +213,11 @@ describe('sqlite specifics', () => {
     const lengths = new SqliteKeywordLengths(db);
     const bounded = new SqliteKeywordPostings(db, 30); // less than one list: each call evicts every other list
     const unbounded = new SqliteKeywordPostings(db);
-    const contents = (p: Posting) => Array.from({ length: p.size }, (_, i) => [p.seqAt(i), p.frequencyAt(i), p.lengthAt(i)]);
+    // Seq, frequency and the memory's length as the posting holds them.
+    const contents = (p: Posting) => {
+      const run = p.newest(p.size);
+      return Array.from({ length: p.size }, (_, i) => [run.seqs[i], run.frequencies[i], run.lengths[i]]);
+    };
     const firstRead = new Map<string, { bounded: Posting; unbounded: Posting }>();
     for (let round = 0; round < 3; round++) {
       for (const scope of [scopeA, scopeB]) {
@@ -223,6 +227,8 @@ describe('sqlite specifics', () => {
           const reread = bounded.lists(scope, [word], members)[0]!;
           const expected = contents(kept);
           expect(expected.length).toBeGreaterThan(0);
+          // Each posting carries its memory's length as the scope's lengths have it.
+          for (const [seq, , length] of expected) expect(length).toBe(members.get(seq!));
           expect(contents(reread), `${scope.tenantId} ${word}`).toEqual(expected);
           // The bound really evicted: the bounded store read the list again, the unbounded one kept its first read.
           const key = `${scope.tenantId} ${word}`;
@@ -236,6 +242,33 @@ describe('sqlite specifics', () => {
       }
     }
     db.close();
+  });
+
+  it('reads a scope\'s lists again when its lengths were reloaded (a commit elsewhere between the two caches\' checks)', async () => {
+    const file = join(dir, 'lengths-race.db');
+    const writer = createSqliteStorage({ file });
+    const m = makeMemory(scopeA, { title: 'alpha', content: 'short' });
+    await writer.memories.insert(m, { modelId: 'm', vector: axisVector(4, 0) });
+    const db = openSqlite(file);
+    const lengths = new SqliteKeywordLengths(db);
+    const postings = new SqliteKeywordPostings(db);
+    const lengthHeld = (members: ReadonlyMap<number, number>) => {
+      const run = postings.lists(scopeA, ['alpha'], members)[0]!.newest(1000);
+      return { seq: run.seqs[run.start]!, length: run.lengths[run.start]! };
+    };
+    // A search reads the lengths; another connection commits; the same search then reads the lists (which see the
+    // commit and read the index again, but with the lengths from before it).
+    const before = lengths.get(scopeA).bySeq;
+    await writer.memories.update(scopeA, m.id, { content: 'much longer content now, with many more words in it' }, new Date(), 'u', null);
+    lengthHeld(before);
+    // The next search reloads the lengths: the lists must follow them.
+    const now = lengths.get(scopeA).bySeq;
+    expect(now).not.toBe(before);
+    const held = lengthHeld(now);
+    expect(held.length).toBe(now.get(held.seq));
+    expect(held.length).toBeGreaterThan(before.get(held.seq)!);
+    db.close();
+    await writer.close();
   });
 
   it('writes nothing when part of an insert fails', async () => {

@@ -9,7 +9,7 @@ const K1 = 1.2;
 const B = 0.75;
 const MIN_IDF = 1e-6;
 /** BM25's length normalisation of an empty memory: the least any memory's can be (lengths are never negative). */
-export const SHORTEST_NORM = K1 * (1 - B);
+const SHORTEST_NORM = K1 * (1 - B);
 
 /** A memory's length normalisation: the longer than average, the less each occurrence counts. */
 export function lengthNorm(length: number, averageLength: number): number {
@@ -70,7 +70,7 @@ export interface Bm25Input {
 }
 
 /** A memory's score and coverage from its frequency of each phrase (0: not held) at its length's `norm`. */
-export function scoreHit(seq: number, tfs: Float64Array, idf: readonly number[], idfMass: number, norm: number): RankedKeywordHit {
+function scoreHit(seq: number, tfs: Float64Array, idf: readonly number[], idfMass: number, norm: number): RankedKeywordHit {
   let score = 0;
   let held = 0;
   for (let i = 0; i < tfs.length; i++) {
@@ -131,11 +131,6 @@ const before = (a: RankedKeywordHit, b: RankedKeywordHit): boolean => a.score > 
 export class TopHits {
   private readonly heap: RankedKeywordHit[] = [];
   constructor(private readonly limit: number) {}
-
-  /** The score a new hit must beat once the heap is full (ties go to the lower seq); -Infinity before. */
-  get bar(): number {
-    return this.limit > 0 && this.heap.length >= this.limit ? this.heap[0]!.score : this.limit > 0 ? -Infinity : Infinity;
-  }
 
   accepts(score: number, seq: number): boolean {
     if (this.limit <= 0) return false;

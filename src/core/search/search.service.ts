@@ -284,6 +284,8 @@ export function createSearchService(deps: {
     });
     // All three in Promise.all from the start, so a leg that fails meanwhile is never an unhandled rejection.
     const [semantic, keyword, earlyScores] = await Promise.all([semanticLeg, keywordLeg, early]);
+    // The caller has had its TIMEOUT: nothing more is read for it.
+    if (expired.aborted) throw expired.reason;
     const candidates = new Map<MemoryRef, Candidate>();
     semantic.hits.forEach((h) => candidates.set(h.ref, { ref: h.ref, similarity: calibration.score(h.cosine), cosine: h.cosine, keyword: 0, coverage: 0 }));
     const topRelevance = keyword.hits[0]?.relevance ?? 0;

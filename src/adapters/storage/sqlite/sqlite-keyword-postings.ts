@@ -42,10 +42,6 @@ export class Posting {
     return this.frequencies[i]!;
   }
 
-  lengthAt(i: number): number {
-    return this.lengths[i]!;
-  }
-
   /** The newest `cap` memories (highest seqs) as a run for ranking; valid until the next write. */
   newest(cap: number): PostingRun {
     return { seqs: this.seqs, frequencies: this.frequencies, lengths: this.lengths, start: Math.max(0, this.size - cap), end: this.size };
@@ -150,6 +146,12 @@ export class PostingWindow {
 
 interface ScopePostings {
   tokens: Map<string, Posting>;
+  /**
+   * The scope's lengths the lists were read and kept with (SqliteKeywordLengths: one map per load, updated in place by
+   * this process's writes). A reload of the lengths drops the lists: a commit of another connection landing between
+   * the two caches' checks would otherwise leave lists read with the lengths before it.
+   */
+  members: ReadonlyMap<number, number>;
   /** Memories of the scope this process wrote (inserted, updated, deleted) since its lists were last brought up to date. */
   changed: Set<number>;
 }
@@ -192,7 +194,11 @@ export class SqliteKeywordPostings {
     if (this.dataVersion.changedElsewhere()) this.clear();
     const key = scopeKey(scope);
     let entry = this.scopes.get(key);
-    if (!entry) this.scopes.set(key, (entry = { tokens: new Map(), changed: new Set() }));
+    if (entry && entry.members !== members) {
+      this.drop(key);
+      entry = undefined;
+    }
+    if (!entry) this.scopes.set(key, (entry = { tokens: new Map(), changed: new Set(), members }));
     this.catchUp(scope, entry, members);
     const stamp = ++this.clock;
     const lists = tokens.map((token) => {
