@@ -196,6 +196,23 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
       }
     }
     expect(await srv.cache.get(scopeA, 'm', dims)).toBe(a);
+    // Another connection writes to A: A's index is reloaded, and the scan threads are told to let go of the old one
+    // (each worker holds a retired matrix's memory until then).
+    const pool = srv.cache.pool()!;
+    expect(pool.stats.retired).toBe(0);
+    const near0 = { ...query(0), vector: axisVector(dims, 0), minSimilarity: 0.5, limit: 3 };
+    const before = (await srv.memories.searchSimilar(scopeA, near0)).total;
+    const cli = createSqliteStorage({ file });
+    await cli.memories.insert(makeMemory(scopeA), { modelId: 'm', vector: axisVector(dims, 0) });
+    await cli.close();
+    expect((await srv.memories.searchSimilar(scopeA, near0)).total).toBe(before + 1);
+    const reloaded = await srv.cache.get(scopeA, 'm', dims);
+    expect(reloaded).not.toBe(a);
+    expect(pool.stats.retired).toBe(1);
+    // A search still holding the retired matrix is answered all the same (the worker builds its kernel again).
+    const late = await a.searchIn(pool, axisVector(dims, 1), 5, 0.5);
+    expect(late).toEqual(a.search(axisVector(dims, 1), 5, 0.5));
+    expect(late.total).toBeGreaterThan(0);
     await inline.close();
     await srv.close();
     expect(srv.cache.pool()).toBeNull(); // closed: no new threads start

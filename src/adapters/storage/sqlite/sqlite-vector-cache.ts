@@ -132,7 +132,7 @@ export class SqliteVectorCache {
           throw err;
         }
         // Nothing of that model there: not worth an entry (a search would create it again, cheaply).
-        if (matrix.size === 0) this.entries.delete(cacheKey(scope, model));
+        if (matrix.size === 0) this.drop(cacheKey(scope, model));
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
@@ -146,7 +146,7 @@ export class SqliteVectorCache {
     const entry = this.entries.get(key);
     if (!entry) return;
     // A vector of another width than the index's: the index is dropped (a search loads the width it asks for).
-    if (entry.dims !== vector.length) this.entries.delete(key);
+    if (entry.dims !== vector.length) this.drop(key);
     else if (entry.replay) entry.replay.push({ kind: 'upsert', seq, vector: Float32Array.from(vector) });
     else entry.matrix?.upsert(seq, vector);
   }
@@ -175,7 +175,7 @@ export class SqliteVectorCache {
   }
 
   clear(): void {
-    this.entries.clear();
+    for (const key of [...this.entries.keys()]) this.drop(key);
   }
 
   async close(): Promise<void> {
@@ -184,8 +184,16 @@ export class SqliteVectorCache {
     await Promise.all([this.loader.close(), this.scanPool?.close()]);
   }
 
+  /** Forgets an index; the scan threads let go of its memory (a search still holding it finishes as it was). */
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    this.entries.delete(key);
+    if (entry?.matrix) this.scanPool?.retire(entry.matrix.id);
+  }
+
   private load(scope: Scope, modelId: string, dims: number, key: string): void {
     const entry: Entry = { dims, matrix: null, version: -1, loading: null, replay: [] };
+    this.drop(key);
     this.entries.set(key, entry);
     entry.loading = this.fill(entry, scope, modelId, dims, key).then(
       () => { entry.loading = null; },

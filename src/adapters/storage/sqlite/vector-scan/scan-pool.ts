@@ -44,7 +44,7 @@ export class ScanPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Entry[] = [];
   /** Parts re-ranked in a worker from its own connection, and parts whose pre-scan came back to be re-ranked here. */
-  readonly stats = { rankedInWorkers: 0, prescansReturned: 0 };
+  readonly stats = { rankedInWorkers: 0, prescansReturned: 0, retired: 0 };
   private closed = false;
   private respawns = 0;
   private inlineDots = new Map<number, DotsFn>();
@@ -72,6 +72,18 @@ export class ScanPool {
       this.queue.push({ job, resolve, reject });
       this.dispatch();
     });
+  }
+
+  /**
+   * The matrix `id` will not be scanned again (its workspace was reloaded or dropped): the workers, and this thread's
+   * fallback, let go of its kernel and so of its memory. A part of it still queued is scanned first (a worker reads
+   * its messages in order); one sent later only makes a worker build the kernel again.
+   */
+  retire(id: number): void {
+    this.inlineDots.delete(id);
+    if (this.closed) return;
+    this.stats.retired++;
+    for (const slot of this.slots) if (!slot.dead) slot.worker.postMessage({ retire: id });
   }
 
   /** Terminates the workers; queued parts fail. */
