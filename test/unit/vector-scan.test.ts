@@ -113,6 +113,35 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     expect(after.hits[0]!.key).toBe(999_999);
   });
 
+  it('has the workers let go of the buffers a matrix grew out of, and answers the same after each growth', async () => {
+    const own = new ScanPool({ threads: 2, inlineBelow: 0 });
+    const dims = 32;
+    const matrix = new VectorMatrix(dims, 16);
+    const rows = new Map<number, Float32Array>();
+    const all = clustered(9, 400, dims, 4, 0.2);
+    const query = all[7]!;
+    let retired = own.stats.retired;
+    let bytes = -1;
+    let growths = 0;
+    for (const [i, v] of all.entries()) {
+      rows.set(i, v);
+      matrix.upsert(i, v);
+      if (i % 50 !== 49) continue;
+      // Capacity 16, growing by half: some of these searches follow a reallocation (the matrix's bytes grew), others not.
+      expect(await matrix.searchIn(own, query, 5, -1)).toEqual(reference(rows, query, 5, -1));
+      const grew = bytes >= 0 && matrix.bytes !== bytes;
+      if (grew) growths++;
+      expect(own.stats.retired, `after row ${i}`).toBe(retired + (grew ? 1 : 0));
+      retired = own.stats.retired;
+      bytes = matrix.bytes;
+    }
+    expect(growths).toBeGreaterThanOrEqual(3);
+    // No growth since the last search: nothing to let go of.
+    await matrix.searchIn(own, query, 5, -1);
+    expect(own.stats.retired).toBe(retired);
+    await own.close();
+  });
+
   it('finishes the part of a worker that dies mid-scan in this thread, replaces the worker, and closes cleanly', async () => {
     const own = new ScanPool({ threads: 2, inlineBelow: 0 });
     const dims = 64;

@@ -75,9 +75,10 @@ export class ScanPool {
   }
 
   /**
-   * The matrix `id` will not be scanned again (its workspace was reloaded or dropped): the workers, and this thread's
-   * fallback, let go of its kernel and so of its memory. A part of it still queued is scanned first (a worker reads
-   * its messages in order); one sent later only makes a worker build the kernel again.
+   * The buffers of matrix `id` as the workers have seen them are no longer used — the matrix was dropped (its
+   * workspace reloaded or forgotten) or grew into new ones: the workers, and this thread's fallback, let go of its
+   * kernel and of those buffers. A part of it still queued is scanned first (a worker reads its messages in order);
+   * one sent later only makes a worker build the kernel again.
    */
   retire(id: number): void {
     this.inlineDots.delete(id);

@@ -39,6 +39,9 @@ export class VectorMatrix {
   private rows!: MatrixRows;
   private views!: RowViews;
   private memoryGeneration = 0;
+  /** Row buffers allocated so far, and how many there were when the scan threads last read this matrix (-1: never). */
+  private allocations = 0;
+  private pooledAllocations = -1;
   private count = 0;
   private rowOf!: RowIndex;
   private dots: DotsFn | null = null;
@@ -134,6 +137,12 @@ export class VectorMatrix {
       if (!pool || this.count * this.dims < pool.inlineBelow) return this.search(query, limit, minCosine, allowed);
       const job = this.prepare(query, limit, minCosine, allowed);
       if (!job) return { hits: [], total: 0 };
+      // The matrix grew into new buffers since the workers last read it: they let go of the old ones (ScanPool.retire),
+      // which their heaps would otherwise keep mapped.
+      if (this.pooledAllocations !== this.allocations) {
+        if (this.pooledAllocations >= 0) pool.retire(this.id);
+        this.pooledAllocations = this.allocations;
+      }
       const ranges = pool.split(this.count, this.dims);
       this.activeScans++;
       let result: PartResult & { stale: boolean };
@@ -254,6 +263,7 @@ export class VectorMatrix {
    * until written, so spare capacity is cheap. The WebAssembly memory grows in place when its maximum allows.
    */
   private allocate(rows: number): void {
+    this.allocations++;
     const fresh = allocateRows(this.layout, rows);
     if (this.capacity > 0) {
       const old = this.views;
