@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
+import { createRng } from '../lib/prng.ts';
 
 const opts = new Command('bench:retire')
   .option('--rows <n>', 'rows of each matrix', '20000')
@@ -24,9 +25,8 @@ const mib = (bytes: number): number => Math.round(bytes / 2 ** 20);
 
 if (opts.mode) {
   const pool = new ScanPool({ threads: Number(opts.threads) });
-  let seed = 1;
-  const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
-  const vectors = Array.from({ length: 64 }, () => Float32Array.from({ length: dims }, next));
+  const rng = createRng(1);
+  const vectors = Array.from({ length: 64 }, () => Float32Array.from({ length: dims }, () => rng.next() - 0.5));
   const samples: number[] = [];
   for (let round = 1; round <= rounds; round++) {
     const matrix = new VectorMatrix(dims, rows);

@@ -1,6 +1,5 @@
 import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
-import { SqliteDataVersion } from './sqlite-data-version.ts';
 import { SqliteDocumentTokens } from './sqlite-document-tokens.ts';
 import { BM25_COLUMN_WEIGHTS } from '../bm25.ts';
 import type { PostingRun } from '../bm25-postings.ts';
@@ -124,7 +123,7 @@ export class PostingWindow {
   private at: number;
 
   constructor(readonly posting: Posting, cap: number) {
-    this.start = Math.max(0, posting.size - cap);
+    this.start = posting.newest(cap).start;
     this.at = this.start;
   }
 
@@ -148,8 +147,8 @@ interface ScopePostings {
   tokens: Map<string, Posting>;
   /**
    * The scope's lengths the lists were read and kept with (SqliteKeywordLengths: one map per load, updated in place by
-   * this process's writes). A reload of the lengths drops the lists: a commit of another connection landing between
-   * the two caches' checks would otherwise leave lists read with the lengths before it.
+   * this process's writes). The lengths reload after another connection's write, and the lists go with them: one
+   * check of SQLite's data_version (the lengths') decides for both, so lists and lengths always come from one state.
    */
   members: ReadonlyMap<number, number>;
   /** Memories of the scope this process wrote (inserted, updated, deleted) since its lists were last brought up to date. */
@@ -164,20 +163,19 @@ interface ScopePostings {
  * from the index once, on the first search of the scope that asks for it, and then kept in step:
  * - this process's writes mark the memory changed (`changed`), and the scope's next search re-reads the tokens of
  *   those memories alone (SqliteDocumentTokens: the index's own tokenizer) and applies them to every list it holds;
- * - another connection's write (SQLite's data_version) drops every list, as the keyword lengths do.
+ * - another connection's write (SQLite's data_version) reloads the scope's lengths, and a scope's lists are dropped
+ *   when the lengths they are asked with are no longer those they were read with.
  * Lists are bounded in total (KEYWORD_POSTINGS_MAX), the least recently used dropped first.
  */
 export class SqliteKeywordPostings {
   private readonly scopes = new Map<string, ScopePostings>();
   private readonly documents: SqliteDocumentTokens;
-  private readonly dataVersion: SqliteDataVersion;
   private readonly occurrencesOf;
   private held = 0;
   private clock = 0;
 
   constructor(db: SqliteDb, private readonly max = KEYWORD_POSTINGS_MAX) {
     this.documents = new SqliteDocumentTokens(db);
-    this.dataVersion = new SqliteDataVersion(db);
     db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab (main, memories_fts, instance)');
     const columns = Object.keys(BM25_COLUMN_WEIGHTS);
     const column = `CASE col ${columns.map((name, i) => `WHEN '${name}' THEN ${i}`).join(' ')} END`;
@@ -187,11 +185,11 @@ export class SqliteKeywordPostings {
   }
 
   /**
-   * Each token's postings among `members` (the scope's memories: seq -> length), current with every committed write.
-   * Valid until the next call (a later call may evict them).
+   * Each token's postings among `members` (the scope's memories: seq -> length, as SqliteKeywordLengths.get gives
+   * them for this search), current with every committed write. Valid until the next call (a later call may evict
+   * them).
    */
   lists(scope: Scope, tokens: readonly string[], members: ReadonlyMap<number, number>): Posting[] {
-    if (this.dataVersion.changedElsewhere()) this.clear();
     const key = scopeKey(scope);
     let entry = this.scopes.get(key);
     if (entry && entry.members !== members) {
@@ -221,11 +219,6 @@ export class SqliteKeywordPostings {
     if (!entry || entry.tokens.size === 0) return;
     entry.changed.add(seq);
     if (entry.changed.size > MAX_CHANGED) this.drop(scopeKey(scope));
-  }
-
-  clear(): void {
-    this.scopes.clear();
-    this.held = 0;
   }
 
   /**
