@@ -36,6 +36,8 @@ const NOT_ON_POSTGRES = [
   'test/cross/load-shedding.test.ts',
   // Runs both stores itself on one loaded model (loading the bundled model twice, once per project, cost seconds).
   'test/g1/paraphrase-quality.test.ts',
+  // What it tests is the bundled model's queue (a search's query ahead of an ingest's texts), not the store.
+  'test/g1/search-during-ingest.test.ts',
 ];
 /**
  * The files that keep a process of their own (the `isolated` project). Every other file of `suite` and `postgres`

@@ -15,10 +15,10 @@ export function measuredEmbedder(inner: Embedder, metrics: EmbeddingMetrics): Em
     get dimensions() {
       return inner.dimensions;
     },
-    async embed(texts) {
+    async embed(texts, options) {
       const end = metrics.start(texts.length);
       try {
-        const vectors = await inner.embed(texts);
+        const vectors = await inner.embed(texts, options);
         end('ok');
         return vectors;
       } catch (err) {

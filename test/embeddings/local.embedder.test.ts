@@ -150,6 +150,33 @@ describe('local USE-lite embedder', () => {
     expect(() => createLocalEmbedder({ pipelineDepth: 0 })).toThrow(RangeError);
   });
 
+  it('serves urgent texts (a search\'s query) before the texts queued for writes, first come first served among them', async () => {
+    const one = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
+    try {
+      await one.warmup();
+      const answered: string[] = [];
+      const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
+      // An ingest: ten texts, one in the worker at once and nine waiting.
+      const bulk = Array.from({ length: 10 }, (_, i) => track(`bulk ${i}`, one.embed([`Imported note ${i} about the quarterly budget`])));
+      await Promise.resolve();
+      await Promise.resolve();
+      expect(one.stats()).toMatchObject({ callsOut: 1, queued: 9 });
+      // Two queries, then one more text to write, then a query of two texts (as a caller may send).
+      const first = track('query 1', one.embed(['where is the budget?'], { urgent: true }));
+      const second = track('query 2', one.embed(['who signed it?'], { urgent: true }));
+      const later = track('bulk 10', one.embed(['Imported note 10 about the offsite']));
+      const both = track('query 3', one.embed(['when?', 'how much?'], { urgent: true }));
+      const [[q1]] = await Promise.all([first, second, later, both, ...bulk]);
+      // The running call ends first; then the queries in the order they came, then the writes in theirs.
+      expect(answered).toEqual(['bulk 0', 'query 1', 'query 2', 'query 3', ...Array.from({ length: 10 }, (_, i) => `bulk ${i + 1}`)]);
+      // An urgent text is embedded as any other: the same vector as without the option.
+      const [alone] = await one.embed(['where is the budget?']);
+      expect(Array.from(q1!)).toEqual(Array.from(alone!));
+    } finally {
+      await one.close();
+    }
+  });
+
   it('answers exactly what the model answers in process for the same text', async () => {
     const model = await inProcessModel();
     const texts = ['The cat sat on the mat', 'Quarterly revenue grew by ten percent', 'Deploy the search index tonight'];

@@ -40,7 +40,7 @@ const sharedModel = (): LocalEmbedder => {
   model ??= createLocalEmbedder();
   const m = model;
   return {
-    modelId: m.modelId, dimensions: m.dimensions, embed: (texts) => m.embed(texts), warmup: () => m.warmup(), stats: () => m.stats(),
+    modelId: m.modelId, dimensions: m.dimensions, embed: (texts, options) => m.embed(texts, options), warmup: () => m.warmup(), stats: () => m.stats(),
     close: async () => undefined,
   };
 };

@@ -11,9 +11,17 @@ export interface Embedder {
    * One vector per text, in input order. Empty or whitespace-only text yields the zero vector without calling the
    * model (some models throw on empty input).
    */
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** Releases workers, sockets and similar; safe to call twice. */
   close(): Promise<void>;
+}
+
+export interface EmbedOptions {
+  /**
+   * Someone is waiting for these vectors now (a search's query): an embedder that queues texts for a model it runs
+   * itself serves them before the texts queued for writes, so that a search does not wait for an ingest to finish.
+   */
+  urgent?: boolean;
 }
 
 export class EmbeddingError extends Error {

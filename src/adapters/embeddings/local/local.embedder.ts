@@ -63,6 +63,8 @@ interface Item {
   text: string;
   slot: number;
   request: Request;
+  /** EmbedOptions.urgent: queued ahead of every text that is not. */
+  urgent: boolean;
 }
 
 /** One worker position: its current thread (restarted when it dies) and the model calls handed to it, oldest first. */
@@ -80,8 +82,9 @@ interface Slot {
 export const DEFAULT_PIPELINE_DEPTH = 2;
 
 /**
- * Runs the model in `workers` worker threads and micro-batches: texts queue up while the workers are busy, and
- * whenever texts arrive or a model call ends they are handed out, first to the workers with nothing to do (an even
+ * Runs the model in `workers` worker threads and micro-batches: texts queue up while the workers are busy (urgent
+ * ones, a search's query, ahead of the others: a query waits for the model calls already handed to the workers, not
+ * for an ingest's whole queue), and whenever texts arrive or a model call ends they are handed out, first to the workers with nothing to do (an even
  * share of the queue across them, at most `maxBatch` per model call), then, `pipelineDepth` permitting, one more call
  * to each busy worker, to start the moment its current one ends. Concurrent requests so keep every worker, and so
  * every core, busy. A worker that dies fails only the texts it was given (running or waiting in it), with an
@@ -220,17 +223,23 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     modelId: LOCAL_MODEL_ID,
     dimensions: LOCAL_DIMENSIONS,
 
-    embed(texts) {
+    embed(texts, options) {
       return new Promise<Float32Array[]>((resolve, reject) => {
         const request: Request = { vectors: [], remaining: 0, settled: false, resolve, reject };
+        const urgent = options?.urgent === true;
+        const items: Item[] = [];
         texts.forEach((text, slot) => {
           // Blank text never reaches the model: it throws on "" and silently drops trailing blanks.
           if (isBlank(text)) request.vectors[slot] = new Float32Array(LOCAL_DIMENSIONS);
           else {
             request.remaining++;
-            queue.push({ text, slot, request });
+            items.push({ text, slot, request, urgent });
           }
         });
+        // Urgent texts go after the urgent ones already waiting (first come, first served among them).
+        const at = urgent ? queue.findIndex((item) => !item.urgent) : -1;
+        if (at < 0) for (const item of items) queue.push(item);
+        else queue.splice(at, 0, ...items);
         if (request.remaining === 0) settle(request);
         else scheduleDispatch();
       });
