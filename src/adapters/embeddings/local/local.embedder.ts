@@ -67,6 +67,9 @@ interface Item {
   urgent: boolean;
 }
 
+/** Urgent model calls handed out in a row while other texts wait, before one of those goes. */
+export const URGENT_RUN = 8;
+
 /** One worker position: its current thread (restarted when it dies) and the model calls handed to it, oldest first. */
 interface Slot {
   host: EmbedWorkerHost | undefined;
@@ -82,13 +85,17 @@ interface Slot {
 export const DEFAULT_PIPELINE_DEPTH = 2;
 
 /**
- * Runs the model in `workers` worker threads and micro-batches: texts queue up while the workers are busy (urgent
- * ones, a search's query, ahead of the others: a query waits for the model calls already handed to the workers, not
- * for an ingest's whole queue), and whenever texts arrive or a model call ends they are handed out, first to the workers with nothing to do (an even
+ * Runs the model in `workers` worker threads and micro-batches: texts queue up while the workers are busy, and
+ * whenever texts arrive or a model call ends they are handed out, first to the workers with nothing to do (an even
  * share of the queue across them, at most `maxBatch` per model call), then, `pipelineDepth` permitting, one more call
  * to each busy worker, to start the moment its current one ends. Concurrent requests so keep every worker, and so
  * every core, busy. A worker that dies fails only the texts it was given (running or waiting in it), with an
  * EmbeddingError saying so, and its slot starts a new thread for the next batch.
+ *
+ * Urgent texts (EmbedOptions.urgent: a search's query) wait ahead of the others, so that a query waits for the model
+ * calls already handed to the workers, not for an ingest's whole queue; they never share a model call with other
+ * texts (whose length would add to theirs), and after URGENT_RUN urgent calls in a row while other texts wait, one
+ * call of those goes first, so that steady search traffic slows writes down but cannot stop them.
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEmbedder {
   const maxBatch = options.maxBatch ?? 1;
@@ -158,6 +165,27 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     });
   }
 
+  /** Urgent calls handed out in a row while other texts waited (see URGENT_RUN). */
+  let urgentRun = 0;
+
+  /**
+   * The next model call's texts, at most `size`, all urgent or none: urgent texts are a prefix of the queue (embed()
+   * inserts them after the urgent ones waiting), so the first other text starts a run of others.
+   */
+  function nextBatch(size: number): Item[] {
+    const firstOther = queue.findIndex((item) => !item.urgent);
+    if (firstOther < 0) {
+      urgentRun = 0;
+      return queue.splice(0, size);
+    }
+    if (firstOther === 0 || urgentRun >= URGENT_RUN) {
+      urgentRun = 0;
+      return queue.splice(firstOther, size);
+    }
+    urgentRun++;
+    return queue.splice(0, Math.min(size, firstOther));
+  }
+
   /**
    * Hands queued texts out; called whenever texts arrive or a model call ends. Level by level: every worker with no
    * call gets an even share of the queue (so that concurrent texts spread over all workers), then every worker with
@@ -170,7 +198,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
       for (const [i, slot] of level.entries()) {
         pruneQueue();
         if (queue.length === 0) return;
-        const batch = queue.splice(0, Math.min(maxBatch, Math.ceil(queue.length / (level.length - i))));
+        const batch = nextBatch(Math.min(maxBatch, Math.ceil(queue.length / (level.length - i))));
         slot.calls.push(batch);
         void runCall(owned, slot, batch);
       }
@@ -236,10 +264,12 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
             items.push({ text, slot, request, urgent });
           }
         });
-        // Urgent texts go after the urgent ones already waiting (first come, first served among them).
+        // Urgent texts go after the urgent ones already waiting (first come, first served among them); pushed one by
+        // one, as a spread of a caller's many texts could overflow the stack.
         const at = urgent ? queue.findIndex((item) => !item.urgent) : -1;
-        if (at < 0) for (const item of items) queue.push(item);
-        else queue.splice(at, 0, ...items);
+        const after = at < 0 ? [] : queue.splice(at);
+        for (const item of items) queue.push(item);
+        for (const item of after) queue.push(item);
         if (request.remaining === 0) settle(request);
         else scheduleDispatch();
       });

@@ -7,9 +7,9 @@ import { getPriority, setPriority } from 'node:os';
  * threads. At nice +10 the kernel's fair scheduler weighs a worker about a tenth of the event loop, so the event loop
  * gets a core as soon as it has work, and the workers still use every cycle it leaves (an idle core runs them at full
  * speed). The cost: another process of the machine at normal priority also comes first, and so do this process's
- * own normal-priority threads: the local embedding model's workers, so a search's scan during a heavy local-model
- * ingest waits for model inference (not measured at scale; its query no longer waits behind the ingest's texts:
- * EmbedOptions.urgent; the hashing and remote embedders have no such threads).
+ * own normal-priority threads: the local embedding model's workers, so a big workspace's scan during a heavy
+ * local-model ingest yields to model inference (lowering the model threads too changed nothing measurable on a small
+ * store: docs/architecture.md, "Queries first"; the hashing and remote embedders have no such threads).
  */
 export const BACKGROUND_NICE_STEP = 10;
 const LOWEST = 19;
