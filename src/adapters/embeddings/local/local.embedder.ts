@@ -168,22 +168,22 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   /** Urgent calls handed out in a row while other texts waited (see URGENT_RUN). */
   let urgentRun = 0;
 
-  /**
-   * The next model call's texts, at most `size`, all urgent or none: urgent texts are a prefix of the queue (embed()
-   * inserts them after the urgent ones waiting), so the first other text starts a run of others.
-   */
-  function nextBatch(size: number): Item[] {
+  /** How many urgent texts wait: they are the queue's first ones (embed() inserts them after those). */
+  function urgentWaiting(): number {
     const firstOther = queue.findIndex((item) => !item.urgent);
-    if (firstOther < 0) {
-      urgentRun = 0;
-      return queue.splice(0, size);
+    return firstOther < 0 ? queue.length : firstOther;
+  }
+
+  /** The next model call's texts, at most `size`, all urgent or none. */
+  function nextBatch(size: number): Item[] {
+    const urgent = urgentWaiting();
+    const othersWait = urgent < queue.length;
+    if (urgent > 0 && !(othersWait && urgentRun >= URGENT_RUN)) {
+      urgentRun = othersWait ? urgentRun + 1 : 0;
+      return queue.splice(0, Math.min(size, urgent));
     }
-    if (firstOther === 0 || urgentRun >= URGENT_RUN) {
-      urgentRun = 0;
-      return queue.splice(firstOther, size);
-    }
-    urgentRun++;
-    return queue.splice(0, Math.min(size, firstOther));
+    urgentRun = 0;
+    return queue.splice(urgent, size);
   }
 
   /**
@@ -266,8 +266,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
         });
         // Urgent texts go after the urgent ones already waiting (first come, first served among them); pushed one by
         // one, as a spread of a caller's many texts could overflow the stack.
-        const at = urgent ? queue.findIndex((item) => !item.urgent) : -1;
-        const after = at < 0 ? [] : queue.splice(at);
+        const after = urgent ? queue.splice(urgentWaiting()) : [];
         for (const item of items) queue.push(item);
         for (const item of after) queue.push(item);
         if (request.remaining === 0) settle(request);
