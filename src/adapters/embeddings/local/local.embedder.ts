@@ -70,11 +70,19 @@ interface Item {
 /** Urgent model calls handed out in a row while other texts wait, before one of those goes. */
 export const URGENT_RUN = 8;
 
-/** One worker position: its current thread (restarted when it dies) and the model calls handed to it, oldest first. */
+/**
+ * One worker position: its current thread (restarted when it dies) and the model calls handed to it in the order the
+ * worker runs them (the running one first).
+ */
 interface Slot {
   host: EmbedWorkerHost | undefined;
   calls: Item[][];
+  /** When its running call started (about: when it was handed to an idle worker, or the call before it answered). */
+  since: number;
 }
+
+/** A model call of urgent texts (nextBatch never mixes them with others). */
+const isUrgent = (call: Item[]): boolean => call[0]?.urgent === true;
 
 /**
  * Model calls handed to one worker at once by default: the one it runs and one waiting in the worker behind it. When
@@ -92,10 +100,11 @@ export const DEFAULT_PIPELINE_DEPTH = 2;
  * every core, busy. A worker that dies fails only the texts it was given (running or waiting in it), with an
  * EmbeddingError saying so, and its slot starts a new thread for the next batch.
  *
- * Urgent texts (EmbedOptions.urgent: a search's query) wait ahead of the others, so that a query waits for the model
- * calls already handed to the workers, not for an ingest's whole queue; they never share a model call with other
- * texts (whose length would add to theirs), and after URGENT_RUN urgent calls in a row while other texts wait, one
- * call of those goes first, so that steady search traffic slows writes down but cannot stop them.
+ * Urgent texts (EmbedOptions.urgent: a search's query) wait ahead of the others, and an urgent call goes to a worker
+ * even when it is full, to run right after the call under way (see hand()): a query waits for one model call, not
+ * for an ingest's queue nor the calls waiting in a worker. Urgent texts never share a model call with other texts
+ * (whose length would add to theirs), and after URGENT_RUN urgent calls in a row while other texts wait, one call of
+ * those goes first, so that steady search traffic slows writes down but cannot stop them.
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEmbedder {
   const maxBatch = options.maxBatch ?? 1;
@@ -110,7 +119,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   let slots: Slot[] = newSlots();
 
   function newSlots(): Slot[] {
-    return Array.from({ length: workerCount }, () => ({ host: undefined, calls: [] }));
+    return Array.from({ length: workerCount }, () => ({ host: undefined, calls: [], since: 0 }));
   }
 
   function hostOf(slot: Slot): EmbedWorkerHost {
@@ -174,11 +183,17 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     return firstOther < 0 ? queue.length : firstOther;
   }
 
+  /** Whether the next model call is of urgent texts (see URGENT_RUN). */
+  function urgentTurn(): boolean {
+    const urgent = urgentWaiting();
+    return urgent > 0 && !(urgent < queue.length && urgentRun >= URGENT_RUN);
+  }
+
   /** The next model call's texts, at most `size`, all urgent or none. */
   function nextBatch(size: number): Item[] {
     const urgent = urgentWaiting();
     const othersWait = urgent < queue.length;
-    if (urgent > 0 && !(othersWait && urgentRun >= URGENT_RUN)) {
+    if (urgentTurn()) {
       urgentRun = othersWait ? urgentRun + 1 : 0;
       return queue.splice(0, Math.min(size, urgent));
     }
@@ -189,7 +204,8 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   /**
    * Hands queued texts out; called whenever texts arrive or a model call ends. Level by level: every worker with no
    * call gets an even share of the queue (so that concurrent texts spread over all workers), then every worker with
-   * one call gets its next, and so on up to `depth`.
+   * one call gets its next, and so on up to `depth`. Then, every worker being full, an urgent call still goes to a
+   * worker that holds no urgent call (the one whose call has run longest, so likely ends first), beyond `depth`.
    */
   function dispatch(): void {
     const owned = slots;
@@ -198,15 +214,32 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
       for (const [i, slot] of level.entries()) {
         pruneQueue();
         if (queue.length === 0) return;
-        const batch = nextBatch(Math.min(maxBatch, Math.ceil(queue.length / (level.length - i))));
-        slot.calls.push(batch);
-        void runCall(owned, slot, batch);
+        hand(owned, slot, nextBatch(Math.min(maxBatch, Math.ceil(queue.length / (level.length - i)))));
       }
+    }
+    for (;;) {
+      pruneQueue();
+      if (!urgentTurn()) return;
+      const open = owned.filter((slot) => !slot.calls.some(isUrgent));
+      if (open.length === 0) return;
+      hand(owned, open.reduce((a, b) => (b.since < a.since ? b : a)), nextBatch(maxBatch));
     }
   }
 
+  /**
+   * Gives a slot's worker one model call. An urgent call goes ahead of the calls waiting there (right behind the
+   * running one) unless the worker already holds an urgent call: a query then waits for the running call alone, and a
+   * waiting call is passed by at most one urgent call at a time.
+   */
+  function hand(owned: Slot[], slot: Slot, batch: Item[]): void {
+    const overtake = isUrgent(batch) && slot.calls.length > 1 && !slot.calls.some(isUrgent);
+    if (slot.calls.length === 0) slot.since = performance.now();
+    slot.calls.splice(overtake ? 1 : slot.calls.length, 0, batch);
+    void runCall(owned, slot, batch, overtake);
+  }
+
   /** One model call on one slot's worker (waiting for it to load first); then frees the place and dispatches again. */
-  async function runCall(owned: Slot[], slot: Slot, batch: Item[]): Promise<void> {
+  async function runCall(owned: Slot[], slot: Slot, batch: Item[], overtake: boolean): Promise<void> {
     try {
       const host = hostOf(slot);
       try {
@@ -226,7 +259,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
       const live = batch.filter((item) => !item.request.settled);
       if (live.length === 0) return;
       try {
-        const { vectors, dimensions } = await host.run(live.map((item) => item.text));
+        const { vectors, dimensions } = await host.run(live.map((item) => item.text), overtake);
         counters.batches++;
         counters.texts += live.length;
         deliver(live, vectors, dimensions);
@@ -236,6 +269,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
       }
     } finally {
       slot.calls.splice(slot.calls.indexOf(batch), 1);
+      slot.since = performance.now();
       if (owned === slots) dispatch();
     }
   }
