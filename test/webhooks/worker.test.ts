@@ -101,6 +101,35 @@ describe('delivery worker lifecycle', () => {
   });
 });
 
+describe('delivery worker concurrency', () => {
+  it('sends up to 16 attempts at once without Node warning of a listener leak on its shutdown signal', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => { warnings.push(`${w.name}: ${w.message}`); };
+    process.on('warning', onWarning);
+    // Holds every request until 12 are open at once (three webhooks: at most 5 attempts in flight per webhook).
+    const held: (() => void)[] = [];
+    const receiver = await startReceiver((_q, res) => new Promise<void>((resolve) => {
+      held.push(() => { res.end(); resolve(); });
+      if (held.length === 12) for (const release of held) release();
+    }));
+    const rig = createRig({ worker: { pollMs: 20 } });
+    try {
+      for (let h = 0; h < 3; h++) await rig.insert(g10Hook(receiver.url));
+      await rig.storage.events.append(Array.from({ length: 4 }, () => transferEvent(rig.clock)));
+      rig.worker.start();
+      await waitFor(() => receiver.received.length === 12);
+      await waitFor(async () => (await rig.storage.webhooks.pendingCount()) === 0);
+      // A warning is emitted on the next tick after the listener that crossed the limit.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await rig.close();
+      await receiver.close();
+    }
+  });
+});
+
 describe('delivery worker observer (the /metrics outcomes)', () => {
   it('tells each outcome: delivered, postponed by the rate limit, failed_retry, then failed_final', async () => {
     const receiver = await startReceiver();

@@ -1,3 +1,4 @@
+import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import type { Clock } from '../clock.ts';
 import type { EventRepository } from '../events/event.repository.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.port.ts';
@@ -80,7 +81,7 @@ export function createDeliveryWorker(deps: {
   const observe = deps.observer ?? { outcome() {} };
 
   const inFlight = new Set<Promise<boolean>>();
-  let shutdown = new AbortController();
+  let shutdown = shutdownController(concurrency);
   let running = false;
   let unsubscribe: (() => void) | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
@@ -190,7 +191,7 @@ export function createDeliveryWorker(deps: {
       if (running) return;
       if (options.logger) log = options.logger;
       running = true;
-      shutdown = new AbortController();
+      shutdown = shutdownController(concurrency);
       unsubscribe = events.onAppended(() => void pump());
       timer = setInterval(() => void pump(), pollMs);
       timer.unref?.();
@@ -214,4 +215,14 @@ export function createDeliveryWorker(deps: {
       await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/**
+ * What aborts the attempts in flight at stop(). Each attempt listens to it until it ends, so up to `concurrency` listen
+ * at once: a limit above that keeps Node from warning of a listener leak (its default is 10, the worker's 16).
+ */
+function shutdownController(concurrency: number): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(Math.max(concurrency, defaultMaxListeners), controller.signal);
+  return controller;
 }
