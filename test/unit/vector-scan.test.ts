@@ -83,7 +83,7 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     const rows = new Map<number, Float32Array>();
     const matrix = new VectorMatrix(dims);
     clustered(11, 6000, dims, 40, 0.02).forEach((v, key) => { rows.set(key, v); matrix.upsert(key, v); });
-    expect(pool.split(matrix.size, dims).length).toBe(2);
+    expect(pool.partsFor(matrix.size, dims)).toBe(2);
     for (const [i, query] of clustered(99, 8, dims, 40, 0.02).entries()) {
       const threshold = [-1, 0.3, 0.9][i % 3]!;
       const expected = reference(rows, query, 10, threshold);

@@ -1,4 +1,5 @@
 import type { SharedMemory } from './wasm.ts';
+import { claimedChunks, type ChunkShare } from './chunk-claims.ts';
 import { better } from './exact-score.ts';
 import type { DotsFn } from './int8-dot-kernel.ts';
 import { errorBound, residualErrorBound } from './quantize.ts';
@@ -24,12 +25,16 @@ export interface MatrixBuffers {
   codesOffset: number;
 }
 
-/** One scan of rows [start, end) for one query, in scratch slot `slot`. */
+/**
+ * One scan of rows [start, end) for one query, in scratch slot `slot`; with `share`, of the chunks of those rows this
+ * part claims (chunk-claims.ts: the parts of one search share the range).
+ */
 export interface PartJob {
   buffers: MatrixBuffers;
   slot: number;
   start: number;
   end: number;
+  share?: ChunkShare | null;
   /** The unit query (float32; the refinement's), its int16-widened codes, their scale and the quantisation error ‖f‖. */
   query: Float32Array;
   q16: Int16Array;
@@ -119,7 +124,8 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const preFloor = new Float64Array(Math.max(k, 1));
   let floorSize = 0;
 
-  for (let chunk = job.start; chunk < job.end; chunk += CHUNK_ROWS) {
+  for (const c of claimedChunks(job.share, Math.ceil((job.end - job.start) / CHUNK_ROWS))) {
+    const chunk = job.start + c * CHUNK_ROWS;
     const n = Math.min(CHUNK_ROWS, job.end - chunk);
     dots(b.codesOffset + chunk * stride, q16Ptr, outPtr, n, stride);
     for (let i = 0; i < n; i++) {

@@ -7,10 +7,10 @@ import { startWorker } from './start-worker.ts';
 /**
  * Worker threads that pre-scan VectorMatrix memory off the event loop and, for a matrix whose vectors are in a store
  * file, re-rank each part there too (scan-worker.ts; otherwise rerank.ts finishes the search in the caller's thread).
- * Each search is split into one part per worker
- * (when the matrix is big enough to be worth it), and parts of concurrent searches queue FIFO, so one search uses
- * every core and several share them. A worker that dies mid-scan has its part finished in this thread (the answer
- * stays exact) and is replaced; close() terminates them all.
+ * Each search is split into one part per worker (when the matrix is big enough to be worth it), the parts sharing its
+ * rows chunk by chunk (chunk-claims.ts), and parts of concurrent searches queue FIFO, so one search uses every core
+ * and several share them. A worker that dies mid-scan has its part finished in this thread (the answer stays exact)
+ * and is replaced; close() terminates them all.
  */
 /** `store`: where the worker reads the part's undecided rows itself (absent: it returns the pre-scan). */
 type PoolJob = Omit<PartJob, 'slot'> & { store?: StoreRef | null };
@@ -58,12 +58,9 @@ export class ScanPool {
     for (let i = 0; i < this.threads; i++) this.slots.push(this.spawn(i));
   }
 
-  /** Row ranges for one search over `rows` rows of `dims` numbers. */
-  split(rows: number, dims: number): [number, number][] {
-    const parts = Math.max(1, Math.min(this.threads, Math.floor((rows * dims) / MIN_PART_WORK)));
-    const ranges: [number, number][] = [];
-    for (let p = 0; p < parts; p++) ranges.push([Math.floor((rows * p) / parts), Math.floor((rows * (p + 1)) / parts)]);
-    return ranges;
+  /** How many parts one search over `rows` rows of `dims` numbers is split into (they share its rows: chunk-claims.ts). */
+  partsFor(rows: number, dims: number): number {
+    return Math.max(1, Math.min(this.threads, Math.floor((rows * dims) / MIN_PART_WORK)));
   }
 
   run(job: PoolJob): Promise<PartOutcome> {

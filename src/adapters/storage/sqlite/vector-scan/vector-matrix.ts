@@ -1,6 +1,7 @@
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { quantizeQuery, residualErrorBound } from './quantize.ts';
-import { refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import { CHUNK_ROWS, refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import { newChunkOwners } from './chunk-claims.ts';
 import type { ScanPool } from './scan-pool.ts';
 import { finishParts, rerank, type PartOutcome, type VectorSource } from './rerank.ts';
 import {
@@ -143,15 +144,17 @@ export class VectorMatrix {
         if (this.pooledAllocations >= 0) pool.retire(this.id);
         this.pooledAllocations = this.allocations;
       }
-      const ranges = pool.split(this.count, this.dims);
+      const parts = pool.partsFor(this.count, this.dims);
+      const owners = newChunkOwners(Math.ceil(this.count / CHUNK_ROWS));
       this.activeScans++;
       let result: PartResult & { stale: boolean };
       let wroteMeanwhile: boolean;
       try {
         const store = this.source.store ?? null;
-        const parts: PartOutcome[] = await Promise.all(ranges.map(([start, end]) => pool.run({ ...job, start, end, store })));
+        const outcomes: PartOutcome[] = await Promise.all(Array.from({ length: parts }, (_, p) =>
+          pool.run({ ...job, start: 0, end: this.count, share: { owners, part: p + 1, parts }, store })));
         // Before the writes queued meanwhile apply: a source that keeps its own copies still matches the codes.
-        result = finishParts(parts, job.k, minCosine, job.query, this.source);
+        result = finishParts(outcomes, job.k, minCosine, job.query, this.source);
       } finally {
         this.activeScans--;
         wroteMeanwhile = this.pending.length > 0;
