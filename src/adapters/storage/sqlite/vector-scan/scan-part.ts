@@ -119,7 +119,7 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   // that may still belong in the top k kept for pass 2.
   const ambiguous: Prescan['ambiguous'] = { keys: [], lowers: [], uppers: [] };
   let certain = 0;
-  const open = scratchFor(k > 0 ? job.end - job.start : 0);
+  let open = scratchFor(0);
   let opened = 0;
   const preFloor = new Float64Array(Math.max(k, 1));
   let floorSize = 0;
@@ -158,6 +158,7 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
       if (floorSize < k) heapPush(preFloor, floorSize++, lower);
       else if (lower > preFloor[0]!) heapReplaceRoot(preFloor, floorSize, lower);
       if (floorSize === k && upper < preFloor[0]!) continue;
+      if (opened === open.rows.length) open = scratchFor(Math.max(OPEN_ROWS_START, 2 * opened), opened);
       open.rows[opened] = row;
       open.lowers[opened] = lower;
       open.uppers[opened] = upper;
@@ -231,9 +232,22 @@ interface OpenRows {
 
 let scratch: OpenRows = { rows: new Int32Array(0), lowers: new Float64Array(0), uppers: new Float64Array(0), sharp: new Uint8Array(0) };
 
-function scratchFor(rows: number): OpenRows {
+/**
+ * Open rows a scan starts with room for; it grows by doubling. Sized by what a scan keeps open, not by its range: every
+ * part may claim any chunk of the search (chunk-claims.ts), and room for all of them in each of up to 16 threads would
+ * be 21 bytes × rows × threads.
+ */
+const OPEN_ROWS_START = 4 * CHUNK_ROWS;
+
+/** This thread's scratch with room for at least `rows` open rows, the first `keep` of them carried over. */
+function scratchFor(rows: number, keep = 0): OpenRows {
   if (scratch.rows.length < rows) {
-    scratch = { rows: new Int32Array(rows), lowers: new Float64Array(rows), uppers: new Float64Array(rows), sharp: new Uint8Array(rows) };
+    const grown = { rows: new Int32Array(rows), lowers: new Float64Array(rows), uppers: new Float64Array(rows), sharp: new Uint8Array(rows) };
+    grown.rows.set(scratch.rows.subarray(0, keep));
+    grown.lowers.set(scratch.lowers.subarray(0, keep));
+    grown.uppers.set(scratch.uppers.subarray(0, keep));
+    grown.sharp.set(scratch.sharp.subarray(0, keep));
+    scratch = grown;
   }
   return scratch;
 }
