@@ -95,7 +95,8 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
 
   it('keeps every row still open for the top k when there are more than a scan starts with room for (equal rows)', async () => {
     // Equal rows never drop below the k-th best lower bound: all 10,000 stay open for pass 2 in one part (the scratch
-    // starts with room for 4,096 and grows), and ties are broken by ascending key.
+    // starts with room for 4,096 and grows), and ties are broken by ascending key. The scratch is per thread and kept:
+    // a new pool's one thread starts from none, whatever earlier tests grew elsewhere.
     const dims = 16;
     const rows = new Map<number, Float32Array>();
     const matrix = new VectorMatrix(dims);
@@ -104,8 +105,13 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     const query = Float32Array.from({ length: dims }, (_, i) => Math.sin(i + 1));
     const expected = reference(rows, query, 10, -1);
     expect(expected.hits.map((h) => h.key)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const fresh = new ScanPool({ threads: 1, inlineBelow: 0 });
+    try {
+      expect(await matrix.searchIn(fresh, query, 10, -1)).toEqual(expected);
+    } finally {
+      await fresh.close();
+    }
     expect(matrix.search(query, 10, -1)).toEqual(expected);
-    expect(await matrix.searchIn(pool, query, 10, -1)).toEqual(expected);
   });
 
   it('applies writes that arrive during worker scans before the next search, and never mid-scan', async () => {

@@ -102,7 +102,7 @@ describe('delivery worker lifecycle', () => {
 });
 
 describe('delivery worker concurrency', () => {
-  it('sends up to 16 attempts at once without Node warning of a listener leak on its shutdown signal', async () => {
+  it('sends more than 10 attempts at once (up to its concurrency, 16) without Node warning of a listener leak on its shutdown signal', async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => { warnings.push(`${w.name}: ${w.message}`); };
     process.on('warning', onWarning);

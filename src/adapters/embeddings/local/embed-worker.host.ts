@@ -46,6 +46,11 @@ export class EmbedWorkerHost {
     return this.death === undefined;
   }
 
+  /** Alive with its model loaded: a call handed to it runs without waiting for the load. */
+  get loaded(): boolean {
+    return this.alive && this.startupMs !== undefined;
+  }
+
   /** `overtake`: the worker runs it before the calls waiting there (EmbedRequest.overtake). */
   run(texts: string[], overtake = false): Promise<WorkerResult> {
     if (this.death) return Promise.reject(this.death);

@@ -183,18 +183,16 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     return firstOther < 0 ? queue.length : firstOther;
   }
 
-  /** Whether the next model call is of urgent texts (see URGENT_RUN). */
-  function urgentTurn(): boolean {
-    const urgent = urgentWaiting();
+  /** Whether the next model call is of urgent texts, `urgent` of them waiting (see URGENT_RUN). */
+  function urgentTurn(urgent = urgentWaiting()): boolean {
     return urgent > 0 && !(urgent < queue.length && urgentRun >= URGENT_RUN);
   }
 
   /** The next model call's texts, at most `size`, all urgent or none. */
   function nextBatch(size: number): Item[] {
     const urgent = urgentWaiting();
-    const othersWait = urgent < queue.length;
-    if (urgentTurn()) {
-      urgentRun = othersWait ? urgentRun + 1 : 0;
+    if (urgentTurn(urgent)) {
+      urgentRun = urgent < queue.length ? urgentRun + 1 : 0;
       return queue.splice(0, Math.min(size, urgent));
     }
     urgentRun = 0;
@@ -205,7 +203,8 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
    * Hands queued texts out; called whenever texts arrive or a model call ends. Level by level: every worker with no
    * call gets an even share of the queue (so that concurrent texts spread over all workers), then every worker with
    * one call gets its next, and so on up to `depth`. Then, every worker being full, an urgent call still goes to a
-   * worker that holds no urgent call (the one whose call has run longest, so likely ends first), beyond `depth`.
+   * worker that holds no urgent call and has its model loaded (of those, the one whose call has run longest, so likely
+   * ends first), beyond `depth`.
    */
   function dispatch(): void {
     const owned = slots;
@@ -220,7 +219,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     for (;;) {
       pruneQueue();
       if (!urgentTurn()) return;
-      const open = owned.filter((slot) => !slot.calls.some(isUrgent));
+      const open = owned.filter((slot) => slot.host?.loaded === true && !slot.calls.some(isUrgent));
       if (open.length === 0) return;
       hand(owned, open.reduce((a, b) => (b.since < a.since ? b : a)), nextBatch(maxBatch));
     }
@@ -229,7 +228,10 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   /**
    * Gives a slot's worker one model call. An urgent call goes ahead of the calls waiting there (right behind the
    * running one) unless the worker already holds an urgent call: a query then waits for the running call alone, and a
-   * waiting call is passed by at most one urgent call at a time.
+   * waiting call is passed by at most one urgent call at a time (so by at most `depth` − 1 in all). The worker places
+   * it ahead of every call waiting in it when it arrives: behind the one it runs, or, received together with calls
+   * sent before it (a worker still loading), ahead of those too; the answers are the same, only `stats().queued` may
+   * count the wrong one of two calls as running.
    */
   function hand(owned: Slot[], slot: Slot, batch: Item[]): void {
     const overtake = isUrgent(batch) && slot.calls.length > 1 && !slot.calls.some(isUrgent);
@@ -268,8 +270,10 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
         for (const item of live) settle(item.request, asEmbeddingError(err));
       }
     } finally {
-      slot.calls.splice(slot.calls.indexOf(batch), 1);
-      slot.since = performance.now();
+      const at = slot.calls.indexOf(batch);
+      slot.calls.splice(at, 1);
+      // The worker's next call starts when its running one ends (not when a waiting one's callers gave up on it).
+      if (at === 0) slot.since = performance.now();
       if (owned === slots) dispatch();
     }
   }
