@@ -229,9 +229,9 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
    * Gives a slot's worker one model call. An urgent call goes ahead of the calls waiting there (right behind the
    * running one) unless the worker already holds an urgent call: a query then waits for the running call alone, and a
    * waiting call is passed by at most one urgent call at a time (so by at most `depth` − 1 in all). The worker places
-   * it ahead of every call waiting in it when it arrives: behind the one it runs, or, received together with calls
-   * sent before it (a worker still loading), ahead of those too; the answers are the same, only `stats().queued` may
-   * count the wrong one of two calls as running.
+   * it ahead of every call not yet started when it arrives: behind the one it runs, or, when it arrives while the
+   * worker runs none (between two calls, or loading), ahead of those too; the answers are the same, only
+   * `stats().queued` may then count the wrong one of two calls as running.
    */
   function hand(owned: Slot[], slot: Slot, batch: Item[]): void {
     const overtake = isUrgent(batch) && slot.calls.length > 1 && !slot.calls.some(isUrgent);
