@@ -47,3 +47,24 @@ export function keepAliveClient(baseUrl: string, apiKey: string, maxSockets: num
     close: () => agent.destroy(),
   };
 }
+
+/** A keep-alive JSON client on node:http that times each call. */
+export function timedClient(baseUrl: string, apiKey: string, sockets: number) {
+  const url = new URL(baseUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const call = (method: string, path: string, body?: string) => new Promise<{ status: number; ms: number; text: string }>((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request({
+      host: url.hostname, port: url.port, path, method, agent,
+      headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  return { call, close: () => agent.destroy() };
+}

@@ -4,9 +4,8 @@
  * sent every 300 ms and `GET /health` every 20 ms. A search's query waits ahead of the writes' texts
  * (EmbedOptions.urgent), so what it waits for is the model call under way, not the ingest.
  */
-import http from 'node:http';
 import { Command } from 'commander';
-import { MEMORIES_PATH, postJson, SEARCH_PATH } from '../http/client.ts';
+import { MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
 import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
 import { createEnterpriseKey, startServer } from '../lib/server.ts';
 import { median, percentile } from '../lib/stats.ts';
@@ -40,11 +39,12 @@ async function measure(run: number) {
     const idle: number[] = [];
     for (let i = 0; i < 10; i++) idle.push(await search(i));
 
-    const health = (): Promise<number> => new Promise((resolve, reject) => {
-      const started = performance.now();
-      http.get(new URL('/health', server.url), (res) => { res.resume(); res.on('end', () => resolve(performance.now() - started)); })
-        .on('error', reject);
-    });
+    const healthClient = timedClient(server.url, key, 1);
+    const health = async (): Promise<number> => {
+      const r = await healthClient.call('GET', '/health');
+      if (r.status !== 200) throw new Error(`/health answered ${r.status}`);
+      return r.ms;
+    };
     let done = false;
     const healthMs: number[] = [];
     const during: number[] = [];
@@ -58,6 +58,7 @@ async function measure(run: number) {
     const seconds = (performance.now() - started) / 1000;
     done = true;
     await Promise.all([polling, searching]);
+    healthClient.close();
     return { idle, during, healthMs, createsPerSecond: creates / seconds };
   } finally {
     await server.stop();

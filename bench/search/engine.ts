@@ -4,7 +4,6 @@
  * the first search after a restart; and the server's RSS against the raw float bytes of its vectors.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Command } from 'commander';
@@ -21,7 +20,7 @@ import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '
 import { memoryBreakdown, MEMORY_PROBE } from '../lib/memory-breakdown.ts';
 import { threadTimes, threadTimesBetween } from '../lib/process-cpu.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
-import { MEMORIES_PATH, postJson, SEARCH_PATH } from '../http/client.ts';
+import { MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
 
 const program = new Command('bench:engine')
@@ -86,27 +85,6 @@ const phases = {
   },
 };
 
-/** A keep-alive JSON client on node:http that times each call. */
-function client(baseUrl: string, apiKey: string, sockets: number) {
-  const url = new URL(baseUrl);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
-  const call = (method: string, path: string, body?: string) => new Promise<{ status: number; ms: number; text: string }>((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request({
-      host: url.hostname, port: url.port, path, method, agent,
-      headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-  return { call, close: () => agent.destroy() };
-}
-
 const searchBody = (query: string) => JSON.stringify({ query, limit: 10, threshold: 0 });
 
 /** Seeds `size` memories straight into the store file (the server stopped), in transactions of 1000. */
@@ -160,7 +138,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
       env: { ...serverEnv, BENCH_MEMORY_PROBE_FILE: probeFile }, dataDir: first.dataDir, nodeArgs,
     });
     phases.mark(size, 'listening');
-    const c = client(server.url, key, clients + 1);
+    const c = timedClient(server.url, key, clients + 1);
     const t0 = performance.now();
     let firstAnswer = await c.call('POST', SEARCH_PATH, searchBody(queries[0]!));
     // A refusal (503 while the server sheds load) is noted, and the search repeated until it is answered.
@@ -213,7 +191,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
 
     // `clients` search loops for `duration` seconds, GET /health every 20 ms beside them.
     log(`${clients} clients for ${durationS} s, /health polled`);
-    const health = client(server.url, key, 1);
+    const health = timedClient(server.url, key, 1);
     const healthMs: number[] = [];
     const concurrentMs: number[] = [];
     let stop = false;

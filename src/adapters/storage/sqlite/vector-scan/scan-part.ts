@@ -58,6 +58,9 @@ export const CHUNK_ROWS = 1024;
 
 export const slotBytesFor = (stride: number): number => 2 * stride + 4 * CHUNK_ROWS;
 
+/** The chunks of CHUNK_ROWS rows that `rows` rows make (the last one may be short). */
+export const chunksIn = (rows: number): number => Math.ceil(rows / CHUNK_ROWS);
+
 /** A matrix's two levels of codes, as refinedScore reads them. */
 export interface CodeLevels {
   codes: Int8Array;
@@ -124,7 +127,7 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const preFloor = new Float64Array(Math.max(k, 1));
   let floorSize = 0;
 
-  for (const c of claimedChunks(job.share, Math.ceil((job.end - job.start) / CHUNK_ROWS))) {
+  for (const c of claimedChunks(job.share, chunksIn(job.end - job.start))) {
     const chunk = job.start + c * CHUNK_ROWS;
     const n = Math.min(CHUNK_ROWS, job.end - chunk);
     dots(b.codesOffset + chunk * stride, q16Ptr, outPtr, n, stride);

@@ -1,6 +1,6 @@
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { quantizeQuery, residualErrorBound } from './quantize.ts';
-import { CHUNK_ROWS, refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import { chunksIn, refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import { newChunkOwners } from './chunk-claims.ts';
 import type { ScanPool } from './scan-pool.ts';
 import { finishParts, rerank, type PartOutcome, type VectorSource } from './rerank.ts';
@@ -145,7 +145,7 @@ export class VectorMatrix {
         this.pooledAllocations = this.allocations;
       }
       const parts = pool.partsFor(this.count, this.dims);
-      const owners = newChunkOwners(Math.ceil(this.count / CHUNK_ROWS));
+      const owners = newChunkOwners(chunksIn(this.count));
       this.activeScans++;
       let result: PartResult & { stale: boolean };
       let wroteMeanwhile: boolean;
