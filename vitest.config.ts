@@ -58,6 +58,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A young generation of up to 3 × 64 MB per worker (V8's default semi-space is 16 MB here): the HTTP tests
+    // allocate fast and short-lived, and fewer scavenges cut the changed files' CPU time by about a tenth (interleaved
+    // runs of the same files, 2026-11-28: 72-73 s against 79-86 s).
+    execArgv: ['--max-semi-space-size=64'],
     // Vitest's default is one worker fewer than the CPUs: one worker on the 2-core CI machine, every file in a row.
     // Two keep both cores busy (the main process mostly waits); `npm test` stays within its 5-minute budget.
     maxWorkers: 2,

@@ -27,7 +27,8 @@ await withLock(() => {
   const started = performance.now();
   process.stderr.write('mnemo build: compiling src/ into dist/ (tsc -p tsconfig.build.json)\n');
   rmSync(FINGERPRINT_FILE, { force: true });
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  // TypeScript 7's native compiler (docs/architecture.md, "Build and start"); its package exports no bin path.
+  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript-native/package.json')), 'bin', 'tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
   if (result.status !== 0) throw new Error(`mnemo build: tsc failed (exit ${result.status ?? result.signal})`);
   mkdirSync(DIST, { recursive: true });
