@@ -1,6 +1,6 @@
 /**
- * `npm run fuzz`: the schema-driven fuzz of every route (the test suite runs the same engine with 100 cases per
- * route and bounded sizes). The server runs in a child process; `--help` lists the options.
+ * `npm run fuzz`: the schema-driven fuzz of every route (the test suite runs the same engine with 50 cases per
+ * route, 25 on PostgreSQL). The server runs in a child process; `--help` lists the options.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';

@@ -16,7 +16,7 @@ export function countFromEnv(name: string, fallback: number): number {
 }
 
 /**
- * Whether a test that repeats one request hundreds of times runs in this process: always on SQLite, and on PostgreSQL
+ * Whether a test that repeats one request tens to thousands of times runs in this process: always on SQLite, and on PostgreSQL
  * (the `postgres` project) only in `npm run test:long`. For tests whose loop exercises no store of its own: the quota
  * counters live in the rate limiter (memory or Redis, not the store), and what each request reads from the store (its
  * key) is the same on both adapters by the storage contract suite (test/storage/storage.contract.ts). Their other

@@ -49,16 +49,19 @@ describe('cl100k_base token counter', () => {
     ), { numRuns: 200 });
   });
 
-  it('counts 1 MiB without spaces, of emoji and of mixed scripts each in under a second of CPU', async () => {
+  it('counts 1 MiB without spaces, of emoji and of mixed scripts each in a few seconds of CPU at most (not quadratic)', async () => {
     await counter.count('load the vocabulary first');
     for (const [name, text] of [['x', runOfX()], ['emoji', runOfEmoji()], ['mixed scripts', runOfMixedScripts()]] as const) {
       expect(Buffer.byteLength(text)).toBe(ONE_MIB);
-      // CPU time of this process rather than wall time: other test files share the machine's cores.
+      // A guard against quadratic counting (js-tiktoken's own merge is quadratic in a piece: on one 1 MiB piece, far
+      // beyond this bound), not a speed target: the counter takes a few hundred milliseconds on an idle machine, and
+      // this process's CPU time also holds its other threads (the suite's files share the process); a loaded CI run
+      // measured 1.14 s against the bound of 1 s this had.
       const before = process.cpuUsage();
       const tokens = await counter.count(text);
       const used = process.cpuUsage(before);
       const ms = (used.user + used.system) / 1000;
-      expect(ms, `${name}: ${ms.toFixed(0)} ms`).toBeLessThan(1000);
+      expect(ms, `${name}: ${ms.toFixed(0)} ms`).toBeLessThan(5000);
       // At least one token per 128 bytes (the longest cl100k token), at most one per byte.
       expect(tokens).toBeGreaterThanOrEqual(ONE_MIB / 128);
       expect(tokens).toBeLessThanOrEqual(ONE_MIB);
