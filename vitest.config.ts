@@ -65,7 +65,8 @@ export default defineConfig({
     // runs of the same files, 2026-11-28: 72-73 s against 79-86 s).
     execArgv: ['--max-semi-space-size=64'],
     // Vitest's default is one worker fewer than the CPUs: one worker on the 2-core CI machine, every file in a row.
-    // Two keep both cores busy (the main process mostly waits); `npm test` stays within its 5-minute budget.
+    // Two keep both cores busy (the main process mostly waits); three measured slower (2026-11-28: a third app import
+    // and PGlite cost more than the idle time they fill).
     maxWorkers: 2,
     // The slowest files start first, so that the two workers end together (test/support/slow-first-sequencer.ts).
     sequence: { sequencer: SlowFirstSequencer },

@@ -3,11 +3,11 @@
 // so one compiles and the others wait for it and then find dist/ fresh.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DIST, FINGERPRINT_FILE, ROOT, haveSources, isBuildFresh, sourceFingerprint } from './build-state.js';
+import { TSC } from './tsc.js';
 
 const LOCK = join(ROOT, '.build-lock');
 const LOCK_WAIT_MS = 300_000;
@@ -27,9 +27,7 @@ await withLock(() => {
   const started = performance.now();
   process.stderr.write('mnemo build: compiling src/ into dist/ (tsc -p tsconfig.build.json)\n');
   rmSync(FINGERPRINT_FILE, { force: true });
-  // TypeScript 7's native compiler (docs/architecture.md, "Build and start"); its package exports no bin path.
-  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript-native/package.json')), 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+  const result = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
   if (result.status !== 0) throw new Error(`mnemo build: tsc failed (exit ${result.status ?? result.signal})`);
   mkdirSync(DIST, { recursive: true });
   copyAssets();
