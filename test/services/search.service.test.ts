@@ -309,8 +309,8 @@ describe('SearchService', () => {
             };
           }
           if (name === 'cosineEstimatesOf') {
-            return async (scope: Scope, refs: readonly MemoryRef[], q: { vector: Float32Array; modelId: string }) => {
-              const given = estimate ? await target.cosineEstimatesOf(scope, refs, q) : new Map<MemoryRef, CosineEstimate>();
+            return async (...args: Parameters<typeof target.cosineEstimatesOf>) => {
+              const given = estimate ? await target.cosineEstimatesOf(...args) : new Map<MemoryRef, CosineEstimate>();
               setTimeout(() => release(), 0);
               return new Map([...given].map(([ref, e]) => [ref, estimate!(e)]));
             };

@@ -643,12 +643,15 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const asked = [...mineRefs, ...foreignRefs, otherModelRef, 'no-such-ref', -1];
         const check = async (vector: Float32Array) => {
           const exact = await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL });
-          const estimates = await storage.memories.cosineEstimatesOf(scopeA, asked, { vector, modelId: MODEL });
-          expect([...estimates.keys()].sort()).toEqual([...exact.keys()].sort());
-          for (const [ref, e] of estimates) {
-            expect(e.error).toBeGreaterThanOrEqual(0);
-            expect(e.error).toBeLessThan(0.01);
-            expect(Math.abs(exact.get(ref)! - e.cosine)).toBeLessThanOrEqual(e.error);
+          // Sharp (the default), and coarse: wider (a store with one level gives the same), each holding the exact one.
+          for (const [precision, widest] of [[undefined, 0.01], ['coarse', 0.1]] as const) {
+            const estimates = await storage.memories.cosineEstimatesOf(scopeA, asked, { vector, modelId: MODEL }, precision);
+            expect([...estimates.keys()].sort()).toEqual([...exact.keys()].sort());
+            for (const [ref, e] of estimates) {
+              expect(e.error).toBeGreaterThanOrEqual(0);
+              expect(e.error).toBeLessThan(widest);
+              expect(Math.abs(exact.get(ref)! - e.cosine)).toBeLessThanOrEqual(e.error);
+            }
           }
         };
         await check(axisVector(DIMS, 0, 3, 0.3));

@@ -3,7 +3,7 @@ import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type { MemoryMaintenance } from './memory-maintenance.ts';
 import type {
-  CosineEstimate, KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, MemoryRef, ScopeUsage,
+  CosineEstimate, EstimatePrecision, KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, MemoryRef, ScopeUsage,
   SimilarityCandidate, SimilarityHit,
   SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
@@ -108,9 +108,11 @@ export interface MemoryRepository extends MemoryMaintenance {
    * Cheap bounds on those cosines: each ref's exact cosine (as cosinesOf gives it) lies within `error` of `cosine`.
    * A store with an in-memory index estimates from it (SQLite: the int8 codes, error about 1e-4, and only from an
    * index loaded and current); one without returns the exact cosines (error 0). Refs it cannot estimate are left out
-   * (cosinesOf tells whether they have a vector).
+   * (cosinesOf tells whether they have a vector). `coarse`: cheaper and wider where the store has two levels (SQLite:
+   * the first-level codes only, error about 1e-2, a tenth of the cost), for sorting out which refs need the sharp ones.
    */
-  cosineEstimatesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }): Promise<Map<MemoryRef, CosineEstimate>>;
+  cosineEstimatesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }, precision?: EstimatePrecision):
+    Promise<Map<MemoryRef, CosineEstimate>>;
   /** The scope's memories with these refs; refs absent from the scope (or deleted since) are left out. */
   findByRefs(scope: Scope, refs: readonly MemoryRef[]): Promise<Map<MemoryRef, Memory>>;
   /** Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them. */

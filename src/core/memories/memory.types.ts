@@ -137,6 +137,9 @@ export interface CosineEstimate {
   error: number;
 }
 
+/** How sharp `MemoryRepository.cosineEstimatesOf`'s bounds are asked to be (default `sharp`). */
+export type EstimatePrecision = 'sharp' | 'coarse';
+
 export interface KeywordQuery {
   /** Terms to match (any of them); the adapter ranks them by a relevance of its own (SQLite: BM25). */
   terms: string[];

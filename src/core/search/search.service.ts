@@ -107,9 +107,24 @@ type FusedBounds = { low: number; high: number; exact: boolean } | null;
  * above) or whose interval straddles the floor (they may count in `total`). The others cannot change the answer.
  */
 function mustScoreExactly(bounds: readonly FusedBounds[], limit: number, floor: number): boolean[] {
-  const lows = bounds.flatMap((b) => (b ? [b.low] : [])).sort((a, b) => b - a);
-  const entry = limit >= 1 && lows.length >= limit ? lows[limit - 1]! : -Infinity;
+  const entry = limitthLargest(bounds.flatMap((b) => (b ? [b.low] : [])), limit);
   return bounds.map((b) => !b || (!b.exact && (b.high >= entry || (b.low < floor && b.high >= floor))));
+}
+
+/** The `limit`-th largest value (-Infinity when there are fewer, or limit < 1): the best `limit` kept in order. */
+function limitthLargest(values: readonly number[], limit: number): number {
+  if (limit < 1 || values.length < limit) return -Infinity;
+  const best: number[] = [];
+  for (const v of values) {
+    if (best.length === limit && v <= best[limit - 1]!) continue;
+    let i = Math.min(best.length, limit - 1);
+    while (i > 0 && best[i - 1]! < v) {
+      best[i] = best[i - 1]!;
+      i--;
+    }
+    best[i] = v;
+  }
+  return best[limit - 1]!;
 }
 
 /** A hybrid search whose chosen memories keep being deleted before they are read gives up re-running after this. */
@@ -263,6 +278,23 @@ export function createSearchService(deps: {
       low: fusedOf(calibration.score(e.cosine - e.error), keywordPart), high: fusedOf(calibration.score(e.cosine + e.error), keywordPart),
       exact: e.error === 0,
     });
+    /**
+     * Estimates of the refs' cosines, sharp only where that can matter: the store's coarse bounds for all, then its
+     * sharp ones for those the coarse ones leave able to enter the top `limit` (beside `known`, the candidates scored
+     * already) or straddling the floor. A ref the sharp call misses (the index went stale in between) keeps its coarse
+     * bounds, which still hold its cosine.
+     */
+    const estimatesFor = async (refs: MemoryRef[], keywordPartOfRef: (ref: MemoryRef) => number, known: FusedBounds[]) => {
+      const estimates = await memories.cosineEstimatesOf(scope, refs, query, 'coarse');
+      const must = mustScoreExactly([...known, ...refs.map((ref) => {
+        const e = estimates.get(ref);
+        return e ? boundsOf(keywordPartOfRef(ref), e) : null;
+      })], input.limit, floor).slice(known.length);
+      const unsure = refs.filter((ref, i) => must[i] && estimates.has(ref));
+      const sharp = unsure.length > 0 ? await memories.cosineEstimatesOf(scope, unsure, query) : null;
+      sharp?.forEach((e, ref) => estimates.set(ref, e));
+      return estimates;
+    };
 
     // Keyword-only candidates need their cosine. While the semantic leg still runs (which hits are keyword-only is
     // known only when it answers), every keyword hit is estimated at once, beside it; and if it runs still (a big
@@ -271,12 +303,13 @@ export function createSearchService(deps: {
     // final step below would score. Once it has answered, only the missing ones are estimated and scored (below).
     const early = keywordLeg.then(async (k) => {
       if (last || !scanStillRuns() || k.hits.length === 0) return null;
-      const estimates = await memories.cosineEstimatesOf(scope, k.hits.map((h) => h.ref), query);
-      if (!scanStillRuns()) return { estimates, exact: null };
       const top = k.hits[0]!.relevance;
+      const keywordParts = new Map(k.hits.map((h) => [h.ref, keywordPartOf(h, top)]));
+      const estimates = await estimatesFor(k.hits.map((h) => h.ref), (ref) => keywordParts.get(ref)!, []);
+      if (!scanStillRuns()) return { estimates, exact: null };
       const must = mustScoreExactly(k.hits.map((h) => {
         const e = estimates.get(h.ref);
-        return e ? boundsOf(keywordPartOf(h, top), e) : null;
+        return e ? boundsOf(keywordParts.get(h.ref)!, e) : null;
       }), input.limit, floor);
       const refs = k.hits.filter((_, i) => must[i]).map((h) => h.ref);
       const cosines = refs.length > 0 ? await memories.cosinesOf(scope, refs, query) : new Map<MemoryRef, number>();
@@ -305,7 +338,8 @@ export function createSearchService(deps: {
     const all = [...candidates.values()];
     const keywordOnly = all.filter((c) => c.similarity === undefined);
     const estimates = last || keywordOnly.length === 0 ? null
-      : earlyScores?.estimates ?? await memories.cosineEstimatesOf(scope, keywordOnly.map((c) => c.ref), query);
+      : earlyScores?.estimates ?? await estimatesFor(keywordOnly.map((c) => c.ref), (ref) => keywordPart(candidates.get(ref)!),
+        all.filter((c) => c.similarity !== undefined).map((c) => ({ low: fused(c), high: fused(c), exact: true })));
     const must = mustScoreExactly(all.map((c) => {
       if (c.similarity !== undefined) return { low: fused(c), high: fused(c), exact: true };
       c.estimate = earlyScores?.exact?.get(c.ref) ?? estimates?.get(c.ref);

@@ -581,10 +581,10 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
     // From the scope's in-memory index (its int8 codes), only when it is loaded and current: nothing is loaded for
     // an estimate, and an index lagging another connection's writes could hold codes of an older vector.
-    async cosineEstimatesOf(scope, refs, { vector, modelId }) {
+    async cosineEstimatesOf(scope, refs, { vector, modelId }, precision) {
       const seqs = seqsOf(refs);
       const matrix = seqs.length > 0 ? vectors.current(scope, modelId, vector.length) : null;
-      return matrix ? matrix.estimates(vector, seqs) : new Map();
+      return matrix ? matrix.estimates(vector, seqs, precision) : new Map();
     },
 
     async findByRefs(scope, refs) {
