@@ -78,6 +78,36 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     ), { numRuns: 60 });
   });
 
+  it('estimates each row within its bound: sharp (both code levels) and coarse (the first, in the kernel), much wider', () => {
+    const dims = 384;
+    const matrix = new VectorMatrix(dims);
+    const vectors = clustered(5, 300, dims, 8, 0.05);
+    vectors.forEach((v, key) => matrix.upsert(key, v));
+    const keys = [...vectors.keys(), 10_000];
+    const sharpErrors: number[] = [];
+    const coarseErrors: number[] = [];
+    for (const query of clustered(7, 4, dims, 8, 0.05)) {
+      const exact = reference(new Map(vectors.map((v, key) => [key, v])), query, vectors.length, -1.1).hits;
+      const sharp = matrix.estimates(query, keys);
+      const coarse = matrix.estimates(query, keys, 'coarse');
+      // A key the matrix does not hold is left out of both.
+      expect([...sharp.keys()].sort((a, b) => a - b)).toEqual(vectors.map((_, key) => key));
+      expect([...coarse.keys()].sort((a, b) => a - b)).toEqual(vectors.map((_, key) => key));
+      for (const { key, cosine } of exact) {
+        expect(Math.abs(sharp.get(key)!.cosine - cosine)).toBeLessThanOrEqual(sharp.get(key)!.error);
+        expect(Math.abs(coarse.get(key)!.cosine - cosine)).toBeLessThanOrEqual(coarse.get(key)!.error);
+        sharpErrors.push(sharp.get(key)!.error);
+        coarseErrors.push(coarse.get(key)!.error);
+      }
+    }
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
+    expect(median(sharpErrors)).toBeLessThan(1e-3);
+    expect(median(coarseErrors)).toBeGreaterThan(20 * median(sharpErrors));
+    expect(median(coarseErrors)).toBeLessThan(0.05);
+    // An all-zero query scores every row 0 exactly, at either precision.
+    expect([...matrix.estimates(new Float32Array(dims), [0, 1], 'coarse').values()]).toEqual([{ cosine: 0, error: 0 }, { cosine: 0, error: 0 }]);
+  });
+
   it('finds the exact top 10 (recall@10 = 1.0) on a clustered set big enough to be split across the workers', async () => {
     const dims = 384;
     const rows = new Map<number, Float32Array>();
