@@ -32,9 +32,9 @@ describe('durable webhook delivery across SIGKILL', () => {
     // writes into 503s that say nothing about durability.
     MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0',
     // A delivery claimed by a killed process is sent again once its lease ends, 3 × this timeout + 2 s (17 s with the
-    // default 5 s, most of this test's time): the receiver is on loopback and answers at once, so 2 s is plenty, and a
+    // default 5 s, most of this test's time): the receiver is on loopback and answers at once, so 1 s is plenty, and a
     // timed-out attempt would only be retried.
-    MNEMO_WEBHOOK_TIMEOUT_MS: '2000',
+    MNEMO_WEBHOOK_TIMEOUT_MS: '1000',
   };
 
   /**

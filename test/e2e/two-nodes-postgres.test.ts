@@ -114,19 +114,23 @@ describe('two `npm start` nodes on one PostgreSQL and one Redis', () => {
 
   it("refuses a free-tier key's 61st request in a minute on whichever node gets it", async () => {
     const [a, b] = nodes as [StartedServer, StartedServer];
-    const k = await key('rate', 'free');
-    // Windows are whole minutes: start early in one, so the 61 requests share it.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await sleep(60_000 - intoMinute + 50);
-    const answers: Response[] = [];
-    for (let i = 0; i < 60; i++) answers.push(await call(i % 2 ? b : a, k, 'GET', '/api/v1/memories'));
+    // Windows are whole minutes and the requests must share one: a run that crossed into the next minute starts again
+    // with a fresh key at the start of that minute (waiting for a minute's start instead cost up to 15 s).
+    let answers: Response[] = [];
+    let refused: Response[] = [];
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const k = await key(`rate-${attempt}`, 'free');
+      answers = [];
+      for (let i = 0; i < 60; i++) answers.push(await call(i % 2 ? b : a, k, 'GET', '/api/v1/memories'));
+      // 30 requests on each node: neither alone has reached 60.
+      refused = [await call(a, k, 'GET', '/api/v1/memories'), await call(b, k, 'GET', '/api/v1/memories')];
+      if (new Set([...answers, ...refused].map((r) => r.headers.get('x-ratelimit-reset'))).size === 1) break;
+    }
     expect(answers.map((r) => r.status)).toEqual(Array(60).fill(200));
-    expect(new Set(answers.map((r) => r.headers.get('x-ratelimit-reset'))).size).toBe(1);
-    // 30 requests on each node: neither alone has reached 60.
-    for (const node of [a, b]) {
-      const refused = await call(node, k, 'GET', '/api/v1/memories');
-      expect(refused.status).toBe(429);
-      expect(await refused.json()).toMatchObject({ error: { code: 'RATE_LIMITED' } });
+    expect(new Set([...answers, ...refused].map((r) => r.headers.get('x-ratelimit-reset'))).size).toBe(1);
+    for (const response of refused) {
+      expect(response.status).toBe(429);
+      expect(await response.json()).toMatchObject({ error: { code: 'RATE_LIMITED' } });
     }
   });
 
