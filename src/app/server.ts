@@ -3,6 +3,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { registerJsonBodyParser } from '../surfaces/http-kit/json-body.ts';
 import { requestIdFor } from '../surfaces/http-kit/request-id.ts';
+import { cachedSerializerCompiler } from '../surfaces/http-kit/serialization.ts';
 import { createValidatorCompiler } from '../surfaces/http-kit/validation.ts';
 import { plainErrorHandler, type ErrorHandler } from '../surfaces/http-kit/plain-errors.ts';
 import { mount, type MountedSurface } from '../surfaces/http-kit/surface.ts';
@@ -110,6 +111,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   c.warnings.attach(app.log);
   recordArrival(app);
   app.setValidatorCompiler(createValidatorCompiler());
+  app.setSerializerCompiler(cachedSerializerCompiler);
   // Only JSON bodies are accepted: anything else is a 415 in the surface's envelope, never parsed as text.
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);

@@ -6,15 +6,23 @@ import type { FieldProblem, FieldReason } from '../../core/errors.ts';
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+/** The process's two Ajv instances (see createValidatorCompiler), made on first use. */
+let validators: { body: Ajv; text: Ajv } | null = null;
+
 /**
  * Two validators: query strings, params and headers arrive as text and are coerced to the schema's types;
  * JSON bodies are not (a title of 123 is an error, not "123"). Both report every error, so a 400 names every
- * bad field at once.
+ * bad field at once. Every app of the process shares them: Ajv keeps what it compiled by schema object, and the
+ * routes' schemas are module constants, so a process that builds many apps (the test suite builds hundreds) compiles
+ * each schema once instead of once an app (see serialization.ts).
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
-  const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
-  const textAjv = addFormats(new Ajv({ ...options, coerceTypes: 'array' }));
+  validators ??= {
+    body: addFormats(new Ajv({ ...options, coerceTypes: false })),
+    text: addFormats(new Ajv({ ...options, coerceTypes: 'array' })),
+  };
+  const { body: bodyAjv, text: textAjv } = validators;
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
     return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
