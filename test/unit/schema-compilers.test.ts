@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { cachedSerializerCompiler } from '../../src/surfaces/http-kit/serialization.ts';
-import { createValidatorCompiler } from '../../src/surfaces/http-kit/validation.ts';
+import { cachedSerializerCompiler, serializersCompiled } from '../../src/surfaces/http-kit/serialization.ts';
+import { createValidatorCompiler, validatorsCompiled } from '../../src/surfaces/http-kit/validation.ts';
+import { createTestApp } from '../support/test-app.ts';
 
 /**
  * Every app a process builds shares the compiled validators and serializers of the routes' schemas (module constants):
@@ -31,5 +32,17 @@ describe('schema compilers shared by the apps of a process', () => {
     expect(body({ limit: '5' })).toBe(false);
     expect(query({ limit: '5' })).toBe(true);
     expect(body({ limit: 5, title: 7 })).toBe(false);
+  });
+
+  it("compiles nothing for a process's second app: every route schema is a module constant", async () => {
+    // An inline schema (a literal in a route's options) is a new object per app: compiled again for each one.
+    const first = await createTestApp();
+    await first.close();
+    const compiled = { validators: validatorsCompiled(), serializers: serializersCompiled() };
+    expect(compiled.validators).toBeGreaterThan(20);
+    expect(compiled.serializers).toBeGreaterThan(50);
+    const second = await createTestApp();
+    await second.close();
+    expect({ validators: validatorsCompiled(), serializers: serializersCompiled() }).toEqual(compiled);
   });
 });

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { ApiKeyManagement } from '../../core/api-keys/api-key-management.service.ts';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
@@ -86,7 +85,7 @@ export const apiKeyRoutes: FastifyPluginAsync<ApiKeyRouteDeps> = async (app, dep
   r.delete('/v1/security/api-keys/:id', {
     schema: {
       tags, security, summary: 'Revoke an API key: its next request is refused (the calling key may revoke itself)',
-      params: ApiKeyParams, response: { 204: Type.Null({ description: 'Revoked' }), ...writeErrors },
+      params: ApiKeyParams, response: { 204: ApiKeyResponses.revoked, ...writeErrors },
     },
   }, async (req, reply) => {
     await keys.revoke(caller(req, 'DELETE /v1/security/api-keys/:id'), req.params.id);

@@ -60,4 +60,5 @@ export const ApiKeyResponses = {
   key: ApiKeyWire,
   issued: IssuedApiKeyWire,
   list: Type.Object({ data: Type.Array(ApiKeyWire), pagination: Pagination }),
+  revoked: Type.Null({ description: 'Revoked' }),
 };

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -193,7 +192,7 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   });
 
   r.delete('/v1/security/secrets/:name', {
-    schema: { tags, security, summary: 'Delete a secret and every version of it', params: NameParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errors } },
+    schema: { tags, security, summary: 'Delete a secret and every version of it', params: NameParams, response: { 204: Responses.deleted, ...errors } },
   }, async (req, reply) => {
     scope(req, 'DELETE /v1/security/secrets/:name');
     await deps.secrets.delete(ownerOf(req), req.params.name);

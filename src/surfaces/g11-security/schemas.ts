@@ -64,5 +64,6 @@ export const Pagination = Type.Object({
 export const Responses = {
   secret: SecretWire,
   list: Type.Object({ data: Type.Array(SecretSummaryWire), pagination: Pagination }),
+  deleted: Type.Null({ description: 'Deleted' }),
   error: G11ErrorWire,
 };

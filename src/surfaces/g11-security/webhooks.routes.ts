@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Principal, Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
 import { DomainError, validationError } from '../../core/errors.ts';
@@ -141,7 +140,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (app, d
   r.delete('/v1/security/webhooks/:id', {
     schema: {
       tags, security, summary: 'Delete a webhook and its pending deliveries',
-      params: WebhookParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errors },
+      params: WebhookParams, response: { 204: WebhookResponses.deleted, ...errors },
     },
   }, async (req, reply) => {
     const who = caller(req, 'DELETE /v1/security/webhooks/:id');

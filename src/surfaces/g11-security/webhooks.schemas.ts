@@ -63,4 +63,5 @@ export const WebhookResponses = {
   webhook: WebhookWire,
   created: CreatedWebhookWire,
   list: Type.Object({ data: Type.Array(WebhookWire), pagination: Pagination }),
+  deleted: Type.Null({ description: 'Deleted' }),
 };

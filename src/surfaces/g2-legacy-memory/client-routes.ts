@@ -31,6 +31,9 @@ export interface G2ClientDeps extends AuthDeps {
 const STATUSES = ['active', 'archived', 'draft', 'deleted'];
 const errors = { 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 429: ErrorWire };
 const Loose = Type.Object({}, { additionalProperties: true });
+// Schemas are module constants: the apps of a process share what is compiled from them (http-kit/serialization.ts).
+const ListResponse = Type.Object({ data: Type.Array(Loose), pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), pages: Type.Integer() }) });
+const BulkDeleteResponse = Type.Object({ deleted_count: Type.Integer(), deleted_ids: Type.Array(Type.String()), failed_ids: Type.Array(Type.String()) });
 
 const ListQuery = Type.Object({
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
@@ -99,7 +102,7 @@ export const g2ClientRoutes: FastifyPluginAsync<G2ClientDeps> = async (app, deps
   r.get('/', {
     schema: {
       tags, security, summary: 'List memories (for @lanonasis/memory-client)', querystring: ListQuery,
-      response: { 200: Type.Object({ data: Type.Array(Loose), pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), pages: Type.Integer() }) }), ...errors },
+      response: { 200: ListResponse, ...errors },
     },
   }, async (req) => {
     const { scope } = caller(req, 'memories:read');
@@ -156,7 +159,7 @@ export const g2ClientRoutes: FastifyPluginAsync<G2ClientDeps> = async (app, deps
   r.post('/bulk/delete', {
     schema: {
       tags, security, summary: 'Delete up to 100 memories by id (for @lanonasis/memory-client)', body: BulkDeleteBody,
-      response: { 200: Type.Object({ deleted_count: Type.Integer(), deleted_ids: Type.Array(Type.String()), failed_ids: Type.Array(Type.String()) }), ...errors },
+      response: { 200: BulkDeleteResponse, ...errors },
     },
   }, async (req) => {
     const { principal, scope } = caller(req, 'memories:write');

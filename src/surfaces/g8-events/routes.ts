@@ -56,6 +56,11 @@ const StreamQuery = Type.Object({
   last_event_id: describe('Resume after this event id, for clients that cannot send the Last-Event-ID header'),
 }, { additionalProperties: true });
 
+/** A module constant, as every route schema is: the apps of a process share what is compiled from it (validation.ts). */
+const StreamHeaders = Type.Object({
+  'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event (what EventSource sends on reconnect)' })),
+}, { additionalProperties: true });
+
 /** G8: `GET /api/v1/stream` — the Server-Sent Events stream of the caller's events (Bearer). */
 export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
   app.setErrorHandler(createG8ErrorHandler(deps.clock));
@@ -80,9 +85,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
         + '`heartbeat` frames at the heartbeat interval; `error` frames {code, message, retry_after} before the server closes the '
         + 'stream. Send `Last-Event-ID` (or `last_event_id`) to resume. See docs/events.md.',
       querystring: StreamQuery,
-      headers: Type.Object({
-        'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event (what EventSource sends on reconnect)' })),
-      }, { additionalProperties: true }),
+      headers: StreamHeaders,
       response: {
         200: SSE_RESPONSE,
         400: G8ErrorWire, 401: G8ErrorWire, 403: G8ErrorWire, 406: G8ErrorWire, 429: G8ErrorWire,

@@ -10,12 +10,17 @@ import type { FastifySerializerCompiler } from 'fastify';
  */
 const compileFresh = SerializerSelector()(undefined, {}) as FastifySerializerCompiler<unknown>;
 const compiled = new WeakMap<object, ReturnType<FastifySerializerCompiler<unknown>>>();
+let compilations = 0;
+
+/** For tests: how many response schemas this process has compiled (a second app adds none). */
+export const serializersCompiled = (): number => compilations;
 
 export const cachedSerializerCompiler: FastifySerializerCompiler<unknown> = (route) => {
   const schema = route.schema as object;
   let serialize = compiled.get(schema);
   if (!serialize) {
     serialize = compileFresh(route);
+    compilations++;
     compiled.set(schema, serialize);
   }
   return serialize;

@@ -8,6 +8,12 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 /** The process's two Ajv instances (see createValidatorCompiler), made on first use. */
 let validators: { body: Ajv; text: Ajv } | null = null;
+/** The schema objects compiled so far, by part (Ajv compiles a body schema and a text one apart). */
+const compiledParts = { body: new WeakSet<object>(), text: new WeakSet<object>() };
+let validatorCompilations = 0;
+
+/** For tests: how many schemas the validators have compiled in this process (a second app adds none). */
+export const validatorsCompiled = (): number => validatorCompilations;
 
 /**
  * Two validators: query strings, params and headers arrive as text and are coerced to the schema's types;
@@ -24,8 +30,12 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   };
   const { body: bodyAjv, text: textAjv } = validators;
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+    const part = httpPart === 'body' ? 'body' : 'text';
+    if (!compiledParts[part].has(schema as object)) {
+      compiledParts[part].add(schema as object);
+      validatorCompilations++;
+    }
+    return (part === 'body' ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
   };
 }
 
