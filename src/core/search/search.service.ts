@@ -284,13 +284,13 @@ export function createSearchService(deps: {
      * already) or straddling the floor. A ref the sharp call misses (the index went stale in between) keeps its coarse
      * bounds, which still hold its cosine.
      */
-    const estimatesFor = async (refs: MemoryRef[], keywordPartOfRef: (ref: MemoryRef) => number, known: FusedBounds[]) => {
-      const estimates = await memories.cosineEstimatesOf(scope, refs, query, 'coarse');
-      const must = mustScoreExactly([...known, ...refs.map((ref) => {
-        const e = estimates.get(ref);
-        return e ? boundsOf(keywordPartOfRef(ref), e) : null;
+    const estimatesFor = async (items: readonly { ref: MemoryRef; keywordPart: number }[], known: FusedBounds[]) => {
+      const estimates = await memories.cosineEstimatesOf(scope, items.map((c) => c.ref), query, 'coarse');
+      const must = mustScoreExactly([...known, ...items.map((c) => {
+        const e = estimates.get(c.ref);
+        return e ? boundsOf(c.keywordPart, e) : null;
       })], input.limit, floor).slice(known.length);
-      const unsure = refs.filter((ref, i) => must[i] && estimates.has(ref));
+      const unsure = items.filter((c, i) => must[i] && estimates.has(c.ref)).map((c) => c.ref);
       const sharp = unsure.length > 0 ? await memories.cosineEstimatesOf(scope, unsure, query) : null;
       sharp?.forEach((e, ref) => estimates.set(ref, e));
       return estimates;
@@ -304,14 +304,14 @@ export function createSearchService(deps: {
     const early = keywordLeg.then(async (k) => {
       if (last || !scanStillRuns() || k.hits.length === 0) return null;
       const top = k.hits[0]!.relevance;
-      const keywordParts = new Map(k.hits.map((h) => [h.ref, keywordPartOf(h, top)]));
-      const estimates = await estimatesFor(k.hits.map((h) => h.ref), (ref) => keywordParts.get(ref)!, []);
+      const hits = k.hits.map((h) => ({ ref: h.ref, keywordPart: keywordPartOf(h, top) }));
+      const estimates = await estimatesFor(hits, []);
       if (!scanStillRuns()) return { estimates, exact: null };
-      const must = mustScoreExactly(k.hits.map((h) => {
+      const must = mustScoreExactly(hits.map((h) => {
         const e = estimates.get(h.ref);
-        return e ? boundsOf(keywordParts.get(h.ref)!, e) : null;
+        return e ? boundsOf(h.keywordPart, e) : null;
       }), input.limit, floor);
-      const refs = k.hits.filter((_, i) => must[i]).map((h) => h.ref);
+      const refs = hits.filter((_, i) => must[i]).map((h) => h.ref);
       const cosines = refs.length > 0 ? await memories.cosinesOf(scope, refs, query) : new Map<MemoryRef, number>();
       // Scored: the exact cosine, as an estimate without error (-1 without a stored vector, as below).
       return { estimates, exact: new Map(refs.map((ref) => [ref, { cosine: cosines.get(ref) ?? -1, error: 0 }])) };
@@ -331,6 +331,7 @@ export function createSearchService(deps: {
     });
     const keywordPart = (c: Candidate) => (input.rerank ? c.coverage : c.keyword);
     const fused = (c: Candidate) => fusedOf(c.similarity ?? 0, keywordPart(c));
+    const exactBounds = (c: Candidate): FusedBounds => ({ low: fused(c), high: fused(c), exact: true });
 
     // Keyword-only candidates: the store's estimates bound their fused scores; only those that may enter the top
     // `limit` or straddle the floor are scored exactly (as the semantic search would score them), so a kept hit's
@@ -338,10 +339,10 @@ export function createSearchService(deps: {
     const all = [...candidates.values()];
     const keywordOnly = all.filter((c) => c.similarity === undefined);
     const estimates = last || keywordOnly.length === 0 ? null
-      : earlyScores?.estimates ?? await estimatesFor(keywordOnly.map((c) => c.ref), (ref) => keywordPart(candidates.get(ref)!),
-        all.filter((c) => c.similarity !== undefined).map((c) => ({ low: fused(c), high: fused(c), exact: true })));
+      : earlyScores?.estimates ?? await estimatesFor(keywordOnly.map((c) => ({ ref: c.ref, keywordPart: keywordPart(c) })),
+        all.filter((c) => c.similarity !== undefined).map(exactBounds));
     const must = mustScoreExactly(all.map((c) => {
-      if (c.similarity !== undefined) return { low: fused(c), high: fused(c), exact: true };
+      if (c.similarity !== undefined) return exactBounds(c);
       c.estimate = earlyScores?.exact?.get(c.ref) ?? estimates?.get(c.ref);
       return c.estimate ? boundsOf(keywordPart(c), c.estimate) : null;
     }), input.limit, floor);

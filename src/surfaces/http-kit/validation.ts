@@ -2,41 +2,33 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { FieldProblem, FieldReason } from '../../core/errors.ts';
+import { oncePerSchema } from './schema-cache.ts';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-/** The process's two Ajv instances (see createValidatorCompiler), made on first use. */
-let validators: { body: Ajv; text: Ajv } | null = null;
-/** The schema objects compiled so far, by part (Ajv compiles a body schema and a text one apart). */
-const compiledParts = { body: new WeakSet<object>(), text: new WeakSet<object>() };
-let validatorCompilations = 0;
+const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
+type Validator = ReturnType<FastifySchemaCompiler<unknown>>;
+const validatorOf = (ajv: Ajv) =>
+  oncePerSchema<{ schema: unknown }, Validator>(({ schema }) => ajv.compile(schema as object) as Validator);
+/** The process's two validators (see createValidatorCompiler), each compiling a schema once (schema-cache.ts). */
+let validators: { body: ReturnType<typeof validatorOf>; text: ReturnType<typeof validatorOf> } | null = null;
 
 /** For tests: how many schemas the validators have compiled in this process (a second app adds none). */
-export const validatorsCompiled = (): number => validatorCompilations;
+export const validatorsCompiled = (): number => (validators ? validators.body.compilations() + validators.text.compilations() : 0);
 
 /**
  * Two validators: query strings, params and headers arrive as text and are coerced to the schema's types;
  * JSON bodies are not (a title of 123 is an error, not "123"). Both report every error, so a 400 names every
- * bad field at once. Every app of the process shares them: Ajv keeps what it compiled by schema object, and the
- * routes' schemas are module constants, so a process that builds many apps (the test suite builds hundreds) compiles
- * each schema once instead of once an app (see serialization.ts).
+ * bad field at once. Every app of the process shares them (schema-cache.ts).
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
   validators ??= {
-    body: addFormats(new Ajv({ ...options, coerceTypes: false })),
-    text: addFormats(new Ajv({ ...options, coerceTypes: 'array' })),
+    body: validatorOf(addFormats(new Ajv({ ...options, coerceTypes: false }))),
+    text: validatorOf(addFormats(new Ajv({ ...options, coerceTypes: 'array' }))),
   };
-  const { body: bodyAjv, text: textAjv } = validators;
-  return ({ schema, httpPart }) => {
-    const part = httpPart === 'body' ? 'body' : 'text';
-    if (!compiledParts[part].has(schema as object)) {
-      compiledParts[part].add(schema as object);
-      validatorCompilations++;
-    }
-    return (part === 'body' ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-  };
+  const { body, text } = validators;
+  return (route) => (route.httpPart === 'body' ? body : text)(route);
 }
 
 /** `/tags/0` -> `tags[0]`, `/metadata/a` -> `metadata.a`. */
