@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom as random } from '../support/seeded-random.ts';
 import { rankBm25 } from '../../src/adapters/storage/bm25.ts';
-import { rankPostings } from '../../src/adapters/storage/bm25-postings.ts';
+import { isDense, rankPostings } from '../../src/adapters/storage/bm25-postings.ts';
 import { Posting, PostingWindow } from '../../src/adapters/storage/sqlite/sqlite-keyword-postings.ts';
 import { mergeAscending } from '../../src/adapters/storage/sqlite/sqlite-keyword-ranking.ts';
 
@@ -13,11 +13,15 @@ import { mergeAscending } from '../../src/adapters/storage/sqlite/sqlite-keyword
 describe('rankPostings', () => {
   it('ranks and counts as rankBm25 does over the same windows', () => {
     const next = random(11);
+    const tables = { dense: 0, hashed: 0 };
     for (let round = 0; round < 80; round++) {
       const docs = 1 + Math.floor(next() * 300);
       // Seqs beyond 2^32 in some rounds: the table hashes the low 32 bits, so seqs 2^32 apart share a first slot.
       const offset = next() < 0.3 ? 2 ** 32 : 0;
-      const lengths = new Map(Array.from({ length: docs }, (_, i) => [offset + (i % 2 === 0 ? i : i * 2 ** 32 / 4) + 1, 3 + Math.floor(next() * 4) * 4]));
+      // Half the rounds: seqs close together, ranked in the table indexed by seq (isDense); else far apart, hashed.
+      const close = round % 2 === 0;
+      const seqOf = (i: number) => offset + (close ? i * 3 : i % 2 === 0 ? i : i * 2 ** 32 / 4) + 1;
+      const lengths = new Map(Array.from({ length: docs }, (_, i) => [seqOf(i), 3 + Math.floor(next() * 4) * 4]));
       const seqs = [...lengths.keys()].sort((a, b) => a - b);
       const postings = Array.from({ length: 1 + Math.floor(next() * 4) }, () => {
         const p = new Posting();
@@ -37,12 +41,19 @@ describe('rankPostings', () => {
       const got = rankPostings({ ...base, runs: lists.map((l) => l.newest(cap)) });
       expect(got, `round ${round}`).toEqual(expected);
       expect(got.total).toBe(new Set(runs.flat()).size);
+      const flat = runs.flat();
+      if (flat.length > 0 && isDense(Math.max(...flat) - Math.min(...flat) + 1, flat.length)) tables.dense++;
+      else if (flat.length > 0) tables.hashed++;
     }
+    // Both tables served rounds (rounds with seqs far apart and two runs or more are hashed).
+    expect(tables.dense).toBeGreaterThan(20);
+    expect(tables.hashed).toBeGreaterThan(10);
   });
 
-  it('leaves its table empty for the next ranking, however the last one ended', () => {
+  it.each([['indexed by seq', 1], ['hashed', 2 ** 30]])('leaves its table (%s) empty for the next ranking, however the last one ended', (_, step) => {
     const p = new Posting();
-    for (let seq = 1; seq <= 50; seq++) p.push(seq, 1, 4);
+    for (let seq = 1; seq <= 50; seq++) p.push(seq * step, 1, 4);
+    expect(isDense(49 * step + 1, 100)).toBe(step === 1);
     const run = p.newest(1000);
     // Two runs of 50: the same table size (and probe order) as the call that throws below.
     const twice = { runs: [run, run], holding: [50, 50], documents: 100, averageLength: 4, limit: 5 };
