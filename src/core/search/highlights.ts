@@ -46,22 +46,62 @@ function wordCharWidth(text: string, i: number): number {
 }
 
 /**
- * Calls `visit` with the bounds of each word of the text, in order: a scan of char codes rather than a regex match per
- * word, which allocated a match for each of a memory's hundred words when only a few can match.
+ * The bounds of the words of the text that match a term, in order: one scan of char codes (no regex match, no callback
+ * per word; a memory has about a hundred words and few can match). Only a word whose lowercase first letter starts a
+ * term can match; an ASCII one (most) is compared with the terms in place, any other lowercased first.
  */
-function forEachWord(text: string, visit: (start: number, end: number) => void): void {
+function matchingWords(text: string, terms: readonly string[], initials: ReadonlySet<number>): { start: number; end: number }[] {
+  const hits: { start: number; end: number }[] = [];
   const n = text.length;
   let i = 0;
   while (i < n) {
-    let width = wordCharWidth(text, i);
+    const first = text.charCodeAt(i);
+    const width = first < 128 ? ASCII_WORD[first]! : wordCharWidth(text, i);
     if (width === 0) {
       i++;
       continue;
     }
     const start = i;
-    do i += width; while (i < n && (width = wordCharWidth(text, i)) > 0);
-    visit(start, i);
+    let ascii = first < 128;
+    i += width;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c < 128) {
+        if (ASCII_WORD[c] === 0) break;
+        i++;
+      } else {
+        const w = wordCharWidth(text, i);
+        if (w === 0) break;
+        ascii = false;
+        i += w;
+      }
+    }
+    if (!initials.has(lowerInitial(text, start, i))) continue;
+    const matches = ascii ? asciiWordMatches(text, start, i, terms) : wordMatches(text.slice(start, i).toLowerCase(), terms);
+    if (matches) hits.push({ start, end: i });
   }
+  return hits;
+}
+
+/** A word and a term match when one starts with the other, the word at least 3 letters long to be the shorter. */
+const wordMatches = (w: string, terms: readonly string[]): boolean =>
+  terms.some((t) => (w.length >= 3 && t.startsWith(w)) || w.startsWith(t));
+
+/** wordMatches for the ASCII word text[start, end), lowercased char by char as toLowerCase would (A-Z only). */
+function asciiWordMatches(text: string, start: number, end: number, terms: readonly string[]): boolean {
+  const length = end - start;
+  for (const t of terms) {
+    const common = Math.min(length, t.length);
+    let j = 0;
+    while (j < common) {
+      const c = text.charCodeAt(start + j);
+      if ((c >= 65 && c <= 90 ? c + 32 : c) !== t.charCodeAt(j)) break;
+      j++;
+    }
+    // One is a prefix of the other: the word of the term (it is at least as long), or the term of a 3+ letter word.
+    if (j === common && (t.length <= length || length >= 3)) return true;
+  }
+  return false;
 }
 
 /** The first UTF-16 unit of the word's lowercase form (that of its first letter, for an ASCII one). */
@@ -76,15 +116,13 @@ export function highlight(text: string, query: string, options: HighlightOptions
   const width = options.width ?? 160;
   const { terms, initials } = termsOf(query);
   if (terms.length === 0 || text.length === 0) return [];
-  // Positions of matching words in the original text. A word and a term match only if one starts with the other (in
-  // lowercase), so only a word whose first letter starts a term can.
-  const hits: { start: number; end: number }[] = [];
-  forEachWord(text, (start, end) => {
-    if (!initials.has(lowerInitial(text, start, end))) return;
-    const w = text.slice(start, end).toLowerCase();
-    if (terms.some((t) => (w.length >= 3 && t.startsWith(w)) || w.startsWith(t))) hits.push({ start, end });
-  });
+  // Positions of matching words in the original text.
+  const hits = matchingWords(text, terms, initials);
   if (hits.length === 0) return [];
+  // Tested once on the whole text: a snippet holds only its slices, marks and ellipses, so what the text lacks, every
+  // snippet lacks (most texts need neither escaping nor space collapsing).
+  const escape = NEEDS_ESCAPE.test(text) ? escapeHtml : (s: string) => s;
+  const collapse = LOOSE_SPACE.test(text) ? collapseSpaces : (s: string) => s.trim();
 
   const snippets: string[] = [];
   let i = 0;
@@ -105,12 +143,12 @@ export function highlight(text: string, query: string, options: HighlightOptions
     let cursor = from;
     while (i < hits.length && hits[i]!.end <= to) {
       const h = hits[i]!;
-      out += `${escapeHtml(text.slice(cursor, h.start))}<mark>${escapeHtml(text.slice(h.start, h.end))}</mark>`;
+      out += `${escape(text.slice(cursor, h.start))}<mark>${escape(text.slice(h.start, h.end))}</mark>`;
       cursor = h.end;
       i++;
     }
-    out += escapeHtml(text.slice(cursor, to)) + (to < text.length ? '…' : '');
-    snippets.push(collapseSpaces(out));
+    out += escape(text.slice(cursor, to)) + (to < text.length ? '…' : '');
+    snippets.push(collapse(out));
   }
   return snippets;
 }
