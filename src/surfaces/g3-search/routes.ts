@@ -74,7 +74,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
     attachValidation: true,
     schema: {
       tags, security, summary: 'Hybrid (semantic + keyword) search',
-      description: 'Semantic and keyword (BM25) candidates, fused by weight; rerank chooses reciprocal-rank fusion.',
+      description: 'Semantic and keyword (BM25) candidates, ordered by the weighted sum of the calibrated similarity and a keyword part: the memory\'s coverage of the query (rerank true) or its BM25 score relative to the best keyword hit (rerank false).',
       body: HybridBody, response: { 200: HybridResponse, ...errors },
     },
   }, async (req, reply) => {

@@ -66,7 +66,7 @@ export const HybridBody = Type.Object({
   topK: TopK,
   rerank: Type.Optional(Type.Boolean({
     default: true,
-    description: 'true: order by weighted reciprocal-rank fusion; false: by the weighted sum of the scores',
+    description: 'The keyword part of the weighted sum. true: the memory\'s coverage of the query (the share of its words\' weight the memory holds); false: the BM25 score relative to the best keyword hit',
   })),
   filters: Type.Optional(Filters),
   includeMetadata: IncludeMetadata,
