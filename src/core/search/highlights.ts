@@ -19,12 +19,29 @@ const LOOSE_SPACE = /[^\S ]| {2}/;
 const collapseSpaces = (s: string): string => (LOOSE_SPACE.test(s) ? s.replace(/\s+/g, ' ') : s).trim();
 
 /** The query's terms and the first letters they start with; a search highlights its hits with one query. */
-let lastQuery: { query: string; terms: string[]; initials: Set<number> } | null = null;
+let lastQuery: { query: string; terms: string[]; initials: Initials } | null = null;
 
-function termsOf(query: string): { terms: string[]; initials: Set<number> } {
+/**
+ * The terms by their first UTF-16 unit: a word can match only the terms its lowercase form starts like (one starts
+ * with the other), so each word is compared with those alone. A table for ASCII initials (most words), a map beyond.
+ */
+interface Initials {
+  ascii: (string[] | undefined)[];
+  other: Map<number, string[]>;
+}
+
+function termsOf(query: string): { terms: string[]; initials: Initials } {
   if (lastQuery?.query !== query) {
     const terms = [...new Set(wordsOf(query))].filter((t) => t.length >= 2);
-    lastQuery = { query, terms, initials: new Set(terms.map((t) => t.charCodeAt(0))) };
+    const initials: Initials = { ascii: new Array<string[] | undefined>(128).fill(undefined), other: new Map() };
+    for (const t of terms) {
+      const c = t.charCodeAt(0);
+      const bucket = (c < 128 ? initials.ascii[c] : initials.other.get(c)) ?? [];
+      bucket.push(t);
+      if (c < 128) initials.ascii[c] = bucket;
+      else initials.other.set(c, bucket);
+    }
+    lastQuery = { query, terms, initials };
   }
   return lastQuery;
 }
@@ -50,7 +67,7 @@ function wordCharWidth(text: string, i: number): number {
  * per word; a memory has about a hundred words and few can match). Only a word whose lowercase first letter starts a
  * term can match; an ASCII one (most) is compared with the terms in place, any other lowercased first.
  */
-function matchingWords(text: string, terms: readonly string[], initials: ReadonlySet<number>): { start: number; end: number }[] {
+function matchingWords(text: string, initials: Initials): { start: number; end: number }[] {
   const hits: { start: number; end: number }[] = [];
   const n = text.length;
   let i = 0;
@@ -76,8 +93,10 @@ function matchingWords(text: string, terms: readonly string[], initials: Readonl
         i += w;
       }
     }
-    if (!initials.has(lowerInitial(text, start, i))) continue;
-    const matches = ascii ? asciiWordMatches(text, start, i, terms) : wordMatches(text.slice(start, i).toLowerCase(), terms);
+    const initial = lowerInitial(text, start, i);
+    const alike = initial < 128 ? initials.ascii[initial] : initials.other.get(initial);
+    if (!alike) continue;
+    const matches = ascii ? asciiWordMatches(text, start, i, alike) : wordMatches(text.slice(start, i).toLowerCase(), alike);
     if (matches) hits.push({ start, end: i });
   }
   return hits;
@@ -117,7 +136,7 @@ export function highlight(text: string, query: string, options: HighlightOptions
   const { terms, initials } = termsOf(query);
   if (terms.length === 0 || text.length === 0) return [];
   // Positions of matching words in the original text.
-  const hits = matchingWords(text, terms, initials);
+  const hits = matchingWords(text, initials);
   if (hits.length === 0) return [];
   // Tested once on the whole text: a snippet holds only its slices, marks and ellipses, so what the text lacks, every
   // snippet lacks (most texts need neither escaping nor space collapsing).
