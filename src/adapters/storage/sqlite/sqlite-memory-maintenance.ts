@@ -1,23 +1,11 @@
 import { contentHash } from '../../../core/memories/content-hash.ts';
 import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memory-maintenance.ts';
 import type { Memory, StoredVector } from '../../../core/memories/memory.types.ts';
-import type { KeyMode } from '../../../core/scope.ts';
 import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import type { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
+import { toMemory, type MemoryRow } from './sqlite-memory-row.ts';
 
-interface Row {
-  seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
-  memory_type: string; tags: string; metadata: string; topic_id: string | null; created_at: number;
-  updated_at: number; created_by: string; updated_by: string; access_count: number; last_accessed: number | null;
-}
 
-const toMemory = (r: Row): Memory => ({
-  id: r.id, clientId: r.client_id, scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
-  title: r.title, content: r.content, memoryType: r.memory_type, tags: JSON.parse(r.tags) as string[],
-  metadata: JSON.parse(r.metadata) as Record<string, unknown>, topicId: r.topic_id, createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at), createdBy: r.created_by, updatedBy: r.updated_by, accessCount: r.access_count,
-  lastAccessed: r.last_accessed === null ? null : new Date(r.last_accessed),
-});
 
 /** `m.tenant_id = ? AND …` for the fields the filter names (`1` when it names none). */
 function filterWhere(filter: ScopeFilter): { sql: string; params: string[] } {
@@ -108,7 +96,7 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, keywords: Pick<Sqlit
 
     async missingVectors(modelId, filter, afterCursor, limit) {
       const where = filterWhere(filter);
-      const rows = db.prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE m.seq > ? AND ${where.sql}
+      const rows = db.prepare<unknown[], MemoryRow>(`SELECT m.* FROM memories m WHERE m.seq > ? AND ${where.sql}
         AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_seq = m.seq AND v.model_id = ?)
         ORDER BY m.seq LIMIT ?`).all(afterCursor, ...where.params, modelId, limit);
       return rows.map((r) => ({ cursor: r.seq, memory: toMemory(r) }));

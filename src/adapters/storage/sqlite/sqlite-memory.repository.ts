@@ -6,7 +6,7 @@ import {
 import { seqsOf } from '../memory-refs.ts';
 import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
 import { DomainError } from '../../../core/errors.ts';
-import type { KeyMode, Scope } from '../../../core/scope.ts';
+import type { Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { createSqliteMemoryMaintenance } from './sqlite-memory-maintenance.ts';
@@ -24,30 +24,9 @@ import { createStatementCache } from './sqlite-statement-cache.ts';
 import { floatView } from './sqlite-vector-rows.ts';
 import { exactScores } from './vector-scan/rerank.ts';
 import { unitRowInto } from './vector-scan/matrix-storage.ts';
+import { toMemory, type MemoryRow } from './sqlite-memory-row.ts';
 
-interface Row {
-  seq: number; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string; title: string; content: string;
-  memory_type: string; tags: string; metadata: string; topic_id: string | null; created_at: number;
-  updated_at: number; created_by: string; updated_by: string; access_count: number; last_accessed: number | null;
-}
 
-const toMemory = (r: Row): Memory => ({
-  id: r.id,
-  clientId: r.client_id,
-  scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
-  title: r.title,
-  content: r.content,
-  memoryType: r.memory_type,
-  tags: JSON.parse(r.tags) as string[],
-  metadata: JSON.parse(r.metadata) as Record<string, unknown>,
-  topicId: r.topic_id,
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
-  createdBy: r.created_by,
-  updatedBy: r.updated_by,
-  accessCount: r.access_count,
-  lastAccessed: r.last_accessed === null ? null : new Date(r.last_accessed),
-});
 
 const SCOPE_WHERE = 'm.tenant_id = ? AND m.mode = ? AND m.workspace = ?';
 const scopeParams = (s: Scope): [string, string, string] => [s.tenantId, s.mode, s.workspace];
@@ -199,7 +178,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
      created_by, updated_by, access_count, last_accessed, content_hash)
     VALUES (@id, @client_id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
      @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed, @content_hash)`);
-  const byContentHash = db.prepare<[string, string, string, string], Row>(
+  const byContentHash = db.prepare<[string, string, string, string], MemoryRow>(
     `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.content_hash = ? ORDER BY m.seq LIMIT 1`);
   const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
   const deleteTags = db.prepare('DELETE FROM memory_tags WHERE memory_seq = ?');
@@ -212,16 +191,16 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     dropOtherModels.run(seq, modelId);
     insertVector.run(seq, modelId, dims, blob);
   } };
-  const byId = db.prepare<[string, string, string, string], Row>(
+  const byId = db.prepare<[string, string, string, string], MemoryRow>(
     `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.id = ?`);
-  const byClientId = db.prepare<[string, string, string, string], Row>(
+  const byClientId = db.prepare<[string, string, string, string], MemoryRow>(
     `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.client_id = ?`);
   const idsByPrefix = db.prepare<[string, string, string, string, string, number], { id: string }>(
     `SELECT m.id FROM memories m WHERE ${SCOPE_WHERE} AND m.id >= ? AND m.id < ? ORDER BY m.id LIMIT ?`);
-  const touch = db.prepare<[number, string, string, string, string], Row>(
+  const touch = db.prepare<[number, string, string, string, string], MemoryRow>(
     `UPDATE memories AS m SET access_count = access_count + 1, last_accessed = ? WHERE ${SCOPE_WHERE} AND m.id = ?
      RETURNING *`);
-  const remove = db.prepare<[string, string, string, string], Row>(
+  const remove = db.prepare<[string, string, string, string], MemoryRow>(
     `DELETE FROM memories AS m WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`);
 
   // Hot-path SQL whose IN list varies in length: each text prepared once.
@@ -279,7 +258,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   });
 
   const updateTx = db.transaction((scope: Scope, id: string, patch: MemoryPatch, at: number, by: string,
-    v: StoredVector | null): Row | undefined => {
+    v: StoredVector | null): MemoryRow | undefined => {
     const sets: string[] = ['updated_by = ?', 'updated_at = MAX(?, updated_at + 1)'];
     const params: unknown[] = [by, at];
     const column = (name: string, value: unknown) => { sets.push(`${name} = ?`); params.push(value); };
@@ -292,7 +271,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     if (patch.tags !== undefined) column('tags', JSON.stringify(patch.tags));
     if (patch.metadata !== undefined) column('metadata', JSON.stringify(patch.metadata));
     if (patch.topicId !== undefined) column('topic_id', patch.topicId);
-    const row = db.prepare<unknown[], Row>(
+    const row = db.prepare<unknown[], MemoryRow>(
       `UPDATE memories AS m SET ${sets.join(', ')} WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`,
     ).get(...params, ...scopeParams(scope), id);
     if (!row) return undefined;
@@ -307,7 +286,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   /** Steps in one transaction; afterwards, the in-memory vector index follows what was committed. */
   const atomicTx = db.transaction((scope: Scope, steps: readonly AtomicStep[]) => {
     const before = versions.of(scope);
-    const rows: Row[] = [];
+    const rows: MemoryRow[] = [];
     const events: StoredEvent[] = [];
     const notFound = (i: number) => new AtomicStepFailed(i, new DomainError('NOT_FOUND', 'Memory not found', { resource: 'memory' }));
     steps.forEach((step, i) => {
@@ -457,7 +436,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
          FROM memories m WHERE ${SCOPE_WHERE}`).get(t, t, ...sp)!;
       const types = db.prepare<unknown[], { memory_type: string; n: number }>(
         `SELECT m.memory_type, COUNT(*) AS n FROM memories m WHERE ${SCOPE_WHERE} GROUP BY m.memory_type`).all(...sp);
-      const most = db.prepare<unknown[], Row>(
+      const most = db.prepare<unknown[], MemoryRow>(
         `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.access_count > 0 ORDER BY m.access_count DESC, m.id LIMIT ?`).all(...sp, top);
       const tags = db.prepare<unknown[], { tag: string; n: number }>(
         `SELECT t.tag, COUNT(*) AS n FROM memory_tags t JOIN memories m ON m.seq = t.memory_seq WHERE ${SCOPE_WHERE}
@@ -516,7 +495,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         const where = `FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`;
         const params = [...scopeParams(scope), ...f.params];
         const total = (db.prepare(`SELECT COUNT(*) AS n ${where}`).get(...params) as { n: number }).n;
-        const rows = db.prepare<unknown[], Row>(`SELECT m.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        const rows = db.prepare<unknown[], MemoryRow>(`SELECT m.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
           .all(...params, query.limit, query.offset);
         return { items: rows.map(toMemory), total };
       });
@@ -525,7 +504,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async searchSimilar(scope, query) {
       const { hits, total } = await similarSeqs(scope, query);
       if (hits.length === 0) return { hits: [], total };
-      const rows = prepared<number[], Row>(
+      const rows = prepared<number[], MemoryRow>(
         `SELECT * FROM memories WHERE seq IN (${hits.map(() => '?').join(', ')})`).all(...hits.map((h) => h.key));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
       const vectorsBySeq = query.withVectors ? vectorsForSeqs(hits.map((h) => h.key), query.modelId) : null;
@@ -551,7 +530,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async searchKeyword(scope, query) {
       const { hits, total } = keywordSeqs(scope, query);
       if (hits.length === 0) return { hits: [], total };
-      const rows = prepared<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${seqsInScope(hits.length)}`).all(...hits.map((h) => h.seq), ...scopeParams(scope));
+      const rows = prepared<unknown[], MemoryRow>(`SELECT m.* FROM memories m WHERE ${seqsInScope(hits.length)}`).all(...hits.map((h) => h.seq), ...scopeParams(scope));
       const bySeq = new Map(rows.map((r) => [r.seq, r]));
       return { hits: toKeywordHits(hits, (seq) => { const row = bySeq.get(seq); return row && { memory: toMemory(row) }; }), total };
     },
@@ -590,7 +569,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async findByRefs(scope, refs) {
       const seqs = seqsOf(refs);
       if (seqs.length === 0) return new Map();
-      const rows = prepared<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${seqsInScope(seqs.length)}`).all(...seqs, ...scopeParams(scope));
+      const rows = prepared<unknown[], MemoryRow>(`SELECT m.* FROM memories m WHERE ${seqsInScope(seqs.length)}`).all(...seqs, ...scopeParams(scope));
       return new Map(rows.map((r) => [r.seq, toMemory(r)]));
     },
 
