@@ -64,8 +64,8 @@ function wordCharWidth(text: string, i: number): number {
 
 /**
  * The bounds of the words of the text that match a term, in order: one scan of char codes (no regex match, no callback
- * per word; a memory has about a hundred words and few can match). Only a word whose lowercase first letter starts a
- * term can match; an ASCII one (most) is compared with the terms in place, any other lowercased first.
+ * per word; a memory has about a hundred words and few can match). A word is compared only with the terms that start
+ * with its lowercase first letter: an ASCII one (most) in place, any other lowercased first.
  */
 function matchingWords(text: string, initials: Initials): { start: number; end: number }[] {
   const hits: { start: number; end: number }[] = [];

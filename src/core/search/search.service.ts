@@ -355,7 +355,7 @@ export function createSearchService(deps: {
       c.similarity = calibration.score(c.cosine);
     }
 
-    // Each fused score computed once: a comparator computing both sides' took a third of the fusion's time.
+    // Each fused score computed once, not twice per comparison of the sort.
     const scored = [...candidates.values()].map((c) => ({ c, fused: fused(c), similarity: c.similarity ?? 0 }));
     scored.sort((a, b) => b.fused - a.fused || b.similarity - a.similarity);
     const ranked = scored.filter((s) => s.fused >= floor).map((s) => s.c);

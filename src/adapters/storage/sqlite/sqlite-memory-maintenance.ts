@@ -5,8 +5,6 @@ import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import type { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 import { toMemory, type MemoryRow } from './sqlite-memory-row.ts';
 
-
-
 /** `m.tenant_id = ? AND …` for the fields the filter names (`1` when it names none). */
 function filterWhere(filter: ScopeFilter): { sql: string; params: string[] } {
   const parts: string[] = [];

@@ -26,8 +26,6 @@ import { exactScores } from './vector-scan/rerank.ts';
 import { unitRowInto } from './vector-scan/matrix-storage.ts';
 import { toMemory, type MemoryRow } from './sqlite-memory-row.ts';
 
-
-
 const SCOPE_WHERE = 'm.tenant_id = ? AND m.mode = ? AND m.workspace = ?';
 const scopeParams = (s: Scope): [string, string, string] => [s.tenantId, s.mode, s.workspace];
 
