@@ -1,3 +1,4 @@
+import type { EstimatePrecision } from '../../../../core/memories/memory.types.ts';
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { errorBound, quantizeQuery, residualErrorBound } from './quantize.ts';
 import { chunksIn, refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
@@ -176,7 +177,7 @@ export class VectorMatrix {
    * about a hundred times wider. Nothing while writes wait for a scan to end: the codes of a row written meanwhile
    * would no longer bound its stored vector.
    */
-  estimates(query: ArrayLike<number>, keys: readonly number[], precision: 'sharp' | 'coarse' = 'sharp'):
+  estimates(query: ArrayLike<number>, keys: readonly number[], precision: EstimatePrecision = 'sharp'):
     Map<number, { cosine: number; error: number }> {
     const out = new Map<number, { cosine: number; error: number }>();
     if (this.pending.length > 0) return out;
