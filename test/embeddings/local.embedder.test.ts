@@ -22,6 +22,15 @@ describe('local USE-lite embedder', () => {
    */
   const batching = createLocalEmbedder({ workers: 2, maxBatch: 16 });
   afterAll(() => batching.close());
+  /**
+   * One worker with the default pipeline (a call running, one waiting in the worker), and one with none waiting: shared
+   * by the tests of the queue and of restarts, each test warming it up first (a test that closed it leaves it to be
+   * restarted) and reading only the stats it changed.
+   */
+  const one = createLocalEmbedder({ workers: 1 });
+  afterAll(() => one.close());
+  const oneDeep = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
+  afterAll(() => oneDeep.close());
 
   it('warms up and embeds 512 floats per text', async () => {
     await embedder.warmup();
@@ -87,32 +96,32 @@ describe('local USE-lite embedder', () => {
   });
 
   it('fails pending calls with EmbeddingError on close, then restarts on the next call', async () => {
-    const local = createLocalEmbedder({ workers: 1 });
-    await local.warmup();
-    const pending = expect(local.embed(['this call is cut short'])).rejects.toBeInstanceOf(EmbeddingError);
-    await local.close();
+    await one.warmup();
+    const starts = one.stats().workerStarts;
+    const pending = expect(one.embed(['this call is cut short'])).rejects.toBeInstanceOf(EmbeddingError);
+    await one.close();
+    await one.close(); // twice is fine
     await pending;
 
-    const [v] = await local.embed(['and this one works']);
+    const [v] = await one.embed(['and this one works']);
     expect(norm(v!)).toBeGreaterThan(0.5);
-    expect(local.stats().workerStarts).toBe(2);
-    await local.close();
-    await local.close(); // twice is fine
+    expect(one.stats().workerStarts).toBe(starts + 1);
   });
 
   it('fails the in-flight model call when its worker goes away, and recovers', async () => {
-    const local = createLocalEmbedder({ workers: 1 });
-    await local.warmup();
-    const texts = Array.from({ length: 64 }, (_, i) => `a long enough batch to still be running, item ${i}`);
-    const inflight = expect(local.embed(texts)).rejects.toThrow(EmbeddingError);
-    await new Promise((resolve) => setTimeout(resolve, 30)); // the batch is now inside the worker
-    await local.close();
+    await one.warmup();
+    const batches = one.stats().batches;
+    // One model call long enough (hundreds of milliseconds) to still be running when the worker goes: the worker is
+    // warm, so many short texts (a call each) would partly be answered by then.
+    const longText = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
+    const inflight = expect(one.embed([longText])).rejects.toThrow(EmbeddingError);
+    await new Promise((resolve) => setTimeout(resolve, 30)); // the call is now inside the worker
+    await one.close();
     await inflight;
-    expect(local.stats().batches).toBe(0);
+    expect(one.stats().batches).toBe(batches);
 
-    const [v] = await local.embed(['back again']);
+    const [v] = await one.embed(['back again']);
     expect(v).toHaveLength(512);
-    await local.close();
   });
 
   it('runs one model per worker and splits concurrent texts evenly across them', async () => {
@@ -132,118 +141,106 @@ describe('local USE-lite embedder', () => {
     const model = await inProcessModel();
     const texts = Array.from({ length: 5 }, (_, i) => `Pipelined note ${i} about the release plan`);
     const inProcess = await Promise.all(texts.map(async (text) => (await model.embed([text]))[0]!));
-    for (const [pipelineDepth, callsOut] of [[2, 2], [1, 1], [3, 3]] as const) {
-      const one = createLocalEmbedder({ workers: 1, pipelineDepth });
-      try {
-        await one.warmup();
-        const results = Promise.all(texts.map((text) => one.embed([text])));
+    const deeper = createLocalEmbedder({ workers: 1, pipelineDepth: 3 });
+    try {
+      for (const [subject, callsOut] of [[one, 2], [oneDeep, 1], [deeper, 3]] as const) {
+        await subject.warmup();
+        const before = subject.stats();
+        const results = Promise.all(texts.map((text) => subject.embed([text])));
         await Promise.resolve(); // the dispatch runs in a microtask after the synchronous calls
         await Promise.resolve();
         // Handed to the one worker: `pipelineDepth` calls of one text; the rest waits in the queue.
-        expect(one.stats()).toMatchObject({ callsOut, queued: texts.length - 1 });
+        expect(subject.stats()).toMatchObject({ callsOut, queued: texts.length - 1 });
         // Each call answered its own text, bit for bit what the model gives in process (the worker's ids matched).
         (await results).forEach(([v], i) => expect(Array.from(v!)).toEqual(inProcess[i]));
-        expect(one.stats()).toMatchObject({ batches: 5, texts: 5, callsOut: 0, queued: 0 });
-      } finally {
-        await one.close();
+        const after = subject.stats();
+        expect([after.batches - before.batches, after.texts - before.texts]).toEqual([5, 5]);
+        expect(after).toMatchObject({ callsOut: 0, queued: 0 });
       }
+    } finally {
+      await deeper.close();
     }
     expect(() => createLocalEmbedder({ pipelineDepth: 0 })).toThrow(RangeError);
   });
 
   it('serves urgent texts (a search\'s query) before the texts queued for writes, first come first served among them', async () => {
-    const one = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
-    try {
-      await one.warmup();
-      const answered: string[] = [];
-      const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
-      // An ingest: ten texts, one in the worker at once and nine waiting.
-      const bulk = Array.from({ length: 10 }, (_, i) => track(`bulk ${i}`, one.embed([`Imported note ${i} about the quarterly budget`])));
-      await Promise.resolve();
-      await Promise.resolve();
-      expect(one.stats()).toMatchObject({ callsOut: 1, queued: 9 });
-      // Two queries, then one more text to write, then a query of two texts (as a caller may send).
-      const first = track('query 1', one.embed(['where is the budget?'], { urgent: true }));
-      const second = track('query 2', one.embed(['who signed it?'], { urgent: true }));
-      const later = track('bulk 10', one.embed(['Imported note 10 about the offsite']));
-      const both = track('query 3', one.embed(['when?', 'how much?'], { urgent: true }));
-      await Promise.all([first, second, later, both, ...bulk]);
-      // The running call ends first; then the queries in the order they came, then the writes in theirs.
-      expect(answered).toEqual(['bulk 0', 'query 1', 'query 2', 'query 3', ...Array.from({ length: 10 }, (_, i) => `bulk ${i + 1}`)]);
-    } finally {
-      await one.close();
-    }
+    await oneDeep.warmup();
+    const answered: string[] = [];
+    const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
+    // An ingest: ten texts, one in the worker at once and nine waiting.
+    const bulk = Array.from({ length: 10 }, (_, i) => track(`bulk ${i}`, oneDeep.embed([`Imported note ${i} about the quarterly budget`])));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(oneDeep.stats()).toMatchObject({ callsOut: 1, queued: 9 });
+    // Two queries, then one more text to write, then a query of two texts (as a caller may send).
+    const first = track('query 1', oneDeep.embed(['where is the budget?'], { urgent: true }));
+    const second = track('query 2', oneDeep.embed(['who signed it?'], { urgent: true }));
+    const later = track('bulk 10', oneDeep.embed(['Imported note 10 about the offsite']));
+    const both = track('query 3', oneDeep.embed(['when?', 'how much?'], { urgent: true }));
+    await Promise.all([first, second, later, both, ...bulk]);
+    // The running call ends first; then the queries in the order they came, then the writes in theirs.
+    expect(answered).toEqual(['bulk 0', 'query 1', 'query 2', 'query 3', ...Array.from({ length: 10 }, (_, i) => `bulk ${i + 1}`)]);
   });
 
   it('lets a query pass the call waiting in a worker behind the running one, one query at a time', async () => {
-    const one = createLocalEmbedder({ workers: 1 }); // pipelineDepth 2: one call running, one waiting in the worker
-    try {
-      await one.warmup();
-      const answered: string[] = [];
-      const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
-      const first = one.embed(['Imported note about the budget']);
-      // Long enough (hundreds of milliseconds of model) that the queries below reach the worker while it runs.
-      const longText = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
-      const long = track('write 1', one.embed([longText]));
-      const later = track('write 2', one.embed(['Imported note about the move']));
-      // Write 2 was handed to the worker when the first call was answered, to wait there behind write 1.
-      await first;
-      expect(one.stats()).toMatchObject({ callsOut: 2, queued: 1 });
-      const q1 = track('query 1', one.embed(['where is the budget?'], { urgent: true }));
-      const q2 = track('query 2', one.embed(['who signed it?'], { urgent: true }));
-      await Promise.resolve();
-      await Promise.resolve();
-      // Query 1 went to the worker at once (beyond pipelineDepth) to run next; query 2 waits, as the worker holds an
-      // urgent call already.
-      expect(one.stats()).toMatchObject({ callsOut: 3, queued: 3 });
-      await Promise.all([long, later, q1, q2]);
-      // Query 1 ran before write 2, which was waiting in the worker when it came (without overtaking: after it). Whether
-      // it also ran before write 1 depends on whether the worker had taken write 1 when the query reached it: a worker
-      // thread descheduled between posting the first answer and taking its next call finds the query waiting too (seen
-      // once in CI on a loaded machine), so only the order that holds either way is checked.
-      expect(answered.indexOf('query 1')).toBeLessThan(answered.indexOf('write 2'));
-      expect([...answered].sort()).toEqual(['query 1', 'query 2', 'write 1', 'write 2']);
-    } finally {
-      await one.close();
-    }
+    await one.warmup();
+    const answered: string[] = [];
+    const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
+    const first = one.embed(['Imported note about the budget']);
+    // Long enough (hundreds of milliseconds of model) that the queries below reach the worker while it runs.
+    const longText = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
+    const long = track('write 1', one.embed([longText]));
+    const later = track('write 2', one.embed(['Imported note about the move']));
+    // Write 2 was handed to the worker when the first call was answered, to wait there behind write 1.
+    await first;
+    expect(one.stats()).toMatchObject({ callsOut: 2, queued: 1 });
+    const q1 = track('query 1', one.embed(['where is the budget?'], { urgent: true }));
+    const q2 = track('query 2', one.embed(['who signed it?'], { urgent: true }));
+    await Promise.resolve();
+    await Promise.resolve();
+    // Query 1 went to the worker at once (beyond pipelineDepth) to run next; query 2 waits, as the worker holds an
+    // urgent call already.
+    expect(one.stats()).toMatchObject({ callsOut: 3, queued: 3 });
+    await Promise.all([long, later, q1, q2]);
+    // Query 1 ran before write 2, which was waiting in the worker when it came (without overtaking: after it). Whether
+    // it also ran before write 1 depends on whether the worker had taken write 1 when the query reached it: a worker
+    // thread descheduled between posting the first answer and taking its next call finds the query waiting too (seen
+    // once in CI on a loaded machine), so only the order that holds either way is checked.
+    expect(answered.indexOf('query 1')).toBeLessThan(answered.indexOf('write 2'));
+    expect([...answered].sort()).toEqual(['query 1', 'query 2', 'write 1', 'write 2']);
   });
 
   it(`lets a waiting write through after ${URGENT_RUN} urgent calls in a row, so that queries cannot stop writes`, async () => {
-    const one = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
-    try {
-      await one.warmup();
-      const answered: string[] = [];
-      const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
-      const calls = [track('write 0', one.embed(['Imported note about the budget']))];
-      await Promise.resolve();
-      await Promise.resolve();
-      expect(one.stats()).toMatchObject({ callsOut: 1, queued: 0 });
-      // Two writes waiting, then more queries than two runs of URGENT_RUN.
-      calls.push(track('write 1', one.embed(['Imported note about the move'])), track('write 2', one.embed(['Imported note about the desks'])));
-      const queries = 2 * URGENT_RUN + 4;
-      for (let q = 0; q < queries; q++) calls.push(track(`query ${q}`, one.embed([`question ${q}?`], { urgent: true })));
-      await Promise.all(calls);
-      const run = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `query ${from + i}`);
-      expect(answered).toEqual(['write 0', ...run(0, URGENT_RUN), 'write 1', ...run(URGENT_RUN, 2 * URGENT_RUN), 'write 2', ...run(2 * URGENT_RUN, queries)]);
-    } finally {
-      await one.close();
-    }
+    await oneDeep.warmup();
+    const answered: string[] = [];
+    const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
+    const calls = [track('write 0', oneDeep.embed(['Imported note about the budget']))];
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(oneDeep.stats()).toMatchObject({ callsOut: 1, queued: 0 });
+    // Two writes waiting, then more queries than two runs of URGENT_RUN.
+    calls.push(track('write 1', oneDeep.embed(['Imported note about the move'])), track('write 2', oneDeep.embed(['Imported note about the desks'])));
+    const queries = 2 * URGENT_RUN + 4;
+    for (let q = 0; q < queries; q++) calls.push(track(`query ${q}`, oneDeep.embed([`question ${q}?`], { urgent: true })));
+    await Promise.all(calls);
+    const run = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `query ${from + i}`);
+    expect(answered).toEqual(['write 0', ...run(0, URGENT_RUN), 'write 1', ...run(URGENT_RUN, 2 * URGENT_RUN), 'write 2', ...run(2 * URGENT_RUN, queries)]);
   });
 
   it('never puts a query in the same model call as a write\'s texts (maxBatch > 1)', async () => {
-    const one = createLocalEmbedder({ workers: 1, pipelineDepth: 1, maxBatch: 16 });
+    const batchingOne = createLocalEmbedder({ workers: 1, pipelineDepth: 1, maxBatch: 16 });
     try {
-      await one.warmup();
-      const running = one.embed(['Imported note about the budget']);
+      await batchingOne.warmup();
+      const running = batchingOne.embed(['Imported note about the budget']);
       await Promise.resolve();
       await Promise.resolve();
-      const write = one.embed(['Imported note one', 'Imported note two', 'Imported note three']);
-      const queries = [one.embed(['first question?'], { urgent: true }), one.embed(['second question?'], { urgent: true })];
+      const write = batchingOne.embed(['Imported note batchingOne', 'Imported note two', 'Imported note three']);
+      const queries = [batchingOne.embed(['first question?'], { urgent: true }), batchingOne.embed(['second question?'], { urgent: true })];
       await Promise.all([running, write, ...queries]);
       // The running call, the two queries together, the write's three texts together: three model calls, not two.
-      expect(one.stats()).toMatchObject({ batches: 3, texts: 6 });
+      expect(batchingOne.stats()).toMatchObject({ batches: 3, texts: 6 });
     } finally {
-      await one.close();
+      await batchingOne.close();
     }
   });
 
