@@ -31,6 +31,9 @@ describe('local USE-lite embedder', () => {
   afterAll(() => one.close());
   const oneDeep = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
   afterAll(() => oneDeep.close());
+  /** One worker, one call at a time, of up to 4 texts (the tests of how calls are cut and put together). */
+  const smallBatches = createLocalEmbedder({ workers: 1, pipelineDepth: 1, maxBatch: 4 });
+  afterAll(() => smallBatches.close());
 
   it('warms up and embeds 512 floats per text', async () => {
     await embedder.warmup();
@@ -81,18 +84,16 @@ describe('local USE-lite embedder', () => {
   });
 
   it('splits a call larger than maxBatch over several model calls', async () => {
-    // One worker: 4 + 4 handed out at once (the running call and the one waiting behind it), then the last 2.
-    const small = createLocalEmbedder({ maxBatch: 4, workers: 1 });
-    try {
-      const texts = Array.from({ length: 10 }, (_, i) => `sentence ${i}`);
-      const vectors = await small.embed(texts);
-      expect(vectors).toHaveLength(10);
-      expect(small.stats()).toMatchObject({ batches: 3, texts: 10 });
-      const [last] = await embedder.embed(['sentence 9']);
-      expect(cosine(vectors[9]!, last!)).toBeGreaterThan(0.999);
-    } finally {
-      await small.close();
-    }
+    // One worker, one call at a time: 4, then 4, then the last 2.
+    await smallBatches.warmup();
+    const before = smallBatches.stats();
+    const texts = Array.from({ length: 10 }, (_, i) => `sentence ${i}`);
+    const vectors = await smallBatches.embed(texts);
+    expect(vectors).toHaveLength(10);
+    const after = smallBatches.stats();
+    expect([after.batches - before.batches, after.texts - before.texts]).toEqual([3, 10]);
+    const [last] = await embedder.embed(['sentence 9']);
+    expect(cosine(vectors[9]!, last!)).toBeGreaterThan(0.999);
   });
 
   it('fails pending calls with EmbeddingError on close, then restarts on the next call', async () => {
@@ -228,20 +229,17 @@ describe('local USE-lite embedder', () => {
   });
 
   it('never puts a query in the same model call as a write\'s texts (maxBatch > 1)', async () => {
-    const batchingOne = createLocalEmbedder({ workers: 1, pipelineDepth: 1, maxBatch: 16 });
-    try {
-      await batchingOne.warmup();
-      const running = batchingOne.embed(['Imported note about the budget']);
-      await Promise.resolve();
-      await Promise.resolve();
-      const write = batchingOne.embed(['Imported note batchingOne', 'Imported note two', 'Imported note three']);
-      const queries = [batchingOne.embed(['first question?'], { urgent: true }), batchingOne.embed(['second question?'], { urgent: true })];
-      await Promise.all([running, write, ...queries]);
-      // The running call, the two queries together, the write's three texts together: three model calls, not two.
-      expect(batchingOne.stats()).toMatchObject({ batches: 3, texts: 6 });
-    } finally {
-      await batchingOne.close();
-    }
+    await smallBatches.warmup();
+    const before = smallBatches.stats();
+    const running = smallBatches.embed(['Imported note about the budget']);
+    await Promise.resolve();
+    await Promise.resolve();
+    const write = smallBatches.embed(['Imported note one', 'Imported note two', 'Imported note three']);
+    const queries = [smallBatches.embed(['first question?'], { urgent: true }), smallBatches.embed(['second question?'], { urgent: true })];
+    await Promise.all([running, write, ...queries]);
+    // The running call, the two queries together, the write's three texts together: three model calls, not two.
+    const after = smallBatches.stats();
+    expect([after.batches - before.batches, after.texts - before.texts]).toEqual([3, 6]);
   });
 
   it('answers exactly what the model answers in process for the same text', async () => {
