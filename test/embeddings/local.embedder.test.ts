@@ -8,6 +8,8 @@ import { cosine, norm } from '../../src/core/embeddings/vectors.ts';
 
 /** The text on which ./crashing-embed.worker.ts exits (code 7), as a crashing model would. */
 const CRASH_TEXT = 'crash this embedding worker now';
+/** A text whose model call takes hundreds of milliseconds, long enough to act while it runs. */
+const LONG_TEXT = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
 
 // The real bundled model in a real worker thread (loads in well under a second).
 describe('local USE-lite embedder', () => {
@@ -112,10 +114,9 @@ describe('local USE-lite embedder', () => {
   it('fails the in-flight model call when its worker goes away, and recovers', async () => {
     await one.warmup();
     const batches = one.stats().batches;
-    // One model call long enough (hundreds of milliseconds) to still be running when the worker goes: the worker is
-    // warm, so many short texts (a call each) would partly be answered by then.
-    const longText = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
-    const inflight = expect(one.embed([longText])).rejects.toThrow(EmbeddingError);
+    // One model call still running when the worker goes: the worker is warm, so many short texts (a call each) would
+    // partly be answered by then.
+    const inflight = expect(one.embed([LONG_TEXT])).rejects.toThrow(EmbeddingError);
     await new Promise((resolve) => setTimeout(resolve, 30)); // the call is now inside the worker
     await one.close();
     await inflight;
@@ -188,9 +189,8 @@ describe('local USE-lite embedder', () => {
     const answered: string[] = [];
     const track = (name: string, call: Promise<Float32Array[]>) => call.then((vectors) => { answered.push(name); return vectors; });
     const first = one.embed(['Imported note about the budget']);
-    // Long enough (hundreds of milliseconds of model) that the queries below reach the worker while it runs.
-    const longText = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
-    const long = track('write 1', one.embed([longText]));
+    // LONG_TEXT: the queries below reach the worker while it runs.
+    const long = track('write 1', one.embed([LONG_TEXT]));
     const later = track('write 2', one.embed(['Imported note about the move']));
     // Write 2 was handed to the worker when the first call was answered, to wait there behind write 1.
     await first;
