@@ -17,6 +17,9 @@ const escapeHtml = (s: string): string => (NEEDS_ESCAPE.test(s) ? s.replace(/[&<
 /** Whitespace other than single spaces. */
 const LOOSE_SPACE = /[^\S ]| {2}/;
 const collapseSpaces = (s: string): string => (LOOSE_SPACE.test(s) ? s.replace(/\s+/g, ' ') : s).trim();
+/** What a snippet of a text with nothing to escape or collapse goes through instead (one function each, not one a call). */
+const unchanged = (s: string): string => s;
+const trimmed = (s: string): string => s.trim();
 
 /** The query's terms and the first letters they start with; a search highlights its hits with one query. */
 let lastQuery: { query: string; terms: string[]; initials: Initials } | null = null;
@@ -140,8 +143,8 @@ export function highlight(text: string, query: string, options: HighlightOptions
   if (hits.length === 0) return [];
   // Tested once on the whole text: a snippet holds only its slices, marks and ellipses, so what the text lacks, every
   // snippet lacks (most texts need neither escaping nor space collapsing).
-  const escape = NEEDS_ESCAPE.test(text) ? escapeHtml : (s: string) => s;
-  const collapse = LOOSE_SPACE.test(text) ? collapseSpaces : (s: string) => s.trim();
+  const escape = NEEDS_ESCAPE.test(text) ? escapeHtml : unchanged;
+  const collapse = LOOSE_SPACE.test(text) ? collapseSpaces : trimmed;
 
   const snippets: string[] = [];
   let i = 0;
