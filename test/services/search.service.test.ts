@@ -216,6 +216,29 @@ describe('SearchService', () => {
       return { search, reads };
     }
 
+    it('tells the store that this thread ranks keywords while the semantic leg runs (semantic search does not)', async () => {
+      const busy: unknown[] = [];
+      const memories = new Proxy(s.storage.memories, {
+        get(target, name, receiver) {
+          if (name === 'rankSimilar' || name === 'searchSimilar') {
+            return (scope: Scope, query: { callerBusy?: boolean }) => {
+              busy.push([name, query.callerBusy]);
+              return (target[name] as (sc: Scope, q: unknown) => Promise<unknown>)(scope, query);
+            };
+          }
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const search = createSearchService({
+        memories, searchLog: s.storage.searchLog, events: s.storage.events, embedder: s.embedder, clock: s.clock,
+        timeoutMs: 10_000, maxEmbedChars: 8000,
+      });
+      await search.hybrid(ctx, { query: QUERY, limit: 2, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 });
+      await search.semantic(ctx, { query: QUERY, limit: 2, filter: {}, threshold: 0 });
+      expect(busy).toEqual([['rankSimilar', true], ['searchSimilar', undefined]]);
+    });
+
     it('reads the `limit` fused best in one query, answering as the unwatched service does', async () => {
       const expected = await s.search.hybrid(ctx, { query: QUERY, limit: 2, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 });
       const { search, reads } = watched();

@@ -220,6 +220,32 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
 });
 
 /** Deterministic pseudo-random vectors (an LCG), with some exact duplicates: many near-ties. */
+describe('SQLite vector cache: a caller busy beside the scan', () => {
+  it('ranks a hybrid search\'s semantic leg (the caller busy meanwhile) in one scan thread below the size that needs both', async () => {
+    // 4,100 × 512: enough products for two parts, below the size at which a busy caller still gets every thread.
+    const dims = 512;
+    const file = join(dir, 'busy-caller.db');
+    const writer = createSqliteStorage({ file, synchronous: 'normal' });
+    const stored = vectors(5, 4100, dims);
+    await writer.memories.applyAtomically(scopeA, stored.map((vector) => ({ kind: 'insert' as const, memory: makeMemory(scopeA), vector: { modelId: 'm', vector } })));
+    await writer.close();
+    const srv = server(file, 2);
+    const stats = () => srv.cache.pool()!.stats.rankedInWorkers;
+    for (const vector of stored.slice(0, 3)) {
+      const query = { vector, modelId: 'm', limit: 10, minSimilarity: 0.5, filter: {} };
+      const before = stats();
+      const idle = await srv.memories.searchSimilar(scopeA, query);
+      expect(stats() - before).toBe(2);
+      const busy = await srv.memories.rankSimilar(scopeA, { ...query, callerBusy: true });
+      expect(stats() - before).toBe(3);
+      expect(busy.hits.map((h) => h.cosine)).toEqual(idle.hits.map((h) => h.cosine));
+      expect(busy.total).toBe(idle.total);
+      expect(busy.total).toBeGreaterThan(0);
+    }
+    await srv.close();
+  });
+});
+
 function vectors(seed: number, count: number, dims: number): Float32Array[] {
   let s = seed;
   const next = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 * 2 - 1; };

@@ -108,6 +108,25 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     expect([...matrix.estimates(new Float32Array(dims), [0, 1], 'coarse').values()]).toEqual([{ cosine: 0, error: 0 }, { cosine: 0, error: 0 }]);
   });
 
+  it('splits a search into one part per thread when big enough, and leaves a busy caller a core below a size', () => {
+    // Products (rows × dims) per part: at least 1 << 20; a caller busy beside the scan keeps a core below 1 << 23.
+    expect(pool.partsFor(1000, 512)).toBe(1);
+    expect(pool.partsFor(10_000, 512)).toBe(2);
+    expect(pool.partsFor(10_000, 512, true)).toBe(1);
+    expect(pool.partsFor(16_383, 512, true)).toBe(1);
+    expect(pool.partsFor(16_384, 512, true)).toBe(2);
+    expect(pool.partsFor(100_000, 512, true)).toBe(2);
+    const four = new ScanPool({ threads: 4, inlineBelow: 0 });
+    try {
+      expect(four.partsFor(10_000, 512)).toBe(4);
+      expect(four.partsFor(10_000, 512, true)).toBe(3);
+      expect(four.partsFor(2_500, 512, true)).toBe(1);
+      expect(four.partsFor(100_000, 512, true)).toBe(4);
+    } finally {
+      void four.close();
+    }
+  });
+
   it('finds the exact top 10 (recall@10 = 1.0) on a clustered set big enough to be split across the workers', async () => {
     const dims = 384;
     const rows = new Map<number, Float32Array>();
@@ -120,6 +139,10 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
       expect(await matrix.searchIn(pool, query, 10, threshold)).toEqual(expected);
       // Hybrid search's candidate pool (50): the rows refined first are the most promising, not the first scanned.
       expect(await matrix.searchIn(pool, query, 50, threshold)).toEqual(reference(rows, query, 50, threshold));
+      // A caller busy meanwhile (hybrid search): one part, the same answer.
+      const before = pool.stats.prescansReturned;
+      expect(await matrix.searchIn(pool, query, 10, threshold, null, { callerBusy: true })).toEqual(expected);
+      expect(pool.stats.prescansReturned - before).toBe(1);
     }
   });
 

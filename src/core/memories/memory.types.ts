@@ -108,6 +108,11 @@ export interface SimilarityQuery {
   filter: MemoryFilter;
   /** Return each hit's stored vector too. */
   withVectors?: boolean | undefined;
+  /**
+   * The caller has CPU work of its own to do on its thread while this search runs (hybrid search ranks its keywords
+   * meanwhile): a store that scans in threads of this process may then leave this one a core.
+   */
+  callerBusy?: boolean | undefined;
 }
 
 export interface SimilarityHit {

@@ -255,6 +255,7 @@ export function createSearchService(deps: {
     // The legs rank without reading any memory (refs and scores): only the `limit` rows the fusion keeps are read.
     const semanticLeg = memories.rankSimilar(scope, {
       ...query, limit: input.limit, minSimilarity: similarityFromCosine(Math.max(-1, calibration.minCosine(floor))), filter: input.filter,
+      callerBusy: true, // the keyword leg below runs on this thread meanwhile
     });
     // Settled: answered, or failed (the search has then failed, and nothing more is worth scoring).
     let semanticSettled = false;

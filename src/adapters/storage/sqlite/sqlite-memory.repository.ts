@@ -220,7 +220,8 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         .pluck().all(...scopeParams(scope), ...f.params) as number[]));
     }
     // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
-    return matrix.searchIn(vectors.pool(), query.vector, query.limit, cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed);
+    return matrix.searchIn(vectors.pool(), query.vector, query.limit, cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed,
+      { callerBusy: query.callerBusy });
   }
 
   /** The keyword ranking by seq; the filter runs inside its candidate query (a row it cannot read: retried guarded). */

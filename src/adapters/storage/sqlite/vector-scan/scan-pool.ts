@@ -26,6 +26,16 @@ interface Slot {
 
 /** Below this many scalar products per part, splitting costs more in messages than it saves. */
 const MIN_PART_WORK = 1 << 20;
+/**
+ * A search whose calling thread has work of its own while the scan runs (hybrid search ranks its keywords then) uses
+ * one thread fewer below this many scalar products (about 16k rows of 512 dims), so that the caller keeps a core.
+ * Each part costs a message each way, a wake-up and a re-rank of its own candidates (~20 rows, ~8 stored vectors
+ * read at limit 10); with the event loop busy, a second part only gets the time it leaves over. Measured on 2 cores
+ * (BENCHMARKS.md, "Search surfaces", evening of 2026-11-28): at 10k × 512 hybrid search answered ~10 % sooner with
+ * one part than with two, and used ~0.35 ms less CPU; at 30k × 512 the two were within noise; at 100k two parts are
+ * needed (the scan is several times the keyword leg).
+ */
+const SHARE_WITH_CALLER_BELOW = 1 << 23;
 /** Replacements of crashed workers before the pool gives up on threads and scans in this thread. */
 const MAX_RESPAWNS = 16;
 
@@ -58,9 +68,14 @@ export class ScanPool {
     for (let i = 0; i < this.threads; i++) this.slots.push(this.spawn(i));
   }
 
-  /** How many parts one search over `rows` rows of `dims` numbers is split into (they share its rows: chunk-claims.ts). */
-  partsFor(rows: number, dims: number): number {
-    return Math.max(1, Math.min(this.threads, Math.floor((rows * dims) / MIN_PART_WORK)));
+  /**
+   * How many parts one search over `rows` rows of `dims` numbers is split into (they share its rows: chunk-claims.ts);
+   * `callerBusy`: the calling thread works meanwhile (see SHARE_WITH_CALLER_BELOW).
+   */
+  partsFor(rows: number, dims: number, callerBusy = false): number {
+    const work = rows * dims;
+    const parts = Math.max(1, Math.min(this.threads, Math.floor(work / MIN_PART_WORK)));
+    return callerBusy && parts > 1 && work < SHARE_WITH_CALLER_BELOW ? parts - 1 : parts;
   }
 
   run(job: PoolJob): Promise<PartOutcome> {

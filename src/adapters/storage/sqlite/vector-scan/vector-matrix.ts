@@ -132,7 +132,7 @@ export class VectorMatrix {
    * matches its codes marks the part stale; with a write queued meanwhile the search runs again once it applied.
    */
   async searchIn(pool: ScanPool | null, query: ArrayLike<number>, limit: number, minCosine: number,
-    allowed?: ReadonlySet<number> | null): Promise<{ hits: MatrixHit[]; total: number }> {
+    allowed?: ReadonlySet<number> | null, options: { callerBusy?: boolean | undefined } = {}): Promise<{ hits: MatrixHit[]; total: number }> {
     for (let attempt = 1; ; attempt++) {
       // Writes queued behind earlier searches must be visible to this one.
       while (this.pending.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
@@ -145,7 +145,7 @@ export class VectorMatrix {
         if (this.pooledAllocations >= 0) pool.retire(this.id);
         this.pooledAllocations = this.allocations;
       }
-      const parts = pool.partsFor(this.count, this.dims);
+      const parts = pool.partsFor(this.count, this.dims, options.callerBusy);
       const owners = newChunkOwners(chunksIn(this.count));
       this.activeScans++;
       let result: PartResult & { stale: boolean };
