@@ -313,6 +313,8 @@ describe('SearchService', () => {
     function withEstimates(estimate: ((e: CosineEstimate) => CosineEstimate) | null, slowScan = false) {
       const scored: MemoryRef[] = [];
       const scoredDuringScan: MemoryRef[] = [];
+      const readDuringScan: MemoryRef[] = [];
+      const readAfterScan: MemoryRef[] = [];
       let scanning = false;
       // The slow scan answers once the estimates have been handed back and the turn that uses them has run (a
       // macrotask later), whatever the machine's load; two seconds at most.
@@ -345,6 +347,12 @@ describe('SearchService', () => {
               return target.cosinesOf(scope, refs, q);
             };
           }
+          if (name === 'findByRefs') {
+            return async (scope: Scope, refs: readonly MemoryRef[]) => {
+              (scanning ? readDuringScan : readAfterScan).push(...refs);
+              return target.findByRefs(scope, refs);
+            };
+          }
           const value = Reflect.get(target, name, receiver) as unknown;
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },
@@ -353,7 +361,7 @@ describe('SearchService', () => {
         memories, searchLog: s.storage.searchLog, events: s.storage.events, embedder: s.embedder, clock: s.clock,
         timeoutMs: 10_000, maxEmbedChars: 8000,
       });
-      return { search, scored, scoredDuringScan };
+      return { search, scored, scoredDuringScan, readDuringScan, readAfterScan };
     }
     const answer = (o: Awaited<ReturnType<Services['search']['hybrid']>>) => ({
       hits: o.hits.map((h) => [h.memory.id, h.score, h.similarity, h.cosine, h.keywordScore]),
@@ -478,6 +486,10 @@ describe('SearchService', () => {
       expect(slow.scored.length).toBeLessThan(exact.scored.length);
       expect(slowWide.scoredDuringScan).toEqual(slowWide.scored);
       expect(slowExact.scoredDuringScan).toEqual(slowExact.scored);
+      // Their memories were read while it ran too, and none of them again after it (without a slow scan, none before).
+      expect(slow.readDuringScan).toEqual(slow.scoredDuringScan);
+      expect(slow.readAfterScan.filter((ref) => slow.readDuringScan.includes(ref))).toEqual([]);
+      expect(asIs.readDuringScan).toEqual([]);
       expect(slowExact.scored.length).toBeGreaterThan(0);
     });
   });

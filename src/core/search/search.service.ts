@@ -220,18 +220,21 @@ export function createSearchService(deps: {
   }
 
   /**
-   * The memories of the first `limit` ranked candidates, read in one query; a candidate deleted since the ranking is
-   * skipped (`gone` counts those skipped) and, with `replace`, the next one read in its place.
+   * The memories of the first `limit` ranked candidates, read in one query (but those in `read`, read since the
+   * ranking); a candidate deleted since the ranking is skipped (`gone` counts those skipped) and, with `replace`, the
+   * next one read in its place.
    */
-  async function readKept(scope: Scope, ranked: readonly Candidate[], limit: number, replace: boolean) {
+  async function readKept(scope: Scope, ranked: readonly Candidate[], limit: number, replace: boolean,
+    read: ReadonlyMap<MemoryRef, Memory> | null) {
     const kept: { candidate: Candidate; memory: Memory }[] = [];
     let gone = 0;
     for (let from = 0; kept.length < limit && from < ranked.length && (replace || from === 0);) {
       const batch = ranked.slice(from, from + limit - kept.length);
       from += batch.length;
-      const rows = await memories.findByRefs(scope, batch.map((c) => c.ref));
+      const unread = read ? batch.filter((c) => !read.has(c.ref)) : batch;
+      const rows = unread.length > 0 ? await memories.findByRefs(scope, unread.map((c) => c.ref)) : null;
       for (const candidate of batch) {
-        const memory = rows.get(candidate.ref);
+        const memory = read?.get(candidate.ref) ?? rows?.get(candidate.ref);
         if (memory) kept.push({ candidate, memory });
         else gone++;
       }
@@ -307,15 +310,18 @@ export function createSearchService(deps: {
       const top = k.hits[0]!.relevance;
       const hits = k.hits.map((h) => ({ ref: h.ref, keywordPart: keywordPartOf(h, top) }));
       const estimates = await estimatesFor(hits, []);
-      if (!scanStillRuns()) return { estimates, exact: null };
+      if (!scanStillRuns()) return { estimates, rows: null, exact: null };
       const must = mustScoreExactly(hits.map((h) => {
         const e = estimates.get(h.ref);
         return e ? boundsOf(h.keywordPart, e) : null;
       }), input.limit, floor);
       const refs = hits.filter((_, i) => must[i]).map((h) => h.ref);
       const cosines = refs.length > 0 ? await memories.cosinesOf(scope, refs, query) : new Map<MemoryRef, number>();
+      // Their memories too, while the loop would wait for the scan anyway: they are most of the answer (all of it for
+      // each of the bench's questions at 10k), and what the fusion keeps of them is not read again after the scan.
+      const rows = refs.length > 0 && scanStillRuns() ? await memories.findByRefs(scope, refs) : null;
       // Scored: the exact cosine, as an estimate without error (-1 without a stored vector, as below).
-      return { estimates, exact: new Map(refs.map((ref) => [ref, { cosine: cosines.get(ref) ?? -1, error: 0 }])) };
+      return { estimates, rows, exact: new Map(refs.map((ref) => [ref, { cosine: cosines.get(ref) ?? -1, error: 0 }])) };
     });
     // All three in Promise.all from the start, so a leg that fails meanwhile is never an unhandled rejection.
     const [semantic, keyword, earlyScores] = await Promise.all([semanticLeg, keywordLeg, early]);
@@ -360,7 +366,7 @@ export function createSearchService(deps: {
     const scored = [...candidates.values()].map((c) => ({ c, fused: fused(c), similarity: c.similarity ?? 0 }));
     scored.sort((a, b) => b.fused - a.fused || b.similarity - a.similarity);
     const ranked = scored.filter((s) => s.fused >= floor).map((s) => s.c);
-    const { kept, gone } = await readKept(scope, ranked, input.limit, last);
+    const { kept, gone } = await readKept(scope, ranked, input.limit, last, earlyScores?.rows ?? null);
     const vectors = input.withVectors && kept.length > 0
       ? await memories.vectorsOf(scope, kept.map((k) => k.memory.id), embedder.modelId) : null;
     const outcome = {
