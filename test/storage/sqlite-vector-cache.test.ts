@@ -219,7 +219,6 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
   });
 });
 
-/** Deterministic pseudo-random vectors (an LCG), with some exact duplicates: many near-ties. */
 describe('SQLite vector cache: a caller busy beside the scan', () => {
   it('ranks a hybrid search\'s semantic leg (the caller busy meanwhile) in one scan thread below the size that needs both', async () => {
     // 4,100 × 512: enough products for two parts, below the size at which a busy caller still gets every thread.
@@ -246,6 +245,7 @@ describe('SQLite vector cache: a caller busy beside the scan', () => {
   });
 });
 
+/** Deterministic pseudo-random vectors (an LCG), with some exact duplicates: many near-ties. */
 function vectors(seed: number, count: number, dims: number): Float32Array[] {
   let s = seed;
   const next = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 * 2 - 1; };

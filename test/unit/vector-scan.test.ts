@@ -108,7 +108,7 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     expect([...matrix.estimates(new Float32Array(dims), [0, 1], 'coarse').values()]).toEqual([{ cosine: 0, error: 0 }, { cosine: 0, error: 0 }]);
   });
 
-  it('splits a search into one part per thread when big enough, and leaves a busy caller a core below a size', () => {
+  it('splits a search into one part per thread when big enough, and leaves a busy caller a core below a size', async () => {
     // Products (rows × dims) per part: at least 1 << 20; a caller busy beside the scan keeps a core below 1 << 23.
     expect(pool.partsFor(1000, 512)).toBe(1);
     expect(pool.partsFor(10_000, 512)).toBe(2);
@@ -123,7 +123,7 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
       expect(four.partsFor(2_500, 512, true)).toBe(1);
       expect(four.partsFor(100_000, 512, true)).toBe(4);
     } finally {
-      void four.close();
+      await four.close();
     }
   });
 
