@@ -8,6 +8,8 @@ import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-poo
 import { BACKGROUND_NICE_STEP } from '../../src/adapters/storage/sqlite/vector-scan/background-priority.ts';
 import { allocateRows, layoutFor, unitRowInto, viewsOf, writeRow } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quantize.ts';
+import { int8Dots, MAX_PAGES } from '../../src/adapters/storage/sqlite/vector-scan/int8-dot-kernel.ts';
+import { wasm } from '../../src/adapters/storage/sqlite/vector-scan/wasm.ts';
 import { clustered } from '../support/clustered-vectors.ts';
 
 /**
@@ -106,6 +108,29 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     expect(median(coarseErrors)).toBeLessThan(0.05);
     // An all-zero query scores every row 0 exactly, at either precision.
     expect([...matrix.estimates(new Float32Array(dims), [0, 1], 'coarse').values()]).toEqual([{ cosine: 0, error: 0 }, { cosine: 0, error: 0 }]);
+  });
+
+  it('computes in its SIMD kernel the same int8 dot products as a plain loop, at every stride (64-code rounds, 16-code rest, both)', () => {
+    const memory = new wasm.Memory({ initial: 4, maximum: MAX_PAGES, shared: true });
+    const dots = int8Dots(memory);
+    for (const stride of [16, 48, 64, 80, 128, 512, 1536]) {
+      const rows = 7;
+      const q16Ptr = 0;
+      const codesPtr = 4096;
+      const outPtr = codesPtr + rows * stride;
+      const q16 = new Int16Array(memory.buffer, q16Ptr, stride);
+      const codes = new Int8Array(memory.buffer, codesPtr, rows * stride);
+      // Extremes included (|code| and |query| up to 127), so that an overflow or a dropped lane would show.
+      for (let i = 0; i < stride; i++) q16[i] = i % 5 === 0 ? 127 : ((i * 37) % 255) - 127;
+      for (let i = 0; i < codes.length; i++) codes[i] = i % 7 === 0 ? -127 : ((i * 91) % 255) - 127;
+      dots(codesPtr, q16Ptr, outPtr, rows, stride);
+      const out = new Int32Array(memory.buffer, outPtr, rows);
+      for (let r = 0; r < rows; r++) {
+        let sum = 0;
+        for (let j = 0; j < stride; j++) sum += codes[r * stride + j]! * q16[j]!;
+        expect(out[r], `stride ${stride}, row ${r}`).toBe(sum);
+      }
+    }
   });
 
   it('splits a search into one part per thread when big enough, and leaves a busy caller a core below a size', async () => {
