@@ -10,7 +10,7 @@ import { wasm, type SharedMemory } from './wasm.ts';
  *     p = codes
  *     for r in 0..rows:                                   ;; rows >= 1, stride a positive multiple of 16
  *       acc = acc2 = 0; pq = q16; end = p + stride
- *       while p + 64 <= end:                              ;; 64 codes a round, two accumulators in turn
+ *       while end - p >= 64:                              ;; 64 codes a round, two accumulators in turn
  *         for o in 0, 16, 32, 48:
  *           acc  += i32x4.dot_i16x8_s(v128.load8x8_s(p + o), v128.load(pq + 2o))
  *           acc2 += i32x4.dot_i16x8_s(v128.load8x8_s(p + o + 8), v128.load(pq + 2o + 16))
@@ -32,7 +32,7 @@ import { wasm, type SharedMemory } from './wasm.ts';
 const SIMD = 0xfd;
 const op = {
   block: 0x02, loop: 0x03, br: 0x0c, brIf: 0x0d, end: 0x0b, localGet: 0x20, localSet: 0x21,
-  i32Store: 0x36, i32Const: 0x41, i32GeU: 0x4f, i32GtU: 0x4b, i32Add: 0x6a, i32Shl: 0x74,
+  i32Store: 0x36, i32Const: 0x41, i32GeU: 0x4f, i32LtU: 0x49, i32Add: 0x6a, i32Sub: 0x6b, i32Shl: 0x74,
 };
 const simd = {
   load: [SIMD, 0x00], load8x8s: [SIMD, 0x01], const: [SIMD, 0x0c], extractLane: [SIMD, 0x1b],
@@ -89,7 +89,8 @@ const body: number[] = [
   op.localGet, Q16, op.localSet, PQ,
   op.localGet, P, op.localGet, STRIDE, op.i32Add, op.localSet, END,
   op.block, 0x40, op.loop, 0x40,
-  op.localGet, P, ...i32(64), op.i32Add, op.localGet, END, op.i32GtU, op.brIf, 1,
+  // end − p < 64 (p never passes end, so the difference cannot wrap, where p + 64 could at the top of memory)
+  op.localGet, END, op.localGet, P, op.i32Sub, ...i32(64), op.i32LtU, op.brIf, 1,
   ...accumulate(ACC, 0), ...accumulate(ACC2, 8), ...accumulate(ACC, 16), ...accumulate(ACC2, 24),
   ...accumulate(ACC, 32), ...accumulate(ACC2, 40), ...accumulate(ACC, 48), ...accumulate(ACC2, 56),
   ...addTo(P, 64), ...addTo(PQ, 128),
