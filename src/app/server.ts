@@ -29,6 +29,8 @@ import { registerOpenApi } from './openapi.ts';
 import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
 import { requestMetricsHook } from './request-metrics.ts';
 import { surfaceResolver } from '../surfaces/http-kit/surface-of.ts';
+import { trackAllowedMethods } from '../surfaces/http-kit/allowed-methods.ts';
+import { METHOD_NOT_ALLOWED } from '../surfaces/http-kit/request-problems.ts';
 import { mcpDeps } from './mcp-deps.ts';
 import { mcpHttpRoutes } from './mcp-http.routes.ts';
 import { VERSION } from './version.ts';
@@ -116,6 +118,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
   app.decorateRequest('principal', null);
+  const allowedMethods = trackAllowedMethods(app);
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
   });
@@ -179,7 +182,14 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   });
 
   app.setNotFoundHandler((req, reply) => {
-    const error = Object.assign(new Error(`No route for ${req.method} ${req.url.split('?')[0]}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });
+    const path = req.url.split('?')[0]!;
+    const allow = allowedMethods(path);
+    if (allow.length > 0) {
+      reply.header('Allow', allow.join(', '));
+      const error = Object.assign(new Error(`${req.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`), { statusCode: 405, code: METHOD_NOT_ALLOWED });
+      return errorHandlerFor(req.url)(error as FastifyError, req, reply);
+    }
+    const error = Object.assign(new Error(`No route for ${req.method} ${path}`), { statusCode: 404, code: 'FST_ERR_NOT_FOUND' });
     return errorHandlerFor(req.url)(error as FastifyError, req, reply);
   });
   app.setErrorHandler((error: FastifyError, req, reply) => errorHandlerFor(req.url)(error, req, reply));

@@ -87,7 +87,7 @@ describe('dashboard in Chromium', () => {
     await page.fill('textarea[name=reason]', 'For tonight only');
     await page.click('#approve');
     const token = (await page.textContent('#access-token'))!.trim();
-    expect(await page.textContent('main')).toContain('Hand this to bot');
+    expect(await page.textContent('#mcp-hand-off')).toContain('needs no token');
     await shot('approval-approved');
     const read = await fetch(`${base}/v1/security/mcp/resources/${encodeURIComponent('svc://secrets/prod/database-url')}`,
       { headers: { authorization: `Bearer ${keys.bot}`, 'x-mcp-access-token': token } });

@@ -205,7 +205,10 @@ describe('dashboard approvals, secrets, audit and webhooks', () => {
 
     const answered = await c.post(`/dashboard/approvals/${id}`, { action: 'approve', reason: 'ok for tonight' });
     expect(answered.statusCode).toBe(200);
-    expect(answered.body).toContain('Hand this to bot');
+    // An MCP client needs no token: the page says so before it shows the token for direct HTTP callers.
+    expect(answered.body).toContain('Nothing to hand over to an MCP client.');
+    expect(answered.body).toContain('bot may now');
+    expect(answered.body).not.toContain('Hand this to');
     const token = /id="access-token">([^<]+)</.exec(answered.body)![1]!;
     const read = await bot.read('svc://secrets/prod/db', token);
     expect(read.statusCode, read.body).toBe(200);

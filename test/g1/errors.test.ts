@@ -89,12 +89,18 @@ describe('G1 errors', () => {
       expect(json(await api.list()).pagination.total).toBe(0);
     });
 
-    it('answers bad URLs, overlong ids and unknown G1 paths in the G1 envelope', async () => {
+    it('answers bad URLs, overlong ids, unknown G1 paths and other methods in the G1 envelope', async () => {
       await setup();
       const h = { 'x-api-key': key };
       expectG1Error(await t.app.inject({ method: 'GET', url: '/api/v1/memories/%ZZ', headers: h }), 400, 'VALIDATION_ERROR');
       expectG1Error(await t.app.inject({ method: 'GET', url: `/api/v1/memories/${'a'.repeat(5000)}`, headers: h }), 400, 'VALIDATION_ERROR');
-      expectG1Error(await t.app.inject({ method: 'POST', url: '/api/v1/memories/abc', headers: h }), 404, 'NOT_FOUND');
+      expectG1Error(await t.app.inject({ method: 'GET', url: '/api/v1/memories/abc/def', headers: h }), 404, 'NOT_FOUND');
+      // A memory's path with a method it does not answer: 405 with the methods it does.
+      for (const method of ['POST', 'PATCH'] as const) {
+        const res = await t.app.inject({ method, url: '/api/v1/memories/abc', headers: h, payload: { title: 't' } });
+        expectG1Error(res, 405, 'METHOD_NOT_ALLOWED');
+        expect(res.headers.allow).toBe('GET, HEAD, PUT, DELETE');
+      }
       expectG1Error(await api.list('offset=99999999999999999999'), 400, 'VALIDATION_ERROR');
       expectG1Error(await api.search({ query: 'x'.repeat(10_001) }), 400, 'VALIDATION_ERROR');
     });

@@ -128,6 +128,14 @@ describe('G1 happy paths', () => {
     expect(page2.pagination).toEqual({ total: 5, page: 2, limit: 2, hasMore: true });
     const last = json(await api.list('limit=2&offset=4&sortBy=title&sortOrder=asc'));
     expect(last.pagination).toEqual({ total: 5, page: 3, limit: 2, hasMore: false });
+    // `page` is honoured, not only echoed: page 2 of 2 is what offset 2 answers.
+    const byPage = json(await api.list('limit=2&page=2&sortBy=title&sortOrder=asc'));
+    expect(byPage.data.map((m: { title: string }) => m.title)).toEqual(['charlie', 'delta']);
+    expect(byPage.pagination).toEqual({ total: 5, page: 2, limit: 2, hasMore: true });
+    expect(json(await api.list('limit=2&page=2&offset=2')).pagination.page).toBe(2);
+    const clash = await api.list('limit=2&page=2&offset=0');
+    expect(clash.statusCode).toBe(400);
+    expect(json(clash).error.details).toEqual([expect.objectContaining({ field: 'page' })]);
 
     const projects = json(await api.list('type=project&sortBy=title&sortOrder=asc'));
     expect(projects.data.map((m: { title: string }) => m.title)).toEqual(['alpha', 'bravo']);
@@ -160,6 +168,16 @@ describe('G1 happy paths', () => {
     expect(json(await api.search({ query: 'deploy pipeline', threshold: 0.55, tags: ['ops'] })).data.results
       .map((r: { id: string }) => r.id)).toEqual([deploy]);
     expect(json(await api.search({ query: 'deploy pipeline', threshold: 0, limit: 1 })).data).toMatchObject({ total: 3 });
+    // A metadata filter is honoured (it was silently ignored), and a bad one is a 400 naming it.
+    const tagged = await mk('Deploy owners', 'The deploy pipeline is owned by the platform team', { metadata: { team: 'platform', source: { kind: 'wiki' } } });
+    for (const metadata of [{ team: 'platform' }, { 'source.kind': ['wiki', 'doc'] }]) {
+      expect(json(await api.search({ query: 'deploy pipeline', threshold: 0, metadata })).data.results
+        .map((r: { id: string }) => r.id)).toEqual([tagged]);
+    }
+    expect(json(await api.search({ query: 'deploy pipeline', threshold: 0, metadata: { team: 'ops' } })).data.total).toBe(0);
+    const bad = await api.search({ query: 'deploy pipeline', metadata: { 'bad key!': 1, team: { nested: true } } });
+    expect(bad.statusCode).toBe(400);
+    expect(json(bad).error.details.map((d: { field: string }) => d.field).sort()).toEqual(['metadata.bad key!', 'metadata.team']);
     expect(json(await api.search({ query: 'deploy pipeline' })).data.threshold).toBe(0.7);
   });
 

@@ -52,7 +52,7 @@ describe('G10 webhooks and events: errors', () => {
     expect(json(await api.list()).data.webhooks).toMatchObject([{ id, url: valid.url }]);
   });
 
-  it('answers WEBHOOK_NOT_FOUND for unknown ids and NOT_FOUND for unknown paths', async () => {
+  it('answers WEBHOOK_NOT_FOUND for unknown ids, NOT_FOUND for unknown paths and METHOD_NOT_ALLOWED for other methods', async () => {
     for (const res of [await api.get('whk_nope'), await api.update('whk_nope', { status: 'disabled' }), await api.delete('whk_nope')]) {
       expect(res.statusCode).toBe(404);
       expect(json(res)).toMatchObject({ success: false, error: { code: 'WEBHOOK_NOT_FOUND', details: [] } });
@@ -60,7 +60,10 @@ describe('G10 webhooks and events: errors', () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/webhooks/a/b', headers: { 'x-api-key': 'x' } });
     expect(res.statusCode).toBe(404);
     expect(json(res).error.code).toBe('NOT_FOUND');
-    expect(json(await t.app.inject({ method: 'GET', url: '/v1/events' })).error.code).toBe('NOT_FOUND');
+    const wrongMethod = await t.app.inject({ method: 'GET', url: '/v1/events' });
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.headers.allow).toBe('POST');
+    expect(json(wrongMethod).error.code).toBe('METHOD_NOT_ALLOWED');
   });
 
   it('allows 10 creations per hour per key, then 429 RATE_LIMITED', async () => {

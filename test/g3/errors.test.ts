@@ -159,12 +159,14 @@ describe('G3 errors', () => {
     });
   });
 
-  it('answers unknown G3 paths and methods with 404 NOT_FOUND in the G3 envelope', async () => {
+  it('answers unknown G3 paths with 404 NOT_FOUND and other methods with 405 in the G3 envelope', async () => {
     await setup();
     const h = { authorization: `Bearer ${key}` };
     expectG3Error(await t.app.inject({ method: 'POST', url: '/api/v1/search/vector', headers: h, payload: {} }), 404, 'NOT_FOUND');
-    expectG3Error(await t.app.inject({ method: 'GET', url: '/api/v1/search', headers: h }), 404, 'NOT_FOUND');
-    expectG3Error(await t.app.inject({ method: 'GET', url: '/api/v1/search/hybrid?x=1' }), 404, 'NOT_FOUND');
+    expectG3Error(await t.app.inject({ method: 'GET', url: '/api/v1/search', headers: h }), 405, 'METHOD_NOT_ALLOWED');
+    const hybrid = await t.app.inject({ method: 'GET', url: '/api/v1/search/hybrid?x=1' });
+    expectG3Error(hybrid, 405, 'METHOD_NOT_ALLOWED');
+    expect(hybrid.headers.allow).toBe('POST');
     expectG3Error(await t.app.inject({ method: 'POST', url: '/api/v1/search/%ZZ', headers: h, payload: {} }), 400, 'VALIDATION_ERROR');
   });
 

@@ -75,7 +75,7 @@ describe('G3 happy paths', () => {
         expect(Math.round(s * 1e6) / 1e6).toBe(s);
       }
       const first = body.matches.find((m: Json) => m.id === deploy);
-      expect(Object.keys(first).sort()).toEqual(['highlights', 'id', 'metadata', 'score', 'text']);
+      expect(Object.keys(first).sort()).toEqual(['highlights', 'id', 'metadata', 'score', 'text', 'title']);
       expect(first.text).toBe('Run the deploy pipeline and watch the deploy dashboard');
       expect(first.metadata).toEqual({ team: 'ops', type: 'context', tags: [] });
       expect(first.highlights.join(' ')).toContain('<mark>deploy</mark>');
@@ -160,7 +160,7 @@ describe('G3 happy paths', () => {
       expect(m).toHaveLength(1);
       expect(m[0]).not.toHaveProperty('metadata');
       expect(m[0]).not.toHaveProperty('embedding');
-      expect(Object.keys(m[0]).sort()).toEqual(['highlights', 'id', 'score', 'text']);
+      expect(Object.keys(m[0]).sort()).toEqual(['highlights', 'id', 'score', 'text', 'title']);
     });
 
     it('adds the stored vector zero-padded to 1536 numbers with includeEmbedding', async () => {
@@ -244,6 +244,7 @@ describe('G3 happy paths', () => {
       expect(ids(body.matches)).toEqual([keywordOnly]);
       expect(body.total).toBe(1);
       expect(body.matches[0].highlights.join(' ')).toContain('<mark>zqxv42</mark>');
+      expect(body.matches[0].title).toBe('Gardening');
       expect(body.matches[0].score).toBeGreaterThanOrEqual(0.6);
       // Without a floor every candidate comes back, the unrelated one last.
       const all = json(await api.hybrid({ query: 'zqxv42 notes', rerank: false }));

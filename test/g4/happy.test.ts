@@ -57,7 +57,8 @@ describe('G4 happy paths', () => {
       expect(scores).toEqual([...scores].sort((a, b) => b - a));
       for (const s of scores) expect(s).toBeGreaterThanOrEqual(0.55);
       expect(data.pagination).toEqual({ total: 3, limit: 10, offset: 0, has_more: false });
-      expect(data.search_metadata).toMatchObject({ embedding_model: 'mnemo-embed-1536', similarity_threshold: 0.55 });
+      // The model the search compared (the test app's 256-dimension hashing embedder), not a padded API model's name.
+      expect(data.search_metadata).toMatchObject({ embedding_model: 'hashing:v1-256', embedding_dimensions: 256, similarity_threshold: 0.55 });
       expect(typeof data.search_metadata.query_time_ms).toBe('number');
       expect(data.search_metadata.query_time_ms).toBeGreaterThanOrEqual(0);
       expect(Math.round(data.search_metadata.query_time_ms * 100) / 100).toBe(data.search_metadata.query_time_ms);

@@ -32,7 +32,7 @@ describe('G4 GET /v1/search/stream', () => {
       ['content_preview', 'created_at', 'highlights', 'id', 'metadata', 'rank', 'similarity_score', 'tags', 'title', 'updated_at']);
     expect(results[0]!.highlights.join(' ')).toContain('<mark>');
     expect(frames.at(-1)!.data).toEqual({
-      query: 'deploy pipeline', total: 2, returned: 2, query_time_ms: expect.any(Number), embedding_model: 'mnemo-embed-1536',
+      query: 'deploy pipeline', total: 2, returned: 2, query_time_ms: expect.any(Number), embedding_model: 'hashing:v1-256', embedding_dimensions: 256,
     });
   });
 

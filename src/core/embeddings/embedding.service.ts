@@ -64,6 +64,8 @@ export function createEmbeddingService(deps: {
 
   return {
     tokenizer: tokens.name,
+    /** The model searches actually compare with (the API models are its vectors zero-padded). */
+    nativeModel: { id: embedder.modelId, dimensions: embedder.dimensions },
     countTokens: (text: string) => tokens.count(text),
     models: () => models,
     resolveModel,

@@ -123,8 +123,11 @@ ${why === null ? html`
     reply.header('Cache-Control', 'no-store');
     return page(`Approval ${a.id} ${a.status}`, viewer.chrome('approvals'), html`
 ${issued.accessToken === null ? html`<p class="notice">You denied this request. ${a.requestedBy} will see it as denied.</p>` : html`
-<div class="card"><p><strong>Hand this to ${a.requestedBy}</strong>: it opens <code>${a.operation}</code> on <code>${a.resource}</code>
-until ${a.expiresAt.toISOString()} (as <code>X-MCP-Access-Token</code>). It is shown once: it is not stored, only its digest.</p>
+<div class="card"><p id="mcp-hand-off"><strong>Nothing to hand over to an MCP client.</strong> ${a.requestedBy} may now
+<code>${a.operation}</code> <code>${a.resource}</code> until ${a.expiresAt.toISOString()}: an AI tool reading it through
+Mnemo's MCP server finds this approval by itself and needs no token.</p>
+<p>Only a client calling the HTTP API directly (<code>GET /v1/security/mcp/resources/…</code>) needs this token, as the
+<code>X-MCP-Access-Token</code> header. It is shown once: it is not stored, only its digest.</p>
 <p class="token" id="access-token">${issued.accessToken}</p></div>`}
 ${details(a, deps.clock.now())}
 <p><a href="${base}">All approvals</a></p>`);

@@ -4,6 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
+import { validationError, type FieldProblem } from '../../core/errors.ts';
+import { parseMetadataFilter } from '../../core/search/filters.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
@@ -20,6 +22,16 @@ export interface G1Deps extends AuthDeps {
 }
 
 const errors = { 400: ErrorWire, 401: ErrorWire, 404: ErrorWire, 429: ErrorWire };
+
+/** The list's offset: `offset`, or the first item of `page`; both at once is a 400 unless they agree. */
+function listOffset(q: Static<typeof ListQuery>): number {
+  if (q.page === undefined) return q.offset ?? 0;
+  const fromPage = (q.page - 1) * q.limit;
+  if (q.offset !== undefined && q.offset !== fromPage) {
+    throw validationError([{ field: 'page', reason: 'invalid_value', message: `give page or offset, not both (page ${q.page} starts at offset ${fromPage})` }]);
+  }
+  return fromPage;
+}
 
 /**
  * G1 create, shared by `POST /api/v1/memories` and its deprecated alias `POST /api/v1/store`: 201 with the new
@@ -77,14 +89,15 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   }, async (req) => {
     requireScope(requirePrincipal(req), 'memories:read');
     const q = req.query;
+    const offset = listOffset(q);
     const { items, total } = await deps.memories.list(scopeOf(req), {
       filter: { types: q.type ? [q.type] : undefined, tagsAny: splitList(q.tags) },
-      limit: q.limit, offset: q.offset, sortBy: q.sortBy, sortOrder: q.sortOrder,
+      limit: q.limit, offset, sortBy: q.sortBy, sortOrder: q.sortOrder,
     });
     return {
       success: true as const,
       data: items.map(toWire),
-      pagination: { total, page: Math.floor(q.offset / q.limit) + 1, limit: q.limit, hasMore: q.offset + items.length < total },
+      pagination: { total, page: Math.floor(offset / q.limit) + 1, limit: q.limit, hasMore: offset + items.length < total },
     };
   });
 
@@ -95,10 +108,16 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     requireScope(principal, 'memories:read');
     const b = req.body;
     const tagList = Array.isArray(b.tags) ? b.tags : splitList(b.tags);
-    const filter = { types: b.type ? [b.type] : undefined, tagsAny: tagList && tagList.length > 0 ? tagList : undefined };
+    const problems: FieldProblem[] = [];
+    const metadata = parseMetadataFilter(b.metadata, problems, 'metadata');
+    if (problems.length > 0) throw validationError(problems);
+    const filter = {
+      types: b.type ? [b.type] : undefined, tagsAny: tagList && tagList.length > 0 ? tagList : undefined,
+      metadata: metadata && Object.keys(metadata).length > 0 ? metadata : undefined,
+    };
     const { hits, total } = await deps.search.semantic(
       { scope: scopeOf(req), userId: principal.userId, surface: 'g1', arrivedAt: req.arrivedAt },
-      { query: b.query, limit: b.limit, threshold: b.threshold, filter, logFilters: { type: b.type, tags: tagList } },
+      { query: b.query, limit: b.limit, threshold: b.threshold, filter, logFilters: { type: b.type, tags: tagList, metadata: filter.metadata } },
     );
     return { success: true as const, data: { results: hits.map(toSearchItem), total, query: b.query, threshold: b.threshold } };
   });

@@ -38,7 +38,8 @@ export const IdParams = Type.Object({
 
 export const ListQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Items to skip; default 0, or (page - 1) × limit when page is given' })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'Mnemo extension: the page to answer, from 1 (give page or offset, not both)' })),
   type: Type.Optional(Type.String({ description: 'Only memories of this memory_type' })),
   tags: Type.Optional(Type.String({ description: 'Comma-separated; a memory matches when it has any of them' })),
   sortBy: Type.Enum(['created_at', 'updated_at', 'title'], { default: 'created_at' }),
@@ -52,6 +53,10 @@ export const SearchBody = Type.Object({
   type: Type.Optional(Type.String()),
   tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()], {
     description: 'Array (or comma-separated string); a memory matches when it has any of them',
+  })),
+  metadata: Type.Optional(Type.Unknown({
+    description: 'Mnemo extension: only memories whose metadata matches every key (a value, or an array meaning any of them; '
+      + 'dotted keys reach nested objects), as G3 `filters` do',
   })),
 });
 

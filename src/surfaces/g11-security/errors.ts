@@ -73,6 +73,7 @@ function fromRequestProblem(p: RequestProblem): G11Error {
     case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json', details: { field: 'Content-Type' } };
     case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: {} };
     case 'not_found': return { status: 404, code: 'RESOURCE_NOT_FOUND', message: p.message, details: {} };
+    case 'method_not_allowed': return { status: 405, code: 'METHOD_NOT_ALLOWED', message: p.message, details: {} };
   }
 }
 

@@ -90,6 +90,7 @@ function fromRequestProblem(p: RequestProblem): G2Error {
       return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json', details: { field: 'Content-Type' } };
     case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: { field: 'body' } };
     case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: {} };
+    case 'method_not_allowed': return { status: 405, code: 'METHOD_NOT_ALLOWED', message: p.message, details: {} };
   }
 }
 

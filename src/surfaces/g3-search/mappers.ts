@@ -14,6 +14,7 @@ export interface MatchOptions {
 export interface MatchWire {
   id: string;
   score: number;
+  title: string;
   text: string;
   metadata?: Record<string, unknown>;
   highlights: string[];
@@ -32,7 +33,7 @@ export const roundMs = (ms: number): number => Math.round(ms * 100) / 100;
  */
 export function toMatch(hit: ScoredHit, query: string, options: MatchOptions): MatchWire {
   const m = hit.memory;
-  const match: MatchWire = { id: m.id, score: roundScore(hit.score), text: m.content, highlights: highlight(m.content, query) };
+  const match: MatchWire = { id: m.id, score: roundScore(hit.score), title: m.title, text: m.content, highlights: highlight(m.content, query) };
   if (options.includeMetadata) match.metadata = metadataWithTypeAndTags(m);
   if (options.includeEmbedding && hit.vector && hit.vector.length <= EMBEDDING_WIDTH) {
     match.embedding = padVector(hit.vector, EMBEDDING_WIDTH);

@@ -95,6 +95,7 @@ const Metadata = Type.Object({}, { additionalProperties: true, description: "The
 export const MatchWire = Type.Object({
   id: Type.String(),
   score: Type.Number({ description: '/search: the calibrated similarity; /hybrid: the fused score, 0..1; 6 decimals' }),
+  title: Type.String({ description: "Mnemo extension: the memory's title" }),
   text: Type.String({ description: "The memory's content" }),
   metadata: Type.Optional(Metadata),
   highlights: Type.Array(Type.String(), { description: 'Snippets with the matched words in <mark>…</mark>; the rest HTML-escaped' }),

@@ -82,6 +82,7 @@ function fromRequestProblem(p: RequestProblem): G4Error {
     case 'unsupported_media_type': return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: p.message, details: [{ field: 'Content-Type', message: 'must be application/json' }] };
     case 'payload_too_large': return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: [] };
     case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: [] };
+    case 'method_not_allowed': return { status: 405, code: 'METHOD_NOT_ALLOWED', message: p.message, details: [] };
   }
 }
 

@@ -5,20 +5,13 @@ import type { SuggestionKind } from '../../core/search/search.service.ts';
 import { parseTimestamp } from '../../core/search/filters.ts';
 import type { FieldProblem } from '../../core/errors.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
-import { DEFAULT_G4_MODEL_DIMENSIONS, type EmbeddingService } from '../../core/embeddings/embedding.service.ts';
+import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { metadataWithTypeAndTags } from '../../core/memories/metadata-view.ts';
 
-/**
- * The API name of the 1536-dimension model (the configured embedder's vectors zero-padded), shown as a search's
- * `embedding_model`; the embedder's own id when no 1536 model can be served.
- */
-export function searchModelName(embeddings: Pick<EmbeddingService, 'resolveModel'>, fallback: string): string {
-  try {
-    return embeddings.resolveModel(undefined, DEFAULT_G4_MODEL_DIMENSIONS).name;
-  } catch {
-    return fallback;
-  }
-}
+/** A search's `search_metadata` model fields: the model whose vectors were compared, and its width. */
+export const searchModel = (embeddings: Pick<EmbeddingService, 'nativeModel'>) => ({
+  embedding_model: embeddings.nativeModel.id, embedding_dimensions: embeddings.nativeModel.dimensions,
+});
 
 /** G4 domain -> wire. */
 

@@ -14,7 +14,7 @@ import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG4ErrorHandler } from './errors.ts';
 import { getBodyOf, readGetBody } from './requests.ts';
-import { dateBound, roundMs, scoreSuggestions, searchModelName, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
+import { dateBound, roundMs, scoreSuggestions, searchModel, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
 import { collectProblems, schemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
 import {
   DEFAULTS, EmbeddingBody, ErrorWire, MAX_FILTER_TAGS, Responses, SearchQuery, SuggestionsQuery, VECTOR_DIMENSIONS, VectorBody,
@@ -23,7 +23,7 @@ import {
 export interface G4Deps extends AuthDeps {
   search: Pick<SearchService, 'semantic' | 'byVector' | 'suggest'>;
   /** `embed` counts the caller's embedding limit. */
-  embeddings: Pick<EmbeddingService, 'resolveModel' | 'embed'>;
+  embeddings: Pick<EmbeddingService, 'resolveModel' | 'embed' | 'nativeModel'>;
   clock: Clock;
 }
 
@@ -141,7 +141,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
         pagination: { total: outcome.total, limit, offset, has_more: offset + results.length < outcome.total },
         search_metadata: {
           query_time_ms: roundMs(performance.now() - started),
-          embedding_model: searchModelName(deps.embeddings, outcome.embeddingModel),
+          ...searchModel(deps.embeddings),
           similarity_threshold: threshold,
         },
       },

@@ -120,7 +120,8 @@ export const Responses = {
     pagination: Pagination,
     search_metadata: Type.Object({
       query_time_ms: Type.Number(),
-      embedding_model: Type.String({ description: 'The API name of the 1536-dimension model' }),
+      embedding_model: Type.String({ description: 'The model whose vectors the search compared (the configured embedder\'s id)' }),
+      embedding_dimensions: Type.Integer({ description: 'Mnemo extension: that model\'s dimensions' }),
       similarity_threshold: Type.Number(),
     }),
   })),

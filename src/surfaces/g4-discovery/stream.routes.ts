@@ -18,7 +18,7 @@ import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit
 import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
 import { createG4ErrorHandler, G4HttpError } from './errors.ts';
 import { runLiveSearch } from './live-search.ts';
-import { dateBound, roundMs, searchModelName, splitList, toSemanticItem } from './mappers.ts';
+import { dateBound, roundMs, searchModel, splitList, toSemanticItem } from './mappers.ts';
 import { schemaProblems } from '../http-kit/field-problems.ts';
 import { SSE_RESPONSE, WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
@@ -27,7 +27,7 @@ import { collectProblems } from '../http-kit/field-problems.ts';
 export interface G4StreamDeps extends AuthDeps {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
   search: Pick<SearchService, 'semantic'>;
-  embeddings: Pick<EmbeddingService, 'resolveModel'>;
+  embeddings: Pick<EmbeddingService, 'nativeModel'>;
   liveSearch: Pick<LiveSearchService, 'subscribe' | 'results'>;
   eventHub: Pick<EventHub, 'subscribe'>;
   streams: ConnectionRegistry;
@@ -57,7 +57,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
       tags, security, summary: 'Semantic search answered as Server-Sent Events',
       description: 'Requires `Accept: text/event-stream` (else 406). The same parameters as GET /v1/search (no offset, no GET body). '
         + 'Frames: one `event: result` per result (data: the search result item plus `rank`, best first), then `event: done` '
-        + '{query, total, returned, query_time_ms, embedding_model}; the server then closes the stream. Errors before the first '
+        + '{query, total, returned, query_time_ms, embedding_model, embedding_dimensions}; the server then closes the stream. Errors before the first '
         + 'frame are JSON in the G4 envelope.',
       querystring: StreamQuery,
       response: { 200: SSE_RESPONSE, 400: ErrorWire, 401: ErrorWire, 403: ErrorWire, 406: ErrorWire, 408: ErrorWire, 429: ErrorWire, 503: ErrorWire },
@@ -122,7 +122,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
       event: 'done',
       data: {
         query: q.q, total: outcome.total, returned: outcome.hits.length,
-        query_time_ms: roundMs(performance.now() - started), embedding_model: searchModelName(deps.embeddings, outcome.embeddingModel),
+        query_time_ms: roundMs(performance.now() - started), ...searchModel(deps.embeddings),
       },
     });
     sse.end();

@@ -133,6 +133,7 @@ function fromRequestProblem(p: RequestProblem): Rendered {
       return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: p.message, details: { field: 'body', reason: 'payload_too_large' } };
     case 'not_found':
       return { status: 404, code: 'NOT_FOUND', message: p.message, details: { reason: 'not_found' } };
+    case 'method_not_allowed': return { status: 405, code: 'METHOD_NOT_ALLOWED', message: p.message, details: { reason: 'method_not_allowed' } };
   }
 }
 

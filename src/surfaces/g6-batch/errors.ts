@@ -44,6 +44,7 @@ function fromRequestProblem(p: RequestProblem): G6Error {
     case 'malformed_json': return { status: 400, code: 'INVALID_BATCH_REQUEST', message: p.message, details: { field: 'body', reason: 'invalid_json' } };
     case 'validation': return { status: 400, code: 'INVALID_BATCH_REQUEST', message: p.message, details: { field: p.fields[0]?.field ?? 'body', reason: 'invalid_value', fields: wireFields(p.fields) } };
     case 'not_found': return { status: 404, code: 'NOT_FOUND', message: p.message, details: {} };
+    case 'method_not_allowed': return { status: 405, code: 'METHOD_NOT_ALLOWED', message: p.message, details: {} };
   }
 }
 

@@ -6,7 +6,7 @@ import { wireFields } from './wire-fields.ts';
 
 export type ErrorHandler = (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => FastifyReply | Promise<FastifyReply>;
 
-const STATUS = { validation: 400, malformed_json: 400, unsupported_media_type: 415, payload_too_large: 413, not_found: 404 } as const;
+const STATUS = { validation: 400, malformed_json: 400, unsupported_media_type: 415, payload_too_large: 413, not_found: 404, method_not_allowed: 405 } as const;
 
 /** Errors outside every surface (unknown paths, docs, health): a plain JSON error, never HTML and never a 500 for bad input. */
 export const plainErrorHandler: ErrorHandler = (error, req, reply) => {

@@ -12,7 +12,12 @@ export type RequestProblem =
   | { kind: 'malformed_json'; message: string; empty: boolean }
   | { kind: 'unsupported_media_type'; message: string }
   | { kind: 'payload_too_large'; message: string }
-  | { kind: 'not_found'; message: string };
+  | { kind: 'not_found'; message: string }
+  /** The path exists under other methods (the not-found handler sets `Allow`). */
+  | { kind: 'method_not_allowed'; message: string };
+
+/** The code of the error the not-found handler raises for a known path asked with another method. */
+export const METHOD_NOT_ALLOWED = 'MNEMO_METHOD_NOT_ALLOWED';
 
 export function classifyRequestError(error: FastifyError): RequestProblem | null {
   if (error.validation) {
@@ -41,6 +46,7 @@ export function classifyRequestError(error: FastifyError): RequestProblem | null
     return { kind: 'malformed_json', message: 'Request body is not valid JSON', empty: false };
   }
   if (error.code === 'FST_ERR_NOT_FOUND') return { kind: 'not_found', message: error.message };
+  if (error.code === METHOD_NOT_ALLOWED) return { kind: 'method_not_allowed', message: error.message };
   if (error.statusCode === 415) return { kind: 'unsupported_media_type', message: error.message };
   if (error.statusCode === 413) return { kind: 'payload_too_large', message: 'Request body is too large' };
   return null;
