@@ -5,7 +5,7 @@ import { SlowFirstSequencer } from './test/support/slow-first-sequencer.ts';
  * Tests that measure this process's event-loop delay run after the rest, alone: another test file burning the
  * other core would show up in their histogram as a stall they did not cause.
  */
-const TIMING_TESTS = ['test/hardening/big-inputs-event-loop.test.ts'];
+const TIMING_TESTS = ['test/hardening/big-inputs-event-loop.test.ts', 'test/streams/resume-replay.test.ts'];
 
 /**
  * Every test that runs the HTTP stack runs a second time on the PostgreSQL adapter (PGlite with pgvector in process,
@@ -87,7 +87,8 @@ export default defineConfig({
           setupFiles: ['test/support/leak-guard.setup.ts', 'test/support/postgres-project.setup.ts'],
         },
       },
-      { extends: true, test: { name: 'timing', include: TIMING_TESTS, sequence: { groupOrder: 1 } } },
+      // One worker: each timing file runs with no other test file beside it, the other timing files included.
+      { extends: true, test: { name: 'timing', include: TIMING_TESTS, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },
 });

@@ -890,6 +890,30 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.events.latestSeq()).toBe(before);
       });
 
+      it('reads a bounded stretch of the log (uptoSeq, inclusive), within scope, paged by limit', async () => {
+        const at = (scope: EventScope, type = 'memory.created'): NewEvent => ({ id: `evt_${randomUUID()}`, type, scope, createdAt: new Date(), data: {} });
+        const [a1, b1, sys, a2, otherWorkspace, a3, b2] = await storage.events.append([
+          at(scopeA), at(scopeB), at({ tenantId: null, mode: null, workspace: null }, 'system.health'), at(scopeA, 'memory.deleted'),
+          at({ ...scopeA, workspace: 'w2' }), at(scopeA), at(scopeB),
+        ]);
+        const read = (afterSeq: number, uptoSeq: number | undefined, limit = 100, types?: string[]) => storage.events.readAfter({
+          tenantId: scopeA.tenantId, mode: scopeA.mode, workspace: scopeA.workspace, afterSeq, uptoSeq, types, limit,
+        });
+        const ids = (events: StoredEvent[]) => events.map((e) => e.id);
+        expect(ids(await read(0, a2!.seq))).toEqual(ids([a1!, sys!, a2!]));
+        expect(ids(await read(a1!.seq, a3!.seq))).toEqual(ids([sys!, a2!, a3!]));
+        expect(ids(await read(a1!.seq, a3!.seq, 2))).toEqual(ids([sys!, a2!]));
+        expect(ids(await read(0, a3!.seq, 100, ['memory.created']))).toEqual(ids([a1!, a3!]));
+        // A stretch holding only what the caller may not see (another tenant, another workspace) reads empty.
+        expect(await read(a1!.seq, b1!.seq)).toEqual([]);
+        expect(await read(a2!.seq, otherWorkspace!.seq)).toEqual([]);
+        expect(await read(a3!.seq, b2!.seq + 1000)).toEqual([]);
+        expect(await read(a2!.seq, a2!.seq)).toEqual([]);
+        // No upper bound, or one past the log's end, reads the same as the whole rest of the log.
+        expect(ids(await read(a1!.seq, b2!.seq + 1000))).toEqual(ids(await read(a1!.seq, undefined)));
+        expect(await read(a1!.seq, b2!.seq + 1000)).toEqual([sys!, a2!, a3!]);
+      });
+
       it('fans events out to the webhooks that want them, and leases, retries and completes deliveries', async () => {
         const eventScope = (s: Scope): EventScope => ({ ...s });
         const wanted = hook(eventScope(scopeA), { filters: { tags: ['ops'] } });

@@ -7,6 +7,11 @@ export interface EventQuery {
   /** Only this workspace's memory events (events without a workspace — G10, system — are still included). */
   workspace: string | null;
   afterSeq: number;
+  /**
+   * Only events with a seq up to this one (inclusive): bounds the rows one read may scan, however few of them the
+   * caller may see, so a reader far behind walks the log window by window. Undefined: no upper bound.
+   */
+  uptoSeq?: number | undefined;
   types?: readonly string[] | undefined;
   limit: number;
 }

@@ -34,7 +34,13 @@ export interface Tail {
 
 export type EventHub = ReturnType<typeof createEventHub>;
 
-const PAGE = 100;
+/** Events per read. */
+const PAGE = 200;
+/** Seqs per read: one read scans at most this stretch of the log, whoever's events it holds. */
+const WINDOW = 2000;
+
+/** A macrotask turn: other requests' I/O and timers run between two reads of a long catch-up. */
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Whether an event of this batch could concern the subscriber (its scope and types), to skip useless reads. */
 function mayConcern(s: TailScope, e: StoredEvent): boolean {
@@ -86,24 +92,37 @@ export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter'
       void this.pump();
     }
 
+    /**
+     * Catches up to the log's latest seq in bounded reads (at most PAGE events out of at most WINDOW seqs each),
+     * yielding to the event loop between two reads: a stream far behind (a resume, a slow client) never holds the
+     * loop, however many of the events its scope or its filters drop.
+     */
     private async pump(): Promise<void> {
       this.running = true;
       try {
         do {
           this.dirty = false;
-          for (;;) {
+          // Every event up to latestSeq is visible (the order guarantee), so a window read below it is final.
+          const end = await events.latestSeq();
+          while (this.cursor < end && !this.stopped) {
             const o = this.options;
+            const upto = Math.min(this.cursor + WINDOW, end);
             const page = await events.readAfter({
-              tenantId: o.tenantId, mode: o.mode, workspace: o.workspace, types: o.types, afterSeq: this.cursor, limit: PAGE,
+              tenantId: o.tenantId, mode: o.mode, workspace: o.workspace, types: o.types, afterSeq: this.cursor, uptoSeq: upto, limit: PAGE,
             });
-            if (page.length === 0 || this.stopped) break;
-            const goOn = await o.deliver(page);
-            this.cursor = page[page.length - 1]!.seq;
-            if (goOn === false) {
-              this.stop();
-              return;
+            if (this.stopped) break;
+            if (page.length > 0) {
+              const goOn = await o.deliver(page);
+              this.cursor = page[page.length - 1]!.seq;
+              if (goOn === false) {
+                this.stop();
+                return;
+              }
+              if (this.stopped) break;
             }
-            if (this.stopped || page.length < PAGE) break;
+            // A page short of PAGE holds every event of the window this subscriber may see.
+            if (page.length < PAGE) this.cursor = upto;
+            if (this.cursor < end) await yieldToLoop();
           }
         } while (this.dirty && !this.stopped);
       } catch (err) {

@@ -14,6 +14,7 @@ export function createPgEventRepository(db: PgExecutor, outbox: PgOutbox): Event
       const p = new SqlParams();
       let sql = `SELECT * FROM events WHERE seq > ${p.add(q.afterSeq)}
         AND ((tenant_id = ${p.add(q.tenantId)} AND mode = ${p.add(q.mode)}) OR tenant_id IS NULL)`;
+      if (q.uptoSeq !== undefined) sql += ` AND seq <= ${p.add(q.uptoSeq)}`;
       if (q.workspace !== null) sql += ` AND (workspace IS NULL OR workspace = ${p.add(q.workspace)})`;
       if (q.types && q.types.length > 0) sql += ` AND type = ANY(${p.add(q.types)}::text[])`;
       sql += ` ORDER BY seq LIMIT ${p.add(q.limit)}`;

@@ -18,8 +18,17 @@ export function createSqliteEventRepository(db: SqliteDb, outbox: SqliteOutbox):
     },
 
     async readAfter(q) {
-      const params: unknown[] = [q.afterSeq, q.tenantId, q.mode];
-      let sql = `SELECT * FROM events WHERE seq > ? AND ((tenant_id = ? AND mode = ?) OR tenant_id IS NULL)`;
+      let sql: string;
+      const params: unknown[] = [q.afterSeq];
+      if (q.uptoSeq === undefined) {
+        sql = `SELECT * FROM events WHERE seq > ? AND ((tenant_id = ? AND mode = ?) OR tenant_id IS NULL)`;
+      } else {
+        // The unary + keeps the scope index out: the read walks the seq range alone, so it scans at most that range
+        // (the index's OR plan would gather and sort every row of the tenant after the cursor, and every system row).
+        sql = `SELECT * FROM events WHERE seq > ? AND seq <= ? AND ((+tenant_id = ? AND mode = ?) OR +tenant_id IS NULL)`;
+        params.push(q.uptoSeq);
+      }
+      params.push(q.tenantId, q.mode);
       if (q.workspace !== null) {
         sql += ' AND (workspace IS NULL OR workspace = ?)';
         params.push(q.workspace);
