@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { buildCli, CliError, processIo, type CliIo } from './cli.ts';
 import { ConfigError } from './config.ts';
+import { ExposedStoreFileError } from '../adapters/storage/file-permissions.ts';
 import { EmbeddingError } from '../core/embeddings/embedder.port.ts';
 import { DomainError } from '../core/errors.ts';
 
@@ -18,9 +19,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
     // Usage and configuration errors, and operational failures (the embeddings provider refusing or down; a conflict
-    // met while importing; a store shutting down): the reason in one line, not a stack trace. Anything else is a bug,
-    // and its stack trace helps.
-    if (err instanceof CliError || err instanceof ConfigError || err instanceof EmbeddingError) {
+    // met while importing; a store shutting down; a store file others can write): the reason in one line, not a stack
+    // trace. Anything else is a bug, and its stack trace helps.
+    if (err instanceof CliError || err instanceof ConfigError || err instanceof EmbeddingError || err instanceof ExposedStoreFileError) {
       io.err(`mnemo: ${err.message}\n`);
       return 1;
     }

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Storage } from '../core/storage.port.ts';
+import type { WarningLog } from '../core/warning-log.ts';
 import { loadConfig, redactPassword, type Config } from './config.ts';
 import { createStorage } from './storage.factory.ts';
 
@@ -10,7 +11,12 @@ export interface CliIo {
   err(text: string): void;
   /** The process's own stderr: progress may be drawn as a bar there (when it is a terminal). */
   terminal?: boolean;
+  /** The file descriptor `out` writes to, when it has one (the process's stdout): `mnemo export` makes a file there private. */
+  outFd?: number;
 }
+
+/** Warnings for the operator (a store file others can read) as `mnemo: warning: …` lines on stderr. */
+export const stderrWarnings = (io: CliIo): WarningLog => ({ warn: (_details, message) => io.err(`mnemo: warning: ${message}\n`) });
 
 /** A failure the CLI reports as `mnemo: <message>` with exit code 1 (bad configuration, missing database). */
 export class CliError extends Error {}
@@ -27,7 +33,7 @@ export async function withStore<T>(io: CliIo, access: 'create' | 'existing', fn:
     throw new CliError(`no database at ${databaseFile}: point MNEMO_DATA_DIR at the server's data directory`);
   }
   io.err(`mnemo: database ${config.databaseUrl === null ? databaseFile : redactPassword(config.databaseUrl)}\n`);
-  const storage = await createStorage(config);
+  const storage = await createStorage(config, stderrWarnings(io));
   try {
     return await fn(storage, config);
   } finally {

@@ -6,11 +6,11 @@ import { parseCount as parsePositive, parseName } from './cli-options.ts';
 import { DEFAULT_KEY_NAME, KEY_NAME_MAX, keyNameProblem } from '../core/api-keys/api-key.rules.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
-import { verifyAuditChains, type AuditVerification } from '../core/audit/audit.verifier.ts';
 import { systemClock } from '../core/clock.ts';
 import { loadConfig } from './config.ts';
 import { CliError, withStore, type CliIo } from './cli-store.ts';
 import { registerSecretsCommands } from './secrets.command.ts';
+import { registerAuditCommands } from './audit.command.ts';
 import { describeLocation, lineProgress, migrate, parseStoreLocation, terminalProgress, type StoreLocation } from './migrate.command.ts';
 import { rotateMaster } from './rotate-master.command.ts';
 import { MCP_API_KEY_ENV, serveMcpStdio } from './mcp.command.ts';
@@ -26,24 +26,12 @@ export const processIo: CliIo = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
   terminal: true,
+  outFd: 1,
 };
 
 /** Key management: the store's keys through the key service. */
 const withKeys = <T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> =>
   withStore(io, access, (storage) => fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock })));
-
-/** `tenant/mode`, as the audit commands name a chain. */
-const chainName = (owner: { tenantId: string; mode: string }) => `${owner.tenantId}/${owner.mode}`;
-
-/** What `mnemo audit verify` prints: one line per chain, its head (seq and hash) to keep elsewhere. */
-function describeVerification(v: AuditVerification): string {
-  const lines = [v.ok
-    ? `audit log intact: ${v.rows} rows in ${v.intact.length} chain${v.intact.length === 1 ? '' : 's'}`
-    : `audit log BROKEN: ${v.broken.length} of ${v.broken.length + v.intact.length} chains (${v.rows} rows)`];
-  for (const b of v.broken) lines.push(`  ${chainName(b.owner)}  broken at row ${b.seq} (${b.id}): ${b.reason}: ${b.message}`);
-  for (const c of v.intact) lines.push(`  ${chainName(c.owner)}  ${c.rows} rows  head ${c.headSeq} ${c.headHash}`);
-  return `${lines.join('\n')}\n`;
-}
 
 function parseScopes(value: string): Scope[] {
   const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
@@ -139,7 +127,7 @@ Desktop (claude_desktop_config.json): {"mcpServers": {"mnemo": {"command": "npx"
 
   keys.command('rotate-master')
     .description('re-wrap every sealed value (G11 secret versions, webhook signing secrets) under a new master key, '
-      + 'then forget the old key: afterwards a server starts with the new key alone. Progress on stderr, a summary on '
+      + 're-sign the audit chains\' heads with it, then forget the old key: afterwards a server starts with the new key alone. Progress on stderr, a summary on '
       + 'stdout; values already under the new key are skipped, so an interrupted run is finished by running it again')
     .option('--page-size <values>', 'sealed values read per page', parsePositive, 500)
     .addHelpText('after', `
@@ -158,24 +146,7 @@ only the new key in the file. A file already holding several keys is an interrup
 
   registerSecretsCommands(program, io);
 
-  const audit = program.command('audit').description('check the G11 audit log');
-
-  audit.command('verify')
-    .description('walk every audit chain (one per tenant and mode) and check each row\'s links and hash: exit 0 when '
-      + 'every chain holds, exit 1 naming the first broken row of each chain that does not (an edited, deleted, '
-      + 'inserted or moved row). Rows cut from the end of a chain leave no trace in it: keep the heads printed here '
-      + 'elsewhere and compare them on the next run.')
-    .option('--json', 'print the result as one JSON object {ok, rows, intact: [{owner, rows, headSeq, headHash}], broken: [{owner, seq, id, reason, message}]}')
-    .option('--page-size <rows>', 'rows read at a time', parsePositive, 1000)
-    .action(async (opts: { json?: boolean; pageSize: number }) => {
-      const result = await withStore(io, 'existing', (storage) => verifyAuditChains(storage.audit, { pageSize: opts.pageSize }));
-      io.out(opts.json ? `${JSON.stringify(result)}\n` : describeVerification(result));
-      if (!result.ok) {
-        const first = result.broken[0]!;
-        throw new CliError(`audit chain ${chainName(first.owner)} is broken at row ${first.seq} (${first.id})`
-          + `${result.broken.length > 1 ? ` and ${result.broken.length - 1} more chain(s)` : ''}`);
-      }
-    });
+  registerAuditCommands(program, io);
 
   program.command('migrate')
     .description('copy a whole store into another (memories with vectors, topics, keys, webhooks, deliveries, events, '

@@ -39,6 +39,7 @@ import { verifyKeyring } from '../core/secrets/keyring-check.ts';
 import { createSecretService } from '../core/secrets/secret.service.ts';
 import { sealPlaintextWebhookSecrets } from '../core/webhooks/webhook-secret.ts';
 import { createAuditService } from '../core/audit/audit.service.ts';
+import { createAuditHeadSigner, signUnsignedAuditHeads } from '../core/audit/audit.head.ts';
 import { createIdempotentRequestService } from '../core/idempotency/idempotent-request.service.ts';
 import { createMcpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
 import { createMcpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
@@ -74,13 +75,14 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const warnings = createWarningRelay();
   // A missing, malformed or wrong master key stops here, before anything is served (MasterKeyError, KeyringMismatchError).
   const keyring = overrides.keyring ?? loadKeyring(config);
+  const clock = overrides.clock ?? systemClock;
   if (overrides.storage) {
-    await prepareSealedValues(overrides.storage, keyring);
+    await prepareSealedValues(overrides.storage, keyring, clock, warnings);
     return wire(config, overrides, overrides.storage, keyring, warnings);
   }
   const storage = await createStorage(config, warnings);
   try {
-    await prepareSealedValues(storage, keyring);
+    await prepareSealedValues(storage, keyring, clock, warnings);
     return wire(config, overrides, storage, keyring, warnings);
   } catch (err) {
     await storage.close();
@@ -90,12 +92,19 @@ export async function createContainer(config: Config, overrides: ContainerOverri
 
 /**
  * Before anything is served: the keyring must open what the store holds (else the start stops, saying which key is
- * missing), and then the data migration that schema migrations cannot do, lacking the key: webhook signing secrets
- * still stored in plaintext are sealed (once; afterwards one indexed query finds none).
+ * missing), and then the data migrations that schema migrations cannot do, lacking the key: webhook signing secrets
+ * still stored in plaintext are sealed, and audit chain heads the upgrade left unsigned are signed (each once;
+ * afterwards one indexed query finds none).
  */
-async function prepareSealedValues(storage: Storage, keyring: Keyring): Promise<void> {
+async function prepareSealedValues(storage: Storage, keyring: Keyring, clock: Clock, warnings: ReturnType<typeof createWarningRelay>): Promise<void> {
   await verifyKeyring(storage.secrets, keyring);
   await sealPlaintextWebhookSecrets(storage.webhooks, keyring);
+  const signed = await signUnsignedAuditHeads(storage.audit, createAuditHeadSigner(keyring), clock.now());
+  if (signed.length > 0) {
+    // A trail outside the database of the point from which each chain is anchored (trusted on first use).
+    warnings.warn({ chains: signed.slice(0, 20).map((o) => `${o.tenantId}/${o.mode}`) },
+      `signed the heads of ${signed.length} audit chain(s) for the first time: their rows so far are trusted as they stand`);
+  }
 }
 
 function wire(config: Config, overrides: ContainerOverrides, storage: Storage, keyring: Keyring, warnings: ReturnType<typeof createWarningRelay>) {
@@ -155,7 +164,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   });
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
   const secrets = createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
-  const audit = createAuditService({ audit: storage.audit, clock });
+  const audit = createAuditService({ audit: storage.audit, clock, heads: createAuditHeadSigner(keyring) });
   const idempotentRequests = createIdempotentRequestService({ requests: storage.idempotentRequests, keyring: () => keyring, clock });
   const mcpResources = createMcpResourceService({
     resources: storage.mcpResources, approvals: storage.mcpApprovals, secrets, apiKeys: storage.apiKeys, keyring: () => keyring, clock,

@@ -1,6 +1,7 @@
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, fchmodSync, fstatSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
+import { permissionVerdict } from '../adapters/storage/file-permissions.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
 import {
   EXPORT_FORMAT_VERSION, ExportLineError, memoryLine, parseHeader, parseRecord, topicLine, type ExportRecord,
@@ -97,6 +98,20 @@ async function exportStore(storage: Storage, filter: ScopeFilter, pageSize: numb
     progress?.update(done, Math.max(total, done));
   }
   return done;
+}
+
+/** An export holds memories: a regular file its output is redirected to (`> backup.jsonl`) is made private (0600). */
+function makeOutputPrivate(io: CliIo): void {
+  if (io.outFd === undefined || process.platform === 'win32') return;
+  const stats = fstatSync(io.outFd);
+  if (!stats.isFile() || permissionVerdict(stats.mode) === 'ok') return;
+  const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0');
+  try {
+    fchmodSync(io.outFd, stats.mode & 0o700);
+    io.err(`mnemo: output file made private (mode ${octal(stats.mode)} -> ${octal(stats.mode & 0o700)})\n`);
+  } catch (err) {
+    io.err(`mnemo: warning: the output file is readable by other users (mode ${octal(stats.mode)}): ${(err as Error).message}\n`);
+  }
 }
 
 /** Each line of the file after the header, with its number (1-based, as editors count). */
@@ -222,6 +237,7 @@ export function registerExportImportCommands(program: Command, io: CliIo): void 
     .option('--no-progress', 'no progress on stderr')
     .action(async (opts: ScopeFilterFlags & { pageSize: number; progress: boolean }) => {
       await withStore(io, 'existing', async (storage) => {
+        makeOutputPrivate(io);
         const progress = await progressFor(io, 'export', 'memories', opts.progress);
         try {
           const n = await exportStore(storage, scopeFilterOf(opts), opts.pageSize, (s) => io.out(s), progress);

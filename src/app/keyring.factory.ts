@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { keyringFromEnv, keyringFromFile } from '../adapters/secrets/master-keyring.ts';
+import { checkStoreFiles } from '../adapters/storage/file-permissions.ts';
 import type { Keyring } from '../core/secrets/envelope.ts';
 import type { Config } from './config.ts';
 
@@ -9,6 +10,8 @@ import type { Config } from './config.ts';
  */
 export function loadKeyring(config: Pick<Config, 'masterKey' | 'dataDir'>): Keyring {
   if (config.masterKey !== null) return keyringFromEnv(config.masterKey);
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Whoever may write the directory may replace master.key with a key of their own.
+  checkStoreFiles([config.dataDir]);
   return keyringFromFile(config.dataDir).keyring;
 }

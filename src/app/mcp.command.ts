@@ -3,7 +3,7 @@ import { DEFAULT_WORKSPACE, workspaceProblem } from '../core/scope.ts';
 import { isDomainError } from '../core/errors.ts';
 import { createMnemoMcpServer } from '../mcp/mcp-server.ts';
 import { keySession } from '../mcp/session.ts';
-import { CliError, type CliIo } from './cli-store.ts';
+import { CliError, stderrWarnings, type CliIo } from './cli-store.ts';
 import { loadConfig, redactPassword } from './config.ts';
 import { createContainer } from './container.ts';
 import { mcpDeps } from './mcp-deps.ts';
@@ -29,6 +29,8 @@ export async function serveMcpStdio(io: CliIo, options: { workspace?: string | u
   if (problem) throw new CliError(`--workspace ${problem.message}`);
   const config = loadConfig(io.env);
   const container = await createContainer(config);
+  // Stdout carries MCP only: warnings (those held since the store opened, and later ones) go to stderr.
+  container.warnings.attach(stderrWarnings(io));
   try {
     const session = keySession(container, key, { defaultWorkspace: workspace, userAgent: 'mnemo-mcp-stdio' });
     let who: string;

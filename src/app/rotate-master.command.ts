@@ -32,6 +32,8 @@ function summaryText(s: RotationSummary): string {
   const width = Math.max(...s.sources.map((x) => x.name.length));
   const lines = [`Master key ${s.activeKeyId} now wraps every value:`];
   for (const x of s.sources) lines.push(`  ${x.name.padEnd(width)}  ${x.values} values, ${x.rewrapped} re-wrapped`);
+  const h = s.auditHeads;
+  lines.push(`  audit chain heads: ${h.heads}, ${h.resigned} re-signed${h.unverified > 0 ? `, ${h.unverified} that did not verify left as they are (mnemo audit verify names them)` : ''}`);
   if (s.sealedPlaintext > 0) lines.push(`  plaintext webhook secrets sealed: ${s.sealedPlaintext}`);
   if (s.lateWrites > 0) lines.push(`  written under an old key during the run, then re-wrapped: ${s.lateWrites}`);
   if (s.failed > 0) {

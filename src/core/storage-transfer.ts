@@ -120,6 +120,12 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     },
   },
   {
+    // Each chain's signed head travels as it is: its MAC depends on the master key only, so the copy verifies under
+    // the same key, and an unsigned one is signed by the target's next start.
+    name: 'audit_heads', key: ['tenant_id', 'mode'],
+    columns: { tenant_id: text, mode: text, seq: int, hash: text, key_id: text, signed_at: time, mac: text },
+  },
+  {
     // G11 Idempotency-Key rows: answers travel sealed; their context (tenant, mode, API key id, key, reservation) is
     // kept by the copy, so they open in the target under the same master keys. Pending reservations come too: they
     // lapse after their lock.

@@ -140,6 +140,7 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
     expect(run.stdout).toMatch(/^ {2}secret versions {2}24 values, 24 re-wrapped$/m);
     expect(run.stdout).toMatch(/^ {2}webhook secrets {2}2 values, 2 re-wrapped$/m);
     expect(run.stdout).toMatch(/^ {2}request replays {2}1 values, 1 re-wrapped$/m);
+    expect(run.stdout).toMatch(/^ {2}audit chain heads: 1, 1 re-signed$/m);
     expect(run.stdout).toContain(`Retired keys (no server needs them any more): ${idOf(keyA)}\n`);
     expect(run.stdout).toContain(`Remove the other keys from MNEMO_MASTER_KEY on every node (keep ${idOf(keyB)})`);
     // Run again: nothing left to do.
@@ -156,6 +157,8 @@ describe.each(['sqlite', 'postgres'] as const)('mnemo keys rotate-master on %s',
     } finally {
       await after.close();
     }
+    // The audit chain's head was re-signed: the new key alone verifies it, with the rows written since.
+    expect((await mnemo({ ...base, MNEMO_MASTER_KEY: keyB }, 'audit', 'verify')).error).toBeUndefined();
     // The next test goes on from here, with master.key instead of MNEMO_MASTER_KEY.
     writeFileSync(join(dir, 'master.key'), `${keyB}\n`, { mode: 0o600 });
   });

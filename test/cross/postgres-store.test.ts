@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mnemo } from '../support/cli.ts';
@@ -20,7 +21,11 @@ describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () 
     database = await fileDatabase();
     pglite = database.pglite;
     server = await servePglite(pglite);
-    env = { MNEMO_DATABASE_URL: server.url.replace(':postgres@', ':secret@'), MNEMO_DATABASE_POOL_SIZE: '4' };
+    // One master key for the server and the CLI (which signs and checks the audit chains' heads), none on disk.
+    env = {
+      MNEMO_DATABASE_URL: server.url.replace(':postgres@', ':secret@'), MNEMO_DATABASE_POOL_SIZE: '4',
+      MNEMO_MASTER_KEY: randomBytes(32).toString('base64'),
+    };
     t = await createTestApp({ env });
   }, 60_000);
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,7 +19,8 @@ afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true 
 
 describe('end to end: npm start, the CLI and HTTP on loopback', () => {
   it('serves G1 with the bundled local model, takes keys from the CLI while running, and stops on SIGTERM', async () => {
-    const dataDir = tempDir();
+    // Made by the server: only its user may enter it and read its files.
+    const dataDir = join(tempDir(), 'data');
     const server = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', MNEMO_LOG_LEVEL: 'warn' });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
@@ -31,6 +32,8 @@ describe('end to end: npm start, the CLI and HTTP on loopback', () => {
     expect(created).toMatchObject({ tenant: 'e2e', user: 'ann', tier: 'pro', mode: 'live' });
     expect(created.key).toMatch(/^mnemo_live_/);
     expect(created.scopes).toContain('memories:write');
+    const mode = (file: string) => (statSync(join(dataDir, file)).mode & 0o777).toString(8);
+    expect(['.', 'mnemo.db', 'mnemo.db-wal', 'mnemo.db-shm', 'master.key'].map(mode)).toEqual(['700', '600', '600', '600', '600']);
 
     const headers = { 'x-api-key': created.key, 'content-type': 'application/json' };
     const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -51,10 +54,18 @@ describe('end to end: npm start, the CLI and HTTP on loopback', () => {
     expect(await server.exited).toBe(0);
     await expect(fetch(`${server.url}/health`)).rejects.toThrow();
 
-    // The data survives a restart.
+    // The data survives a restart; a database others can read is logged once (at warn) and served.
+    const db = join(dataDir, 'mnemo.db');
+    chmodSync(db, 0o644);
     const again = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', MNEMO_LOG_LEVEL: 'warn', MNEMO_EMBEDDINGS: 'local' });
     const list = await fetch(`${again.url}/api/v1/memories`, { headers });
     expect(((await list.json()) as { pagination: { total: number } }).pagination.total).toBe(2);
+    const exposed = (output: string) => output.split('\n').filter((l) => l.startsWith('{') && l.includes('other users'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(exposed(server.output())).toEqual([]);
+    expect(exposed(again.output())).toEqual([expect.objectContaining({
+      level: 40, file: db, mode: '0644', msg: `${db} is readable by other users (mode 0644): run \`chmod 600 ${db}\``,
+    })]);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
   }, 120_000);

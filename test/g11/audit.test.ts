@@ -259,9 +259,9 @@ describe('G11 audit logs: errors', () => {
       ...real,
       audit: {
         ...real.audit,
-        append: async (entry) => {
+        append: async (entry, heads) => {
           if (failAppends) throw new Error('disk full');
-          return real.audit.append(entry);
+          return real.audit.append(entry, heads);
         },
       },
     };

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import type { LightMyRequestResponse, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
-import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { IDEMPOTENT_REQUEST_LOCK_MS, IDEMPOTENT_REQUEST_TTL_MS } from '../../src/core/idempotency/idempotent-request.service.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
@@ -61,7 +60,7 @@ describe('G11 Idempotency-Key', () => {
     expect(rows.map((r: Json) => [r.status, r.outcome, r.metadata])).toEqual([
       [201, 'success', { replayed: true }], [201, 'success', { version: 1 }],
     ]);
-    expect(await verifyAuditChains(t.container.storage.audit)).toMatchObject({ ok: true });
+    expect(await t.container.audit.verify({ tenantId: t.tenant, mode: 'live' })).toMatchObject({ ok: true, broken: [] });
   });
 
   it('replays a PUT without writing a second version', async () => {
@@ -343,7 +342,7 @@ describe('G11 Idempotency-Key when the audit log fails', () => {
     const real = await openStore(join(dir, 'mnemo.db'));
     const storage: Storage = {
       ...real,
-      audit: { ...real.audit, append: async (entry) => { if (failAppends) throw new Error('disk full'); return real.audit.append(entry); } },
+      audit: { ...real.audit, append: async (entry, heads) => { if (failAppends) throw new Error('disk full'); return real.audit.append(entry, heads); } },
     };
     t = await createTestApp({ overrides: { storage } });
   });

@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keyringFrom, masterKeyId } from '../../src/adapters/secrets/master-keyring.ts';
 import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { createAuditHeadSigner, type SignedAuditHead } from '../../src/core/audit/audit.head.ts';
+import { createAuditService } from '../../src/core/audit/audit.service.ts';
+import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createIdempotentRequestService, requestFingerprint } from '../../src/core/idempotency/idempotent-request.service.ts';
 import { open, type Keyring } from '../../src/core/secrets/envelope.ts';
@@ -48,6 +51,12 @@ describe('master-key rotation (core)', () => {
     keyring: () => keyring, clock,
   });
   const mcpCaller = { ...owner, userId: 'u1', scopes: new Set(['secrets:write', 'mcp:access'] as const) };
+  /** The audit log as a server with `keyring` records it: its chains' heads signed with the keyring's active key. */
+  const auditUnder = (keyring: Keyring) => createAuditService({ audit: storage.audit, clock, heads: createAuditHeadSigner(keyring) });
+  const record = (keyring: Keyring, tenantId = owner.tenantId) => auditUnder(keyring).record({
+    owner: { tenantId, mode: 'live' }, actor: { userId: 'u1', keyId: null }, action: 'secret.read', resource: 'secret:one', outcome: 'success', status: 200,
+  });
+  const auditVerifies = async (keyring: Keyring) => (await verifyAuditChains(storage.audit, createAuditHeadSigner(keyring))).ok;
 
   beforeEach(async () => {
     storage = createSqliteStorage({ file: ':memory:' });
@@ -69,6 +78,8 @@ describe('master-key rotation (core)', () => {
     for (const uri of CUSTOM) {
       await mcpUnder(old).register(mcpCaller, { uri, name: uri, requiresApproval: false, value: `value of ${uri}` });
     }
+    // And two audit chains, their heads signed with key A.
+    for (const tenantId of [owner.tenantId, 'tenant-s', owner.tenantId]) await record(old, tenantId);
   });
   afterEach(() => storage.close());
 
@@ -113,6 +124,7 @@ describe('master-key rotation (core)', () => {
         { name: 'secret versions', values: 10, rewrapped: 10 }, { name: 'webhook secrets', values: 4, rewrapped: 4 },
         { name: 'request replays', values: 2, rewrapped: 2 }, { name: 'MCP values', values: 2, rewrapped: 2 },
       ],
+      auditHeads: { heads: 2, resigned: 2, unverified: 0 },
       retiredKeyIds: [idA], keptKeyIds: [], failed: 0, failures: [], lateWrites: 0, complete: true,
     });
     // In pages, each told: four of the ten versions' pages and two of the webhooks' (G9, G10 and G11 alike) on each pass.
@@ -121,6 +133,7 @@ describe('master-key rotation (core)', () => {
       ['webhook secrets', 3, 3], ['webhook secrets', 4, 4],
       ['request replays', 2, 2],
       ['MCP values', 2, 2],
+      ['audit chain heads', 2, 2],
     ]);
     expect(progress.filter((p) => p.pass === 2).every((p) => p.rewrapped === 0)).toBe(true);
 
@@ -131,6 +144,11 @@ describe('master-key rotation (core)', () => {
     await expect(verifyKeyring(storage.secrets, old)).rejects.toBeInstanceOf(KeyringMismatchError);
     expect(await secretsUnder(fresh).get(owner, reader, 'three', 1)).toMatchObject({ value: 'three-v1' });
     expect(await mcpUnder(fresh).read(mcpCaller, CUSTOM[1]!, undefined)).toMatchObject({ value: `value of ${CUSTOM[1]}` });
+    // Every audit chain head is under B: the new key alone verifies them, and the chains go on under it.
+    expect((await storage.audit.heads(null, 10)).map((h) => h.keyId)).toEqual([idB, idB]);
+    expect(await auditVerifies(fresh)).toBe(true);
+    await record(fresh);
+    expect(await auditVerifies(fresh)).toBe(true);
 
     // Again: nothing to do.
     expect(await rotateMasterKey({ storage, keyring: rotating })).toMatchObject({
@@ -187,6 +205,28 @@ describe('master-key rotation (core)', () => {
     // Once every server seals with B, a run completes.
     expect(await rotateMasterKey({ storage, keyring: rotating })).toMatchObject({ lateWrites: 0, retiredKeyIds: [idA], complete: true });
     expect(await secretsUnder(fresh).get(owner, reader, 'late')).toMatchObject({ value: 'written-late' });
+  });
+
+  it('re-signs audit heads only when they verify, and keeps the old key for a head signed with it during the run', async () => {
+    // A head forged for the first chain (its MAC made without the key): never re-signed, it stays visible.
+    const [forged] = await storage.audit.heads(null, 1) as SignedAuditHead[];
+    await storage.audit.reviseHeads('all', (stored) => (stored.owner.tenantId === forged!.owner.tenantId ? { ...stored, mac: '0'.repeat(64) } as SignedAuditHead : null));
+    let wrote = false;
+    const summary = await rotateMasterKey({
+      storage, keyring: rotating,
+      progress: async (p) => {
+        // After the heads' first pass, a server whose keyring still has A first (and B second) appends to the other chain.
+        if (p.pass === 1 && p.source === 'audit chain heads' && !wrote) {
+          wrote = true;
+          await record(keyringFrom([keyA, keyB]), 'tenant-s');
+        }
+      },
+    });
+    expect(summary).toMatchObject({ auditHeads: { heads: 2, resigned: 1, unverified: 1 }, lateWrites: 1, keptKeyIds: [idA], complete: false });
+    expect((await storage.audit.heads(null, 10)).map((h) => [h.owner.tenantId, h.keyId, h.mac === '0'.repeat(64)])).toEqual([
+      ['tenant-r', idA, true], ['tenant-s', idB, false],
+    ]);
+    expect(await auditVerifies(rotating)).toBe(false);
   });
 
   it('leaves a value that does not open as it is, reports it, and keeps its key required', async () => {

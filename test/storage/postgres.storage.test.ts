@@ -1,8 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteExecutor, type PgExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
 import { migratePostgres, PG_MIGRATIONS } from '../../src/adapters/storage/postgres/pg-migrations.ts';
 import { createPostgresStorage, type PostgresStorageOptions } from '../../src/adapters/storage/postgres/postgres.storage.ts';
+import { createAuditHeadSigner, signUnsignedAuditHeads } from '../../src/core/audit/audit.head.ts';
+import { createAuditService } from '../../src/core/audit/audit.service.ts';
+import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
+import { ManualClock } from '../../src/core/clock.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { emptiedSchema, fileDatabase, type FileDatabase, useFreshSchema } from '../support/pglite.ts';
@@ -136,6 +141,27 @@ describe('postgres specifics', () => {
     }]);
     expect((await storage.searchLog.suggestQueries(scopeA, 'q', 5)).length).toBe(1);
     await storage.close();
+  });
+
+  it('gives audit chains written before signed heads an unsigned head at their last row, which signing at start signs', async () => {
+    const db = await freshSchema();
+    const signer = createAuditHeadSigner({ activeId: 'mk_upgrade', keys: new Map([['mk_upgrade', randomBytes(32)]]) });
+    const before = await createPostgresStorage(db);
+    const audit = createAuditService({ audit: before.audit, clock: new ManualClock(Date.UTC(2026, 0, 1)), heads: signer });
+    const last = [];
+    for (const owner of [{ tenantId: 'b', mode: 'live' }, { tenantId: 'a', mode: 'test' }, { tenantId: 'b', mode: 'live' }] as const) {
+      last.push(await audit.record({ owner, actor: { userId: 'u', keyId: null }, action: 'secret.read', resource: 'secret:x', outcome: 'success', status: 200 }));
+    }
+    await before.close();
+    // The store as the previous version left it: no heads, the migration not yet run.
+    await db.exec("DROP TABLE audit_heads; DELETE FROM schema_migrations WHERE name = 'audit chain heads, signed'");
+    const upgraded = await createPostgresStorage(db);
+    expect(await upgraded.audit.heads(null, 10)).toEqual([last[1]!, last[2]!].map((r) => ({ owner: r.owner, seq: r.seq, hash: r.hash, keyId: null, signedAt: null, mac: null })));
+    const at = new Date(Date.UTC(2026, 0, 2));
+    expect(await signUnsignedAuditHeads(upgraded.audit, signer, at)).toEqual([last[1]!.owner, last[2]!.owner]);
+    expect(await upgraded.audit.heads(null, 10)).toEqual([last[1]!, last[2]!].map((r) => signer.sign(r.owner, r, at)));
+    expect((await verifyAuditChains(upgraded.audit, signer)).ok).toBe(true);
+    await upgraded.close();
   });
 
   it('gives API keys made before names and rotation the default name, no successor, and a place in their owner\'s pages', async () => {

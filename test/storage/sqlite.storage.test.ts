@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,11 @@ import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/stor
 import { SqliteKeywordLengths } from '../../src/adapters/storage/sqlite/sqlite-keyword-lengths.ts';
 import { type Posting, SqliteKeywordPostings } from '../../src/adapters/storage/sqlite/sqlite-keyword-postings.ts';
 import { loadConfig } from '../../src/app/config.ts';
+import { createContainer } from '../../src/app/container.ts';
+import { createAuditHeadSigner } from '../../src/core/audit/audit.head.ts';
+import { createAuditService } from '../../src/core/audit/audit.service.ts';
+import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
+import { ManualClock } from '../../src/core/clock.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
@@ -54,6 +60,37 @@ describe('sqlite specifics', () => {
     const rebuilt = ['memories_fts', 'memories_fts_config', 'memories_fts_data', 'memories_fts_docsize', 'memories_fts_idx', 'memory_tags',
       'workspace_versions', 'schema_migrations', 'sqlite_sequence', 'reindex_progress'];
     expect(tables.filter((t) => !rebuilt.includes(t)).sort()).toEqual(TRANSFER_TABLES.map((t) => t.name).sort());
+  });
+
+  it('gives audit chains written before signed heads an unsigned head, which the next start signs at the chain\'s end', async () => {
+    const file = join(dir, 'audit-heads-upgrade.db');
+    const keyring = { activeId: 'mk_upgrade', keys: new Map([['mk_upgrade', randomBytes(32)]]) };
+    const signer = createAuditHeadSigner(keyring);
+    const before = createSqliteStorage({ file });
+    const audit = createAuditService({ audit: before.audit, clock: new ManualClock(Date.UTC(2026, 0, 1)), heads: signer });
+    const owners = [{ tenantId: 'a', mode: 'live' }, { tenantId: 'a', mode: 'test' }] as const;
+    const last = [];
+    for (const owner of owners) {
+      for (let i = 0; i < 3; i++) {
+        const row = await audit.record({ owner, actor: { userId: 'u', keyId: null }, action: 'secret.read', resource: 'secret:x', outcome: 'success', status: 200 });
+        if (i === 2) last.push(row);
+      }
+    }
+    await before.close();
+    // The store as the previous version left it: no heads, the migration not yet run.
+    const raw = new Database(file);
+    raw.exec("DROP TABLE audit_heads; DELETE FROM schema_migrations WHERE name = 'audit chain heads, signed'");
+    raw.close();
+    const upgraded = createSqliteStorage({ file });
+    expect(await upgraded.audit.heads(null, 10)).toEqual(last.map((r) => ({ owner: r.owner, seq: 3, hash: r.hash, keyId: null, signedAt: null, mac: null })));
+    expect(await verifyAuditChains(upgraded.audit, signer)).toMatchObject({ ok: false, broken: [{ reason: 'head_missing' }, { reason: 'head_missing' }] });
+    // The server's start signs them, then verify passes.
+    const config = loadConfig({ MNEMO_DATA_DIR: join(dir, 'audit-heads-upgrade'), MNEMO_EMBEDDINGS: 'hashing' });
+    const container = await createContainer(config, { storage: upgraded, keyring, clock: new ManualClock(Date.UTC(2026, 0, 2)) });
+    expect(await upgraded.audit.heads(null, 10)).toEqual(last.map((r) => signer.sign(r.owner, r, new Date(Date.UTC(2026, 0, 2)))));
+    expect((await container.audit.verify(owners[1])).ok).toBe(true);
+    expect((await verifyAuditChains(upgraded.audit, signer)).ok).toBe(true);
+    await container.close();
   });
 
   it('syncs every commit by default (synchronous=FULL in WAL mode), NORMAL only when configured', async () => {

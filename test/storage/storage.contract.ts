@@ -19,7 +19,8 @@ import {
   secretVersionContext, type SealedRef, type SealedValue, type SecretListQuery, type SecretOwner, type SecretVersionChanges,
   type StoredSecret, type StoredSecretVersion,
 } from '../../src/core/secrets/secret.types.ts';
-import { auditRowHash, GENESIS_HASH } from '../../src/core/audit/audit.hash.ts';
+import { auditRowHash, GENESIS_HASH, linkAuditRow } from '../../src/core/audit/audit.hash.ts';
+import { createAuditHeadSigner, signUnsignedAuditHeads, type SignedAuditHead } from '../../src/core/audit/audit.head.ts';
 import type { AuditEntry, AuditListQuery, AuditOwner, AuditRow } from '../../src/core/audit/audit.types.ts';
 import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
 import {
@@ -29,7 +30,7 @@ import type { McpApprovalListQuery } from '../../src/core/mcp-access/mcp-approva
 import {
   mcpResourceValueContext, type McpApprovalAnswer, type McpOwner, type StoredMcpApproval, type StoredMcpResource,
 } from '../../src/core/mcp-access/mcp.types.ts';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { TRANSFER_TABLES, type TransferRow } from '../../src/core/storage-transfer.ts';
 import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
@@ -44,6 +45,9 @@ const vec = (axis: number, other = -1, weight = 0) => ({ modelId: MODEL, vector:
 const listAll = (overrides: Partial<ListQuery> = {}): ListQuery => ({
   filter: {}, limit: 100, offset: 0, sortBy: 'created_at', sortOrder: 'asc', ...overrides,
 });
+
+/** Signs audit chain heads as a server with this master key would (core/audit/audit.head.ts). */
+const auditSigner = createAuditHeadSigner({ activeId: 'mk_contract', keys: new Map([['mk_contract', randomBytes(32)]]) });
 
 export interface ContractExtras {
   /** Another connection to the store `open` returned last; the suite closes it. */
@@ -2080,13 +2084,13 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       const ids = async (owner: AuditOwner, over: Partial<AuditListQuery> = {}) => (await storage.audit.list(owner, query(over))).items.map((r) => r.id);
       async function appendAll(owner: AuditOwner, count: number, over: Partial<AuditEntry> = {}): Promise<AuditRow[]> {
         const rows: AuditRow[] = [];
-        for (let i = 0; i < count; i++) rows.push(await storage.audit.append(entry(owner, over)));
+        for (let i = 0; i < count; i++) rows.push(await storage.audit.append(entry(owner, over), auditSigner));
         return rows;
       }
 
       it('appends rows to the owner\'s chain and reads them back exactly as hashed', async () => {
         const first = entry(live, { actor: { userId: 'u1', keyId: null }, region: 'eu-west-1', userAgent: null, ip: null, requestId: null, metadata: {} });
-        const rows = [await storage.audit.append(first), ...(await appendAll(live, 2))];
+        const rows = [await storage.audit.append(first, auditSigner), ...(await appendAll(live, 2))];
         expect(rows.map((r) => r.seq)).toEqual([1, 2, 3]);
         expect(rows[0]).toEqual({ ...first, seq: 1, prevHash: GENESIS_HASH, hash: auditRowHash({ ...first, seq: 1, prevHash: GENESIS_HASH }) });
         expect(rows[1]!.prevHash).toBe(rows[0]!.hash);
@@ -2124,16 +2128,16 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           }
           expect(seen.map((r) => r.id), `page size ${size}`).toEqual(all.map((r) => r.id));
         }
-        expect(await verifyAuditChains(storage.audit, { pageSize: 2 })).toMatchObject({ ok: true, rows: 6 });
+        expect(await verifyAuditChains(storage.audit, auditSigner, { pageSize: 2 })).toMatchObject({ ok: true, rows: 6 });
       });
 
       it('filters by actor, action, resource, region and time, newest or oldest first, a page at a time', async () => {
         const rows = [
-          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_a' }, action: 'secret.create', resource: 'secret:db', region: 'eu-west-1' })),
-          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_b' }, action: 'secret.read', resource: 'secret:db', region: 'us-east-1' })),
-          await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'secret.list', resource: 'secret:*' })),
-          await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'audit.read', resource: 'audit-log:*' })),
-          await storage.audit.append(entry(live, { actor: { userId: 'key_a', keyId: 'key_z' }, action: 'secret_x.read', resource: 'secret:db' })),
+          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_a' }, action: 'secret.create', resource: 'secret:db', region: 'eu-west-1' }), auditSigner),
+          await storage.audit.append(entry(live, { actor: { userId: 'alice', keyId: 'key_b' }, action: 'secret.read', resource: 'secret:db', region: 'us-east-1' }), auditSigner),
+          await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'secret.list', resource: 'secret:*' }), auditSigner),
+          await storage.audit.append(entry(live, { actor: { userId: 'bob', keyId: 'key_c' }, action: 'audit.read', resource: 'audit-log:*' }), auditSigner),
+          await storage.audit.append(entry(live, { actor: { userId: 'key_a', keyId: 'key_z' }, action: 'secret_x.read', resource: 'secret:db' }), auditSigner),
         ];
         const id = (...i: number[]) => i.map((k) => rows[k]!.id);
         expect(await ids(live, { filter: { actor: 'alice' } })).toEqual(id(0, 1));
@@ -2165,7 +2169,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       it('makes one unbroken chain of concurrent appends, from every connection', async () => {
         const stores = await connections();
         const appended = await Promise.all(Array.from({ length: 24 }, (_, i) =>
-          stores[i % stores.length]!.audit.append(entry(i % 3 === 0 ? sandbox : live))));
+          stores[i % stores.length]!.audit.append(entry(i % 3 === 0 ? sandbox : live), auditSigner)));
         const chainOf = async (owner: AuditOwner) => (await storage.audit.list(owner, query())).items;
         const lives = await chainOf(live);
         expect(lives.map((r) => r.seq)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
@@ -2173,15 +2177,34 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(new Set(appended.map((r) => r.id)).size).toBe(24);
         // What each append returned is what was stored.
         for (const r of appended) expect(await storage.audit.findById(r.owner, r.id)).toEqual(r);
-        const verified = await verifyAuditChains(storage.audit);
+        const verified = await verifyAuditChains(storage.audit, auditSigner);
         expect(verified).toMatchObject({ ok: true, rows: 24, broken: [] });
         expect(verified.intact.map((c) => [c.owner.mode, c.headSeq])).toEqual([['live', 16], ['test', 8]]);
+        // Each chain's head was replaced in the transaction of each append: it names the last row.
+        expect(await storage.audit.head(live)).toMatchObject({ seq: 16, hash: lives.at(-1)!.hash });
+      });
+
+      it('signs each chain\'s head in the append\'s transaction: its last row, under the master key, listed by owner', async () => {
+        const a = await appendAll(live, 3);
+        const b = await appendAll(otherTenant, 1);
+        // The MAC is a function of the head: the one signed for the last row is the one stored.
+        const headOf = (rows: AuditRow[]) => auditSigner.sign(rows.at(-1)!.owner, rows.at(-1)!, rows.at(-1)!.timestamp);
+        expect(await storage.audit.head(live)).toEqual(headOf(a));
+        expect(auditSigner.check(headOf(a))).toBe('valid');
+        expect(await storage.audit.head(sandbox)).toBeNull();
+        const all = [headOf(a), headOf(b)];
+        expect(await storage.audit.heads(null, 10)).toEqual(all);
+        expect(await storage.audit.heads(null, 1)).toEqual([all[0]]);
+        expect(await storage.audit.heads(live, 10)).toEqual([all[1]]);
+        // Signed heads are left to themselves by the start's signing of unsigned ones.
+        expect(await signUnsignedAuditHeads(storage.audit, auditSigner, new Date())).toEqual([]);
+        expect(await storage.audit.heads(null, 10)).toEqual(all);
       });
 
       describe('tampering through SQL', () => {
         const tamper = extras.audit;
         const verifyBreak = async () => {
-          const result = await verifyAuditChains(storage.audit, { pageSize: 2 });
+          const result = await verifyAuditChains(storage.audit, auditSigner, { pageSize: 2 });
           expect(result.ok).toBe(false);
           // The other tenant's chain still holds.
           expect(result.intact.map((c) => c.owner.tenantId)).toEqual([otherTenant.tenantId]);
@@ -2192,7 +2215,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         async function setUp(): Promise<AuditRow[]> {
           const rows = await appendAll(live, 5);
           await appendAll(otherTenant, 2);
-          expect((await verifyAuditChains(storage.audit)).ok).toBe(true);
+          expect((await verifyAuditChains(storage.audit, auditSigner)).ok).toBe(true);
           await tamper!.liftAppendOnlyGuard();
           return rows;
         }
@@ -2226,6 +2249,100 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
             SELECT tenant_id, mode, 3, ?, created_at, user_id, key_id, action, resource, outcome, status, ip, user_agent, region,
             request_id, metadata, ?, hash FROM audit_logs WHERE id = ?`, ['aud_forged', rows[1]!.hash, rows[0]!.id]);
           expect(await verifyBreak()).toMatchObject({ owner: live, seq: 3, id: 'aud_forged', reason: 'hash_mismatch' });
+        });
+
+        /** `head` stored as `live`'s head, as someone writing the database could (through the adapter: no SQL per store). */
+        const putHead = (head: SignedAuditHead) => storage.audit.reviseHeads('all', (stored) => (stored.owner.tenantId === live.tenantId
+          && stored.owner.mode === live.mode ? head : null));
+        /** A signer of the same key id without the master key. */
+        const forger = createAuditHeadSigner({ activeId: auditSigner.keyId, keys: new Map([[auditSigner.keyId, randomBytes(32)]]) });
+
+        it.skipIf(!tamper)('finds rows cut from the end and a chain deleted; a chain deleted with its head only against a kept head', async () => {
+          const rows = await setUp();
+          const kept = (await storage.audit.head(live)) as SignedAuditHead;
+          await tamper!.sql('DELETE FROM audit_logs WHERE id IN (?, ?)', [rows[3]!.id, rows[4]!.id]);
+          expect(await verifyBreak()).toEqual({
+            owner: live, seq: 3, id: rows[2]!.id, reason: 'truncated', head: { seq: 5, hash: rows[4]!.hash },
+            message: `its signed head is row 5 but the chain ends at row 3 (${rows[2]!.id}): rows 4-5 were cut from its end`,
+          });
+          // The next append links to row 3 but leaves the head where it was: the cut stays visible.
+          await storage.audit.append(entry(live), auditSigner);
+          expect(await verifyBreak()).toMatchObject({ seq: 4, reason: 'truncated' });
+
+          await tamper!.sql('DELETE FROM audit_logs WHERE tenant_id = ? AND mode = ?', [live.tenantId, live.mode]);
+          expect(await verifyBreak()).toMatchObject({ owner: live, seq: 0, id: null, reason: 'chain_missing', head: { seq: 5 } });
+          // With its head row too, the database alone shows nothing; a head kept elsewhere does.
+          await tamper!.sql('DELETE FROM audit_heads WHERE tenant_id = ? AND mode = ?', [live.tenantId, live.mode]);
+          expect(await verifyAuditChains(storage.audit, auditSigner)).toMatchObject({ ok: true, broken: [] });
+          expect(await verifyAuditChains(storage.audit, auditSigner, { since: [kept] })).toMatchObject({
+            ok: false, broken: [{ owner: live, reason: 'chain_missing', message: 'the kept head is row 5 but the chain has no rows: the whole chain was deleted' }],
+          });
+        });
+
+        it.skipIf(!tamper)('finds a chain rewritten with fresh hashes, and a head forged for it without the master key', async () => {
+          const rows = await setUp();
+          // Row 3 edited, and it and every later row hashed again: the links hold, the head no longer names the last row.
+          let previous = rows[1]!;
+          for (const r of rows.slice(2)) {
+            const rewritten = linkAuditRow({ ...r, action: r.seq === 3 ? 'secret.list' : r.action }, previous);
+            await tamper!.sql('UPDATE audit_logs SET action = ?, prev_hash = ?, hash = ? WHERE id = ?', [rewritten.action, rewritten.prevHash, rewritten.hash, r.id]);
+            previous = rewritten;
+          }
+          expect(await verifyBreak()).toMatchObject({ owner: live, seq: 5, reason: 'head_mismatch', message: expect.stringContaining('the chain was rewritten') });
+          await putHead(forger.sign(live, previous, new Date()));
+          expect(await verifyBreak()).toMatchObject({
+            seq: 5, reason: 'head_forged', message: `its head (row 5) does not verify under master key ${auditSigner.keyId}: this server did not sign it`,
+          });
+          // A head under a key the keyring lacks does not verify either.
+          await putHead({ ...auditSigner.sign(live, previous, new Date()), keyId: 'mk_other' });
+          expect(await verifyBreak()).toMatchObject({ reason: 'head_forged', message: expect.stringContaining('mk_other, which the keyring does not hold') });
+        });
+
+        it.skipIf(!tamper)('finds rows appended without the master key, and a chain whose head was deleted; appends re-sign neither', async () => {
+          const rows = await setUp();
+          // An append by someone without the key: the stored head does not verify under theirs, so it stays at row 5.
+          const added = await storage.audit.append(entry(live), forger);
+          expect(await verifyBreak()).toMatchObject({
+            seq: 6, id: added.id, reason: 'head_mismatch', message: `row 6 (${added.id}) follows its signed head (row 5): appended without the master key`,
+          });
+          await tamper!.sql('DELETE FROM audit_heads WHERE tenant_id = ? AND mode = ?', [live.tenantId, live.mode]);
+          expect(await verifyBreak()).toMatchObject({ seq: 6, reason: 'head_missing', message: expect.stringContaining('its head row was deleted') });
+          await storage.audit.append(entry(live), auditSigner);
+          expect(await storage.audit.head(live)).toBeNull();
+          expect(await verifyBreak()).toMatchObject({ seq: 7, reason: 'head_missing' });
+          expect(rows).toHaveLength(5);
+        });
+
+        it.skipIf(!tamper)('signs a head the upgrade left unsigned at the next start or append, trusting the rows so far', async () => {
+          const rows = await setUp();
+          const unsign = () => tamper!.sql('UPDATE audit_heads SET key_id = NULL, signed_at = NULL, mac = NULL WHERE tenant_id = ? AND mode = ?',
+            [live.tenantId, live.mode]);
+          await unsign();
+          expect(await storage.audit.head(live)).toEqual({ owner: live, seq: 5, hash: rows[4]!.hash, keyId: null, signedAt: null, mac: null });
+          expect(await verifyBreak()).toMatchObject({ seq: 5, reason: 'head_missing', message: expect.stringContaining('not signed yet') });
+          const at = new Date(t0 + 3_600_000);
+          expect(await signUnsignedAuditHeads(storage.audit, auditSigner, at)).toEqual([live]);
+          expect(await storage.audit.head(live)).toEqual(auditSigner.sign(live, rows[4]!, at));
+          expect(await signUnsignedAuditHeads(storage.audit, auditSigner, at)).toEqual([]);
+          expect((await verifyAuditChains(storage.audit, auditSigner)).ok).toBe(true);
+          await unsign();
+          const next = await storage.audit.append(entry(live), auditSigner);
+          expect(await storage.audit.head(live)).toEqual(auditSigner.sign(live, next, next.timestamp));
+          expect((await verifyAuditChains(storage.audit, auditSigner)).ok).toBe(true);
+        });
+
+        it.skipIf(!tamper)('a chain rolled back with its older head passes alone, and fails against a head kept since', async () => {
+          const rows = await setUp();
+          const kept = (await storage.audit.head(live)) as SignedAuditHead;
+          await tamper!.sql('DELETE FROM audit_logs WHERE id IN (?, ?)', [rows[3]!.id, rows[4]!.id]);
+          // The head stored when row 3 was appended (a head is a function of the row it names), put back from a copy.
+          await putHead(auditSigner.sign(live, rows[2]!, rows[2]!.timestamp));
+          expect((await verifyAuditChains(storage.audit, auditSigner)).ok).toBe(true);
+          const against = await verifyAuditChains(storage.audit, auditSigner, { pageSize: 2, since: [kept] });
+          expect(against.broken).toEqual([{
+            owner: live, seq: 3, id: rows[2]!.id, reason: 'truncated', head: { seq: 5, hash: rows[4]!.hash },
+            message: `the kept head is row 5 but the chain ends at row 3 (${rows[2]!.id}): rows 4-5 were cut from its end, or the database was rolled back`,
+          }]);
         });
 
         it.skipIf(!tamper)('finds two rows swapped', async () => {
@@ -2554,7 +2671,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
             actor: { userId: 'u1', keyId: i === 2 ? null : `key_${i}` }, action: 'secret.read', resource: `secret:s${i}`,
             outcome: i === 1 ? 'failure' : 'success', status: i === 1 ? 404 : 200, ip: i === 2 ? null : '::1', userAgent: 'agent "x", y',
             region: i === 0 ? 'eu' : null, requestId: `req_${i}`, metadata: i === 2 ? {} : { version: i, format: 'json', b: false, none: null },
-          });
+          }, auditSigner);
         }
         // G11 idempotent requests: two kept answers (a key with a comma, so paging walks text keys) and a reservation.
         const idemAt = new Date(Date.UTC(2030, 0, 1));
@@ -2643,8 +2760,11 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const auditRows = await from.audit.scan(null, 100);
         expect(await to.audit.scan(null, 100)).toEqual(auditRows);
         expect(auditRows).toHaveLength(4);
-        const verified = await verifyAuditChains(to.audit);
-        expect(verified).toEqual(await verifyAuditChains(from.audit));
+        // And their signed heads: the copy verifies under the same master key.
+        expect(await to.audit.heads(null, 10)).toEqual(await from.audit.heads(null, 10));
+        expect(await to.audit.heads(null, 10)).toHaveLength(2);
+        const verified = await verifyAuditChains(to.audit, auditSigner);
+        expect(verified).toEqual(await verifyAuditChains(from.audit, auditSigner));
         expect(verified).toMatchObject({ ok: true, rows: 4 });
         const owner = f.secrets[0]!.owner;
         const last = auditRows.filter((r) => r.owner.tenantId === owner.tenantId).at(-1)!;
@@ -2652,9 +2772,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           id: `aud_${randomUUID().replaceAll('-', '')}`, owner, timestamp: new Date(Date.UTC(2026, 0, 5)), actor: last.actor,
           action: 'audit.read', resource: 'audit-log:*', outcome: 'success', status: 200, ip: null, userAgent: null, region: null,
           requestId: null, metadata: {},
-        });
+        }, auditSigner);
         expect(next).toMatchObject({ seq: 4, prevHash: last.hash });
-        expect((await verifyAuditChains(to.audit)).ok).toBe(true);
+        expect((await verifyAuditChains(to.audit, auditSigner)).ok).toBe(true);
         // Idempotent requests: the kept answers as they were (rotation walks the same), the reservation still held.
         expect(await to.idempotentRequests.sealedValues(null, 100)).toEqual(await from.idempotentRequests.sealedValues(null, 100));
         expect(await to.idempotentRequests.sealedValues(null, 100)).toHaveLength(2);

@@ -1,5 +1,9 @@
+import { createHmac, hkdfSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { auditCanonicalForm, auditRowHash, GENESIS_HASH, linkAuditRow } from '../../src/core/audit/audit.hash.ts';
+import {
+  auditHeadCanonicalForm, createAuditHeadSigner, nextAuditHead, type SignedAuditHead, type StoredAuditHead,
+} from '../../src/core/audit/audit.head.ts';
 import { cleanAuditMetadata, cleanAuditText } from '../../src/core/audit/audit.rules.ts';
 import type { AuditEntry, AuditOwner, AuditPosition, AuditRow } from '../../src/core/audit/audit.types.ts';
 import { verifyAuditChains } from '../../src/core/audit/audit.verifier.ts';
@@ -19,13 +23,29 @@ function chain(owner: AuditOwner, length: number): AuditRow[] {
   return rows;
 }
 
-/** An AuditRepository's scan over rows in memory (sorted as storage sorts them). */
-function scanOf(rows: AuditRow[]) {
+const MASTER = Buffer.alloc(32, 7);
+const signer = createAuditHeadSigner({ activeId: 'mk_test', keys: new Map([['mk_test', MASTER]]) });
+const SIGNED_AT = new Date('2026-06-02T00:00:00.000Z');
+
+/** The signed head of each chain of `rows` (its last row), as storage keeps them. */
+function headsOf(rows: AuditRow[]): SignedAuditHead[] {
+  const last = new Map<string, AuditRow>();
+  for (const r of rows) if ((last.get(`${r.owner.tenantId}/${r.owner.mode}`)?.seq ?? 0) < r.seq) last.set(`${r.owner.tenantId}/${r.owner.mode}`, r);
+  return [...last.values()].map((r) => signer.sign(r.owner, r, SIGNED_AT));
+}
+
+/** An AuditRepository's scan and heads over rows in memory (sorted as storage sorts them); heads default to the rows' own. */
+function scanOf(rows: AuditRow[], heads: StoredAuditHead[] = headsOf(rows)) {
   const key = (r: AuditPosition) => [r.tenantId, r.mode, String(r.seq).padStart(12, '0')].join('\u0000');
   const sorted = [...rows].sort((a, b) => (key({ ...a.owner, seq: a.seq }) < key({ ...b.owner, seq: b.seq }) ? -1 : 1));
+  const ownerKey = (o: AuditOwner) => `${o.tenantId}\u0000${o.mode}`;
+  const sortedHeads = [...heads].sort((a, b) => (ownerKey(a.owner) < ownerKey(b.owner) ? -1 : 1));
   return {
     async scan(after: AuditPosition | null, limit: number) {
       return sorted.filter((r) => after === null || key({ ...r.owner, seq: r.seq }) > key(after)).slice(0, limit);
+    },
+    async heads(after: AuditOwner | null, limit: number) {
+      return sortedHeads.filter((h) => after === null || ownerKey(h.owner) > ownerKey(after)).slice(0, limit);
     },
   };
 }
@@ -75,18 +95,19 @@ describe('audit hash chain (core/audit)', () => {
 describe('verifyAuditChains', () => {
   it('passes intact chains and names each head, a page at a time', async () => {
     const rows = [...chain(other, 2), ...chain(acme, 5), ...chain(sandbox, 1)];
-    const result = await verifyAuditChains(scanOf(rows), { pageSize: 2 });
+    const result = await verifyAuditChains(scanOf(rows), signer, { pageSize: 2 });
     expect(result).toMatchObject({ ok: true, rows: 8, broken: [] });
     expect(result.intact.map((c) => [c.owner.tenantId, c.owner.mode, c.rows, c.headSeq])).toEqual([
       ['acme', 'live', 5, 5], ['acme', 'test', 1, 1], ['zeta', 'live', 2, 2],
     ]);
     expect(result.intact[0]!.headHash).toBe(rows[6]!.hash);
-    expect(await verifyAuditChains(scanOf([]))).toEqual({ ok: true, rows: 0, intact: [], broken: [] });
+    expect(await verifyAuditChains(scanOf([]), signer)).toEqual({ ok: true, rows: 0, intact: [], broken: [] });
   });
 
   it('finds an edited row, a deleted row, an inserted row and moved rows, in the chain they break only', async () => {
     const verify = async (tampered: AuditRow[]) => {
-      const result = await verifyAuditChains(scanOf([...tampered, ...chain(other, 3)]), { pageSize: 3 });
+      // The heads as they were before the tampering: what a row-level change leaves (the head is checked after the rows).
+      const result = await verifyAuditChains(scanOf([...tampered, ...chain(other, 3)], headsOf([...rows, ...chain(other, 3)])), signer, { pageSize: 3 });
       expect(result.ok).toBe(false);
       expect(result.intact.map((c) => c.owner.tenantId)).toEqual(['zeta']);
       expect(result.broken).toHaveLength(1);
@@ -119,6 +140,91 @@ describe('verifyAuditChains', () => {
 
     const restarted = rows.map((r) => (r.seq === 1 ? { ...r, prevHash: 'a'.repeat(64) } : r));
     expect(await verify(restarted)).toMatchObject({ seq: 1, reason: 'prev_hash_mismatch', message: expect.stringContaining('genesis') });
+  });
+});
+
+describe('signed chain heads (core/audit/audit.head.ts)', () => {
+  it('MACs the documented form under the HKDF-derived key, as an outsider computes it (vector from Python hmac + hashlib)', () => {
+    const head = signer.sign(acme, { seq: 5, hash: 'ab'.repeat(32) }, SIGNED_AT);
+    expect(auditHeadCanonicalForm(head)).toBe(`["mnemo-audit-head-v1","acme","live",5,"${'ab'.repeat(32)}","mk_test","2026-06-02T00:00:00.000Z"]`);
+    // HKDF-SHA256 (RFC 5869) by hand in Python: extract with 32 zero bytes as the empty salt, one block of expand.
+    expect(head).toEqual({ owner: acme, seq: 5, hash: 'ab'.repeat(32), keyId: 'mk_test', signedAt: SIGNED_AT, mac: 'af603f7db4847736943b7ea509053094cb5c24fe1d02e0c6f6e1e9d9446c1d3c' });
+    const key = Buffer.from(hkdfSync('sha256', MASTER, Buffer.alloc(0), 'mnemo-audit-head-v1', 32));
+    expect(createHmac('sha256', key).update(auditHeadCanonicalForm(head)).digest('hex')).toBe(head.mac);
+    expect(signer.check(head)).toBe('valid');
+    for (const changed of [{ seq: 4 }, { hash: 'cd'.repeat(32) }, { signedAt: new Date(0) }, { owner: sandbox }, { mac: 'f'.repeat(64) }]) {
+      expect(signer.check({ ...head, ...changed }), JSON.stringify(changed)).toBe('forged');
+    }
+    expect(signer.check({ ...head, keyId: 'mk_gone' })).toBe('unknown_key');
+    // Any key of the keyring checks its own heads; the active one signs.
+    const rotated = createAuditHeadSigner({ activeId: 'mk_new', keys: new Map([['mk_new', Buffer.alloc(32, 9)], ['mk_test', MASTER]]) });
+    expect(rotated.check(head)).toBe('valid');
+    expect(rotated.sign(acme, head, SIGNED_AT).keyId).toBe('mk_new');
+  });
+
+  it('replaces a head only when it verifies and names the chain\'s end; a new chain and an unsigned head get one', () => {
+    const rows = chain(acme, 3);
+    const [second, third] = [rows[1]!, rows[2]!];
+    const signedAt2 = signer.sign(acme, second, second.timestamp);
+    const next = signer.sign(acme, third, third.timestamp);
+    expect(nextAuditHead(null, null, rows[0]!, signer)).toEqual(signer.sign(acme, rows[0]!, rows[0]!.timestamp));
+    expect(nextAuditHead(signedAt2, second, third, signer)).toEqual(next);
+    expect(nextAuditHead({ ...signedAt2, keyId: null, signedAt: null, mac: null }, second, third, signer)).toEqual(next);
+    // Rows but no head (deleted), a head past the end, a forged head: left as they are.
+    expect(nextAuditHead(null, second, third, signer)).toBeNull();
+    expect(nextAuditHead(signer.sign(acme, third, SIGNED_AT), second, third, signer)).toBeNull();
+    expect(nextAuditHead({ ...signedAt2, mac: '0'.repeat(64) }, second, third, signer)).toBeNull();
+  });
+});
+
+describe('verifyAuditChains: signed heads and heads kept elsewhere', () => {
+  const rows = chain(acme, 5);
+  const others = chain(other, 2);
+  const verify = (scanned: AuditRow[], heads: StoredAuditHead[], since?: SignedAuditHead[]) =>
+    verifyAuditChains(scanOf([...scanned, ...others], [...heads, ...headsOf(others)]), signer, { pageSize: 2, ...(since ? { since } : {}) });
+  const headAt = (n: number, of = rows) => signer.sign(of[n - 1]!.owner, of[n - 1]!, SIGNED_AT);
+
+  it('passes chains whose signed heads name their last rows, and kept heads their chains still reach', async () => {
+    expect(await verify(rows, [headAt(5)], [headAt(2), headAt(5), headAt(1, others)])).toMatchObject({ ok: true, rows: 7, broken: [] });
+  });
+
+  it('names each kind of head finding, with the chain\'s last row and the head compared', async () => {
+    const first = async (scanned: AuditRow[], heads: StoredAuditHead[], since?: SignedAuditHead[]) => {
+      const result = await verify(scanned, heads, since);
+      expect(result.ok).toBe(false);
+      expect(result.intact.map((c) => c.owner.tenantId)).toEqual(['zeta']);
+      expect(result.broken).toHaveLength(1);
+      return result.broken[0]!;
+    };
+    expect(await first(rows.slice(0, 3), [headAt(5)])).toEqual({
+      owner: acme, seq: 3, id: rows[2]!.id, reason: 'truncated', head: { seq: 5, hash: rows[4]!.hash },
+      message: `its signed head is row 5 but the chain ends at row 3 (${rows[2]!.id}): rows 4-5 were cut from its end`,
+    });
+    expect(await first(rows.slice(0, 4), [headAt(5)])).toMatchObject({ reason: 'truncated', message: expect.stringContaining('row 5 was cut') });
+    expect(await first(rows, [headAt(4)])).toMatchObject({ seq: 5, reason: 'head_mismatch', message: `row 5 (${rows[4]!.id}) follows its signed head (row 4): appended without the master key` });
+    expect(await first(rows, [headAt(2)])).toMatchObject({ reason: 'head_mismatch', message: expect.stringContaining(`rows 3-5 (up to ${rows[4]!.id}) follow`) });
+    expect(await first(rows, [])).toMatchObject({ seq: 5, id: rows[4]!.id, reason: 'head_missing' });
+    expect(await first(rows, [{ ...headAt(5), keyId: null, signedAt: null, mac: null }])).toMatchObject({ reason: 'head_missing', message: expect.stringContaining('not signed yet') });
+    expect(await first(rows, [{ ...headAt(5), mac: '0'.repeat(64) }])).toMatchObject({ reason: 'head_forged' });
+    expect(await first([], [headAt(5)])).toEqual({
+      owner: acme, seq: 0, id: null, reason: 'chain_missing', head: { seq: 5, hash: rows[4]!.hash },
+      message: 'its signed head is row 5 but the chain has no rows: the whole chain was deleted',
+    });
+    // Rewritten from row 3 on with fresh hashes: every link holds, the head's hash does not.
+    const rewritten = [...rows.slice(0, 2)];
+    for (const r of rows.slice(2)) rewritten.push(linkAuditRow({ ...r, resource: 'secret:other' }, rewritten.at(-1)!));
+    expect(await first(rewritten, [headAt(5)])).toMatchObject({ seq: 5, reason: 'head_mismatch', message: expect.stringContaining('the chain was rewritten') });
+    // A rewritten chain with a head made for it passes alone (someone with the key), but not against a kept head.
+    const rewrittenHead = headAt(5, rewritten);
+    expect((await verify(rewritten, [rewrittenHead])).ok).toBe(true);
+    expect(await first(rewritten, [rewrittenHead], [headAt(4)])).toMatchObject({ seq: 5, reason: 'head_mismatch', head: { seq: 4, hash: rows[3]!.hash } });
+    // Rolled back (rows and head both older), deleted with its head, or against a forged kept head.
+    expect(await first(rows.slice(0, 3), [headAt(3)], [headAt(5)])).toMatchObject({ seq: 3, reason: 'truncated', message: expect.stringContaining('rolled back') });
+    expect(await first([], [], [headAt(5)])).toMatchObject({ seq: 0, id: null, reason: 'chain_missing', message: expect.stringContaining('the kept head is row 5') });
+    expect(await first(rows, [headAt(5)], [{ ...headAt(2), seq: 3 }])).toMatchObject({ seq: 5, reason: 'head_forged', message: expect.stringContaining('the kept head of row 3 does not verify') });
+    expect(await first(rows, [headAt(5)], [{ ...headAt(2), keyId: 'mk_old' }])).toMatchObject({ reason: 'head_forged', message: expect.stringContaining('mk_old, which the keyring does not hold') });
+    // A broken link is the chain's first finding, before its head's.
+    expect(await first(rows.filter((r) => r.seq !== 2).slice(0, 3), [headAt(5)])).toMatchObject({ seq: 3, reason: 'missing_rows' });
   });
 });
 

@@ -17,8 +17,11 @@ import type { AuditChainHead, AuditEntry, AuditMetadata, AuditRow } from './audi
  * `json.dumps(x, separators=(",", ":"), ensure_ascii=False)` does.
  *
  * What the chain proves: a row edited, removed, inserted or moved breaks it at that row or the next one, unless
- * every later row of the chain is rewritten too. Rows cut from the end of a chain leave no gap: compare the heads
- * `mnemo audit verify` prints with ones kept elsewhere (as CloudTrail's digest files are kept apart from the logs).
+ * every later row of the chain is rewritten too. What it cannot show alone (rows cut from the end, rows appended, a
+ * chain rewritten with fresh hashes) its signed head shows: an HMAC of the chain's last seq and hash under a key
+ * derived from the master key, replaced with each append (audit.head.ts). A chain deleted together with its head, or
+ * the whole database rolled back, leave nothing to compare in the database: heads kept elsewhere (`mnemo audit head`,
+ * `mnemo audit verify --since-head`) show those, as CloudTrail's digest files are kept apart from the logs.
  */
 export const AUDIT_HASH_FORMAT = 'mnemo-audit-v1';
 

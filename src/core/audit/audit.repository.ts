@@ -1,3 +1,4 @@
+import type { AuditHeadReviser, AuditHeadSigner, StoredAuditHead } from './audit.head.ts';
 import type { AuditEntry, AuditListQuery, AuditOwner, AuditPosition, AuditRow } from './audit.types.ts';
 
 /**
@@ -11,9 +12,10 @@ export interface AuditRepository {
    * other append to that chain takes too, on any connection or node, until the insert commits. So concurrent
    * appends make one unbroken chain: seq 1, 2, 3 … without gaps, each row's prevHash the hash of the one before.
    * (SQLite: an IMMEDIATE transaction; PostgreSQL: a transaction-level advisory lock keyed on the owner.)
-   * Returns the stored row.
+   * In the same transaction it stores the head core's `nextAuditHead` returns, signed by `signer` (audit.head.ts), or
+   * leaves the stored head when that returns null. Returns the stored row.
    */
-  append(entry: AuditEntry): Promise<AuditRow>;
+  append(entry: AuditEntry, signer: AuditHeadSigner): Promise<AuditRow>;
   /** The owner's row with this id; null when there is none (another owner's row too). */
   findById(owner: AuditOwner, id: string): Promise<AuditRow | null>;
   /** The owner's rows matching `query.filter`, a page at a time; `total` counts every match (all pages). */
@@ -23,4 +25,10 @@ export interface AuditRepository {
    * order), mode, then seq: each chain whole and in order, one after another. For `mnemo audit verify`.
    */
   scan(after: AuditPosition | null, limit: number): Promise<AuditRow[]>;
+  /** The owner's stored head; null when there is none. */
+  head(owner: AuditOwner): Promise<StoredAuditHead | null>;
+  /** Every stored head, `limit` at a time after `after`'s (null: from the start), ordered by tenantId (byte order), mode. */
+  heads(after: AuditOwner | null, limit: number): Promise<StoredAuditHead[]>;
+  /** Rewrites stored heads chain by chain, each under its chain's append lock (AuditHeadReviser); returns how many it wrote. */
+  reviseHeads: AuditHeadReviser;
 }

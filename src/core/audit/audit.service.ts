@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { DomainError, validationError, type FieldProblem } from '../errors.ts';
 import { prefixedId } from '../ids.ts';
+import type { AuditHeadSigner } from './audit.head.ts';
 import type { AuditRepository } from './audit.repository.ts';
 import {
   AUDIT_TEXT_MAX, cleanAuditMetadata, cleanAuditText, cleanOptionalAuditText, parseAuditFilter, type AuditAction,
@@ -65,10 +66,11 @@ function checkedFilter(input: AuditFilterInput): AuditFilter {
 
 /**
  * The audit log of each owner (tenant + mode): recording, and reading it back. Rows are append-only and chained
- * (audit.hash.ts); `verifyAuditChains` (audit.verifier.ts) checks the chains.
+ * (audit.hash.ts), each chain's head signed by `heads` (audit.head.ts: a key derived from the master key);
+ * `verifyAuditChains` (audit.verifier.ts) checks the chains.
  */
-export function createAuditService(deps: { audit: AuditRepository; clock: Clock }) {
-  const { audit, clock } = deps;
+export function createAuditService(deps: { audit: AuditRepository; clock: Clock; heads: AuditHeadSigner }) {
+  const { audit, clock, heads } = deps;
 
   /** Records one row; resolves once it is stored. A failure throws: the caller must then withhold its answer. */
   async function record(input: AuditRecordInput): Promise<AuditRow> {
@@ -86,7 +88,7 @@ export function createAuditService(deps: { audit: AuditRepository; clock: Clock 
       region: cleanOptionalAuditText(input.region, AUDIT_TEXT_MAX.region),
       requestId: cleanOptionalAuditText(input.requestId, AUDIT_TEXT_MAX.requestId),
       metadata: cleanAuditMetadata(input.metadata ?? {}),
-    });
+    }, heads);
   }
 
   /** Newest first; `cursor` continues after the previous page (null: from the newest). */
@@ -121,15 +123,20 @@ export function createAuditService(deps: { audit: AuditRepository; clock: Clock 
   }
 
   /**
-   * Checks the owner's own chain link by link (audit.verifier.ts), reading it in chain order a page at a time: what
-   * `mnemo audit verify` does for every chain of the store, for one tenant and mode (the dashboard's audit page).
+   * Checks the owner's own chain link by link and against its signed head (audit.verifier.ts), reading it in chain
+   * order a page at a time: what `mnemo audit verify` does for every chain of the store, for one tenant and mode (the
+   * dashboard's audit page).
    */
   async function verify(owner: AuditOwner, options: { pageSize?: number } = {}): Promise<AuditVerification> {
     const all = checkedFilter({});
-    const ownChain: Pick<AuditRepository, 'scan'> = {
+    const ownChain: Pick<AuditRepository, 'scan' | 'heads'> = {
       scan: async (after, limit) => (await audit.list(owner, { filter: all, order: 'asc', afterSeq: after?.seq ?? null, limit })).items,
+      heads: async (after) => {
+        const head = after === null ? await audit.head(owner) : null;
+        return head ? [head] : [];
+      },
     };
-    return verifyAuditChains(ownChain, options);
+    return verifyAuditChains(ownChain, heads, options);
   }
 
   return { record, list, get, export: exportRows, verify };

@@ -1,3 +1,5 @@
+import { createAuditHeadSigner, resignAuditHeads } from '../audit/audit.head.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Storage } from '../storage.port.ts';
 import { sealPlaintextWebhookSecrets } from '../webhooks/webhook-secret.ts';
 import { rewrap, SealedValueError, type Keyring } from './envelope.ts';
@@ -6,8 +8,9 @@ import type { SealedRef, SealedValue } from './secret.types.ts';
 
 /**
  * Master-key rotation: every sealed value of the store gets its data key re-wrapped under the keyring's active key
- * (values themselves are never re-encrypted), then the check values of the keys that seal nothing any more are
- * dropped, so that a server starts without them. `mnemo keys rotate-master` runs it (app/rotate-master.command.ts).
+ * (values themselves are never re-encrypted), and every audit chain head is re-signed under it (core/audit/audit.head.ts),
+ * then the check values of the keys that seal nothing any more are dropped, so that a server starts without them.
+ * `mnemo keys rotate-master` runs it (app/rotate-master.command.ts).
  */
 
 /** One kind of sealed value in the store. */
@@ -55,6 +58,11 @@ export interface RotationSummary {
   sealedPlaintext: number;
   /** Per kind: values seen and re-wrapped by the first pass. */
   sources: { name: string; values: number; rewrapped: number }[];
+  /**
+   * Audit chain heads seen and re-signed by the first pass; `unverified`: heads whose MAC did not verify, left as they
+   * are (never re-signed, so a forged head stays visible to `mnemo audit verify`; they keep no key required).
+   */
+  auditHeads: { heads: number; resigned: number; unverified: number };
   /** Keys whose check value was dropped: nothing is sealed under them any more, a server no longer needs them. */
   retiredKeyIds: string[];
   /** Keys that must stay in the keyring: values under them did not open, or were written under them during the run. */
@@ -63,8 +71,8 @@ export interface RotationSummary {
   failed: number;
   failures: { source: string; ref: string; keyId: string; error: string }[];
   /**
-   * Values found under an older key by the second pass: written while the first pass ran, by a server that still
-   * seals with an old key. They are re-wrapped too, but that key stays required (its check is kept) until a run
+   * Values (and audit heads) found under an older key by the second pass: written while the first pass ran, by a
+   * server that still seals with an old key. They are re-wrapped too, but that key stays required (its check is kept) until a run
    * finds none: the server may write more.
    */
   lateWrites: number;
@@ -83,8 +91,10 @@ export interface RotationSummary {
  * the key, and the run is reported incomplete.
  */
 export async function rotateMasterKey(deps: {
-  storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests' | 'mcpResources'>;
+  storage: Pick<Storage, 'secrets' | 'webhooks' | 'idempotentRequests' | 'mcpResources' | 'audit'>;
   keyring: Keyring;
+  /** The time re-signed audit heads carry. */
+  clock?: Clock;
   pageSize?: number;
   /** Told after each page (and awaited: a caller may act between pages). */
   progress?: (p: RotationProgress) => void | Promise<void>;
@@ -128,12 +138,22 @@ export async function rotateMasterKey(deps: {
     return { ...counts, movedOff };
   }
 
+  const heads = createAuditHeadSigner(keyring);
+  const clock = deps.clock ?? systemClock;
+  /** One pass over the audit heads, told as a source of its own. */
+  async function headsPass(n: 1 | 2) {
+    const done = await resignAuditHeads(storage.audit, heads, clock.now());
+    await deps.progress?.({ pass: n, source: 'audit chain heads', checked: done.heads, rewrapped: done.resigned, failed: 0 });
+    return done;
+  }
+
   const sources = sealedValueSources(storage);
   const first: RotationSummary['sources'] = [];
   for (const source of sources) {
     const done = await pass(source, 1);
     first.push({ name: source.name, values: done.checked, rewrapped: done.rewrapped });
   }
+  const firstHeads = await headsPass(1);
 
   const retired: string[] = [];
   for (const id of await storage.secrets.keyCheckIds()) {
@@ -148,6 +168,9 @@ export async function rotateMasterKey(deps: {
     lateWrites += done.rewrapped;
     for (const id of done.movedOff) lateKeys.add(id);
   }
+  const lateHeads = await headsPass(2);
+  lateWrites += lateHeads.resigned;
+  for (const id of lateHeads.movedOff) lateKeys.add(id);
   for (const id of lateKeys) {
     keptKeyIds.add(id);
     // Only a key of this keyring can have sealed what was just re-wrapped, so its check can be written again.
@@ -158,6 +181,7 @@ export async function rotateMasterKey(deps: {
     activeKeyId: keyring.activeId,
     sealedPlaintext,
     sources: first,
+    auditHeads: { heads: firstHeads.heads, resigned: firstHeads.resigned, unverified: firstHeads.unverified },
     retiredKeyIds,
     keptKeyIds: [...keptKeyIds].sort(),
     failed: failedRefs.size,

@@ -497,6 +497,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'audit chain heads, signed',
+    sql: `
+      -- The signed head of each audit chain (core/audit/audit.head.ts): the chain's last seq and hash, the master key
+      -- id, the time and the HMAC, replaced in the transaction of every append (under the chain's advisory lock).
+      -- Chains that exist now get an unsigned head (key_id, signed_at and mac NULL), which the server's next start
+      -- signs at the chain's last row; the partial index keeps that look free once none is left.
+      CREATE TABLE audit_heads (
+        tenant_id  text COLLATE "C" NOT NULL,
+        mode       text NOT NULL CHECK (mode IN ('live', 'test')),
+        seq        bigint NOT NULL,
+        hash       text NOT NULL,
+        key_id     text,
+        signed_at  timestamptz,
+        mac        text,
+        PRIMARY KEY (tenant_id, mode),
+        CHECK ((key_id IS NULL) = (mac IS NULL) AND (signed_at IS NULL) = (mac IS NULL))
+      );
+      CREATE INDEX audit_heads_unsigned ON audit_heads (tenant_id, mode) WHERE mac IS NULL;
+      INSERT INTO audit_heads (tenant_id, mode, seq, hash)
+        SELECT DISTINCT ON (tenant_id, mode) tenant_id, mode, seq, hash FROM audit_logs ORDER BY tenant_id, mode, seq DESC;
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -620,5 +620,30 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 17,
+    name: 'audit chain heads, signed',
+    sql: `
+      -- The signed head of each audit chain (core/audit/audit.head.ts): the chain's last seq and hash, the master key
+      -- id, the time and the HMAC, replaced in the transaction of every append. signed_at is epoch ms. Chains that
+      -- exist now get an unsigned head (key_id, signed_at and mac NULL), which the server's next start signs at the
+      -- chain's last row; the partial index keeps that look free once none is left.
+      CREATE TABLE audit_heads (
+        tenant_id  TEXT NOT NULL,
+        mode       TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        seq        INTEGER NOT NULL,
+        hash       TEXT NOT NULL,
+        key_id     TEXT,
+        signed_at  INTEGER,
+        mac        TEXT,
+        PRIMARY KEY (tenant_id, mode),
+        CHECK ((key_id IS NULL) = (mac IS NULL) AND (signed_at IS NULL) = (mac IS NULL))
+      );
+      CREATE INDEX audit_heads_unsigned ON audit_heads (tenant_id, mode) WHERE mac IS NULL;
+      -- SQLite takes hash from the row holding MAX(seq).
+      INSERT INTO audit_heads (tenant_id, mode, seq, hash)
+        SELECT tenant_id, mode, MAX(seq), hash FROM audit_logs GROUP BY tenant_id, mode;
+    `,
+  },
 ];
 

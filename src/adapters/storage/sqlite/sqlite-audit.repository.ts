@@ -1,6 +1,9 @@
 import { canonicalMetadata, linkAuditRow } from '../../../core/audit/audit.hash.ts';
+import { nextAuditHead, type AuditHeadSigner, type SignedAuditHead, type StoredAuditHead } from '../../../core/audit/audit.head.ts';
 import type { AuditRepository } from '../../../core/audit/audit.repository.ts';
-import type { AuditEntry, AuditFilter, AuditMetadata, AuditOutcome, AuditOwner, AuditRow } from '../../../core/audit/audit.types.ts';
+import type {
+  AuditChainHead, AuditEntry, AuditFilter, AuditMetadata, AuditOutcome, AuditOwner, AuditRow,
+} from '../../../core/audit/audit.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
 
@@ -28,6 +31,15 @@ const toRow = (r: AuditDbRow): AuditRow => ({
   prevHash: r.prev_hash,
   hash: r.hash,
 });
+
+interface HeadDbRow { tenant_id: string; mode: string; seq: number; hash: string; key_id: string | null; signed_at: number | null; mac: string | null }
+
+const toHead = (r: HeadDbRow): StoredAuditHead => {
+  const owner = { tenantId: r.tenant_id, mode: r.mode as KeyMode };
+  return r.mac === null || r.key_id === null || r.signed_at === null
+    ? { owner, seq: r.seq, hash: r.hash, keyId: null, signedAt: null, mac: null }
+    : { owner, seq: r.seq, hash: r.hash, keyId: r.key_id, signedAt: new Date(r.signed_at), mac: r.mac };
+};
 
 /** The WHERE clause of an owner's rows matching `filter`, and its parameters. */
 function matching(owner: AuditOwner, filter: AuditFilter): { where: string; params: unknown[] } {
@@ -66,9 +78,12 @@ function matching(owner: AuditOwner, filter: AuditFilter): { where: string; para
   return { where, params };
 }
 
-/** The audit log: each tenant + mode's hash chain, appended under SQLite's write lock. */
+/** Heads read at a time when rewriting them (each then rewritten in a transaction of its own). */
+const REVISE_PAGE = 500;
+
+/** The audit log: each tenant + mode's hash chain and its signed head, appended under SQLite's write lock. */
 export function createSqliteAuditRepository(db: SqliteDb): AuditRepository {
-  const head = db.prepare<[string, string], { seq: number; hash: string }>(
+  const lastRow = db.prepare<[string, string], { seq: number; hash: string }>(
     'SELECT seq, hash FROM audit_logs WHERE tenant_id = ? AND mode = ? ORDER BY seq DESC LIMIT 1');
   const insert = db.prepare(`INSERT INTO audit_logs (tenant_id, mode, seq, id, created_at, user_id, key_id, action, resource,
     outcome, status, ip, user_agent, region, request_id, metadata, prev_hash, hash)
@@ -78,19 +93,46 @@ export function createSqliteAuditRepository(db: SqliteDb): AuditRepository {
   const scanAfter = db.prepare<[string, string, number, number], AuditDbRow>(
     'SELECT * FROM audit_logs WHERE (tenant_id, mode, seq) > (?, ?, ?) ORDER BY tenant_id, mode, seq LIMIT ?');
 
-  const appendTx = db.transaction((entry: AuditEntry): AuditRow => {
-    const row = linkAuditRow(entry, head.get(entry.owner.tenantId, entry.owner.mode) ?? null);
+  const storedHead = db.prepare<[string, string], HeadDbRow>('SELECT * FROM audit_heads WHERE tenant_id = ? AND mode = ?');
+  const putHead = db.prepare(`INSERT INTO audit_heads (tenant_id, mode, seq, hash, key_id, signed_at, mac) VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (tenant_id, mode) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, key_id = excluded.key_id,
+      signed_at = excluded.signed_at, mac = excluded.mac`);
+  const headsFirst = db.prepare<[number], HeadDbRow>('SELECT * FROM audit_heads ORDER BY tenant_id, mode LIMIT ?');
+  const headsAfter = db.prepare<[string, string, number], HeadDbRow>(
+    'SELECT * FROM audit_heads WHERE (tenant_id, mode) > (?, ?) ORDER BY tenant_id, mode LIMIT ?');
+  const unsignedFirst = db.prepare<[number], HeadDbRow>('SELECT * FROM audit_heads WHERE mac IS NULL ORDER BY tenant_id, mode LIMIT ?');
+  const unsignedAfter = db.prepare<[string, string, number], HeadDbRow>(
+    'SELECT * FROM audit_heads WHERE mac IS NULL AND (tenant_id, mode) > (?, ?) ORDER BY tenant_id, mode LIMIT ?');
+
+  const storeHead = (h: SignedAuditHead) =>
+    putHead.run(h.owner.tenantId, h.owner.mode, h.seq, h.hash, h.keyId, h.signedAt.getTime(), h.mac);
+
+  const appendTx = db.transaction((entry: AuditEntry, signer: AuditHeadSigner): AuditRow => {
+    const last = lastRow.get(entry.owner.tenantId, entry.owner.mode) ?? null;
+    const stored = storedHead.get(entry.owner.tenantId, entry.owner.mode);
+    const row = linkAuditRow(entry, last);
     insert.run(row.owner.tenantId, row.owner.mode, row.seq, row.id, row.timestamp.getTime(), row.actor.userId, row.actor.keyId,
       row.action, row.resource, row.outcome, row.status, row.ip, row.userAgent, row.region, row.requestId,
       canonicalMetadata(row.metadata), row.prevHash, row.hash);
+    const next = nextAuditHead(stored ? toHead(stored) : null, last, row, signer);
+    if (next) storeHead(next);
     return row;
   });
 
+  /** Re-reads one chain's head and last row under the write lock and stores what `revise` makes of them. */
+  const reviseTx = db.transaction((owner: AuditOwner, revise: (stored: StoredAuditHead, last: AuditChainHead | null) => SignedAuditHead | null): boolean => {
+    const stored = storedHead.get(owner.tenantId, owner.mode);
+    if (!stored) return false;
+    const next = revise(toHead(stored), lastRow.get(owner.tenantId, owner.mode) ?? null);
+    if (next) storeHead(next);
+    return next !== null;
+  });
+
   return {
-    async append(entry) {
+    async append(entry, signer) {
       // IMMEDIATE: the write lock is taken before the head is read, so an append on another connection (the CLI,
       // another process on the file) waits and then links to this row.
-      return appendTx.immediate(entry);
+      return appendTx.immediate(entry, signer);
     },
     async findById(owner, id) {
       const row = byId.get(owner.tenantId, owner.mode, id);
@@ -111,6 +153,23 @@ export function createSqliteAuditRepository(db: SqliteDb): AuditRepository {
     async scan(after, limit) {
       const rows = after === null ? scanFirst.all(limit) : scanAfter.all(after.tenantId, after.mode, after.seq, limit);
       return rows.map(toRow);
+    },
+    async head(owner) {
+      const row = storedHead.get(owner.tenantId, owner.mode);
+      return row ? toHead(row) : null;
+    },
+    async heads(after, limit) {
+      return (after === null ? headsFirst.all(limit) : headsAfter.all(after.tenantId, after.mode, limit)).map(toHead);
+    },
+    async reviseHeads(which, revise) {
+      const [first, next] = which === 'unsigned' ? [unsignedFirst, unsignedAfter] : [headsFirst, headsAfter];
+      let written = 0;
+      for (let after: AuditOwner | null = null; ;) {
+        const page: HeadDbRow[] = after === null ? first.all(REVISE_PAGE) : next.all(after.tenantId, after.mode, REVISE_PAGE);
+        for (const r of page) if (reviseTx.immediate({ tenantId: r.tenant_id, mode: r.mode as KeyMode }, revise)) written++;
+        if (page.length < REVISE_PAGE) return written;
+        after = { tenantId: page.at(-1)!.tenant_id, mode: page.at(-1)!.mode as KeyMode };
+      }
     },
   };
 }

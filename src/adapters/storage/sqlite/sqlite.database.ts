@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { WarningLog } from '../../../core/warning-log.ts';
+import { checkStoreFiles } from '../file-permissions.ts';
 import { MIGRATIONS, type Migration } from './migrations.ts';
 
 export type SqliteDb = Database.Database;
@@ -24,10 +26,16 @@ export interface SqliteOptions {
 
 /**
  * Opens (creating if needed) a SQLite file in WAL mode and brings its schema up to date. WAL lets the CLI
- * (`mnemo keys create`) write while a server reads and writes the same file.
+ * (`mnemo keys create`) write while a server reads and writes the same file. The directory, the file, its -wal and
+ * its -shm must not be writable by other users (ExposedStoreFileError); `log` hears of those others can read.
  */
-export function openSqlite(file: string, options: SqliteOptions = {}): SqliteDb {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+export function openSqlite(file: string, options: SqliteOptions & { log?: WarningLog } = {}): SqliteDb {
+  if (file !== ':memory:' && file !== '') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    checkStoreFiles([dirname(file), file, `${file}-wal`, `${file}-shm`], options.log);
+    // Created 0600 here whatever the umask: SQLite gives the -wal and -shm it creates the database file's mode.
+    if (!existsSync(file)) createPrivateFile(file);
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.synchronous ?? 'full']}`);
@@ -35,6 +43,14 @@ export function openSqlite(file: string, options: SqliteOptions = {}): SqliteDb 
   db.pragma('busy_timeout = 5000');
   migrateSqlite(db);
   return db;
+}
+
+function createPrivateFile(file: string): void {
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
 }
 
 /** The synchronous setting the connection reports (what SQLite actually does, not what was asked). */
