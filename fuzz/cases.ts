@@ -34,7 +34,7 @@ const latin1Safe = (s: string) => s.replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
 
 // ---- path and query text ---------------------------------------------------------------------------------------
 
-const HOSTILE_SEGMENTS = [
+export const HOSTILE_SEGMENTS = [
   '%', '%zz', '%c0%af', '%00', '%2F', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', '__proto__', 'constructor', 'prototype',
   '%ED%A0%80', '%F0%9F%92%A9', '%FF%FE', "'", '%22', '%20', ';', '*', 'null', 'undefined', '-1', '1e999', 'NaN',
   '00000000-0000-0000-0000-000000000000', '%E2%80%AE', 'a%00b', 'mem_', 'whk_', '%25',
@@ -47,7 +47,7 @@ function hostileSegment(sizes: Sizes): fc.Arbitrary<string> {
   );
 }
 
-const BAD_QUERY_VALUES = [
+export const BAD_QUERY_VALUES = [
   '%', '%zz', '%c0%af', '%ff', '%00', '%ED%A0%80', '%u0041', '%%', 'a%2', '', '-1', '-0', '1e999', '1e308', 'NaN',
   'Infinity', '99999999999999999999', '0x1F', '1.5', 'true', 'null', '%5B%5D', '__proto__', '%7B%7D', '%5B', ',,,',
   '%20', '+', 'a,b,,c', '%E2%80%AE',

@@ -7,6 +7,8 @@ import { HangError, type Transport } from './transport.ts';
 import { FULL_SIZES, type Sizes } from './values.ts';
 import { fuzzSseCase, fuzzWsCase, WS_ROUTES } from './streams.ts';
 import { withWordedSchemas } from './worded-schemas.ts';
+import { mcpCases, mcpOperations } from './mcp.ts';
+import { DASHBOARD_ROUTES, dashboardCases, dashboardProblems, dashboardRouteName, dashboardSessions } from './dashboard.ts';
 
 /** Routes that answer with a stream that stays open: fuzzed over a real socket, never through inject. */
 export const SSE_ROUTES = new Set(['GET /api/v1/stream', 'GET /v1/search/stream']);
@@ -26,6 +28,11 @@ export interface FuzzOptions {
    * remaining cases are skipped and the caller may replace the server (the target's fields) before the next route.
    */
   onHang?: () => Promise<void>;
+  /**
+   * What the server reported since the last call (its error-level log lines): drained after each case, and each
+   * line is a problem of that case.
+   */
+  serverProblems?: () => string[];
 }
 
 export interface Failure {
@@ -96,7 +103,13 @@ export function routesOf(target: Target, only?: string): { http: Operation[]; ss
 
 type Runner = (c: FuzzCase) => Promise<Answer>;
 
-async function runCases(route: string, cases: FuzzCase[], run: Runner, o: FuzzOptions, label: (k: string) => string): Promise<RouteReport> {
+/** Checks of an answer beyond the common oracle: the control tenant's secret never reaches the fuzz tenant. */
+const controlSecretShown = (target: Target) => (a: Answer): string[] =>
+  target.ids.control.secret && a.body.includes(target.ids.control.secret) ? ["the control tenant's secret value in the answer"] : [];
+
+async function runCases(
+  route: string, cases: FuzzCase[], run: Runner, o: FuzzOptions, label: (k: string) => string, extra: (a: Answer) => string[] = () => [],
+): Promise<RouteReport> {
   const started = performance.now();
   const statuses: Record<string, number> = {};
   const failures: Failure[] = [];
@@ -108,12 +121,13 @@ async function runCases(route: string, cases: FuzzCase[], run: Runner, o: FuzzOp
       const a = await run(c);
       statuses[a.status] = (statuses[a.status] ?? 0) + 1;
       const sent = `${c.request.url}\n${c.request.body?.toString() ?? ''}\n${Object.values(c.request.headers).join('\n')}`;
-      problems = judge(a, sent, o.timeBoundMs);
+      problems = [...judge(a, sent, o.timeBoundMs), ...extra(a)];
       answer = `${a.status} ${a.body.slice(0, 400)}`;
     } catch (err) {
       statuses.error = (statuses.error ?? 0) + 1;
       problems = [err instanceof HangError ? `hang: ${err.message}` : `no answer: ${err instanceof Error ? err.message : String(err)}`];
     }
+    problems.push(...(o.serverProblems?.() ?? []));
     if (problems.length > 0) failures.push({ route, seed: o.seed, index, problems, request: describeCase(c, label), answer });
     o.onCase?.(route);
     if (o.onHang && problems.some((p) => p.startsWith('hang'))) {
@@ -136,7 +150,42 @@ export async function fuzzHttpRoutes(target: Target, o: FuzzOptions): Promise<Ro
     const route = routeName(op);
     // Keys and ids are read per route: after a hang the caller may have replaced the server.
     const cases = sample(casesFor(op, contextFor(target, sizes)), routeSeed(o.seed, route), o.cases);
-    reports.push(await runCases(route, cases, (c) => target.send(c.request, o.timeBoundMs * 3), o, keyLabeller(target.keys)));
+    reports.push(await runCases(route, cases, (c) => target.send(c.request, o.timeBoundMs * 3), o, keyLabeller(target.keys), controlSecretShown(target)));
+  }
+  return reports;
+}
+
+/** What the server logged while a run prepared (valid requests only) fails the run rather than its first case. */
+function failOnServerProblems(o: FuzzOptions, what: string): void {
+  const problems = o.serverProblems?.() ?? [];
+  if (problems.length > 0) throw new Error(`${what}: ${problems.join('; ')}`);
+}
+
+/** Every MCP operation (fuzz/mcp.ts) at /mcp: `o.cases` JSON-RPC requests each. */
+export async function fuzzMcpRoutes(target: Target, o: FuzzOptions): Promise<RouteReport[]> {
+  const sizes = o.sizes ?? (() => FULL_SIZES);
+  const reports: RouteReport[] = [];
+  const ops = (await mcpOperations(target.send, target.keys.pool[0]!, target.ids)).filter((m) => !o.only || m.route.includes(o.only));
+  failOnServerProblems(o, 'listing the MCP tools');
+  for (const m of ops) {
+    const cases = sample(mcpCases(m, contextFor(target, sizes)), routeSeed(o.seed, m.route), o.cases);
+    reports.push(await runCases(m.route, cases, (c) => target.send(c.request, o.timeBoundMs * 3), o, keyLabeller(target.keys), controlSecretShown(target)));
+  }
+  return reports;
+}
+
+/** Every dashboard page and form (fuzz/dashboard.ts), signed in and not: `o.cases` requests each. */
+export async function fuzzDashboardRoutes(target: Target, o: FuzzOptions): Promise<RouteReport[]> {
+  const routes = DASHBOARD_ROUTES.filter((r) => !o.only || dashboardRouteName(r).includes(o.only));
+  if (routes.length === 0) return [];
+  const sessions = await dashboardSessions(target.send, target.keys);
+  failOnServerProblems(o, 'signing in the dashboard sessions');
+  const reports: RouteReport[] = [];
+  for (const r of routes) {
+    const route = dashboardRouteName(r);
+    const cases = sample(dashboardCases(r, target.ids, sessions), routeSeed(o.seed, route), o.cases);
+    reports.push(await runCases(route, cases, (c) => target.send(c.request, o.timeBoundMs * 3), o, keyLabeller(target.keys),
+      (a) => dashboardProblems(a, target.ids.control.secret)));
   }
   return reports;
 }
@@ -149,7 +198,7 @@ export async function fuzzStreamRoutes(target: Target, o: FuzzOptions): Promise<
   for (const op of routes.sse) {
     const route = routeName(op);
     const cases = sample(casesFor(op, contextFor(target, sizes)), routeSeed(o.seed, route), o.cases);
-    reports.push(await runCases(route, cases, (c) => fuzzSseCase(target.baseUrl, c, o.timeBoundMs), o, keyLabeller(target.keys)));
+    reports.push(await runCases(route, cases, (c) => fuzzSseCase(target.baseUrl, c, o.timeBoundMs), o, keyLabeller(target.keys), controlSecretShown(target)));
   }
   for (const route of routes.ws) {
     const op = WS_ROUTES[route]!(target.keys);

@@ -16,7 +16,8 @@ export interface FuzzKeys {
 /** Existing ids the cases aim at, by path prefix; the control tenant's ids are among them (they must stay out of reach). */
 export interface FixtureIds {
   byPrefix: [prefix: string, ids: string[]][];
-  control: { g1: string[]; g2: string[] };
+  /** `secret`: the value of the control tenant's G11 secret, which no answer to the fuzz tenant may show. */
+  control: { g1: string[]; g2: string[]; secret?: string };
 }
 
 const TIMEOUT_MS = 10_000;
@@ -30,7 +31,7 @@ async function call(send: Transport, method: string, url: string, headers: Recor
   return JSON.parse(a.body) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-/** The same small data set for a tenant: G1 and G2 memories, a topic, a G9 and a G10 webhook. */
+/** The same small data set for a tenant: G1 and G2 memories, a topic, a G9 and a G10 webhook, a G11 secret. */
 async function seedTenant(send: Transport, key: string, label: string) {
   const apiKey = { 'x-api-key': key };
   const bearer = { authorization: `Bearer ${key}` };
@@ -47,7 +48,9 @@ async function seedTenant(send: Transport, key: string, label: string) {
   const topic = await call(send, 'POST', '/api/v1/topics', apiKey, { name: `${label} topic`, description: 'fuzz fixture' });
   const g9 = await call(send, 'POST', '/api/v1/webhooks', bearer, { url: 'https://example.com/hook', events: ['memory.created'] });
   const g10 = await call(send, 'POST', '/v1/webhooks', apiKey, { url: 'https://example.com/hook', events: ['transfer.completed'] });
-  return { g1, g2: [g2a.id as string, g2b.id as string], topic: topic.data.id as string, g9: g9.data.id as string, g10: g10.data.id as string };
+  const secret = { name: `${label}.db`, value: `${label}-secret-value-5f1c0d` };
+  await call(send, 'POST', '/v1/security/secrets', bearer, secret);
+  return { g1, g2: [g2a.id as string, g2b.id as string], topic: topic.data.id as string, g9: g9.data.id as string, g10: g10.data.id as string, secret };
 }
 
 export async function seedFixtures(send: Transport, keys: FuzzKeys): Promise<FixtureIds> {
@@ -61,8 +64,9 @@ export async function seedFixtures(send: Transport, keys: FuzzKeys): Promise<Fix
       ['/api/v1/memory', both((t) => [...t.g2, `mem_${t.g1[0]!}`])],
       ['/api/v1/webhooks', both((t) => [t.g9])],
       ['/v1/webhooks', both((t) => [t.g10])],
+      ['/v1/security/secrets', both((t) => [t.secret.name])],
     ],
-    control: { g1: control.g1, g2: control.g2 },
+    control: { g1: control.g1, g2: control.g2, secret: control.secret.value },
   };
 }
 
@@ -84,7 +88,7 @@ function stable(value: unknown): unknown {
   return value;
 }
 
-/** The control tenant's data as G1 list and G2 get show it (and its topics and webhooks), for a before/after check. */
+/** The control tenant's data as G1 list and G2 get show it (and its topics, webhooks and secrets), for a before/after check. */
 export async function controlSnapshot(send: Transport, keys: FuzzKeys, ids: FixtureIds): Promise<unknown> {
   const apiKey = { 'x-api-key': keys.control };
   const bearer = { authorization: `Bearer ${keys.control}` };
@@ -96,5 +100,6 @@ export async function controlSnapshot(send: Transport, keys: FuzzKeys, ids: Fixt
   const topics = await call(send, 'GET', '/api/v1/topics?limit=100', apiKey);
   const g9 = await call(send, 'GET', '/api/v1/webhooks?limit=100', bearer);
   const g10 = await call(send, 'GET', '/v1/webhooks?limit=100', apiKey);
-  return stable({ g1List: list, g2Get: g2, topics, g9, g10 });
+  const secrets = await call(send, 'GET', '/v1/security/secrets?limit=100', bearer);
+  return stable({ g1List: list, g2Get: g2, topics, g9, g10, secrets });
 }

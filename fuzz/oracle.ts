@@ -6,6 +6,8 @@ export interface Answer {
   status: number;
   body: string;
   ms: number;
+  /** The answer's headers, where the transport has them (the dashboard's cases read its cookies). */
+  headers?: Record<string, string | string[] | number | undefined>;
 }
 
 const LEAKS: [what: string, pattern: RegExp][] = [
@@ -25,4 +27,16 @@ export function judge(answer: Answer, sent: string, timeBoundMs: number): string
     if (m && !sent.includes(m[0])) problems.push(`${what} in the body: ${JSON.stringify(m[0].slice(0, 80))}`);
   }
   return problems;
+}
+
+/** The server's log lines at this pino level or above are problems of the case that caused them. */
+export const ERROR_LOG_LEVEL = 50;
+
+/** A pino line in one line of text: level, message, the error's type, message and first stack frame, the request. */
+export function describeLogLine(line: Record<string, unknown>): string {
+  const err = line.err as { type?: string; message?: string; stack?: string } | undefined;
+  const frame = err?.stack?.split('\n').find((s) => s.trim().startsWith('at '))?.trim();
+  const req = line.req as { method?: string; url?: string } | undefined;
+  const error = err ? ` ${err.type ?? ''}: ${err.message ?? ''}${frame ? ` (${frame})` : ''}` : '';
+  return `[level ${String(line.level)}] ${String(line.msg ?? '')}${error}${req?.url ? ` ${req.method} ${req.url.slice(0, 120)}` : ''}`;
 }

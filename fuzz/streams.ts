@@ -85,15 +85,21 @@ export function fuzzSseCase(baseUrl: string, c: FuzzCase, boundMs: number): Prom
   });
 }
 
+/** Larger than the server's WebSocket maxPayload (64 KiB): ws closes with 1009, which is the client's mistake. */
+const OVERSIZED_FRAME = 'x'.repeat(64 * 1024 + 1);
+
 /**
- * A WebSocket session: the upgrade (refused with a status, or accepted), the case's message as a text frame, a
- * binary frame, then a ping that a live socket must answer. The answer's "status" is the refusal's HTTP status, or
- * 101; a close with 1011 (internal error) counts as a 500. Everything the server sent is the body.
+ * A WebSocket session: the upgrade (refused with a status, or accepted), the case's message as a text frame (in
+ * about one case of eight a frame over the size limit instead), a binary frame, then a ping that a live socket must
+ * answer. The answer's "status" is the refusal's HTTP status, or 101; a close with 1011 (internal error) counts as a
+ * 500. Everything the server sent is the body.
  */
 export function fuzzWsCase(baseUrl: string, c: FuzzCase, boundMs: number): Promise<Answer> {
   const r = c.request;
   const headers = { ...r.headers };
   delete headers['content-type'];
+  const oversized = (r.url.length + (r.body?.length ?? 0)) % 8 === 0;
+  if (oversized) c.notes.push(`a text frame of ${OVERSIZED_FRAME.length} bytes`);
   return new Promise<Answer>((resolve, reject) => {
     const started = performance.now();
     const received: string[] = [];
@@ -117,7 +123,8 @@ export function fuzzWsCase(baseUrl: string, c: FuzzCase, boundMs: number): Promi
       res.on('end', () => { received.push(body); finish(() => resolve(answer())); });
     });
     ws.on('open', () => {
-      if (r.body !== undefined) ws.send(r.body.toString());
+      if (oversized) ws.send(OVERSIZED_FRAME);
+      else if (r.body !== undefined) ws.send(r.body.toString());
       ws.send(Buffer.from([0xc0, 0xaf, 0x00]));
       ws.send(JSON.stringify({ type: 'ping' }));
     });

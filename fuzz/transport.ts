@@ -23,7 +23,7 @@ export function injectTransport(app: FastifyInstance): Transport {
     const res = await withTimeout(app.inject({
       method: r.method as 'GET', url: r.url, headers: r.headers, ...(r.body === undefined ? {} : { payload: r.body }),
     }), timeoutMs, `${r.method} ${r.url.slice(0, 100)}`);
-    return { status: res.statusCode, body: res.body, ms: performance.now() - started };
+    return { status: res.statusCode, body: res.body, ms: performance.now() - started, headers: res.headers };
   };
 }
 
@@ -41,7 +41,7 @@ export function httpTransport(baseUrl: string): Transport {
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started, headers: res.headers }));
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new HangError(`no answer within ${timeoutMs} ms: ${r.method} ${r.url.slice(0, 100)}`)));

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -5,6 +6,7 @@ import { toWebRequest } from '@modelcontextprotocol/node';
 import { createMcpHandler, localhostAllowedOrigins, validateOriginHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Principal } from '../core/api-keys/api-key.types.ts';
 import { DomainError, isDomainError } from '../core/errors.ts';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../core/json-limits.ts';
 import { createMnemoMcpServer, type McpServerDeps } from '../mcp/mcp-server.ts';
 import type { McpSession } from '../mcp/session.ts';
 import { errorBody, MCP_ERROR_STATUS } from '../mcp/tool-errors.ts';
@@ -17,6 +19,20 @@ export const MCP_PATH = '/mcp';
 
 /** The MCP session rides to the per-request server factory in AuthInfo.extra (the SDK passes it through untouched). */
 const SESSION_KEY = 'mnemoSession';
+
+/**
+ * How deep a JSON-RPC body may nest: the deepest legitimate one, a batch of tools/call whose arguments carry metadata
+ * of MAX_JSON_DEPTH levels, nests 20, and the SDK's request conversion re-serializes bodies recursively (8,000 levels
+ * overflowed the stack).
+ */
+export const MAX_MCP_MESSAGE_DEPTH = MAX_JSON_DEPTH + 16;
+
+/** What the SDK reports while it answers one request, held until the answer's status says whose mistake it was. */
+interface Reports { errors: Error[]; answered: boolean }
+
+/** JSON-RPC's codes for a body that is not JSON, and for one that is not a request the server will read. */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
 
 /**
  * The MCP server over Streamable HTTP at `/mcp`, stateless: every HTTP request is served by a fresh MCP server
@@ -32,12 +48,19 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
   allowedOrigins: readonly string[] | '*';
 }> = async (app, deps) => {
   const allowedOrigins = deps.allowedOrigins === '*' ? '*' : [...new Set([...localhostAllowedOrigins(), ...deps.allowedOrigins])];
+  const reporting = new AsyncLocalStorage<Reports>();
   const handler = createMcpHandler((ctx) => {
     const session = ctx.authInfo?.extra?.[SESSION_KEY] as McpSession | undefined;
     // The route always passes one; without it nothing may be served.
     if (!session) throw new Error('MCP request without a session');
     return createMnemoMcpServer(deps.mcp, session, { version: deps.version });
-  }, { onerror: (err) => app.log.warn({ err }, 'MCP request failed') });
+  }, {
+    onerror: (err) => {
+      const reports = reporting.getStore();
+      if (reports && !reports.answered) reports.errors.push(err);
+      else app.log.warn({ err }, 'MCP request failed');
+    },
+  });
   app.addHook('onClose', async () => { await handler.close(); });
 
   app.setErrorHandler((error: FastifyError, req, reply) => renderError(error, req, reply));
@@ -56,6 +79,11 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
       const principal = await authenticate(deps.auth, req, reply);
       const named = workspaceOf(req);
       if (!named.ok) throw new DomainError('VALIDATION_FAILED', 'Invalid workspace id', { fields: [named.problem] });
+      if (exceedsJsonDepth(req.body, MAX_MCP_MESSAGE_DEPTH)) {
+        throw new DomainError('VALIDATION_FAILED', `The JSON-RPC message nests deeper than ${MAX_MCP_MESSAGE_DEPTH} levels`, {
+          reason: 'too_deep', fields: [{ field: 'body', reason: 'too_deep', message: `must nest at most ${MAX_MCP_MESSAGE_DEPTH} levels of objects and arrays` }],
+        });
+      }
       const session: McpSession = {
         caller: async () => principal, defaultWorkspace: named.workspace, transport: 'mcp-http',
         ip: req.ip, userAgent: req.headers['user-agent'] ?? null, requestId: req.id,
@@ -65,7 +93,14 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
       const request = await toWebRequest(req.raw, req.body, { signal: gone.signal });
-      const response = await handler.fetch(request, { authInfo, ...(req.body === undefined ? {} : { parsedBody: req.body }) });
+      const reports: Reports = { errors: [], answered: false };
+      const response = await reporting.run(reports, () => handler.fetch(request, { authInfo, ...(req.body === undefined ? {} : { parsedBody: req.body }) }));
+      reports.answered = true;
+      // The SDK reports a client's mistakes (a 4xx answer) through the same callback as its own failures.
+      for (const err of reports.errors) {
+        if (response.status >= 500) req.log.error({ err }, 'MCP request failed');
+        else req.log.info({ status: response.status, reason: err.message }, 'MCP request refused');
+      }
       reply.status(response.status);
       response.headers.forEach((value, name) => { if (name !== 'content-length') reply.header(name, value); });
       if (response.body === null) return reply.send();
@@ -89,7 +124,9 @@ async function authenticate(auth: AuthDeps, req: FastifyRequest, reply: FastifyR
 function renderError(error: FastifyError | DomainError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   let status: number;
   let body: ReturnType<typeof errorBody>;
+  let rpcCode: number | undefined;
   if (isDomainError(error)) {
+    if (error.details.reason === 'too_deep') rpcCode = INVALID_REQUEST;
     status = MCP_ERROR_STATUS[error.code];
     body = errorBody(error);
     const retry = error.details.limit?.retryAfterMs ?? error.details.retryAfterMs;
@@ -98,9 +135,10 @@ function renderError(error: FastifyError | DomainError, req: FastifyRequest, rep
   } else {
     const problem = classifyRequestError(error);
     if (!problem) req.log.error({ err: error }, 'unhandled error');
-    status = problem ? { validation: 400, malformed_json: 400, unsupported_media_type: 415, payload_too_large: 413, not_found: 404 }[problem.kind] : 500;
+    if (problem?.kind === 'malformed_json') rpcCode = PARSE_ERROR;
+    status = problem ? { validation: 400, malformed_json: 400, unsupported_media_type: 415, payload_too_large: 413, not_found: 404, method_not_allowed: 405 }[problem.kind] : 500;
     body = problem ? { code: problem.kind.toUpperCase(), message: problem.message } : { code: 'INTERNAL_ERROR', message: 'Internal error' };
   }
-  const rpcCode = status === 500 ? -32603 : status === 400 ? -32602 : -32600;
+  rpcCode ??= status === 500 ? -32603 : status === 400 ? -32602 : INVALID_REQUEST;
   return reply.status(status).type('application/json').send({ jsonrpc: '2.0', id: null, error: { code: rpcCode, message: body.message, data: { ...body, request_id: req.id } } });
 }

@@ -21,6 +21,7 @@ import { g10Surface } from '../surfaces/g10-webhooks/index.ts';
 import { requestObserver } from '../surfaces/http-kit/activity.ts';
 import { redactUrlCredentials } from '../surfaces/http-kit/log-redaction.ts';
 import { drainUnreadBody } from '../surfaces/http-kit/body-drain.ts';
+import { wsErrorHandler } from '../surfaces/http-kit/ws.ts';
 import { recordArrival } from '../surfaces/http-kit/arrival.ts';
 import { DomainError } from '../core/errors.ts';
 import type { Container } from './container.ts';
@@ -47,6 +48,8 @@ const HEALTH_PATHS = new Set(['/health', '/api/v1/health', METRICS_PATH]);
 export interface ServerOptions {
   /** false silences request logs (tests); otherwise pino JSON lines at this level. */
   logLevel: string | false;
+  /** Where the log lines go instead of stdout: tests read them. */
+  logStream?: { write(line: string): void } | undefined;
   /** How often the event-loop delay is measured for load shedding (ms); default 1000. */
   pressureSampleMs?: number | undefined;
 }
@@ -93,6 +96,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     frameworkErrors: (error, req, reply) => errorHandlerFor(req.url)(error, req, reply.header('X-Request-Id', req.id)),
     logger: options.logLevel === false ? false : {
       level: options.logLevel,
+      ...(options.logStream ? { stream: options.logStream } : {}),
       // Only these request fields are logged (no headers, so no Authorization / X-API-Key / Cookie), and the URL
       // without credentials: WebSocket clients in browsers send their key as `?access_token=`.
       serializers: {
@@ -164,7 +168,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
       },
     });
   }
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 }, errorHandler: wsErrorHandler });
   await registerOpenApi(app);
 
   await app.register(healthRoutes, { container: c });

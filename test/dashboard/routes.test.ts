@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
+import { captureLogs, describeLogLines, WARN_LEVEL } from '../support/log-capture.ts';
 import { createTestApp, g1, json, type TestApp } from '../support/test-app.ts';
 import { g11Mcp } from '../g11/mcp-client.ts';
 import { cookieOf, csrfIn, signIn } from './session.ts';
@@ -7,8 +8,9 @@ import { cookieOf, csrfIn, signIn } from './session.ts';
 /** The dashboard's routes through app.inject: sign-in and cookies, CSRF, scopes, escaping, approvals, secrets, webhooks. */
 let t: TestApp;
 const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
+const logs = captureLogs();
 beforeAll(async () => {
-  t = await createTestApp({ overrides: { clock } });
+  t = await createTestApp({ overrides: { clock }, server: logs.server });
 });
 afterAll(async () => {
   await t.close();
@@ -104,6 +106,28 @@ describe('dashboard sign-in, session cookie and sign-out', () => {
     const res = await c.get('/dashboard/memories');
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/dashboard/sign-in?ended=key');
+  });
+});
+
+describe('dashboard answers that are redirects', () => {
+  it('sends a page asked without a session to sign-in (303), and redirects after a form, logging nothing above info', async () => {
+    const from = logs.lines.length;
+    for (const url of ['/dashboard/approvals/x', '/dashboard/memories?q=x', '/dashboard/secrets']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(303);
+      expect(res.headers.location, url).toBe(`/dashboard/sign-in?next=${encodeURIComponent(url)}`);
+    }
+    // The forms whose handlers answer with a redirect: a memory saved and deleted, a sign-out.
+    const key = await t.freshTenant();
+    const created = json(await g1(t.app, key).create({ title: 'Draft', content: 'to be edited' })).data;
+    const c = await signIn(t.app, key);
+    const saved = await c.post(`/dashboard/memories/${created.id}`, { content: 'edited' });
+    expect(saved.statusCode).toBe(303);
+    expect(saved.headers.location).toBe(`/dashboard/memories/${created.id}`);
+    expect((await c.post(`/dashboard/memories/${created.id}/delete`)).headers.location).toBe(`/dashboard/memories?deleted=${created.id}`);
+    expect((await c.post('/dashboard/sign-out')).headers.location).toBe('/dashboard/sign-in?ended=out');
+    await new Promise((r) => setImmediate(r));
+    expect(describeLogLines(logs.atLeast(WARN_LEVEL, from))).toBe('');
   });
 });
 

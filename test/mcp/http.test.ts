@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/api-keys/api-key.types.ts';
 import { ManualClock } from '../../src/core/clock.ts';
+import { captureLogs, describeLogLines, WARN_LEVEL } from '../support/log-capture.ts';
 import { createTestApp, uniqueTenant, type TestApp } from '../support/test-app.ts';
 import { call, callError, gatedSecret, httpClient, readResource, respond, rest, type Json } from './mcp-support.ts';
 
@@ -15,9 +16,10 @@ let base: string;
 const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
 const DASHBOARD = 'https://mnemo.example.com/dashboard';
 const open: Client[] = [];
+const logs = captureLogs();
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { MNEMO_DASHBOARD_URL: DASHBOARD }, overrides: { clock } });
+  t = await createTestApp({ env: { MNEMO_DASHBOARD_URL: DASHBOARD }, overrides: { clock }, server: logs.server });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const address = t.app.server.address() as { port: number };
   base = `http://127.0.0.1:${address.port}`;
@@ -222,6 +224,49 @@ describe('MCP over Streamable HTTP: errors come back as tool errors', () => {
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await res.json()).toMatchObject({ error: { data: { code: 'RATE_LIMITED' } } });
+  });
+});
+
+describe('MCP over Streamable HTTP: bodies it cannot serve', () => {
+  const post = (key: string, body: string, contentType = 'application/json') => fetch(`${base}/mcp`, {
+    method: 'POST', body,
+    headers: { 'content-type': contentType, accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
+  });
+
+  it('answers a body nested 8,000 deep with 400 and a JSON-RPC invalid request (not a 500), bad JSON with a parse error, other bad bodies 4xx, and logs nothing above info', async () => {
+    const { botKey } = await world();
+    const from = logs.lines.length;
+    const deepMetadata = `${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}`;
+    for (const body of [`${'['.repeat(8000)}${']'.repeat(8000)}`,
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_create","arguments":{"content":"x","metadata":${deepMetadata}}}}`]) {
+      const res = await post(botKey, body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/nests deeper than/), data: { code: 'VALIDATION_ERROR', details: { reason: 'too_deep' } } },
+      });
+    }
+    const malformed = await post(botKey, '{"jsonrpc":"2.0",');
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, data: { code: 'MALFORMED_JSON' } } });
+    expect((await post(botKey, '{}', 'text/plain')).status).toBe(415);
+    expect((await post(botKey, 'a=1', 'application/x-www-form-urlencoded')).status).toBe(415);
+    expect((await post(botKey, JSON.stringify({ a: 'x'.repeat(t.container.config.bodyLimitBytes) }))).status).toBe(413);
+    // Valid JSON that is no JSON-RPC message: the SDK refuses it, and says so at info (it logged a warning with a stack).
+    expect((await post(botKey, '{"a":1}')).status).toBe(400);
+    expect((await post(botKey, '[]')).status).toBe(400);
+    expect(describeLogLines(logs.atLeast(WARN_LEVEL, from))).toBe('');
+  });
+
+  it('serves the deepest legitimate body: a batch of tools/call whose metadata nests the 16 levels stored metadata may', async () => {
+    const { botKey } = await world();
+    let metadata: Json = { leaf: true };
+    for (let level = 1; level < 16; level++) metadata = { n: metadata };
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'memory_create', arguments: { content: `deep ${id}`, metadata } } });
+    const res = await post(botKey, JSON.stringify([call(1), call(2)]));
+    expect(res.status).toBe(200);
+    const messages = (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as Json);
+    expect(messages.map((m) => m.id).sort()).toEqual([1, 2]);
+    for (const m of messages) expect(m.result.structuredContent.memory.metadata).toEqual(metadata);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { captureLogs, describeLogLines, ERROR_LEVEL } from '../support/log-capture.ts';
 import { bearer, g1Http, openWs, startLiveApp, type LiveApp, type WsClient } from './support.ts';
 
 describe('G4 WebSocket /v1/search/live', () => {
@@ -117,6 +118,24 @@ describe('G4 WebSocket /v1/search/live', () => {
     await ws.waitFor((m) => m.code === 'TOO_MANY_SUBSCRIPTIONS');
     expect(ws.messages.filter((m) => m.type === 'subscribed')).toHaveLength(10);
     expect(ws.socket.readyState).toBe(ws.socket.OPEN);
+  });
+
+  it('closes a message over 64 KiB with 1009 (here and on the G7 analytics socket), logged at info without a stack: the client\'s mistake', async () => {
+    await t.close();
+    const logs = captureLogs('info');
+    t = await startLiveApp({}, {}, logs.server);
+    key = await t.key();
+    for (const path of ['/v1/search/live', '/api/v1/analytics/stream']) {
+      const ws = await openWs(`${t.wsUrl}${path}`, bearer(key));
+      sockets.push(ws);
+      ws.socket.send('x'.repeat(64 * 1024 + 1));
+      expect(await ws.closed, path).toMatchObject({ code: 1009 });
+    }
+    expect(describeLogLines(logs.atLeast(ERROR_LEVEL))).toBe('');
+    const refused = logs.lines.filter((l) => l.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH');
+    expect(refused).toHaveLength(2);
+    for (const line of refused) expect(line).toMatchObject({ level: 30, reason: 'Max payload size exceeded' });
+    expect(JSON.stringify(refused)).not.toContain('    at ');
   });
 
   it('accepts the key as access_token (browsers) and closes with 1008 on bad credentials', async () => {

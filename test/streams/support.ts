@@ -11,7 +11,7 @@ export interface LiveApp extends TestApp {
 }
 
 export async function startLiveApp(
-  overrides: ContainerOverrides = {}, env: Record<string, string> = {}, server: Omit<ServerOptions, 'logLevel'> = {},
+  overrides: ContainerOverrides = {}, env: Record<string, string> = {}, server: Partial<ServerOptions> = {},
 ): Promise<LiveApp> {
   const t = await createTestApp({ overrides, env, server });
   await t.app.listen({ host: '127.0.0.1', port: 0 });

@@ -37,7 +37,7 @@ export const uniqueTenant = (label = 'tenant'): string => `${label}-${++tenantsM
  * project) the store is the PostgreSQL adapter on an in-process PGlite instead, one schema per data directory.
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; overrides?: ContainerOverrides; server?: Omit<ServerOptions, 'logLevel'> } = {},
+  options: { env?: Record<string, string>; overrides?: ContainerOverrides; server?: Partial<ServerOptions> } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mnemo-test-'));
   // No test simulates power loss, and fsync at every commit (the default, `full`) makes the suite much slower; the

@@ -19,6 +19,23 @@ export const WS_CLOSE = {
   tryAgainLater: 1013,
 } as const;
 
+/** Errors its peer caused: ws's protocol refusals (`WS_ERR_*`: a message over maxPayload, a bad frame), a dropped connection. */
+const isClientSocketError = (err: Error & { code?: unknown }): boolean =>
+  typeof err.code === 'string' && (err.code.startsWith('WS_ERR_') || err.code === 'ECONNRESET' || err.code === 'EPIPE');
+
+/**
+ * The WebSocket plugin's error handler: a client's mistake is info without a stack (ws has closed the socket with the
+ * protocol's code, 1009 for a message too big), anything else an error, its socket terminated as the plugin's default does.
+ */
+export function wsErrorHandler(error: Error, socket: WebSocket, req: FastifyRequest): void {
+  if (isClientSocketError(error)) {
+    req.log.info({ code: (error as { code?: unknown }).code, reason: error.message }, 'WebSocket closed: client protocol error');
+    return;
+  }
+  req.log.error({ err: error }, 'WebSocket handler failed');
+  socket.terminate();
+}
+
 /**
  * The key of a WebSocket upgrade: `Authorization: Bearer <key>`, or — for browsers, which cannot set headers on a
  * WebSocket — the `access_token` query parameter. The header wins when both are given.
