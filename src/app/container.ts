@@ -39,6 +39,7 @@ import { verifyKeyring } from '../core/secrets/keyring-check.ts';
 import { createSecretService } from '../core/secrets/secret.service.ts';
 import { sealPlaintextWebhookSecrets } from '../core/webhooks/webhook-secret.ts';
 import { createAuditService } from '../core/audit/audit.service.ts';
+import { createOperationRunner } from '../core/operations/runner.ts';
 import { createAuditHeadSigner, signUnsignedAuditHeads } from '../core/audit/audit.head.ts';
 import { createIdempotentRequestService } from '../core/idempotency/idempotent-request.service.ts';
 import { createMcpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
@@ -165,6 +166,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const producerEvents = createEventPublisher({ events: storage.events, idempotency: storage.idempotency, clock });
   const secrets = createSecretService({ secrets: storage.secrets, events: storage.events, keyring: () => keyring, clock });
   const audit = createAuditService({ audit: storage.audit, clock, heads: createAuditHeadSigner(keyring) });
+  // Every surface runs operations under one policy (core/operations): permissions and audit rows.
+  const operations = createOperationRunner({ audit });
   const idempotentRequests = createIdempotentRequestService({ requests: storage.idempotentRequests, keyring: () => keyring, clock });
   const mcpResources = createMcpResourceService({
     resources: storage.mcpResources, approvals: storage.mcpApprovals, secrets, apiKeys: storage.apiKeys, keyring: () => keyring, clock,
@@ -252,6 +255,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     producerEvents,
     secrets,
     audit,
+    operations,
     idempotentRequests,
     mcpResources,
     mcpApprovals,

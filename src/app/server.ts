@@ -31,6 +31,7 @@ import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
 import { requestMetricsHook } from './request-metrics.ts';
 import { surfaceResolver } from '../surfaces/http-kit/surface-of.ts';
 import { trackAllowedMethods } from '../surfaces/http-kit/allowed-methods.ts';
+import { recordRouteOperations } from '../surfaces/http-kit/operations.ts';
 import { METHOD_NOT_ALLOWED } from '../surfaces/http-kit/request-problems.ts';
 import { mcpDeps } from './mcp-deps.ts';
 import { mcpHttpRoutes } from './mcp-http.routes.ts';
@@ -74,7 +75,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     mount(g9Surface, { ...auth, webhooks }),
     mount(g10Surface, { ...auth, webhooks, producerEvents }),
     mount(g11Surface, {
-      ...auth, secrets: c.secrets, apiKeyManagement: c.apiKeyManagement, audit: c.audit, webhooks: c.webhooks,
+      ...auth, secrets: c.secrets, apiKeyManagement: c.apiKeyManagement, audit: c.audit, operations: c.operations, webhooks: c.webhooks,
       idempotentRequests: c.idempotentRequests, mcpResources: c.mcpResources, mcpApprovals: c.mcpApprovals,
     }),
   ];
@@ -123,6 +124,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   registerJsonBodyParser(app);
   app.decorateRequest('principal', null);
   const allowedMethods = trackAllowedMethods(app);
+  app.decorate('routeOperations', recordRouteOperations(app));
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
   });
@@ -182,13 +184,14 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   });
   await registerDashboard(app, {
     apiKeys: c.apiKeys, limits: c.limits, clock: c.clock, memories, search, analyticsReport: c.analyticsReport, webhooks: c.webhooks,
-    secrets: c.secrets, audit: c.audit, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources, sessions: c.dashboardSessions,
+    secrets: c.secrets, audit: c.audit, operations: c.operations, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources, sessions: c.dashboardSessions,
   });
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;
     const allow = allowedMethods(path);
-    if (allow.length > 0) {
+    // A route of this method that chose not-found itself (an unknown asset) is a 404, not a 405.
+    if (allow.length > 0 && !allow.includes(req.method)) {
       reply.header('Allow', allow.join(', '));
       const error = Object.assign(new Error(`${req.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`), { statusCode: 405, code: METHOD_NOT_ALLOWED });
       return errorHandlerFor(req.url)(error as FastifyError, req, reply);

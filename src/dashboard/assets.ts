@@ -16,7 +16,7 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
 };
 
 export const assetRoutes: RouteRegistrar = (app) => {
-  app.get<{ Params: { name: string } }>(`${DASHBOARD_PREFIX}/assets/:name`, async (req, reply) => {
+  app.get<{ Params: { name: string } }>(`${DASHBOARD_PREFIX}/assets/:name`, { config: { operation: null } }, async (req, reply) => {
     const asset = Object.hasOwn(ASSETS, req.params.name) ? ASSETS[req.params.name]! : undefined;
     if (!asset) return reply.callNotFound();
     return reply.type(asset.type).header('Cache-Control', 'public, max-age=3600').send(asset.body);

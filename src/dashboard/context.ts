@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requireScope } from '../core/api-keys/api-key.service.ts';
 import type { ApiKeyService } from '../core/api-keys/api-key.service.ts';
-import type { Principal, Scope as KeyScope } from '../core/api-keys/api-key.types.ts';
+import type { Principal } from '../core/api-keys/api-key.types.ts';
+import type { DeclaredOperation, OperationName } from '../core/operations/catalog.ts';
+import { authorize } from '../core/operations/runner.ts';
 import { isDomainError, validationError } from '../core/errors.ts';
 import type { LimitsService } from '../core/rate-limit/tier-limits.ts';
 import { workspaceProblem, type Scope } from '../core/scope.ts';
@@ -63,20 +64,29 @@ export interface KitDeps {
   sessions: DashboardSessionStore;
 }
 
-export type PageHandler = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer) => Promise<SafeHtml | void>;
+/** A handler's answer that is not a page: 303 to `location` (a form's redirect after its POST). */
+export class SeeOther {
+  constructor(readonly location: string) {}
+}
+
+export type PageHandler = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer) => Promise<SafeHtml | SeeOther>;
 
 /**
- * Wraps a signed-in route: finds the session (none: a GET goes to sign-in, a POST is refused 403), checks a POST's
- * CSRF token, authenticates the session's key again (a revoked key ends the session), counts the request against
- * the key's gateway limit, applies `?workspace=`, and checks the scope the page needs (403 page otherwise).
+ * A signed-in route: its options (`config.operation`, the core operation it runs, listed like every API route's) and
+ * its handler, which finds the session (none: a GET goes to sign-in, a POST is refused 403), checks a POST's CSRF
+ * token, authenticates the session's key again (a revoked key ends the session), counts the request against the
+ * key's gateway limit, applies `?workspace=`, and checks the operation's permission (403 page otherwise). A list of
+ * operations: the page runs one of them, chosen by its input, and authorizes it itself.
  */
-export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: PageHandler) {
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+export function signedIn(deps: KitDeps, operation: OperationName | readonly OperationName[], handler: PageHandler) {
+  const declared: DeclaredOperation = operation;
+  // Every path returns the reply it sent: an async handler that sends and resolves undefined makes Fastify send again.
+  const run = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const session = await deps.sessions.find(req.cookies[SESSION_COOKIE]);
     if (!session) {
       if (req.method === 'GET' || req.method === 'HEAD') {
         const next = req.url.startsWith(`${DASHBOARD_PREFIX}/`) ? `?next=${encodeURIComponent(req.url)}` : '';
-        return void reply.redirect(`${DASHBOARD_PREFIX}/sign-in${next}`, 303);
+        return reply.redirect(`${DASHBOARD_PREFIX}/sign-in${next}`, 303);
       }
       throw csrfRefusal();
     }
@@ -91,7 +101,7 @@ export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: Pag
       if (!isDomainError(err) || err.code !== 'UNAUTHENTICATED') throw err;
       await deps.sessions.end(session);
       reply.clearCookie(SESSION_COOKIE, cookieOptions(req));
-      if (req.method === 'GET') return void reply.redirect(`${DASHBOARD_PREFIX}/sign-in?ended=key`, 303);
+      if (req.method === 'GET') return reply.redirect(`${DASHBOARD_PREFIX}/sign-in?ended=key`, 303);
       throw new DashboardRefusal(401, 'Signed out', 'The API key of this session no longer works (revoked, rotated or expired). Sign in again.');
     }
     await deps.limits.gateway(principal);
@@ -101,7 +111,7 @@ export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: Pag
       if (problem) throw validationError([problem], 'That workspace name is not valid');
       if (asked !== session.workspace) await deps.sessions.setWorkspace(session, asked);
     }
-    for (const scope of needs) requireScope(principal, scope);
+    if (typeof operation === 'string') authorize(operation, principal);
     const path = req.url.split('?')[0]!;
     const viewer: Viewer = {
       session, principal,
@@ -109,6 +119,8 @@ export function signedIn(deps: KitDeps, needs: readonly KeyScope[], handler: Pag
       chrome: (section) => ({ principal, workspace: session.workspace, csrfToken: session.csrfToken, section, path }),
     };
     const page = await handler(req, reply, viewer);
-    if (page !== undefined && !reply.sent) return void reply.type('text/html; charset=utf-8').send(page.value);
+    if (page instanceof SeeOther) return reply.redirect(page.location, 303);
+    return reply.type('text/html; charset=utf-8').send(page.value);
   };
+  return { config: { operation: declared }, handler: run };
 }

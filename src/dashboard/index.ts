@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ApiKeyService } from '../core/api-keys/api-key.service.ts';
 import type { AnalyticsReportService } from '../core/analytics/analytics-report.ts';
 import type { AuditService } from '../core/audit/audit.service.ts';
+import type { OperationRunner } from '../core/operations/runner.ts';
+import { isDeclaredOperation } from '../core/operations/catalog.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DashboardSession, DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
 import { DomainError, isDomainError } from '../core/errors.ts';
@@ -39,6 +41,8 @@ export interface DashboardDeps {
   webhooks: WebhookService;
   secrets: SecretService;
   audit: AuditService;
+  /** Runs the audited actions (core/operations): the same rows the API writes. */
+  operations: Pick<OperationRunner, 'run'>;
   mcpApprovals: McpApprovalService;
   mcpResources: McpResourceService;
   /** Sign-in sessions: in this process, or shared by every node (Redis). */
@@ -90,7 +94,13 @@ const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
   });
-  app.get(DASHBOARD_PREFIX, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
+  // Each page names the core operation it runs, as every API route does (signedIn declares it).
+  app.addHook('onRoute', (route) => {
+    if (!isDeclaredOperation((route.config as { operation?: unknown } | undefined)?.operation)) {
+      throw new Error(`dashboard: page ${[route.method].flat().join(',')} ${route.url} names no operation: declare it (signedIn, or config.operation)`);
+    }
+  });
+  app.get(DASHBOARD_PREFIX, { config: { operation: null } }, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
   const routeDeps: DashboardDeps = { ...deps, sessions: answeringSessions(deps.sessions) };
   for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
     routes(app, routeDeps);

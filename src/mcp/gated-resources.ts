@@ -1,7 +1,6 @@
 import { ProtocolError, ProtocolErrorCode, ResourceTemplate, type McpServer, type ReadResourceResult } from '@modelcontextprotocol/server';
-import { requireScope } from '../core/api-keys/api-key.service.ts';
 import type { Principal } from '../core/api-keys/api-key.types.ts';
-import type { AuditService } from '../core/audit/audit.service.ts';
+import { authorize, auditStatusOf, type OperationRunner } from '../core/operations/runner.ts';
 import { isDomainError } from '../core/errors.ts';
 import type { McpApprovalView } from '../core/mcp-access/mcp-approval.service.ts';
 import type { McpResourceRead, McpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
@@ -9,12 +8,13 @@ import { isWildcard, parseMcpUri } from '../core/mcp-access/mcp-uri.ts';
 import type { McpRequesterAccess, McpRequesterRead } from '../core/mcp-access/requester-access.ts';
 import type { LimitsService } from '../core/rate-limit/tier-limits.ts';
 import type { McpSession } from './session.ts';
-import { errorBody, MCP_ERROR_STATUS } from './tool-errors.ts';
+import { errorBody } from './tool-errors.ts';
 
 export interface GatedResourceDeps {
   requesterAccess: McpRequesterAccess;
   mcpResources: Pick<McpResourceService, 'list'>;
-  audit: Pick<AuditService, 'record'>;
+  /** Writes the audit rows of reads (core/operations: the operation's action). */
+  operations: Pick<OperationRunner, 'record'>;
   /** G11's hourly limit counts these reads too: they are G11's MCP resources, reached another way. */
   limits: Pick<LimitsService, 'security'>;
 }
@@ -90,14 +90,9 @@ function auditOf(outcome: McpRequesterRead): { status: number; approvalId: strin
  * read is; when the row cannot be written the value is withheld.
  */
 export function registerGatedResources(server: McpServer, deps: GatedResourceDeps, session: McpSession): void {
-  async function record(principal: Principal, action: 'mcp.read' | 'mcp.request' | 'mcp.list', resource: string, status: number, metadata: Record<string, unknown>) {
-    await deps.audit.record({
-      owner: { tenantId: principal.tenantId, mode: principal.mode },
-      actor: { userId: principal.userId, keyId: principal.keyId },
-      action, resource, outcome: status < 400 ? 'success' : 'failure', status,
-      ip: session.ip, userAgent: session.userAgent, requestId: session.requestId,
-      metadata: { ...metadata, transport: session.transport },
-    });
+  async function record(principal: Principal, operation: 'mcp.read' | 'mcp.request' | 'mcp.list', resource: string, status: number, metadata: Record<string, unknown>) {
+    await deps.operations.record(operation, principal, { ip: session.ip, userAgent: session.userAgent, requestId: session.requestId },
+      { resource, metadata: { ...metadata, transport: session.transport } }, status);
   }
 
   /**
@@ -113,7 +108,7 @@ export function registerGatedResources(server: McpServer, deps: GatedResourceDep
       throw protocolError(err);
     }
     try {
-      requireScope(principal, 'mcp:access');
+      authorize(action, principal);
     } catch (err) {
       await record(principal, action, resource, 403, action === 'mcp.read' ? { operation: 'read' } : {}).catch(() => undefined);
       throw protocolError(err);
@@ -127,7 +122,7 @@ export function registerGatedResources(server: McpServer, deps: GatedResourceDep
     try {
       outcome = await deps.requesterAccess.read(principal, uri, { reason });
     } catch (err) {
-      const status = isDomainError(err) ? MCP_ERROR_STATUS[err.code] : 500;
+      const status = auditStatusOf(err);
       const why = isDomainError(err) && typeof err.details.reason === 'string' ? { reason: err.details.reason } : {};
       await record(principal, 'mcp.read', auditResource(uri), status, { operation: 'read', ...why }).catch(() => undefined);
       throw protocolError(err);

@@ -1,10 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { requireScope } from '../core/api-keys/api-key.service.ts';
-import type { Principal, Scope as KeyScope } from '../core/api-keys/api-key.types.ts';
+import type { Principal } from '../core/api-keys/api-key.types.ts';
 import { validationError, type FieldProblem } from '../core/errors.ts';
 import type { MemoryService } from '../core/memories/memory.service.ts';
 import type { MemoryFilter } from '../core/memories/memory.types.ts';
+import type { OperationName } from '../core/operations/catalog.ts';
+import { authorize } from '../core/operations/runner.ts';
 import { titleFromText } from '../core/memories/title.ts';
 import type { Scope } from '../core/scope.ts';
 import { workspaceProblem } from '../core/scope.ts';
@@ -84,6 +85,20 @@ const TOPICS = z.object({
 
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
+/** The core operation each memory tool runs (memory_search: by its mode); test/cross/operations.test.ts lists them. */
+export const MEMORY_TOOL_OPERATIONS = {
+  memory_create: 'memory.create',
+  memory_search: ['memory.search_hybrid', 'memory.search', 'memory.search_keyword'],
+  memory_get: 'memory.read',
+  memory_update: 'memory.update',
+  memory_delete: 'memory.delete',
+  memory_list: 'memory.list',
+  topic_list: 'topic.list',
+} as const satisfies Record<string, OperationName | readonly OperationName[]>;
+
+const searchOperation = (a: z.infer<typeof SEARCH>): OperationName =>
+  (a.mode === 'semantic' ? 'memory.search' : a.mode === 'keyword' ? 'memory.search_keyword' : 'memory.search_hybrid');
+
 /**
  * The memory tools: G1's operations (create, get, update, delete, list), the hybrid search of G3, and the topics,
  * over the same services, scoped to the key's tenant and mode and to a workspace. Each call authenticates (stdio)
@@ -91,12 +106,16 @@ const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: t
  * broken session.
  */
 export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, session: McpSession): void {
-  /** Runs one call for the session's caller holding `scope`, in the workspace it names; failures become tool errors. */
-  const call = <A extends { workspace?: string | undefined }>(needs: KeyScope, run: (args: A, who: { principal: Principal; scope: Scope }) => Promise<Record<string, unknown>>) =>
+  /**
+   * Runs one call for the session's caller, as the core operation `operationOf(args)` (its permission first), in the
+   * workspace it names; failures become tool errors.
+   */
+  const call = <A extends { workspace?: string | undefined }>(operationOf: OperationName | ((args: A) => OperationName),
+    run: (args: A, who: { principal: Principal; scope: Scope }) => Promise<Record<string, unknown>>) =>
     async (args: A) => {
       try {
         const principal = await session.caller();
-        requireScope(principal, needs);
+        authorize(typeof operationOf === 'function' ? operationOf(args) : operationOf, principal);
         const named = args.workspace ?? session.defaultWorkspace;
         const problem = workspaceProblem(named, 'workspace');
         if (problem) throw validationError([problem], 'Invalid workspace id');
@@ -112,7 +131,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
       + 'Returns the stored memory with its id. Needs the memories:write scope; counts against the hourly memory-write quota.',
     inputSchema: CREATE,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  }, call('memories:write', async (a, { principal, scope }) => {
+  }, call(MEMORY_TOOL_OPERATIONS.memory_create, async (a, { principal, scope }) => {
     const memory = await deps.memories.create(scope, principal, {
       title: a.title ?? titleFromText(a.content) ?? '', content: a.content, memoryType: a.memory_type, tags: a.tags,
       metadata: a.metadata, topicId: a.topic_id,
@@ -127,7 +146,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
       + 'creation date. Returns hits best first with their scores. Needs memories:read.',
     inputSchema: SEARCH,
     annotations: readOnly,
-  }, call('memories:read', async (a, { principal, scope }) => {
+  }, call(searchOperation, async (a, { principal, scope }) => {
     const filter = searchFilter(a.filters);
     const ctx = { scope, userId: principal.userId, surface: 'mcp', arrivedAt: performance.now() };
     const logFilters = a.filters ?? {};
@@ -159,7 +178,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     description: 'Reads one memory of the workspace by its id (or an unambiguous prefix of 8+ characters) and counts the access. Needs memories:read.',
     inputSchema: GET,
     annotations: { ...readOnly, idempotentHint: false },
-  }, call('memories:read', async (a, { scope }) => ({ memory: toMemoryJson(await deps.memories.get(scope, a.id), true) })));
+  }, call(MEMORY_TOOL_OPERATIONS.memory_get, async (a, { scope }) => ({ memory: toMemoryJson(await deps.memories.get(scope, a.id), true) })));
 
   server.registerTool('memory_update', {
     title: 'Update a memory',
@@ -167,7 +186,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
       + 'Changing title or content re-embeds it. Needs memories:write; counts against the memory-write quota.',
     inputSchema: UPDATE,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  }, call('memories:write', async (a, { principal, scope }) => {
+  }, call(MEMORY_TOOL_OPERATIONS.memory_update, async (a, { principal, scope }) => {
     const patch = {
       ...(a.title === undefined ? {} : { title: a.title }), ...(a.content === undefined ? {} : { content: a.content }),
       ...(a.memory_type === undefined ? {} : { memoryType: a.memory_type }), ...(a.tags === undefined ? {} : { tags: a.tags }),
@@ -184,7 +203,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     description: 'Deletes one memory of the workspace permanently. Needs memories:write; counts against the memory-write quota.',
     inputSchema: DELETE,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  }, call('memories:write', async (a, { principal, scope }) => {
+  }, call(MEMORY_TOOL_OPERATIONS.memory_delete, async (a, { principal, scope }) => {
     const { id, deletedAt } = await deps.memories.delete(scope, principal, a.id);
     return { deleted: true, id, deleted_at: deletedAt.toISOString() };
   }));
@@ -194,7 +213,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     description: 'Lists the workspace\'s memories, newest first by default, a page at a time, optionally by type or tags (any of). Needs memories:read.',
     inputSchema: LIST,
     annotations: readOnly,
-  }, call('memories:read', async (a, { scope }) => {
+  }, call(MEMORY_TOOL_OPERATIONS.memory_list, async (a, { scope }) => {
     const { items, total } = await deps.memories.list(scope, {
       filter: { types: a.memory_type === undefined ? undefined : [a.memory_type], tagsAny: a.tags && a.tags.length > 0 ? a.tags : undefined },
       limit: a.limit, offset: a.offset, sortBy: a.sort_by, sortOrder: a.sort_order,
@@ -208,7 +227,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
       + 'with hierarchy: true. Needs memories:read.',
     inputSchema: TOPICS,
     annotations: readOnly,
-  }, call('memories:read', async (a, { scope }) => {
+  }, call(MEMORY_TOOL_OPERATIONS.topic_list, async (a, { scope }) => {
     if (a.hierarchy) return { topics: (await deps.topics.hierarchy(scope)).map(toTopicJson) };
     const { items, total } = await deps.topics.list(scope, { limit: a.limit, offset: a.offset });
     return { topics: items.map(toTopicJson), total, has_more: a.offset + items.length < total };

@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { isDomainError, type DomainErrorCode } from '../core/errors.ts';
+import { AUDIT_STATUS_OF } from '../core/operations/runner.ts';
 
 /**
  * The code an MCP tool error carries for each domain error: G1's wire codes (the memory tools are G1's operations),
@@ -21,11 +22,8 @@ export const MCP_ERROR_CODES: Record<DomainErrorCode, string> = {
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
 };
 
-/** The HTTP status the same refusal has on the REST surfaces: what the audit log records for an MCP read. */
-export const MCP_ERROR_STATUS: Record<DomainErrorCode, number> = {
-  VALIDATION_FAILED: 400, NOT_FOUND: 404, AMBIGUOUS_ID: 409, CONTENT_TOO_LARGE: 413, UNAUTHENTICATED: 401, PERMISSION_DENIED: 403,
-  RATE_LIMITED: 429, QUOTA_EXCEEDED: 429, EMBEDDING_FAILED: 503, TIMEOUT: 408, CONFLICT: 409, OVERLOADED: 503, IDEMPOTENCY_KEY_REUSED: 422,
-};
+/** The HTTP status the same refusal has on the REST surfaces: what `/mcp` answers with, and what audit rows record. */
+export const MCP_ERROR_STATUS: Record<DomainErrorCode, number> = AUDIT_STATUS_OF;
 
 export interface McpErrorBody {
   code: string;

@@ -12,7 +12,6 @@ import { createTestApp, json, type Json, type TestApp } from '../support/test-ap
 import { openTestPostgresStorage, testStoreKind } from '../support/test-store.ts';
 import { g11, g11Audit, g11Keys } from './client.ts';
 import { idempotencyHooks } from '../../src/surfaces/g11-security/idempotency.ts';
-import { G11_SCOPES } from '../../src/surfaces/g11-security/routes.ts';
 
 /**
  * G11 `Idempotency-Key` on every POST and PUT: the same key and request replay the first answer without running it
@@ -316,16 +315,13 @@ describe('G11 Idempotency-Key', () => {
 });
 
 describe('G11 Idempotency-Key routes', () => {
-  it('refuses to register a POST or PUT route without a scope (a replay checks it in place of the handler)', () => {
-    const hooks = idempotencyHooks({ begin: async () => { throw new Error('unused'); }, finish: async () => false, abandon: async () => undefined }, G11_SCOPES);
-    const route = (method: string | string[], url: string) => ({ method, url, handler: async () => null }) as unknown as RouteOptions;
-    expect(() => hooks.requireScopes(route('POST', '/v1/security/unlisted'))).toThrow('G11 route POST /v1/security/unlisted has no scope: add it to G11_SCOPES');
-    expect(() => hooks.requireScopes(route(['GET', 'PUT'], '/v1/security/unlisted'))).toThrow('PUT /v1/security/unlisted');
-    expect(() => hooks.requireScopes(route(['GET', 'DELETE'], '/v1/security/unlisted'))).not.toThrow();
-    for (const key of Object.keys(G11_SCOPES)) {
-      const [method, url] = key.split(' ') as [string, string];
-      expect(() => hooks.requireScopes(route(method, url)), key).not.toThrow();
-    }
+  it('refuses to register a POST or PUT route whose operation is not idempotent in the catalogue', () => {
+    const hooks = idempotencyHooks({ begin: async () => { throw new Error('unused'); }, finish: async () => false, abandon: async () => undefined });
+    const route = (method: string | string[], operation?: string) => ({ method, url: '/v1/security/x', config: { operation }, handler: async () => null }) as unknown as RouteOptions;
+    expect(() => hooks.requireIdempotentOperations(route('POST'))).toThrow('G11 route POST /v1/security/x takes an Idempotency-Key');
+    expect(() => hooks.requireIdempotentOperations(route(['GET', 'PUT'], 'secret.read'))).toThrow('PUT /v1/security/x');
+    expect(() => hooks.requireIdempotentOperations(route(['GET', 'DELETE'], 'secret.read'))).not.toThrow();
+    expect(() => hooks.requireIdempotentOperations(route('POST', 'secret.create'))).not.toThrow();
   });
 });
 

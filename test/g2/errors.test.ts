@@ -176,9 +176,12 @@ describe('G2 errors', () => {
       await setup();
       const h = { authorization: `Bearer ${key}` };
       expectG2Error(await t.app.inject({ method: 'GET', url: `${G2_URL}/a/b`, headers: h }), 404, 'NOT_FOUND');
-      expectG2Error(await t.app.inject({ method: 'PATCH', url: `${G2_URL}/a`, headers: h, payload: {} }), 404, 'NOT_FOUND');
-      // GET /api/v1/memory is the list @lanonasis/memory-client calls (docs/api.md); an unknown method there is still 404.
-      expectG2Error(await t.app.inject({ method: 'PATCH', url: G2_URL, headers: h, payload: {} }), 404, 'NOT_FOUND');
+      // A known path with another method: 405 with the methods it answers.
+      const patched = await t.app.inject({ method: 'PATCH', url: `${G2_URL}/a`, headers: h, payload: {} });
+      expectG2Error(patched, 405, 'METHOD_NOT_ALLOWED');
+      expect(patched.headers.allow).toBe('GET, HEAD, PUT, DELETE');
+      // GET /api/v1/memory is the list @lanonasis/memory-client calls (docs/api.md).
+      expectG2Error(await t.app.inject({ method: 'PATCH', url: G2_URL, headers: h, payload: {} }), 405, 'METHOD_NOT_ALLOWED');
       expectG2Error(await t.app.inject({ method: 'GET', url: `${G2_URL}/%ZZ`, headers: h }), 400, 'INVALID_REQUEST');
       expectG2Error(await t.app.inject({ method: 'GET', url: `${G2_URL}/${'a'.repeat(5000)}`, headers: h }), 400, 'INVALID_REQUEST');
     });

@@ -220,11 +220,15 @@ describe('G4 errors', () => {
       expect((await get('{"metadata_filter": {"env": "x"}}', 'application/json; charset=utf-8')).statusCode).toBe(200);
     });
 
-    it('answers unknown paths and methods under /v1/search and /v1/embeddings with NOT_FOUND in the envelope', async () => {
+    it('answers unknown paths with NOT_FOUND and other methods with METHOD_NOT_ALLOWED in the envelope', async () => {
       await setup();
-      for (const [method, url] of [['GET', '/v1/search/streams'], ['GET', '/v1/search/analytics'], ['POST', '/v1/search'],
-        ['GET', '/v1/search/vector'], ['DELETE', '/v1/embeddings'], ['GET', '/v1/embeddings/models']] as const) {
+      for (const [method, url] of [['GET', '/v1/search/streams'], ['GET', '/v1/search/analytics'], ['GET', '/v1/embeddings/models']] as const) {
         expectG4Error(await t.app.inject({ method, url, headers: api.headers }), 404, 'NOT_FOUND');
+      }
+      for (const [method, url, allow] of [['POST', '/v1/search', 'GET, HEAD'], ['GET', '/v1/search/vector', 'POST'], ['DELETE', '/v1/embeddings', 'POST']] as const) {
+        const res = await t.app.inject({ method, url, headers: api.headers });
+        expectG4Error(res, 405, 'METHOD_NOT_ALLOWED');
+        expect(res.headers.allow).toBe(allow);
       }
       expectG4Error(await t.app.inject({ method: 'GET', url: '/v1/search/%ZZ', headers: api.headers }), 400, 'VALIDATION_ERROR');
     });

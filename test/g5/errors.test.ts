@@ -151,11 +151,13 @@ describe('G5 errors', () => {
         .toMatchObject({ reason: 'payload_too_large' });
     });
 
-    it('answers unknown paths and methods under the prefix with 404 in the G5 envelope', async () => {
+    it('answers unknown paths with 404 and other methods with 405 in the G5 envelope', async () => {
       await setup();
       const h = { authorization: `Bearer ${key}` };
       expectG5Error(await t.app.inject({ method: 'POST', url: `${G5_URL}/batch`, headers: h, payload: { input: 'x' } }), 404, 'NOT_FOUND');
-      expectG5Error(await t.app.inject({ method: 'GET', url: G5_URL, headers: h }), 404, 'NOT_FOUND');
+      const wrongMethod = await t.app.inject({ method: 'GET', url: G5_URL, headers: h });
+      expectG5Error(wrongMethod, 405, 'METHOD_NOT_ALLOWED');
+      expect(wrongMethod.headers.allow).toBe('POST');
     });
 
     it('answers 503 SERVICE_UNAVAILABLE when the model fails, and 500 only for a real fault', async () => {

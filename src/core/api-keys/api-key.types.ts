@@ -20,7 +20,8 @@ export const ALL_SCOPES = [
   'mcp:access',
   'audit:read',
 ] as const;
-export type Scope = (typeof ALL_SCOPES)[number];
+export type Permission = (typeof ALL_SCOPES)[number];
+export type Scope = Permission;
 
 export interface ApiKeyRecord {
   id: string;

@@ -7,6 +7,8 @@ import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import type { Scope } from '../scope.ts';
 import type { SearchService } from '../search/search.service.ts';
 import { memoryDeleted } from '../events/memory-events.ts';
+import type { OperationName } from '../operations/catalog.ts';
+import { authorize } from '../operations/runner.ts';
 import {
   BATCH_CONCURRENCY, type BatchFailureCode, type BatchOp, type BatchOptions, type BatchOutcome, type OpOutcome, type OpValue,
 } from './batch.types.ts';
@@ -14,6 +16,10 @@ import {
 /** Failures worth another attempt (max_retries): the model or a deadline, never a bad request or a missing id. */
 const RETRYABLE = new Set(['EMBEDDING_FAILED', 'TIMEOUT']);
 const WRITES = new Set(['create', 'update', 'delete']);
+/** The operation each kind of batch entry runs: a batch needs the permission of every operation it holds. */
+const OPERATION_OF: Partial<Record<string, OperationName>> = {
+  create: 'memory.create', read: 'memory.read', update: 'memory.update', delete: 'memory.delete', search: 'memory.search',
+};
 
 export type BatchService = ReturnType<typeof createBatchService>;
 
@@ -146,6 +152,15 @@ export function createBatchService(deps: {
   }
 
   return {
+    /** Throws PERMISSION_DENIED unless the caller may run every operation of the batch (before any of them runs). */
+    authorize(principal: Pick<Principal, 'scopes'>, ops: readonly Pick<BatchOp, 'type'>[]): void {
+      for (const type of new Set(ops.map((op) => op.type))) {
+        const operation = OPERATION_OF[type];
+        // An entry of no known type fails on its own (INVALID_OPERATION) and needs nothing.
+        if (operation !== undefined) authorize(operation, principal);
+      }
+    },
+
     async run(principal: Principal, scope: Scope, ops: readonly BatchOp[], options: BatchOptions): Promise<BatchOutcome> {
       const started = performance.now();
       const deadline = clock.now().getTime() + options.timeoutMs;

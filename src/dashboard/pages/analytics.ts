@@ -20,7 +20,7 @@ const CHARTS = [
  */
 export const analyticsRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/analytics`;
-  app.get(base, signedIn(deps, [], async (req, _reply, viewer) => {
+  app.get(base, signedIn(deps, 'analytics.read', async (req, _reply, viewer) => {
     const asked = param(req, 'timeframe');
     const timeframe: Timeframe = isTimeframe(asked) ? asked : '24h';
     const window = timeframeWindow(timeframe, deps.clock.now());

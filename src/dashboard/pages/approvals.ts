@@ -73,7 +73,7 @@ ${a.respondedBy ? html`<dt>Answered</dt><dd>${a.respondedBy}, ${dateTime(a.respo
 export const approvalRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/approvals`;
 
-  app.get(base, signedIn(deps, ['mcp:access'], async (req, _reply, viewer) => {
+  app.get(base, signedIn(deps, 'mcp.approval_list', async (req, _reply, viewer) => {
     const status = param(req, 'status') ?? 'pending';
     const cursor = param(req, 'cursor') ?? null;
     const listed = await deps.mcpApprovals.list(viewer.principal, { status: status === 'all' ? undefined : status, limit: PAGE_SIZE, cursor });
@@ -91,7 +91,7 @@ ${listed.items.length === 0 ? html`<p class="muted">Nothing here.</p>` : ''}
 ${listed.nextCursor ? html`<p><a href="${base}${query({ status, cursor: listed.nextCursor })}">Older</a></p>` : ''}`);
   }));
 
-  app.get<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, ['mcp:access'], async (req, _reply, viewer) => {
+  app.get<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, 'mcp.approval_read', async (req, _reply, viewer) => {
     const { id } = req.params as { id: string };
     const approval = await deps.mcpApprovals.get(viewer.principal, id);
     const registration = governing(await registrations(deps.mcpResources, viewer.principal), approval.resource);
@@ -108,7 +108,7 @@ ${why === null ? html`
 <p><a href="${base}">All approvals</a></p>`);
   }));
 
-  app.post<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, ['mcp:access'], async (req, reply, viewer) => {
+  app.post<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, 'mcp.respond', async (req, reply, viewer) => {
     const { id } = req.params as { id: string };
     const action = field(req, 'action');
     if (action !== 'approve' && action !== 'deny') {
@@ -117,7 +117,7 @@ ${why === null ? html`
     const reason = field(req, 'reason')?.trim() || undefined;
     const resource = /^appr_[A-Za-z0-9]{1,60}$/.test(id) ? `mcp-approval:${id}` : 'mcp-approval';
     // The G11 respond path: the service checks approver, requester, expiry and races; the audit row is mcp.respond.
-    const issued = await audited(deps.audit, req, viewer, { action: 'mcp.respond', resource, metadata: { approvalId: id, action } },
+    const issued = await audited(deps.operations, req, viewer, { operation: 'mcp.respond', resource, metadata: { approvalId: id, action } },
       () => deps.mcpApprovals.respond(viewer.principal, id, { action, reason }));
     const a = issued.approval;
     reply.header('Cache-Control', 'no-store');

@@ -13,11 +13,11 @@ const PAGE_SIZE = 50;
  */
 export const auditRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/audit`;
-  app.get(base, signedIn(deps, ['audit:read'], async (req, _reply, viewer) => {
+  app.get(base, signedIn(deps, 'audit.list', async (req, _reply, viewer) => {
     const owner = { tenantId: viewer.principal.tenantId, mode: viewer.principal.mode };
     const filter = { action: param(req, 'action'), actor: param(req, 'actor'), resource: param(req, 'resource') };
     const cursor = param(req, 'cursor') ?? null;
-    const listed = await audited(deps.audit, req, viewer, { action: 'audit.read', resource: 'audit-log:*' },
+    const listed = await audited(deps.operations, req, viewer, { operation: 'audit.list', resource: 'audit-log:*' },
       () => deps.audit.list(owner, filter, { limit: PAGE_SIZE, cursor }));
     const verification = await deps.audit.verify(owner);
     const broken = verification.broken[0];

@@ -3,7 +3,8 @@ import { validationError } from '../../core/errors.ts';
 import type { Memory, MemoryFilter, MemoryPatch } from '../../core/memories/memory.types.ts';
 import { highlight } from '../../core/search/highlights.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
-import { field, param, signedIn } from '../context.ts';
+import { authorize } from '../../core/operations/runner.ts';
+import { field, param, SeeOther, signedIn } from '../context.ts';
 import { html, trusted, type SafeHtml } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
@@ -34,10 +35,11 @@ const tags = (m: Memory): SafeHtml => html`${m.tags.map((t) => html`<span class=
 export const memoryRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/memories`;
 
-  app.get(base, signedIn(deps, ['memories:read'], async (req, _reply, viewer) => {
+  app.get(base, signedIn(deps, ['memory.list', 'memory.search', 'memory.search_hybrid'], async (req, _reply, viewer) => {
     const { filter, type, tag } = filterOf(req);
     const q = param(req, 'q');
     const mode = param(req, 'search') === 'hybrid' ? 'hybrid' : 'semantic';
+    authorize(q === undefined ? 'memory.list' : mode === 'hybrid' ? 'memory.search_hybrid' : 'memory.search', viewer.principal);
     const threshold = number(param(req, 'threshold'), DEFAULT_THRESHOLD, 0, 1, 'threshold');
     const offset = number(param(req, 'offset'), 0, 0, 1_000_000, 'offset');
     let body: SafeHtml;
@@ -76,7 +78,7 @@ ${param(req, 'deleted') ? html`<p class="notice">Memory ${param(req, 'deleted')}
 </form>${body}`);
   }));
 
-  app.get<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, ['memories:read'], async (req, _reply, viewer) => {
+  app.get<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, 'memory.read', async (req, _reply, viewer) => {
     const m = await deps.memories.find(viewer.scope, (req.params as { id: string }).id);
     const canWrite = viewer.principal.scopes.has('memories:write');
     return page(m.title || 'Memory', viewer.chrome('memories'), html`
@@ -88,7 +90,7 @@ ${param(req, 'deleted') ? html`<p class="notice">Memory ${param(req, 'deleted')}
 ${canWrite ? html`<p><a href="${base}/${m.id}/edit" id="edit">Edit</a></p>` : html`<p class="muted">This key lacks memories:write: read only.</p>`}`);
   }));
 
-  app.get<{ Params: { id: string } }>(`${base}/:id/edit`, signedIn(deps, ['memories:write'], async (req, _reply, viewer) => {
+  app.get<{ Params: { id: string } }>(`${base}/:id/edit`, signedIn(deps, 'memory.update', async (req, _reply, viewer) => {
     const m = await deps.memories.find(viewer.scope, (req.params as { id: string }).id);
     const csrf = csrfField(viewer.session.csrfToken);
     return page(`Edit ${m.title || m.id}`, viewer.chrome('memories'), html`
@@ -104,7 +106,7 @@ ${canWrite ? html`<p><a href="${base}/${m.id}/edit" id="edit">Edit</a></p>` : ht
 </form>`);
   }));
 
-  app.post<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, ['memories:write'], async (req, reply, viewer) => {
+  app.post<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, 'memory.update', async (req, _reply, viewer) => {
     const patch: MemoryPatch = {};
     const title = field(req, 'title');
     const content = field(req, 'content');
@@ -115,11 +117,11 @@ ${canWrite ? html`<p><a href="${base}/${m.id}/edit" id="edit">Edit</a></p>` : ht
     if (memoryType) patch.memoryType = memoryType;
     if (tagText !== undefined) patch.tags = tagList(tagText);
     const m = await deps.memories.update(viewer.scope, viewer.principal, (req.params as { id: string }).id, patch);
-    return void reply.redirect(`${base}/${m.id}`, 303);
+    return new SeeOther(`${base}/${m.id}`);
   }));
 
-  app.post<{ Params: { id: string } }>(`${base}/:id/delete`, signedIn(deps, ['memories:write'], async (req, reply, viewer) => {
+  app.post<{ Params: { id: string } }>(`${base}/:id/delete`, signedIn(deps, 'memory.delete', async (req, _reply, viewer) => {
     const { id } = await deps.memories.delete(viewer.scope, viewer.principal, (req.params as { id: string }).id);
-    return void reply.redirect(`${base}${query({ deleted: id })}`, 303);
+    return new SeeOther(`${base}${query({ deleted: id })}`);
   }));
 };

@@ -17,10 +17,10 @@ export const secretRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/secrets`;
   const ownerOf = (p: { tenantId: string; mode: 'live' | 'test' }) => ({ tenantId: p.tenantId, mode: p.mode });
 
-  app.get(base, signedIn(deps, ['secrets:read'], async (req, _reply, viewer) => {
+  app.get(base, signedIn(deps, 'secret.list', async (req, _reply, viewer) => {
     const tag = param(req, 'tag');
     const cursor = param(req, 'cursor') ?? null;
-    const listed = await audited(deps.audit, req, viewer, { action: 'secret.list', resource: 'secret:*' },
+    const listed = await audited(deps.operations, req, viewer, { operation: 'secret.list', resource: 'secret:*' },
       () => deps.secrets.list(ownerOf(viewer.principal), { tags: tag ? [tag] : [], limit: PAGE_SIZE, cursor }));
     const csrf = csrfField(viewer.session.csrfToken);
     return page('Secrets', viewer.chrome('secrets'), html`
@@ -34,9 +34,9 @@ ${listed.items.map((s) => html`<tr><td><code>${s.name}</code></td><td>${s.versio
 ${listed.nextCursor ? html`<p><a href="${base}${query({ tag, cursor: listed.nextCursor })}">More</a></p>` : ''}`);
   }));
 
-  app.post<{ Params: { name: string } }>(`${base}/:name/reveal`, signedIn(deps, ['secrets:read'], async (req, reply, viewer) => {
+  app.post<{ Params: { name: string } }>(`${base}/:name/reveal`, signedIn(deps, 'secret.read', async (req, reply, viewer) => {
     const { name } = req.params as { name: string };
-    const secret = await audited(deps.audit, req, viewer, { action: 'secret.read', resource: secretResource(name) },
+    const secret = await audited(deps.operations, req, viewer, { operation: 'secret.read', resource: secretResource(name) },
       () => deps.secrets.get(ownerOf(viewer.principal), { userId: viewer.principal.userId, via: 'dashboard' }, name));
     reply.header('Cache-Control', 'no-store');
     return page(`Secret ${secret.name}`, viewer.chrome('secrets'), html`

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDomainError } from '../../core/errors.ts';
-import { cookieOptions, csrfRefusal, field, param, SESSION_COOKIE, SIGN_IN_COOKIE, signedIn } from '../context.ts';
+import { cookieOptions, csrfRefusal, field, param, SeeOther, SESSION_COOKIE, SIGN_IN_COOKIE, signedIn } from '../context.ts';
 import { html } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { barePage, DASHBOARD_PREFIX } from '../layout.ts';
@@ -37,14 +37,14 @@ ${opts.error ? html`<p class="refusal" role="alert">${opts.error}</p>` : ''}
 }
 
 export const signInRoutes: RouteRegistrar = (app, deps) => {
-  app.get(`${DASHBOARD_PREFIX}/sign-in`, async (req, reply) => {
+  app.get(`${DASHBOARD_PREFIX}/sign-in`, { config: { operation: null } }, async (req, reply) => {
     if (await deps.sessions.find(req.cookies[SESSION_COOKIE])) return reply.redirect(safeNext(param(req, 'next')), 303);
     const ended = param(req, 'ended');
     const page = signInForm(reply, req, { next: safeNext(param(req, 'next')), notice: ended === undefined ? undefined : NOTICES[ended] });
     return reply.type('text/html; charset=utf-8').send(page.value);
   });
 
-  app.post(`${DASHBOARD_PREFIX}/sign-in`, async (req, reply) => {
+  app.post(`${DASHBOARD_PREFIX}/sign-in`, { config: { operation: null } }, async (req, reply) => {
     const expected = req.cookies[SIGN_IN_COOKIE];
     const token = field(req, '_csrf');
     if (!expected || token === undefined || !sameSecret(token, expected)) throw csrfRefusal();
@@ -64,9 +64,9 @@ export const signInRoutes: RouteRegistrar = (app, deps) => {
     return reply.redirect(next, 303);
   });
 
-  app.post(`${DASHBOARD_PREFIX}/sign-out`, signedIn(deps, [], async (req, reply, viewer) => {
+  app.post(`${DASHBOARD_PREFIX}/sign-out`, signedIn(deps, 'session.sign_out', async (req, reply, viewer) => {
     await deps.sessions.end(viewer.session);
     reply.clearCookie(SESSION_COOKIE, cookieOptions(req));
-    return void reply.redirect(`${DASHBOARD_PREFIX}/sign-in?ended=out`, 303);
+    return new SeeOther(`${DASHBOARD_PREFIX}/sign-in?ended=out`);
   }));
 };

@@ -1,36 +1,48 @@
-import type { Principal, Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
+import type { Principal } from '../../core/api-keys/api-key.types.ts';
+import type { OperationName } from '../../core/operations/catalog.ts';
+import { authorize } from '../../core/operations/runner.ts';
 import { DomainError, validationError } from '../../core/errors.ts';
 import type { WebhookKind } from '../../core/webhooks/webhook.types.ts';
-import { param, signedIn } from '../context.ts';
+import { param, SeeOther, signedIn } from '../context.ts';
 import { html } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
 
 const PAGE_SIZE = 50;
 
-/** Which webhooks a key sees, and which scope each kind needs to read and to redeliver (as their surfaces require). */
-const KINDS: readonly { kind: WebhookKind; label: string; read: KeyScope; write: KeyScope }[] = [
-  { kind: 'g9', label: 'Memory webhooks (G9, this workspace)', read: 'memories:read', write: 'memories:write' },
-  { kind: 'g10', label: 'Event webhooks (G10)', read: 'memories:read', write: 'memories:write' },
-  { kind: 'g11', label: 'Security webhooks (G11)', read: 'secrets:read', write: 'secrets:write' },
+/** Which webhooks a key sees: each kind's section runs that kind's operations (core/operations: their permissions). */
+const KINDS: readonly { kind: WebhookKind; label: string; read: OperationName; redeliver: OperationName }[] = [
+  { kind: 'g9', label: 'Memory webhooks (G9, this workspace)', read: 'webhook.read', redeliver: 'webhook.redeliver' },
+  { kind: 'g10', label: 'Event webhooks (G10)', read: 'webhook.read', redeliver: 'webhook.redeliver' },
+  { kind: 'g11', label: 'Security webhooks (G11)', read: 'security_webhook.read', redeliver: 'security_webhook.redeliver' },
 ];
+const READS = [...new Set(KINDS.map((k) => k.read))];
+const REDELIVERS = [...new Set(KINDS.map((k) => k.redeliver))];
 
-function kindOf(text: string, principal: Principal, need: 'read' | 'write') {
+function kindOf(text: string, principal: Principal, need: 'read' | 'redeliver') {
   const found = KINDS.find((k) => k.kind === text);
   if (!found) throw validationError([{ field: 'kind', reason: 'invalid_value', message: 'must be g9, g10 or g11' }]);
-  if (!principal.scopes.has(found[need])) {
-    throw new DomainError('PERMISSION_DENIED', `This API key lacks the ${found[need]} scope`, { requiredScope: found[need] });
-  }
+  authorize(found[need], principal);
   return found;
 }
+
+/** Whether `principal` may run `operation` (a section or a button shown only to those who may use it). */
+const may = (operation: OperationName, principal: Principal): boolean => {
+  try {
+    authorize(operation, principal);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const statusBadge = (s: string) => html`<span class="status status-${s}">${s}</span>`;
 
 export const webhookRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/webhooks`;
 
-  app.get(base, signedIn(deps, [], async (_req, _reply, viewer) => {
-    const visible = KINDS.filter((k) => viewer.principal.scopes.has(k.read));
+  app.get(base, signedIn(deps, READS, async (_req, _reply, viewer) => {
+    const visible = KINDS.filter((k) => may(k.read, viewer.principal));
     if (visible.length === 0) {
       throw new DomainError('PERMISSION_DENIED', 'This API key lacks the memories:read and secrets:read scopes: it sees no webhooks');
     }
@@ -45,12 +57,12 @@ ${s.items.map((w) => html`<tr><td><a href="${base}/${w.kind}/${w.id}">${w.id}</a
 </tbody></table>`}`));
   }));
 
-  app.get<{ Params: { kind: string; id: string } }>(`${base}/:kind/:id`, signedIn(deps, [], async (req, _reply, viewer) => {
+  app.get<{ Params: { kind: string; id: string } }>(`${base}/:kind/:id`, signedIn(deps, READS, async (req, _reply, viewer) => {
     const { kind: kindText, id } = req.params as { kind: string; id: string };
     const k = kindOf(kindText, viewer.principal, 'read');
     const offset = Math.max(0, Math.floor(Number(param(req, 'offset') ?? 0)) || 0);
     const { webhook: w, items, total } = await deps.webhooks.deliveries(viewer.scope, k.kind, id, { limit: PAGE_SIZE, offset });
-    const canRedeliver = viewer.principal.scopes.has(k.write);
+    const canRedeliver = may(k.redeliver, viewer.principal);
     const requeued = param(req, 'requeued');
     return page(`Webhook ${w.id}`, viewer.chrome('webhooks'), html`
 ${requeued ? html`<p class="notice">Delivery ${requeued} is due again: a worker sends it shortly.</p>` : ''}
@@ -71,10 +83,10 @@ ${offset + PAGE_SIZE < total ? html`<a href="${base}/${w.kind}/${w.id}${query({ 
   }));
 
   app.post<{ Params: { kind: string; id: string; deliveryId: string } }>(`${base}/:kind/:id/deliveries/:deliveryId/redeliver`,
-    signedIn(deps, [], async (req, reply, viewer) => {
+    signedIn(deps, REDELIVERS, async (req, _reply, viewer) => {
       const { kind: kindText, id, deliveryId } = req.params as { kind: string; id: string; deliveryId: string };
-      const k = kindOf(kindText, viewer.principal, 'write');
+      const k = kindOf(kindText, viewer.principal, 'redeliver');
       await deps.webhooks.redeliver(viewer.scope, k.kind, id, deliveryId);
-      return void reply.redirect(`${base}/${k.kind}/${id}${query({ requeued: deliveryId })}`, 303);
+      return new SeeOther(`${base}/${k.kind}/${id}${query({ requeued: deliveryId })}`);
     }));
 };

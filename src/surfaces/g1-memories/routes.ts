@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import { validationError, type FieldProblem } from '../../core/errors.ts';
@@ -39,7 +38,6 @@ function listOffset(q: Static<typeof ListQuery>): number {
  */
 async function createMemory(deps: G1Deps, req: FastifyRequest<{ Body: Static<typeof CreateBody> }>, reply: FastifyReply) {
   const principal = requirePrincipal(req);
-  requireScope(principal, 'memories:write');
   const input = toNewMemory(req.body);
   if (req.body.dedupe === true) {
     const { memory, deduplicated } = await deps.memories.createDeduplicated(scopeOf(req), principal, input);
@@ -60,6 +58,7 @@ export const g1StoreAliasRoutes: FastifyPluginAsync<G1Deps> = async (app, deps) 
   r.addHook('onRequest', authGuard(deps, 'x-api-key'));
   r.addHook('onSend', async (_req, reply) => { markDeprecated(reply); });
   r.post('/', {
+    config: { operation: 'memory.create' },
     schema: {
       tags: ['G1 memories'], security: [{ apiKey: [] }], deprecated: true,
       summary: 'Deprecated alias of POST /api/v1/memories (removed in 2.0.0)',
@@ -78,6 +77,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   const security = [{ apiKey: [] }];
 
   r.post('/', {
+    config: { operation: 'memory.create' },
     schema: {
       tags, security, summary: 'Create a memory (201), or with dedupe: true return the identical one already stored (200)',
       body: CreateBody, response: { 200: Responses.created, 201: Responses.created, ...errors, 413: ErrorWire },
@@ -85,9 +85,9 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   }, async (req, reply) => createMemory(deps, req, reply));
 
   r.get('/', {
+    config: { operation: 'memory.list' },
     schema: { tags, security, summary: 'List memories', querystring: ListQuery, response: { 200: Responses.list, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     const q = req.query;
     const offset = listOffset(q);
     const { items, total } = await deps.memories.list(scopeOf(req), {
@@ -102,10 +102,10 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   });
 
   r.post('/search', {
+    config: { operation: 'memory.search' },
     schema: { tags, security, summary: 'Semantic search', body: SearchBody, response: { 200: Responses.search, ...errors } },
   }, async (req) => {
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:read');
     const b = req.body;
     const tagList = Array.isArray(b.tags) ? b.tags : splitList(b.tags);
     const problems: FieldProblem[] = [];
@@ -123,12 +123,12 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   });
 
   r.get('/:id/similar', {
+    config: { operation: 'memory.similar' },
     schema: {
       tags, security, summary: 'Near-duplicates: the memories most similar to one memory (itself excluded)',
       params: SimilarParams, querystring: SimilarQuery, response: { 200: Responses.similar, ...errors, 409: ErrorWire },
     },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     const q = req.query;
     const { memory, hits, total } = await deps.memories.similarTo(scopeOf(req), req.params.id, { limit: q.limit, minSimilarity: q.threshold });
     return {
@@ -138,28 +138,28 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   });
 
   r.get('/:id', {
+    config: { operation: 'memory.read' },
     schema: { tags, security, summary: 'Get a memory by UUID or unambiguous prefix (counts an access)', params: IdParams, response: { 200: Responses.memoryWithAccess, ...errors, 409: ErrorWire } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     const memory = await deps.memories.get(scopeOf(req), req.params.id);
     return { success: true as const, data: toWireWithAccess(memory) };
   });
 
   r.put('/:id', {
+    config: { operation: 'memory.update' },
     schema: { tags, security, summary: 'Update a memory (all fields optional)', params: IdParams, body: UpdateBody, response: { 200: Responses.memory, ...errors, 409: ErrorWire, 413: ErrorWire } },
   }, async (req) => {
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:write');
     const patch = toPatch(req.body);
     const memory = await deps.memories.update(scopeOf(req), principal, req.params.id, patch);
     return { success: true as const, data: toWire(memory) };
   });
 
   r.delete('/:id', {
+    config: { operation: 'memory.delete' },
     schema: { tags, security, summary: 'Delete a memory permanently', params: IdParams, response: { 200: Responses.deleted, ...errors, 409: ErrorWire } },
   }, async (req) => {
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:write');
     const { id, deletedAt } = await deps.memories.delete(scopeOf(req), principal, req.params.id);
     return { success: true as const, message: 'Memory deleted', data: { id, deleted_at: isoTimestamp(deletedAt) } };
   });

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import { DomainError } from '../../core/errors.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import type { Metadata } from '../../core/memories/memory.types.ts';
@@ -52,11 +51,8 @@ export const topicRoutes: FastifyPluginAsync<TopicDeps> = async (app, deps) => {
   r.addHook('onRequest', authGuard(deps, 'x-api-key'));
   const tags = ['Topics'];
   const security = [{ apiKey: [] }];
-  const reader = (req: Parameters<typeof requirePrincipal>[0]) => requireScope(requirePrincipal(req), 'memories:read');
-  const writer = (req: Parameters<typeof requirePrincipal>[0]) => requireScope(requirePrincipal(req), 'memories:write');
 
-  r.post('/', { schema: { tags, security, summary: 'Create a topic', body: TopicCreateBody, response: { 201: TopicResponses.one, ...errors } } }, async (req, reply) => {
-    writer(req);
+  r.post('/', { config: { operation: 'topic.create' }, schema: { tags, security, summary: 'Create a topic', body: TopicCreateBody, response: { 201: TopicResponses.one, ...errors } } }, async (req, reply) => {
     const b = req.body;
     const c = clientInput(b);
     const topic = await deps.topics.create(scopeOf(req), requirePrincipal(req).userId, {
@@ -65,8 +61,7 @@ export const topicRoutes: FastifyPluginAsync<TopicDeps> = async (app, deps) => {
     return reply.status(201).send({ success: true, data: topicWire(topic), ...topicWire(topic) });
   });
 
-  r.get('/', { schema: { tags, security, summary: 'List topics (flat and paged, or the whole hierarchy)', querystring: TopicListQuery, response: { 200: TopicResponses.list, ...errors } } }, async (req) => {
-    reader(req);
+  r.get('/', { config: { operation: 'topic.list' }, schema: { tags, security, summary: 'List topics (flat and paged, or the whole hierarchy)', querystring: TopicListQuery, response: { 200: TopicResponses.list, ...errors } } }, async (req) => {
     const q = req.query;
     if (q.include_hierarchy) {
       const tree = (await deps.topics.hierarchy(scopeOf(req))).map(nodeWire);
@@ -81,14 +76,12 @@ export const topicRoutes: FastifyPluginAsync<TopicDeps> = async (app, deps) => {
     };
   });
 
-  r.get('/:id', { schema: { tags, security, summary: 'Get a topic', params: TopicParams, response: { 200: TopicResponses.one, ...errors } } }, async (req) => {
-    reader(req);
+  r.get('/:id', { config: { operation: 'topic.read' }, schema: { tags, security, summary: 'Get a topic', params: TopicParams, response: { 200: TopicResponses.one, ...errors } } }, async (req) => {
     const topic = topicWire(await deps.topics.get(scopeOf(req), req.params.id));
     return { success: true as const, data: topic, ...topic };
   });
 
-  r.put('/:id', { schema: { tags, security, summary: 'Update a topic', params: TopicParams, body: TopicUpdateBody, response: { 200: TopicResponses.one, ...errors } } }, async (req) => {
-    writer(req);
+  r.put('/:id', { config: { operation: 'topic.update' }, schema: { tags, security, summary: 'Update a topic', params: TopicParams, body: TopicUpdateBody, response: { 200: TopicResponses.one, ...errors } } }, async (req) => {
     const b = req.body;
     const c = clientInput(b);
     const scope = scopeOf(req);
@@ -99,14 +92,12 @@ export const topicRoutes: FastifyPluginAsync<TopicDeps> = async (app, deps) => {
     return { success: true as const, data: topic, ...topic };
   });
 
-  r.delete('/:id', { schema: { tags, security, summary: 'Delete a topic (its memories stay, without a topic; child topics move up)', params: TopicParams, response: { 200: TopicResponses.deleted, ...errors } } }, async (req) => {
-    writer(req);
+  r.delete('/:id', { config: { operation: 'topic.delete' }, schema: { tags, security, summary: 'Delete a topic (its memories stay, without a topic; child topics move up)', params: TopicParams, response: { 200: TopicResponses.deleted, ...errors } } }, async (req) => {
     const { id, deletedAt } = await deps.topics.delete(scopeOf(req), req.params.id);
     return { success: true as const, message: 'Topic deleted', data: { id, deleted_at: isoTimestamp(deletedAt) } };
   });
 
-  r.get('/:id/memories', { schema: { tags, security, summary: 'The memories of a topic', params: TopicParams, querystring: TopicMemoriesQuery, response: { 200: TopicResponses.memories, ...errors } } }, async (req) => {
-    reader(req);
+  r.get('/:id/memories', { config: { operation: 'topic.memories' }, schema: { tags, security, summary: 'The memories of a topic', params: TopicParams, querystring: TopicMemoriesQuery, response: { 200: TopicResponses.memories, ...errors } } }, async (req) => {
     const q = req.query;
     const scope = scopeOf(req);
     const { items, total } = await deps.topics.memoriesOf(scope, req.params.id, { limit: q.limit, offset: q.offset, sortBy: q.sortBy, sortOrder: q.sortOrder });

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EventScope } from '../../core/events/event.types.ts';
 import type { EventPublisher } from '../../core/webhooks/event-publisher.ts';
@@ -39,22 +38,22 @@ export const g10Routes: FastifyPluginAsync<G10Deps> = async (app, deps) => {
   const security = [{ apiKey: [] }];
 
   r.post('/v1/webhooks', {
+    config: { operation: 'webhook.create' },
     schema: {
       tags, security, summary: 'Register a webhook for generic events (10 creations per hour per key)',
       body: CreateBody, response: { 201: Responses.created, ...errors, 413: ErrorWire, 415: ErrorWire },
     },
   }, async (req, reply) => {
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:write');
     const b = req.body;
     const webhook = await deps.webhooks.create(principal, tenantScope(req), 'g10', { url: b.url, events: b.events, description: b.description });
     return reply.status(201).send({ success: true as const, data: toCreatedWire(webhook) });
   });
 
   r.get('/v1/webhooks', {
+    config: { operation: 'webhook.list' },
     schema: { tags, security, summary: 'List webhooks (oldest first)', querystring: ListQuery, response: { 200: Responses.list, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     const q = req.query;
     const { items, total } = await deps.webhooks.list(tenantScope(req), 'g10', q);
     return {
@@ -67,19 +66,19 @@ export const g10Routes: FastifyPluginAsync<G10Deps> = async (app, deps) => {
   });
 
   r.get('/v1/webhooks/:id', {
+    config: { operation: 'webhook.read' },
     schema: { tags, security, summary: 'Get a webhook (without its secret)', params: IdParams, response: { 200: Responses.webhook, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     return { success: true as const, data: toWire(await deps.webhooks.get(tenantScope(req), 'g10', req.params.id)) };
   });
 
   r.patch('/v1/webhooks/:id', {
+    config: { operation: 'webhook.update' },
     schema: {
       tags, security, summary: 'Change events, status (active | disabled), description or url',
       params: IdParams, body: UpdateBody, response: { 200: Responses.webhook, ...errors, 413: ErrorWire, 415: ErrorWire },
     },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:write');
     const b = req.body;
     const webhook = await deps.webhooks.update(tenantScope(req), 'g10', req.params.id, {
       events: b.events, status: b.status as 'active' | 'disabled' | undefined, description: b.description, url: b.url,
@@ -88,14 +87,15 @@ export const g10Routes: FastifyPluginAsync<G10Deps> = async (app, deps) => {
   });
 
   r.delete('/v1/webhooks/:id', {
+    config: { operation: 'webhook.delete' },
     schema: { tags, security, summary: 'Delete a webhook and its pending deliveries', params: IdParams, response: { 200: Responses.deleted, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:write');
     await deps.webhooks.delete(tenantScope(req), 'g10', req.params.id);
     return { success: true as const, data: { id: req.params.id, deleted: true as const } };
   });
 
   r.post('/v1/events', {
+    config: { operation: 'event.publish' },
     bodyLimit: MAX_EVENT_BODY_BYTES,
     schema: {
       tags, security,
@@ -105,7 +105,6 @@ export const g10Routes: FastifyPluginAsync<G10Deps> = async (app, deps) => {
     },
   }, async (req, reply) => {
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:write');
     const key = req.headers['idempotency-key'];
     const { event, replayed } = await deps.producerEvents.publish(
       principal, { type: req.body.type, data: req.body.data as Record<string, unknown> }, key,

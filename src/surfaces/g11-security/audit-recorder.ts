@@ -1,16 +1,14 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { AuditAction } from '../../core/audit/audit.rules.ts';
-import type { AuditService } from '../../core/audit/audit.service.ts';
+import { isOperationName, policyOf } from '../../core/operations/catalog.ts';
+import type { OperationRunner } from '../../core/operations/runner.ts';
 import { REGION_PATTERN } from '../../core/region.ts';
 
-/** How a G11 route is recorded: its action, and what it acts on (from the path or the body, never a value). */
-export interface AuditedRoute {
-  action: AuditAction;
-  resource: (req: FastifyRequest) => string;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What an audited route acts on, for its audit row: from the path or the body, never a value. */
+    auditResource?: (req: FastifyRequest) => string;
+  }
 }
-
-/** `METHOD /url` as the route was declared; a HEAD request is the GET it mirrors (it runs the same handler). */
-const routeKeyOf = (method: string, url: string): string => `${method === 'HEAD' ? 'GET' : method} ${url}`;
 
 /** Requests already recorded (an onSend hook may run twice for one request when an error answer replaces another). */
 const handled = new WeakSet<FastifyRequest>();
@@ -37,16 +35,17 @@ export class AuditRecordFailed extends Error {
 }
 
 /**
- * An `onRoute` hook: a route without an action in `routes` cannot be registered, so no G11 endpoint goes unrecorded
- * (the server does not start; the message names the table to extend).
+ * An `onRoute` hook: a route whose operation records nothing in the audit log, or that does not say what it acts
+ * on, cannot be registered, so no G11 endpoint goes unrecorded (the server does not start; the message names it).
  */
-export function requireAuditedRoutes(routes: Readonly<Record<string, AuditedRoute>>) {
-  return (route: RouteOptions): void => {
-    for (const method of [route.method].flat()) {
-      const key = routeKeyOf(method, route.url);
-      if (!Object.hasOwn(routes, key)) throw new Error(`G11 route ${key} has no audit action: add it to G11_AUDIT_ACTIONS`);
-    }
-  };
+export function requireAuditedRoutes(route: RouteOptions): void {
+  const config = route.config as { operation?: unknown; auditResource?: unknown } | undefined;
+  const operation = config?.operation;
+  // One operation, not a list: the row's action is the route's.
+  const audits = isOperationName(operation) && policyOf(operation).audit !== undefined;
+  if (!audits || typeof config?.auditResource !== 'function') {
+    throw new Error(`G11 route ${[route.method].flat().join(',')} ${route.url} must run an audited operation and name its auditResource`);
+  }
 }
 
 /**
@@ -59,34 +58,22 @@ export function requireAuditedRoutes(routes: Readonly<Record<string, AuditedRout
  * handler up when the answer was already an error, which would not speak G11. A write (create, update, delete) has
  * already happened by then; the caller sees a 500.
  */
-export function auditRecorder(
-  audit: Pick<AuditService, 'record'>, routes: Readonly<Record<string, AuditedRoute>>, withheld: { status: number; body: object },
-) {
+export function auditRecorder(operations: Pick<OperationRunner, 'record'>, withheld: { status: number; body: object }) {
   return async (req: FastifyRequest & { headers: { 'x-region'?: string | string[] } }, reply: FastifyReply, payload: unknown): Promise<unknown> => {
     if (handled.has(req)) return payload;
     handled.add(req);
     const principal = req.principal;
     if (principal === null || NOT_RECORDED.has(reply.statusCode)) return payload;
-    const key = routeKeyOf(req.routeOptions.method as string, req.routeOptions.url ?? '');
-    const route = Object.hasOwn(routes, key) ? routes[key] : undefined;
+    const { operation, auditResource } = req.routeOptions.config;
     const region = req.headers['x-region'];
     try {
-      // requireAuditedRoutes makes a missing action impossible; if it happens anyway, nothing leaves unrecorded.
-      if (!route) throw new Error(`no audit action for ${key}`);
-      await audit.record({
-        owner: { tenantId: principal.tenantId, mode: principal.mode },
-        actor: { userId: principal.userId, keyId: principal.keyId },
-        action: route.action,
-        resource: route.resource(req),
-        outcome: reply.statusCode < 400 ? 'success' : 'failure',
-        status: reply.statusCode,
-        ip: req.ip,
-        userAgent: req.headers['user-agent'] ?? null,
+      // requireAuditedRoutes makes a route without them impossible; if it happens anyway, nothing leaves unrecorded.
+      if (typeof operation !== 'string' || !auditResource) throw new Error(`no audited operation for ${req.routeOptions.method} ${req.routeOptions.url}`);
+      await operations.record(operation, principal, {
+        ip: req.ip, userAgent: req.headers['user-agent'] ?? null, requestId: req.id,
         // Only a region the write routes would accept (RegionHeaders): anything else is the client's noise.
         region: typeof region === 'string' && REGION_PATTERN.test(region) ? region : null,
-        requestId: req.id,
-        metadata: notes.get(req) ?? {},
-      });
+      }, { resource: auditResource(req), metadata: notes.get(req) ?? {} }, reply.statusCode);
     } catch (err) {
       req.log.error({ err: new AuditRecordFailed(err) }, 'audit log unavailable');
       // Headers that describe the withheld answer go with it.

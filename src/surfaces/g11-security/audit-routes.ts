@@ -7,13 +7,16 @@ import { noteForAudit } from './audit-recorder.ts';
 import { toAuditCsv, toAuditLogWire } from './audit-mappers.ts';
 import { AuditLogIdParams, AuditResponses, ExportAuditLogsBody, ListAuditLogsQuery } from './audit-schemas.ts';
 import { G11ErrorWire } from './errors.ts';
-import type { G11_SCOPES } from './routes.ts';
 
 export interface AuditRouteDeps {
   audit: AuditService;
-  /** The scope check of routes.ts (G11_SCOPES). */
-  scope: (req: FastifyRequest, route: keyof typeof G11_SCOPES) => void;
 }
+
+/** `audit-log:<id>`, or `audit-log` when the id is not one. */
+const auditLogResource = (req: FastifyRequest): string => {
+  const id = (req.params as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' && /^aud_[A-Za-z0-9]{1,60}$/.test(id) ? `audit-log:${id}` : 'audit-log';
+};
 
 const errors = { 400: G11ErrorWire, 401: G11ErrorWire, 403: G11ErrorWire, 404: G11ErrorWire, 429: G11ErrorWire };
 
@@ -33,12 +36,12 @@ export const auditLogRoutes: FastifyPluginAsync<AuditRouteDeps> = async (app, de
   const security = [{ bearer: [] }];
 
   r.get('/v1/security/audit-logs', {
+    config: { operation: 'audit.list', auditResource: () => 'audit-log:*' },
     schema: {
       tags, security, summary: 'List audit log entries, newest first, filtered by actor, action, resource, region and time',
       querystring: ListAuditLogsQuery, response: { 200: AuditResponses.list, ...errors },
     },
   }, async (req) => {
-    deps.scope(req, 'GET /v1/security/audit-logs');
     const { limit, cursor, ...filter } = req.query;
     const page = await deps.audit.list(ownerOf(req), filter, { limit, cursor: cursor ?? null });
     noteForAudit(req, { returned: page.items.length });
@@ -49,20 +52,20 @@ export const auditLogRoutes: FastifyPluginAsync<AuditRouteDeps> = async (app, de
   });
 
   r.get('/v1/security/audit-logs/:id', {
+    config: { operation: 'audit.read', auditResource: auditLogResource },
     schema: { tags, security, summary: 'Read one audit log entry', params: AuditLogIdParams, response: { 200: AuditResponses.log, ...errors } },
   }, async (req) => {
-    deps.scope(req, 'GET /v1/security/audit-logs/:id');
     return toAuditLogWire(await deps.audit.get(ownerOf(req), req.params.id));
   });
 
   r.post('/v1/security/audit-logs/export', {
+    config: { operation: 'audit.export', auditResource: () => 'audit-log:*' },
     schema: {
       tags, security, summary: 'Export audit log entries in chain order, as JSON or CSV',
       body: ExportAuditLogsBody,
       response: { 200: AuditResponses.export, ...errors, 413: G11ErrorWire, 415: G11ErrorWire },
     },
   }, async (req, reply) => {
-    deps.scope(req, 'POST /v1/security/audit-logs/export');
     const { format = 'json', limit = AUDIT_EXPORT_MAX_ROWS, cursor, ...filter } = req.body;
     const { rows, total, nextCursor } = await deps.audit.export(ownerOf(req), filter, { limit, cursor: cursor ?? null });
     noteForAudit(req, { format, rows: rows.length });

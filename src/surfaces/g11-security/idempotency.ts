@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
-import type { Scope } from '../../core/api-keys/api-key.types.ts';
+import { isOperationName, policyOf } from '../../core/operations/catalog.ts';
 import {
   requestFingerprint, type IdempotencyTicket, type IdempotentRequestService,
 } from '../../core/idempotency/idempotent-request.service.ts';
@@ -20,28 +19,27 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** The reservation each running request holds, until its answer is sent. */
 const tickets = new WeakMap<FastifyRequest, IdempotencyTicket>();
 
-const routeKeyOf = (method: string, url: string | undefined): string => `${method} ${url ?? ''}`;
-
 /**
  * `Idempotency-Key` on every POST and PUT of the plugin it is added to (G11), whatever the route does, over the
  * core's IdempotentRequestService (which decides what is kept and for how long):
  *
- * - `preHandler`: after authentication and body validation (a malformed request uses no key). Checks the route's
- *   scope first (a replay skips the handler, which would check it), then reserves the key and lets the handler run,
+ * - `preHandler`: after authentication, body validation (a malformed request uses no key) and the operation's
+ *   permission (surfaces/http-kit/operations.ts: a replay skips the handler), reserves the key and lets the handler run,
  *   or answers with the kept answer (`Idempotent-Replayed: true`; the handler does not run), or refuses (400 for a
  *   malformed key, 409 while the key's first request runs, 422 for a key used with another request).
  * - `onSend`: hands the answer to the service, which keeps it (2xx) or frees the key. Add it before the audit
  *   recorder's onSend: an answer the recorder then withholds (500, no audit row) is still kept, and the client's
  *   retry gets it, recorded, instead of running the write a second time.
- * - `requireScopes` (onRoute): a POST or PUT route without a scope in `scopes` cannot be registered.
+ * - `requireIdempotentOperations` (onRoute): a POST or PUT route whose operation is not marked idempotent (core
+ *   operations catalog) cannot be registered, so that the catalogue says which operations replay.
  */
-export function idempotencyHooks(service: Pick<IdempotentRequestService, 'begin' | 'finish' | 'abandon'>, scopes: Readonly<Record<string, Scope>>) {
+export function idempotencyHooks(service: Pick<IdempotentRequestService, 'begin' | 'finish' | 'abandon'>) {
   return {
-    requireScopes(route: RouteOptions): void {
+    requireIdempotentOperations(route: RouteOptions): void {
+      const operation = (route.config as { operation?: unknown } | undefined)?.operation;
       for (const method of [route.method].flat()) {
-        const key = routeKeyOf(method, route.url);
-        if (IDEMPOTENT_METHODS.has(method) && !Object.hasOwn(scopes, key)) {
-          throw new Error(`G11 route ${key} has no scope: add it to G11_SCOPES (an Idempotency-Key replay checks it)`);
+        if (IDEMPOTENT_METHODS.has(method) && !(isOperationName(operation) && policyOf(operation).idempotent)) {
+          throw new Error(`G11 route ${method} ${route.url} takes an Idempotency-Key: its operation must be idempotent in the catalogue`);
         }
       }
     },
@@ -50,8 +48,6 @@ export function idempotencyHooks(service: Pick<IdempotentRequestService, 'begin'
       const header = req.headers['idempotency-key'];
       if (!IDEMPOTENT_METHODS.has(req.method) || header === undefined) return undefined;
       const principal = requirePrincipal(req);
-      const route = routeKeyOf(req.method, req.routeOptions.url);
-      requireScope(principal, scopes[route]!);
       const fingerprint = requestFingerprint({
         method: req.method, route: req.routeOptions.url ?? '', params: req.params, query: req.query, body: req.body,
         region: req.headers['x-region'] ?? null,

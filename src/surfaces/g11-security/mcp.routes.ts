@@ -1,14 +1,12 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
-import type { Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
 import type { AuditService } from '../../core/audit/audit.service.ts';
 import { isDomainError, validationError } from '../../core/errors.ts';
 import type { McpApprovalService } from '../../core/mcp-access/mcp-approval.service.ts';
 import type { McpResourceService } from '../../core/mcp-access/mcp-resource.service.ts';
 import { mcpUriProblem, parseMcpUri } from '../../core/mcp-access/mcp-uri.ts';
 import { requirePrincipal } from '../http-kit/auth.ts';
-import { noteForAudit, type AuditedRoute } from './audit-recorder.ts';
+import { noteForAudit } from './audit-recorder.ts';
 import { G11ErrorWire } from './errors.ts';
 import {
   MCP_AUDIT_RESOURCE_PREFIX, toIssuedMcpApprovalWire, toMcpApprovalWire, toMcpAuditEntryWire, toMcpResourceReadWire, toMcpResourceWire,
@@ -24,25 +22,6 @@ export interface McpRouteDeps {
   audit: Pick<AuditService, 'list'>;
 }
 
-/**
- * The scopes of the MCP endpoints (part of G11_SCOPES, which docs/api.md shows). `mcp:access` is what an MCP client
- * holds: it reads through the access paths, asks for approval, and answers requests where its user is a listed
- * approver (the approver list, not a scope, decides who answers). Registering an access path needs `secrets:write`:
- * it decides who reads secrets through MCP, so it needs the scope that may change them (and `apikeys:manage` too for
- * a svc://api-keys/ path, checked by the service). The MCP audit needs `audit:read`: its rows are the audit log's,
- * which that scope guards, and a second door to them under a lesser scope would undo it.
- */
-export const G11_MCP_SCOPES = {
-  'POST /v1/security/mcp/resources': 'secrets:write',
-  'GET /v1/security/mcp/resources': 'mcp:access',
-  'GET /v1/security/mcp/resources/:uri': 'mcp:access',
-  'POST /v1/security/mcp/approve': 'mcp:access',
-  'GET /v1/security/mcp/approvals': 'mcp:access',
-  'GET /v1/security/mcp/approvals/:id': 'mcp:access',
-  'POST /v1/security/mcp/approvals/:id/respond': 'mcp:access',
-  'GET /v1/security/mcp/audit': 'audit:read',
-} as const satisfies Record<string, KeyScope>;
-
 /** A request's path parameter or body field, when it is text. */
 const textOf = (source: unknown, field: string): string | undefined => {
   const v = source !== null && typeof source === 'object' ? (source as Record<string, unknown>)[field] : undefined;
@@ -52,21 +31,6 @@ const textOf = (source: unknown, field: string): string | undefined => {
 const mcpResource = (uri: string | undefined): string =>
   (uri !== undefined && parseMcpUri(uri) !== null ? `${MCP_AUDIT_RESOURCE_PREFIX}${uri}` : 'mcp');
 const approvalResource = (id: string | undefined): string => (id !== undefined && /^appr_[A-Za-z0-9]{1,60}$/.test(id) ? `mcp-approval:${id}` : 'mcp-approval');
-
-/**
- * What each MCP endpoint records in the caller's audit log (part of G11_AUDIT_ACTIONS). Every read through an
- * access path, granted or refused, is an `mcp.read` row: GET /mcp/audit serves the `mcp.*` rows back.
- */
-export const G11_MCP_AUDIT_ACTIONS = {
-  'POST /v1/security/mcp/resources': { action: 'mcp.register', resource: (req) => mcpResource(textOf(req.body, 'uri')) },
-  'GET /v1/security/mcp/resources': { action: 'mcp.list', resource: () => `${MCP_AUDIT_RESOURCE_PREFIX}*` },
-  'GET /v1/security/mcp/resources/:uri': { action: 'mcp.read', resource: (req) => mcpResource(textOf(req.params, 'uri')) },
-  'POST /v1/security/mcp/approve': { action: 'mcp.request', resource: (req) => mcpResource(textOf(req.body, 'resource')) },
-  'GET /v1/security/mcp/approvals': { action: 'mcp.approval_list', resource: () => 'mcp-approval:*' },
-  'GET /v1/security/mcp/approvals/:id': { action: 'mcp.approval_read', resource: (req) => approvalResource(textOf(req.params, 'id')) },
-  'POST /v1/security/mcp/approvals/:id/respond': { action: 'mcp.respond', resource: (req) => approvalResource(textOf(req.params, 'id')) },
-  'GET /v1/security/mcp/audit': { action: 'audit.read', resource: () => 'audit-log:mcp' },
-} as const satisfies Record<keyof typeof G11_MCP_SCOPES, AuditedRoute>;
 
 const errors = { 400: G11ErrorWire, 401: G11ErrorWire, 403: G11ErrorWire, 404: G11ErrorWire, 429: G11ErrorWire };
 const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11ErrorWire };
@@ -95,30 +59,28 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['G11 MCP'];
   const security = [{ bearer: [] }];
-  const caller = (req: FastifyRequest, route: keyof typeof G11_MCP_SCOPES) => {
-    const principal = requirePrincipal(req);
-    requireScope(principal, G11_MCP_SCOPES[route]);
-    return principal;
-  };
+  const caller = requirePrincipal;
 
   r.post('/v1/security/mcp/resources', {
+    config: { operation: 'mcp.register', auditResource: (req) => mcpResource(textOf(req.body, 'uri')) },
     schema: {
       tags, security, summary: 'Register an MCP resource: the access path of MCP clients to what its URI names',
       body: CreateMcpResourceBody, response: { 201: McpResponses.resource, ...writeErrors },
     },
   }, async (req, reply) => {
-    const registered = await deps.mcpResources.register(caller(req, 'POST /v1/security/mcp/resources'), req.body);
+    const registered = await deps.mcpResources.register(caller(req), req.body);
     noteForAudit(req, { resourceId: registered.id });
     return reply.status(201).send(toMcpResourceWire(registered));
   });
 
   r.get('/v1/security/mcp/resources', {
+    config: { operation: 'mcp.list', auditResource: () => `${MCP_AUDIT_RESOURCE_PREFIX}*` },
     schema: {
       tags, security, summary: 'List the MCP resources (URIs ascending, no values)',
       querystring: ListMcpResourcesQuery, response: { 200: McpResponses.resources, ...errors },
     },
   }, async (req) => {
-    const page = await deps.mcpResources.list(caller(req, 'GET /v1/security/mcp/resources'), { limit: req.query.limit, cursor: req.query.cursor ?? null });
+    const page = await deps.mcpResources.list(caller(req), { limit: req.query.limit, cursor: req.query.cursor ?? null });
     noteForAudit(req, { returned: page.items.length });
     return {
       resources: page.items.map(toMcpResourceWire),
@@ -127,13 +89,14 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   });
 
   r.get('/v1/security/mcp/resources/:uri', {
+    config: { operation: 'mcp.read', auditResource: (req) => mcpResource(textOf(req.params, 'uri')) },
     schema: {
       tags, security,
       summary: 'Read the value at a URI (URL-encoded) through its access path; one that requires approval needs X-MCP-Access-Token',
       headers: McpAccessHeaders, params: McpResourceUriParams, response: { 200: McpResponses.read, ...errors },
     },
   }, async (req) => {
-    const who = caller(req, 'GET /v1/security/mcp/resources/:uri');
+    const who = caller(req);
     const read = await auditedFailure(req, { operation: 'read' },
       () => deps.mcpResources.read(who, req.params.uri, req.headers['x-mcp-access-token']));
     noteForAudit(req, { operation: 'read', resourceId: read.registration.id, approvalId: read.approvalId });
@@ -141,25 +104,27 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   });
 
   r.post('/v1/security/mcp/approve', {
+    config: { operation: 'mcp.request', auditResource: (req) => mcpResource(textOf(req.body, 'resource')) },
     schema: {
       tags, security, summary: 'Ask for approval of one operation on an MCP resource, for the calling key\'s user',
       body: RequestMcpApprovalBody, response: { 201: McpResponses.issued, ...writeErrors },
     },
   }, async (req, reply) => {
-    const who = caller(req, 'POST /v1/security/mcp/approve');
+    const who = caller(req);
     const issued = await auditedFailure(req, {}, () => deps.mcpApprovals.request(who, req.body));
     noteForAudit(req, { approvalId: issued.approval.id, operation: issued.approval.operation, status: issued.approval.status });
     return reply.status(201).send(toIssuedMcpApprovalWire(issued));
   });
 
   r.get('/v1/security/mcp/approvals', {
+    config: { operation: 'mcp.approval_list', auditResource: () => 'mcp-approval:*' },
     schema: {
       tags, security, summary: 'List MCP approvals, newest first, by status and resource',
       querystring: ListMcpApprovalsQuery, response: { 200: McpResponses.approvals, ...errors },
     },
   }, async (req) => {
     const { status, resource, limit, cursor } = req.query;
-    const page = await deps.mcpApprovals.list(caller(req, 'GET /v1/security/mcp/approvals'), { status, resource, limit, cursor: cursor ?? null });
+    const page = await deps.mcpApprovals.list(caller(req), { status, resource, limit, cursor: cursor ?? null });
     noteForAudit(req, { returned: page.items.length });
     return {
       data: page.items.map(toMcpApprovalWire),
@@ -168,16 +133,18 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   });
 
   r.get('/v1/security/mcp/approvals/:id', {
+    config: { operation: 'mcp.approval_read', auditResource: (req) => approvalResource(textOf(req.params, 'id')) },
     schema: { tags, security, summary: 'Read an MCP approval (never its token)', params: McpApprovalIdParams, response: { 200: McpResponses.approval, ...errors } },
-  }, async (req) => toMcpApprovalWire(await deps.mcpApprovals.get(caller(req, 'GET /v1/security/mcp/approvals/:id'), req.params.id)));
+  }, async (req) => toMcpApprovalWire(await deps.mcpApprovals.get(caller(req), req.params.id)));
 
   r.post('/v1/security/mcp/approvals/:id/respond', {
+    config: { operation: 'mcp.respond', auditResource: (req) => approvalResource(textOf(req.params, 'id')) },
     schema: {
       tags, security, summary: 'Approve or deny a pending MCP approval (listed approvers only); an approval\'s access token is in this answer only',
       params: McpApprovalIdParams, body: RespondMcpApprovalBody, response: { 200: McpResponses.issued, ...writeErrors },
     },
   }, async (req) => {
-    const who = caller(req, 'POST /v1/security/mcp/approvals/:id/respond');
+    const who = caller(req);
     const note = { approvalId: req.params.id, action: req.body.action };
     const issued = await auditedFailure(req, note, () => deps.mcpApprovals.respond(who, req.params.id, req.body));
     noteForAudit(req, note);
@@ -185,12 +152,13 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   });
 
   r.get('/v1/security/mcp/audit', {
+    config: { operation: 'audit.mcp', auditResource: () => 'audit-log:mcp' },
     schema: {
       tags, security, summary: 'The MCP audit: every MCP request of this tenant and mode (reads granted and refused, approvals), newest first',
       querystring: McpAuditQuery, response: { 200: McpResponses.audit, ...errors },
     },
   }, async (req) => {
-    const who = caller(req, 'GET /v1/security/mcp/audit');
+    const who = caller(req);
     const { resource, actor, limit, cursor } = req.query;
     const problem = resource === undefined ? undefined : mcpUriProblem(resource, 'resource');
     if (problem) throw validationError([problem]);

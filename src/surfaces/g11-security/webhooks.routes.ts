@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
-import type { Principal, Scope as KeyScope } from '../../core/api-keys/api-key.types.ts';
-import { DomainError, validationError } from '../../core/errors.ts';
-import type { EventScope, SecurityEventType } from '../../core/events/event.types.ts';
+import type { Principal } from '../../core/api-keys/api-key.types.ts';
+import { validationError } from '../../core/errors.ts';
+import type { EventScope } from '../../core/events/event.types.ts';
+import { authorizeSecurityEvents } from '../../core/webhooks/security-event-permissions.ts';
 import type { WebhookService } from '../../core/webhooks/webhook.service.ts';
 import { requirePrincipal } from '../http-kit/auth.ts';
 import { noteForAudit } from './audit-recorder.ts';
@@ -15,37 +15,11 @@ export interface WebhookRouteDeps {
   webhooks: WebhookService;
 }
 
-/**
- * Scopes of the G11 webhook endpoints (part of G11_SCOPES, which docs/api.md shows): reading them needs
- * `secrets:read`, registering, changing and deleting them `secrets:write` — they are part of the secrets component.
- */
-export const G11_WEBHOOK_SCOPES = {
-  'POST /v1/security/webhooks': 'secrets:write',
-  'GET /v1/security/webhooks': 'secrets:read',
-  'GET /v1/security/webhooks/:id': 'secrets:read',
-  'PUT /v1/security/webhooks/:id': 'secrets:write',
-  'DELETE /v1/security/webhooks/:id': 'secrets:write',
-} as const satisfies Record<string, KeyScope>;
-
-/**
- * What a subscriber must also be allowed to read to receive each event, checked when a webhook subscribes to it
- * (create, update): an event tells what the scope would show. Without it a key holding only `secrets:write` could
- * learn of API-key rotations it may not list.
- */
-export const G11_EVENT_SCOPES = {
-  'secret.created': 'secrets:read',
-  'secret.accessed': 'secrets:read',
-  'apikey.rotated': 'apikeys:manage',
-} as const satisfies Record<SecurityEventType, KeyScope>;
-
-function requireEventScopes(principal: Principal, events: readonly string[]): void {
-  for (const type of new Set(events)) {
-    const scope = Object.hasOwn(G11_EVENT_SCOPES, type) ? G11_EVENT_SCOPES[type as SecurityEventType] : undefined;
-    if (scope !== undefined && !principal.scopes.has(scope)) {
-      throw new DomainError('PERMISSION_DENIED', `Receiving ${type} needs the ${scope} scope`, { requiredScope: scope, field: 'events' });
-    }
-  }
-}
+/** `webhook:<id>`, or `webhook` when the id is not one. */
+const webhookResource = (req: FastifyRequest): string => {
+  const id = (req.params as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' && /^whk_[A-Za-z0-9]{1,60}$/.test(id) ? `webhook:${id}` : 'webhook';
+};
 
 /** G11 webhooks belong to the key's tenant and mode (no workspace). */
 function tenantScope(p: Principal): EventScope {
@@ -75,34 +49,32 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (app, d
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['G11 webhooks'];
   const security = [{ bearer: [] }];
-  const caller = (req: FastifyRequest, route: keyof typeof G11_WEBHOOK_SCOPES): Principal => {
-    const principal = requirePrincipal(req);
-    requireScope(principal, G11_WEBHOOK_SCOPES[route]);
-    return principal;
-  };
+  const caller = requirePrincipal;
 
   r.post('/v1/security/webhooks', {
+    config: { operation: 'security_webhook.create', auditResource: () => 'webhook' },
     schema: {
       tags, security,
       summary: 'Register a webhook for secret.created, secret.accessed and apikey.rotated; the signing secret is shown in this answer only',
       body: CreateWebhookBody, response: { 201: WebhookResponses.created, ...writeErrors },
     },
   }, async (req, reply) => {
-    const who = caller(req, 'POST /v1/security/webhooks');
+    const who = caller(req);
     const b = req.body;
-    requireEventScopes(who, b.events);
+    authorizeSecurityEvents(who, b.events);
     const created = await deps.webhooks.create(who, tenantScope(who), 'g11', { url: b.url, events: b.events, secret: b.secret });
     noteForAudit(req, { webhookId: created.id });
     return reply.status(201).send(toCreatedWebhookWire(created));
   });
 
   r.get('/v1/security/webhooks', {
+    config: { operation: 'security_webhook.list', auditResource: () => 'webhook:*' },
     schema: {
       tags, security, summary: 'List the webhooks of the calling key\'s tenant and mode, oldest first (no secrets)',
       querystring: ListWebhooksQuery, response: { 200: WebhookResponses.list, ...errors },
     },
   }, async (req) => {
-    const who = caller(req, 'GET /v1/security/webhooks');
+    const who = caller(req);
     const q = req.query;
     const offset = q.cursor === undefined ? 0 : decodeCursor(q.cursor);
     const { items, total } = await deps.webhooks.list(tenantScope(who), 'g11', { event: q.event, limit: q.limit, offset });
@@ -116,21 +88,23 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (app, d
   });
 
   r.get('/v1/security/webhooks/:id', {
+    config: { operation: 'security_webhook.read', auditResource: webhookResource },
     schema: { tags, security, summary: 'Read a webhook (never its secret)', params: WebhookParams, response: { 200: WebhookResponses.webhook, ...errors } },
   }, async (req) => {
-    const who = caller(req, 'GET /v1/security/webhooks/:id');
+    const who = caller(req);
     return toWebhookWire(await deps.webhooks.get(tenantScope(who), 'g11', req.params.id));
   });
 
   r.put('/v1/security/webhooks/:id', {
+    config: { operation: 'security_webhook.update', auditResource: webhookResource },
     schema: {
       tags, security, summary: 'Change a webhook\'s url, events or status (active resumes a failed one)',
       params: WebhookParams, body: UpdateWebhookBody, response: { 200: WebhookResponses.webhook, ...writeErrors },
     },
   }, async (req) => {
-    const who = caller(req, 'PUT /v1/security/webhooks/:id');
+    const who = caller(req);
     const b = req.body;
-    if (b.events !== undefined) requireEventScopes(who, b.events);
+    if (b.events !== undefined) authorizeSecurityEvents(who, b.events);
     const updated = await deps.webhooks.update(tenantScope(who), 'g11', req.params.id, {
       url: b.url, events: b.events, status: b.status as 'active' | 'disabled' | undefined,
     });
@@ -138,12 +112,13 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (app, d
   });
 
   r.delete('/v1/security/webhooks/:id', {
+    config: { operation: 'security_webhook.delete', auditResource: webhookResource },
     schema: {
       tags, security, summary: 'Delete a webhook and its pending deliveries',
       params: WebhookParams, response: { 204: WebhookResponses.deleted, ...errors },
     },
   }, async (req, reply) => {
-    const who = caller(req, 'DELETE /v1/security/webhooks/:id');
+    const who = caller(req);
     await deps.webhooks.delete(tenantScope(who), 'g11', req.params.id);
     return reply.status(204).send(null);
   });

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { DomainError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
@@ -89,9 +88,8 @@ export const g2ClientRoutes: FastifyPluginAsync<G2ClientDeps> = async (app, deps
   r.addHook('onRequest', authGuard(deps, 'bearer'));
   const tags = ['G2 legacy memory'];
   const security = [{ bearer: [] }];
-  function caller(req: FastifyRequest, needed: 'memories:read' | 'memories:write'): { principal: ReturnType<typeof requirePrincipal>; scope: Scope } {
+  function caller(req: FastifyRequest): { principal: ReturnType<typeof requirePrincipal>; scope: Scope } {
     const principal = requirePrincipal(req);
-    requireScope(principal, needed);
     const problems: FieldProblem[] = [];
     const scope = collectProblems(problems, () => scopeOf(req));
     if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
@@ -100,12 +98,13 @@ export const g2ClientRoutes: FastifyPluginAsync<G2ClientDeps> = async (app, deps
   const view = (m: Parameters<typeof clientView>[0]) => clientView(m, deps.memories.legacyIdOf(m));
 
   r.get('/', {
+    config: { operation: 'memory.list' },
     schema: {
       tags, security, summary: 'List memories (for @lanonasis/memory-client)', querystring: ListQuery,
       response: { 200: ListResponse, ...errors },
     },
   }, async (req) => {
-    const { scope } = caller(req, 'memories:read');
+    const { scope } = caller(req);
     const q = req.query;
     const page = { page: q.page, limit: q.limit };
     if (q.status !== undefined && q.status !== 'active') return { data: [], pagination: { ...page, total: 0, pages: 0 } };
@@ -118,12 +117,13 @@ export const g2ClientRoutes: FastifyPluginAsync<G2ClientDeps> = async (app, deps
   });
 
   r.post('/search', {
+    config: { operation: 'memory.search' },
     schema: {
       tags, security, summary: 'Search memories (searchMemories and enhancedSearch of @lanonasis/memory-client)', body: SearchBody,
       response: { 200: Loose, ...errors },
     },
   }, async (req) => {
-    const { principal, scope } = caller(req, 'memories:read');
+    const { principal, scope } = caller(req);
     const b = req.body;
     const problems: FieldProblem[] = [];
     const from = dateOf(b.filters?.date_range?.from, 'filters.date_range.from', problems);
@@ -157,20 +157,22 @@ export const g2ClientRoutes: FastifyPluginAsync<G2ClientDeps> = async (app, deps
   });
 
   r.post('/bulk/delete', {
+    config: { operation: 'memory.delete_many' },
     schema: {
       tags, security, summary: 'Delete up to 100 memories by id (for @lanonasis/memory-client)', body: BulkDeleteBody,
       response: { 200: BulkDeleteResponse, ...errors },
     },
   }, async (req) => {
-    const { principal, scope } = caller(req, 'memories:write');
+    const { principal, scope } = caller(req);
     const { deleted, failed } = await deps.memories.deleteByLegacyIds(scope, principal, req.body.memory_ids);
     return { deleted_count: deleted.length, deleted_ids: deleted, failed_ids: failed };
   });
 
   r.get('/stats', {
+    config: { operation: 'memory.stats' },
     schema: { tags, security, summary: 'Counts of this workspace\'s memories (for @lanonasis/memory-client)', response: { 200: Loose, ...errors } },
   }, async (req) => {
-    const { scope } = caller(req, 'memories:read');
+    const { scope } = caller(req);
     const now = deps.clock.now();
     const [usage, recent, topics] = await Promise.all([
       deps.memories.usage(scope, { since: new Date(now.getTime() - 86_400_000), top: 1 }),

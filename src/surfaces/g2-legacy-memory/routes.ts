@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
@@ -39,14 +38,14 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
   const tags = ['G2 legacy memory'];
   const security = [{ bearer: [] }];
 
-  /** The caller, with the scope required, and its data scope (a bad X-Workspace-ID joins the other problems). */
-  function caller(req: FastifyRequest, scope: 'memories:read' | 'memories:write', problems: FieldProblem[]): { principal: Principal; scope: Scope | undefined } {
+  /** The caller and its data scope (a bad X-Workspace-ID joins the other problems). */
+  function caller(req: FastifyRequest, problems: FieldProblem[]): { principal: Principal; scope: Scope | undefined } {
     const principal = requirePrincipal(req);
-    requireScope(principal, scope);
     return { principal, scope: collectProblems(problems, () => scopeOf(req)) };
   }
 
   r.post('/', {
+    config: { operation: 'memory.create' },
     schema: {
       tags, security, summary: 'Store a memory',
       description: 'Stores one memory; without `embedding` the server embeds the text. Counts against the hourly memory-write quota.',
@@ -56,7 +55,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     attachValidation: true,
   }, async (req, reply) => {
     const problems = schemaProblems(req);
-    const { principal, scope } = caller(req, 'memories:write', problems);
+    const { principal, scope } = caller(req, problems);
     const input = parseCreate(req.body, problems, deps.config);
     const memory = await deps.memories.create(scope!, principal, {
       title: input.title,
@@ -80,6 +79,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
   });
 
   r.get('/:id', {
+    config: { operation: 'memory.read' },
     schema: {
       tags, security, summary: 'Get a memory (counts an access)',
       description: 'By your id, mem_<uuid>, or the bare UUID. `embedding` is the stored vector at 1536 dimensions.',
@@ -88,7 +88,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     },
   }, async (req) => {
     const problems: FieldProblem[] = [];
-    const { scope } = caller(req, 'memories:read', problems);
+    const { scope } = caller(req, problems);
     if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
     const found = await deps.memories.findByLegacyId(scope, req.params.id);
     const memory = await deps.memories.get(scope, found.id);
@@ -98,6 +98,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
   });
 
   r.put('/:id', {
+    config: { operation: 'memory.update' },
     schema: {
       tags, security, summary: 'Update a memory\'s text and/or metadata',
       description: 'A changed text re-derives the title and re-embeds the memory (replacing a supplied embedding); metadata '
@@ -109,7 +110,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     attachValidation: true,
   }, async (req) => {
     const problems = schemaProblems(req);
-    const { principal, scope } = caller(req, 'memories:write', problems);
+    const { principal, scope } = caller(req, problems);
     const input = parseUpdate(req.body, problems, deps.config);
     const { memory, textChanged } = await deps.memories.updateByLegacyId(scope!, principal, req.params.id, {
       text: input.text && { title: input.text.title, content: input.text.text },
@@ -127,6 +128,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
   });
 
   r.delete('/:id', {
+    config: { operation: 'memory.delete' },
     schema: {
       tags, security, summary: 'Delete a memory permanently',
       description: 'Counts against the hourly memory-write quota.',
@@ -135,7 +137,7 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     },
   }, async (req) => {
     const problems: FieldProblem[] = [];
-    const { principal, scope } = caller(req, 'memories:write', problems);
+    const { principal, scope } = caller(req, problems);
     if (!scope) throw new DomainError('VALIDATION_FAILED', 'Invalid request', { fields: problems });
     const memory = await deps.memories.findByLegacyId(scope, req.params.id);
     await deps.memories.delete(scope, principal, memory.id);

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { SearchContext, SearchService } from '../../core/search/search.service.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
@@ -45,9 +44,9 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
     const principal = requirePrincipal(req);
     return { scope: scopeOf(req, workspace), userId: principal.userId, surface: 'g3', arrivedAt: req.arrivedAt };
   };
-  const authorize = (req: FastifyRequest): void => requireScope(requirePrincipal(req), 'memories:read');
 
   r.post('/', {
+    config: { operation: 'memory.search' },
     attachValidation: true,
     schema: {
       tags, security, summary: 'Semantic search',
@@ -55,7 +54,6 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       body: SearchBody, response: { 200: SearchResponse, ...errors },
     },
   }, async (req, reply) => {
-    authorize(req);
     const p = parseSearch(rawOf(req));
     const out = await deps.search.semantic(contextOf(req, p.workspace), {
       query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
@@ -71,6 +69,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
   });
 
   r.post('/hybrid', {
+    config: { operation: 'memory.search_hybrid' },
     attachValidation: true,
     schema: {
       tags, security, summary: 'Hybrid (semantic + keyword) search',
@@ -78,7 +77,6 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       body: HybridBody, response: { 200: HybridResponse, ...errors },
     },
   }, async (req, reply) => {
-    authorize(req);
     const p = parseHybrid(rawOf(req));
     const out = await deps.search.hybrid(contextOf(req, p.workspace), {
       query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
@@ -97,6 +95,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
   });
 
   r.post('/batch', {
+    config: { operation: 'memory.search_batch' },
     attachValidation: true,
     schema: {
       tags, security, summary: 'Several semantic searches at once',
@@ -105,7 +104,6 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
     },
   }, async (req) => {
     const started = performance.now();
-    authorize(req);
     const batch = parseBatch(rawOf(req));
     const ctx = contextOf(req, batch.workspace);
     const results = await Promise.all(batch.slots.map(async (slot) => {

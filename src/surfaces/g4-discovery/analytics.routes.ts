@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import type { FieldProblem } from '../../core/errors.ts';
 import type { Scope } from '../../core/scope.ts';
@@ -9,7 +8,7 @@ import { parseTimestamp } from '../../core/search/filters.ts';
 import {
   bucketCount, GRANULARITIES, MAX_BUCKETS, MAX_RANGE_DAYS, type Granularity, type SearchAnalytics, type SearchReport,
 } from '../../core/search/search-analytics.ts';
-import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { authGuard, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { collectProblems, schemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
 import { createG4ErrorHandler } from './errors.ts';
 import { roundMs, roundScore } from './mappers.ts';
@@ -129,6 +128,7 @@ export const g4AnalyticsRoutes: FastifyPluginAsync<G4AnalyticsDeps> = async (app
   r.addHook('onRequest', authGuard(deps, 'bearer'));
 
   r.get('/v1/analytics/search', {
+    config: { operation: 'analytics.read' },
     schema: {
       tags: ['G4 search and discovery'], security: [{ bearer: [] }], summary: 'Search analytics: totals, top queries and a trend',
       description: 'Searches on every surface count (G1, G3, G4 including vector search, G6 search operations) in the caller\'s '
@@ -138,7 +138,6 @@ export const g4AnalyticsRoutes: FastifyPluginAsync<G4AnalyticsDeps> = async (app
     },
     attachValidation: true,
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     const problems = schemaProblems(req);
     const period = periodOf(req.query, deps.clock.now(), problems);
     const scope = collectProblems(problems, () => scopeOf(req));

@@ -82,7 +82,7 @@ export async function runLiveSearch(socket: WebSocket, req: FastifyRequest, deps
     if (dispatch) enqueue(text);
     else pending.push(text);
   });
-  const principal = await authenticateSocket(deps, credential, socket, 'memories:read');
+  const principal = await authenticateSocket(deps, credential, socket, 'memory.search_live');
   if (!principal) return;
   const named = workspaceOf(req, { query: true });
   if (!named.ok) {

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import { suppliedVectorProblems } from '../../core/embeddings/vectors.ts';
@@ -88,6 +87,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
 
 
   r.get('/v1/search', {
+    config: { operation: 'memory.search' },
     schema: {
       tags, security, summary: 'Semantic search',
       description: 'A JSON body `{"metadata_filter": {...}}` may be sent with this GET (Content-Type: application/json, at most '
@@ -100,7 +100,6 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
   }, async (req) => {
     const started = performance.now();
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:read');
     const q = req.query;
     const problems = schemaProblems(req);
     checkText(q.q, 'q', problems);
@@ -150,6 +149,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
   });
 
   r.post('/v1/search/vector', {
+    config: { operation: 'memory.search_vector' },
     schema: {
       tags, security, summary: 'Search by a 1536-dimension vector',
       body: VectorBody,
@@ -159,7 +159,6 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
   }, async (req) => {
     const started = performance.now();
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:read');
     const b = req.body;
     const vector: unknown = b?.vector;
     // The schema reports a vector that is no array; an array is judged by the one check of supplied vectors. Its
@@ -203,6 +202,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
   });
 
   r.get('/v1/search/suggestions', {
+    config: { operation: 'memory.suggest' },
     schema: {
       tags, security, summary: 'Suggestions for a partial query: past queries, tags or titles',
       querystring: SuggestionsQuery,
@@ -210,7 +210,6 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     },
     attachValidation: true,
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     const q = req.query;
     const problems = schemaProblems(req);
     checkText(q.q, 'q', problems);
@@ -229,6 +228,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
   });
 
   r.post('/v1/embeddings', {
+    config: { operation: 'embedding.create' },
     schema: {
       tags, security, summary: 'Embed a text (1536 dimensions by default)',
       body: EmbeddingBody,

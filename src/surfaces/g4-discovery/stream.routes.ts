@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { validationError } from '../../core/errors.ts';
@@ -53,6 +53,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
 
 
   r.get('/v1/search/stream', {
+    config: { operation: 'memory.search' },
     schema: {
       tags, security, summary: 'Semantic search answered as Server-Sent Events',
       description: 'Requires `Accept: text/event-stream` (else 406). The same parameters as GET /v1/search (no offset, no GET body). '
@@ -68,7 +69,6 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
   }, async (req, reply) => {
     const started = performance.now();
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:read');
     if (!acceptsEventStream(req)) {
       throw new G4HttpError(406, 'NOT_ACCEPTABLE', 'This endpoint answers text/event-stream only',
         [{ field: 'Accept', message: 'must include text/event-stream' }]);
@@ -132,6 +132,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
   r.route({
     method: 'GET',
     url: '/v1/search/live',
+    config: { operation: 'memory.search_live', socketAuth: true },
     schema: {
       tags, security,
       summary: 'WebSocket: live search',

@@ -35,6 +35,7 @@ export const g5Routes: FastifyPluginAsync<G5Deps> = async (app, deps) => {
   r.addHook('onRequest', authGuard(deps, 'bearer'));
 
   r.post('/', {
+    config: { operation: 'embedding.create' },
     // The handler checks the request itself so that every problem gets its reason (validation.ts);
     // the schema documents the request for /openapi.json.
     attachValidation: true,

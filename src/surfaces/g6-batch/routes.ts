@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { BatchService } from '../../core/batch/batch.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import { randomBase62 } from '../../core/ids.ts';
@@ -26,6 +25,7 @@ export const g6Routes: FastifyPluginAsync<G6Deps> = async (app, deps) => {
   r.addHook('onRequest', authGuard(deps, 'bearer'));
 
   r.post('/', {
+    config: { operation: 'batch.run' },
     bodyLimit: MAX_BATCH_BYTES,
     schema: {
       tags: ['G6 batch'], security: [{ bearer: [] }], summary: 'Run up to 100 memory operations',
@@ -36,8 +36,7 @@ export const g6Routes: FastifyPluginAsync<G6Deps> = async (app, deps) => {
     const operations = checkOperations(req.body.operations);
     const options = parseOptions(req.body.options);
     const ops = operations.map(toBatchOp);
-    if (ops.some((op) => op.type === 'create' || op.type === 'update' || op.type === 'delete')) requireScope(principal, 'memories:write');
-    if (ops.some((op) => op.type === 'read' || op.type === 'search')) requireScope(principal, 'memories:read');
+    deps.batch.authorize(principal, ops);
     await deps.limits.batch(principal);
     const header = req.headers['x-batch-id'];
     const batchId = typeof header === 'string' && SAFE_BATCH_ID.test(header) ? header : `batch_${randomBase62(20)}`;

@@ -46,6 +46,7 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
   app.route({
     method: 'GET',
     url: '/stream',
+    config: { operation: 'analytics.stream', socketAuth: true },
     schema: {
       tags: ['G7 analytics'],
       security: [{ bearer: [] }],
@@ -66,7 +67,7 @@ export const g7AnalyticsStreamRoutes: FastifyPluginAsync<G7StreamDeps> = async (
     socket.on('message', () => undefined);
 
     const credential = readWsCredential(req);
-    const principal = await authenticateSocket(deps, credential, socket, 'memories:read');
+    const principal = await authenticateSocket(deps, credential, socket, 'analytics.stream');
     if (!principal) return;
     const interval = parseInterval((req.query as Record<string, unknown>).interval);
     if (interval === null) {

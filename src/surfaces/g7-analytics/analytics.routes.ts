@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { AnalyticsReportService } from '../../core/analytics/analytics-report.ts';
 import { DEFAULT_FLUSH_INTERVAL_MS } from '../../core/analytics/request-recorder.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
@@ -38,6 +37,7 @@ export const g7AnalyticsRoutes: FastifyPluginAsync<G7ReportDeps> = async (app, d
   app.route({
     method: 'GET',
     url: '/',
+    config: { operation: 'analytics.read' },
     schema: {
       tags: ['G7 analytics'],
       security: [{ bearer: [] }],
@@ -49,7 +49,6 @@ export const g7AnalyticsRoutes: FastifyPluginAsync<G7ReportDeps> = async (app, d
     },
     handler: async (req, reply) => {
       const principal = requirePrincipal(req);
-      requireScope(principal, 'memories:read');
       const now = deps.clock.now();
       const accept = req.headers.accept;
       const q = parseAnalyticsQuery(req.query as Record<string, unknown>, accept, now);

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import { DomainError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
 import { bucketCount, MAX_BUCKETS, MAX_RANGE_DAYS, type SearchAnalytics } from '../../core/search/search-analytics.ts';
-import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
+import { authGuard, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG7ErrorHandler, G7ErrorWire } from './errors.ts';
 
 /**
@@ -53,15 +52,12 @@ export const g7ClientAnalyticsRoutes: FastifyPluginAsync<G7ClientDeps> = async (
   app.addHook('onRequest', authGuard(deps, 'bearer'));
   const tags = ['G7 analytics'];
   const security = [{ bearer: [] }];
-  const reader = (req: Parameters<typeof requirePrincipal>[0]) => {
-    requireScope(requirePrincipal(req), 'memories:read');
-    return scopeOf(req);
-  };
 
   app.get<{ Querystring: { from?: string; to?: string; group_by: 'day' | 'week' | 'month' } }>('/search', {
+    config: { operation: 'analytics.read' },
     schema: { tags, security, summary: 'Search figures of the workspace (for @lanonasis/memory-client)', querystring: Range, response: { 200: Loose, ...errors } },
   }, async (req) => {
-    const scope = reader(req);
+    const scope = scopeOf(req);
     const { from, to } = rangeOf(req.query, deps.clock.now());
     const granularity = req.query.group_by;
     if (bucketCount(from, to, granularity) > MAX_BUCKETS) {
@@ -81,9 +77,10 @@ export const g7ClientAnalyticsRoutes: FastifyPluginAsync<G7ClientDeps> = async (
   });
 
   app.get<{ Querystring: { from?: string; to?: string } }>('/access', {
+    config: { operation: 'analytics.read' },
     schema: { tags, security, summary: 'Most read memories of the workspace (for @lanonasis/memory-client)', querystring: Range, response: { 200: Loose, ...errors } },
   }, async (req) => {
-    const scope = reader(req);
+    const scope = scopeOf(req);
     rangeOf(req.query, deps.clock.now()); // checked; access counts are kept per memory, not per time (docs/api.md)
     const u = await deps.memories.usage(scope, { since: deps.clock.now(), top: TOP });
     return {
@@ -96,9 +93,10 @@ export const g7ClientAnalyticsRoutes: FastifyPluginAsync<G7ClientDeps> = async (
   });
 
   app.get('/stats', {
+    config: { operation: 'analytics.read' },
     schema: { tags, security, summary: 'Sizes, activity and tags of the workspace (for @lanonasis/memory-client)', response: { 200: Loose, ...errors } },
   }, async (req) => {
-    const scope = reader(req);
+    const scope = scopeOf(req);
     const now = deps.clock.now();
     const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
     const [u, searches] = await Promise.all([

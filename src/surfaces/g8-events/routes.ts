@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import { validationError, type FieldProblem } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
@@ -77,6 +77,7 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
   }
 
   app.get('/', {
+    config: { operation: 'event.stream' },
     schema: {
       tags: ['G8 event stream'],
       security: [{ bearer: [] }],
@@ -96,7 +97,6 @@ export const g8Routes: FastifyPluginAsync<G8Deps> = async (app, deps) => {
     exposeHeadRoute: false,
   }, async (req, reply) => {
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:read');
     if (!acceptsEventStream(req)) {
       throw new G8HttpError(406, 'NOT_ACCEPTABLE', 'This endpoint answers text/event-stream only',
         [{ field: 'Accept', message: 'must include text/event-stream' }]);

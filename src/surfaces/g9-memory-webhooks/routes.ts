@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../core/api-keys/api-key.service.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { EventScope } from '../../core/events/event.types.ts';
 import type { WebhookService } from '../../core/webhooks/webhook.service.ts';
@@ -31,21 +30,21 @@ export const g9Routes: FastifyPluginAsync<G9Deps> = async (app, deps) => {
   const security = [{ bearer: [] }];
 
   r.post('/', {
+    config: { operation: 'webhook.create' },
     schema: {
       tags, security, summary: 'Register a webhook for memory events (10 creations per hour per key)',
       body: CreateBody, response: { 201: Responses.created, ...errors, 413: ErrorWire, 415: ErrorWire },
     },
   }, async (req, reply) => {
     const principal = requirePrincipal(req);
-    requireScope(principal, 'memories:write');
     const webhook = await deps.webhooks.create(principal, webhookScope(req), 'g9', toNewWebhook(req.body));
     return reply.status(201).send({ success: true as const, data: toCreatedWire(webhook) });
   });
 
   r.get('/', {
+    config: { operation: 'webhook.list' },
     schema: { tags, security, summary: 'List webhooks (oldest first)', querystring: ListQuery, response: { 200: Responses.list, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     const q = req.query;
     const { items, total } = await deps.webhooks.list(webhookScope(req), 'g9', q);
     return {
@@ -58,27 +57,27 @@ export const g9Routes: FastifyPluginAsync<G9Deps> = async (app, deps) => {
   });
 
   r.get('/:webhook_id', {
+    config: { operation: 'webhook.read' },
     schema: { tags, security, summary: 'Get a webhook (without its secret; beyond the spec)', params: IdParams, response: { 200: Responses.webhook, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:read');
     return { success: true as const, data: toWire(await deps.webhooks.get(webhookScope(req), 'g9', req.params.webhook_id)) };
   });
 
   r.put('/:webhook_id', {
+    config: { operation: 'webhook.update' },
     schema: {
       tags, security, summary: 'Update any of events, active, retry_policy (and url, filters)',
       params: IdParams, body: UpdateBody, response: { 200: Responses.webhook, ...errors, 413: ErrorWire, 415: ErrorWire },
     },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:write');
     const webhook = await deps.webhooks.update(webhookScope(req), 'g9', req.params.webhook_id, toUpdate(req.body));
     return { success: true as const, data: toWire(webhook) };
   });
 
   r.delete('/:webhook_id', {
+    config: { operation: 'webhook.delete' },
     schema: { tags, security, summary: 'Delete a webhook and its pending deliveries', params: IdParams, response: { 200: Responses.deleted, ...errors } },
   }, async (req) => {
-    requireScope(requirePrincipal(req), 'memories:write');
     await deps.webhooks.delete(webhookScope(req), 'g9', req.params.webhook_id);
     return { success: true as const, data: { id: req.params.webhook_id, deleted: true as const } };
   });

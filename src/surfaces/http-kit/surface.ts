@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../core/clock.ts';
 import type { ErrorHandler } from './plain-errors.ts';
+import { operationGuard, requireDeclaredOperation } from './operations.ts';
 
 /**
  * One API generation as the server mounts it. `prefixes` are the URL prefixes it answers under: an error raised
@@ -21,5 +22,17 @@ export interface MountedSurface {
   register(app: FastifyInstance): Promise<void>;
 }
 
-export const mount = <Deps>(surface: Surface<Deps>, deps: Deps): MountedSurface =>
-  ({ surface: surface as Surface<never>, register: (app) => surface.register(app, deps) });
+/**
+ * A surface bound to its services. Its routes are registered in a context of their own where each must name the
+ * core operation it runs, whose permission is checked before the handler (operations.ts).
+ */
+export const mount = <Deps>(surface: Surface<Deps>, deps: Deps): MountedSurface => ({
+  surface: surface as Surface<never>,
+  register: async (app) => {
+    await app.register(async (scoped) => {
+      scoped.addHook('onRoute', requireDeclaredOperation(surface.name));
+      scoped.addHook('preHandler', operationGuard);
+      await surface.register(scoped, deps);
+    });
+  },
+});

@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { requireScope, type ApiKeyService } from '../../core/api-keys/api-key.service.ts';
-import type { Principal, Scope as ApiScope } from '../../core/api-keys/api-key.types.ts';
+import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
+import type { OperationName } from '../../core/operations/catalog.ts';
+import { authorize } from '../../core/operations/runner.ts';
+import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { isDomainError } from '../../core/errors.ts';
 import { readCredential } from './auth.ts';
@@ -93,16 +95,16 @@ export function wsStreamEnd(socket: WebSocket): StreamEnd {
 }
 
 /**
- * Authenticates a WebSocket at connect: a valid key with the scope, within the gateway limit. On failure it tells
+ * Authenticates a WebSocket at connect: a valid key with the permission of `operation`, within the gateway limit. On failure it tells
  * the client (`{type: "error", code}`) and closes (1013 when rate limited, else 1008); returns null then.
  */
 export async function authenticateSocket(
   deps: { apiKeys: Pick<ApiKeyService, 'authenticate'>; limits: Pick<LimitsService, 'gateway'> },
-  credential: string | undefined, socket: WebSocket, scope: ApiScope,
+  credential: string | undefined, socket: WebSocket, operation: OperationName,
 ): Promise<Principal | null> {
   try {
     const principal = await deps.apiKeys.authenticate(credential);
-    requireScope(principal, scope);
+    authorize(operation, principal);
     await deps.limits.gateway(principal);
     return principal;
   } catch (err) {

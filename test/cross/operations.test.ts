@@ -1,0 +1,66 @@
+import { InMemoryTransport } from '@modelcontextprotocol/client';
+import type { RouteOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpDeps } from '../../src/app/mcp-deps.ts';
+import { VERSION } from '../../src/app/version.ts';
+import { OPERATIONS, type OperationName } from '../../src/core/operations/catalog.ts';
+import { createMnemoMcpServer } from '../../src/mcp/mcp-server.ts';
+import { MEMORY_TOOL_OPERATIONS } from '../../src/mcp/memory-tools.ts';
+import { keySession } from '../../src/mcp/session.ts';
+import { requireDeclaredOperation } from '../../src/surfaces/http-kit/operations.ts';
+import { callError, connected } from '../mcp/mcp-support.ts';
+import { createTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * Issue 36 point 1: every route, MCP tool and dashboard action runs a core operation, whose policy (permission,
+ * audit, quota, idempotency) is written once in core/operations/catalog.ts.
+ */
+
+/** Routes that run no operation, each for a reason: the framework's and the server's own (no key involved). */
+const OUTSIDE_OPERATIONS = [/^\/docs/, /^\/openapi\.json$/, /^\/health$/, /^\/api\/v1\/health$/, /^\/metrics$/, /^\/mcp$/];
+
+/** Operations no route runs: run by MCP tools only, or by the dashboard only. */
+const NOT_ON_ROUTES: readonly OperationName[] = ['memory.search_keyword'];
+
+describe('operations: one policy per operation, every entry point runs one', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(() => t?.close());
+
+  it('every route of every surface and of the dashboard names an operation of the catalogue', () => {
+    const routes = t.app.routeOperations();
+    const unnamed = routes.filter((r) => r.operation === undefined && !OUTSIDE_OPERATIONS.some((re) => re.test(r.url)));
+    expect(unnamed.map((r) => `${r.methods.join(',')} ${r.url}`)).toEqual([]);
+    const named = (r: (typeof routes)[number]): string[] => (r.operation === undefined || r.operation === null ? [] : [r.operation].flat());
+    for (const name of routes.flatMap(named)) expect(Object.hasOwn(OPERATIONS, name), name).toBe(true);
+    // Only the dashboard's sign-in, assets and landing redirect run none; every API route runs one.
+    const without = routes.filter((r) => r.operation === null && !r.methods.includes('HEAD')).map((r) => `${r.methods.join(',')} ${r.url}`);
+    expect(without.sort()).toEqual(['GET /dashboard', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'POST /dashboard/sign-in'].sort());
+    // Every operation is run somewhere: no policy is written for nothing.
+    const run = new Set<string>([...routes.flatMap(named), ...Object.values(MEMORY_TOOL_OPERATIONS).flat()]);
+    const idle = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => !run.has(name) && !NOT_ON_ROUTES.includes(name));
+    expect(idle).toEqual([]);
+  });
+
+  it('a route that names no operation cannot be registered', () => {
+    const check = requireDeclaredOperation('G0 test');
+    expect(() => check({ method: 'GET', url: '/x', config: { operation: 'memory.read' } } as unknown as RouteOptions)).not.toThrow();
+    expect(() => check({ method: 'GET', url: '/x', config: { operation: null } } as unknown as RouteOptions)).not.toThrow();
+    expect(() => check({ method: ['GET', 'POST'], url: '/x' } as unknown as RouteOptions))
+      .toThrow('G0 test: route GET,POST /x names no operation: set config.operation (core/operations/catalog.ts)');
+    expect(() => check({ method: 'GET', url: '/x', config: { operation: 'memory.nonsense' } } as unknown as RouteOptions)).toThrow('names no operation');
+  });
+
+  it('every MCP tool runs an operation, and its permission is the operation\'s', async () => {
+    const key = await t.key({ scopes: ['memories:read'] });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = createMnemoMcpServer(mcpDeps(t.container), keySession(t.container, key, { defaultWorkspace: 'default', userAgent: 'test' }), { version: VERSION });
+    await server.connect(serverSide);
+    const client = await connected(clientSide);
+    const tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
+    expect(tools).toEqual(Object.keys(MEMORY_TOOL_OPERATIONS).sort());
+    // memory.create needs memories:write, which this key lacks: refused by the catalogue's rule, before any work.
+    expect(await callError(client, 'memory_create', { content: 'x' })).toMatchObject({ code: 'PERMISSION_DENIED', details: { requiredScope: 'memories:write' } });
+    await client.close();
+  });
+});
