@@ -3,13 +3,16 @@ import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpDeps } from '../../src/app/mcp-deps.ts';
 import { VERSION } from '../../src/app/version.ts';
-import { OPERATIONS, type OperationName } from '../../src/core/operations/catalog.ts';
+import type { InjectOptions } from 'fastify';
+import type { Principal } from '../../src/core/api-keys/api-key.types.ts';
+import { OPERATIONS, policyOf, type OperationName, type Quota } from '../../src/core/operations/catalog.ts';
+import type { LimitsService } from '../../src/core/rate-limit/tier-limits.ts';
 import { createMnemoMcpServer } from '../../src/mcp/mcp-server.ts';
 import { MEMORY_TOOL_OPERATIONS } from '../../src/mcp/memory-tools.ts';
 import { keySession } from '../../src/mcp/session.ts';
 import { requireDeclaredOperation } from '../../src/surfaces/http-kit/operations.ts';
 import { callError, connected } from '../mcp/mcp-support.ts';
-import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { createTestApp, json, type TestApp } from '../support/test-app.ts';
 
 /**
  * Issue 36 point 1: every route, MCP tool and dashboard action runs a core operation, whose policy (permission,
@@ -40,6 +43,37 @@ describe('operations: one policy per operation, every entry point runs one', () 
     const run = new Set<string>([...routes.flatMap(named), ...Object.values(MEMORY_TOOL_OPERATIONS).flat()]);
     const idle = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => !run.has(name) && !NOT_ON_ROUTES.includes(name));
     expect(idle).toEqual([]);
+  });
+
+  it('every operation that names a quota is refused once that quota is spent, whichever route runs it', async () => {
+    const spend: Record<Quota, (l: LimitsService) => (p: Principal) => Promise<unknown>> = {
+      'memory-writes': (l) => l.memoryWrite, embeddings: (l) => l.embeddings, 'webhook-creations': (l) => l.webhookCreate, batches: (l) => l.batch,
+    };
+    const memory = { title: 't', content: 'c' };
+    /** A request of each operation that charges a quota, valid but for the spent quota. */
+    const requests: Partial<Record<OperationName, (key: string, id: string) => InjectOptions>> = {
+      'memory.create': (key) => ({ method: 'POST', url: '/api/v1/memories', headers: { 'x-api-key': key }, payload: memory }),
+      'memory.update': (key, id) => ({ method: 'PUT', url: `/api/v1/memories/${id}`, headers: { 'x-api-key': key }, payload: { title: 'u' } }),
+      'memory.delete': (key, id) => ({ method: 'DELETE', url: `/api/v1/memories/${id}`, headers: { 'x-api-key': key } }),
+      'memory.delete_many': (key, id) => ({ method: 'POST', url: '/api/v1/memory/bulk/delete', headers: { authorization: `Bearer ${key}` }, payload: { memory_ids: [`mem_${id}`] } }),
+      'embedding.create': (key) => ({ method: 'POST', url: '/api/v1/embeddings', headers: { authorization: `Bearer ${key}` }, payload: { input: 'x' } }),
+      'batch.run': (key) => ({ method: 'POST', url: '/api/v1/batch', headers: { authorization: `Bearer ${key}` }, payload: { operations: [{ type: 'create', data: { content: 'c' } }] } }),
+      'webhook.create': (key) => ({ method: 'POST', url: '/v1/webhooks', headers: { 'x-api-key': key }, payload: { url: 'https://example.com/hook', events: ['payment.successful'] } }),
+      'security_webhook.create': (key) => ({ method: 'POST', url: '/v1/security/webhooks', headers: { authorization: `Bearer ${key}` }, payload: { url: 'https://example.com/hook', events: ['secret.created'] } }),
+    };
+    const charged = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => policyOf(name).quota !== undefined);
+    expect(charged.filter((name) => requests[name] === undefined)).toEqual([]);
+    for (const name of charged) {
+      const key = await t.key({ tier: 'free' });
+      const id = json(await t.app.inject({ method: 'POST', url: '/api/v1/memories', headers: { 'x-api-key': key }, payload: memory })).data.id as string;
+      const principal = await t.container.apiKeys.authenticate(key);
+      const charge = spend[policyOf(name).quota!](t.container.limits);
+      for (let i = 0; i < 10_000; i++) {
+        try { await charge(principal); } catch { break; }
+      }
+      const res = await t.app.inject(requests[name]!(key, id));
+      expect(res.statusCode, `${name}: ${res.body}`).toBe(429);
+    }
   });
 
   it('a route that names no operation cannot be registered', () => {

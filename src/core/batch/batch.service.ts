@@ -37,7 +37,7 @@ export function createBatchService(deps: {
   memories: MemoryService;
   search: Pick<SearchService, 'semantic'>;
   store: Pick<MemoryRepository, 'applyAtomically'>;
-  limits: Pick<LimitsService, 'memoryWrite'>;
+  limits: Pick<LimitsService, 'memoryWrite' | 'batch'>;
   clock: Clock;
 }) {
   const { memories, search, store, limits, clock } = deps;
@@ -152,13 +152,17 @@ export function createBatchService(deps: {
   }
 
   return {
-    /** Throws PERMISSION_DENIED unless the caller may run every operation of the batch (before any of them runs). */
-    authorize(principal: Pick<Principal, 'scopes'>, ops: readonly Pick<BatchOp, 'type'>[]): void {
+    /**
+     * Admits a batch before any of its operations runs: PERMISSION_DENIED unless the caller may run every operation
+     * it holds, then the batch request limit (RATE_LIMITED).
+     */
+    async admit(principal: Principal, ops: readonly Pick<BatchOp, 'type'>[]): Promise<void> {
       for (const type of new Set(ops.map((op) => op.type))) {
         const operation = OPERATION_OF[type];
         // An entry of no known type fails on its own (INVALID_OPERATION) and needs nothing.
         if (operation !== undefined) authorize(operation, principal);
       }
+      await limits.batch(principal);
     },
 
     async run(principal: Principal, scope: Scope, ops: readonly BatchOp[], options: BatchOptions): Promise<BatchOutcome> {

@@ -5,7 +5,7 @@ import type { AuditAction } from '../audit/audit.rules.ts';
  * The hourly quotas an operation charges beyond the per-request limits (the gateway's, and G11's on the secrets
  * component's requests): core/rate-limit/tier-limits.ts.
  */
-export type Quota = 'memory-writes' | 'embeddings';
+export type Quota = 'memory-writes' | 'embeddings' | 'webhook-creations' | 'batches';
 
 /**
  * What an operation needs and leaves behind, whichever surface (REST, MCP, dashboard) runs it:
@@ -54,12 +54,12 @@ export const OPERATIONS = {
   'topic.delete': write,
   'topic.memories': read,
   'embedding.create': { permission: null, quota: 'embeddings' },
-  'batch.run': { permission: null },
+  'batch.run': { permission: null, quota: 'batches' },
   'analytics.read': read,
   'analytics.stream': read,
   'event.stream': read,
   'event.publish': write,
-  'webhook.create': write,
+  'webhook.create': { permission: 'memories:write', quota: 'webhook-creations' },
   'webhook.list': read,
   'webhook.read': read,
   'webhook.update': write,
@@ -80,7 +80,7 @@ export const OPERATIONS = {
   'apikey.update': secretsOp('apikeys:manage', 'apikey.update', true),
   'apikey.revoke': secretsOp('apikeys:manage', 'apikey.revoke'),
   'apikey.rotate': secretsOp('apikeys:manage', 'apikey.rotate', true),
-  'security_webhook.create': secretsOp('secrets:write', 'webhook.create', true),
+  'security_webhook.create': { ...secretsOp('secrets:write', 'webhook.create', true), quota: 'webhook-creations' },
   'security_webhook.list': secretsOp('secrets:read', 'webhook.list'),
   'security_webhook.read': secretsOp('secrets:read', 'webhook.read'),
   'security_webhook.update': secretsOp('secrets:write', 'webhook.update', true),

@@ -12,7 +12,7 @@ import { BatchBody, BatchResponse, ErrorWire } from './schemas.ts';
 
 export interface G6Deps extends AuthDeps {
   batch: BatchService;
-  limits: Pick<LimitsService, 'gateway' | 'batch'>;
+  limits: Pick<LimitsService, 'gateway'>;
   clock: Clock;
 }
 
@@ -36,8 +36,7 @@ export const g6Routes: FastifyPluginAsync<G6Deps> = async (app, deps) => {
     const operations = checkOperations(req.body.operations);
     const options = parseOptions(req.body.options);
     const ops = operations.map(toBatchOp);
-    deps.batch.authorize(principal, ops);
-    await deps.limits.batch(principal);
+    await deps.batch.admit(principal, ops);
     const header = req.headers['x-batch-id'];
     const batchId = typeof header === 'string' && SAFE_BATCH_ID.test(header) ? header : `batch_${randomBase62(20)}`;
 
