@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/app/config.ts';
 import { createContainer } from '../../src/app/container.ts';
 import { warmUp } from '../../src/app/embedder.factory.ts';
-import { ALL_SCOPES, type Principal } from '../../src/core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, type Principal } from '../../src/core/api-keys/api-key.types.ts';
 import { calibrationFor, scoreCalibration, type ScoreCalibration } from '../../src/core/search/score-calibration.ts';
 import { log } from '../lib/progress.ts';
 
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     const { key } = await container.apiKeys.create({ tenantId: 'calibration', userId: 'bench', tier: 'enterprise', mode: 'live' });
     const p = await container.apiKeys.authenticate(key);
     const scope = { tenantId: p.tenantId, mode: p.mode, workspace: 'default' };
-    const actor: Principal = { ...p, scopes: new Set(ALL_SCOPES) };
+    const actor: Principal = { ...p, scopes: new Set(ALL_PERMISSIONS) };
     const ids: string[] = [];
     for (const pair of set.pairs) ids.push((await container.memories.create(scope, actor, { title: pair.title, content: pair.content })).id);
     const indexOf = new Map(ids.map((id, i) => [id, i]));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/app/config.ts';
 import { createContainer, type Container } from '../../src/app/container.ts';
 import { warmUp } from '../../src/app/embedder.factory.ts';
-import { ALL_SCOPES, type Principal } from '../../src/core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, type Principal } from '../../src/core/api-keys/api-key.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { SearchContext, SearchOutcome } from '../../src/core/search/search.service.ts';
 import { log, phase } from '../lib/progress.ts';
@@ -63,7 +63,7 @@ export function turnMemory(turn: Turn) {
 
 /** The bench writes as an enterprise key of the scope's tenant: no write quota applies. */
 const benchActor = (scope: Scope): Principal => ({
-  keyId: 'bench', tenantId: scope.tenantId, userId: 'bench', tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES), expiresAt: null,
+  keyId: 'bench', tenantId: scope.tenantId, userId: 'bench', tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_PERMISSIONS), expiresAt: null,
 });
 
 /** Runs `work` over `items` with at most `limit` calls in flight. */

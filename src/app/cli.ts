@@ -5,7 +5,7 @@ import { registerExportImportCommands } from './export-import.commands.ts';
 import { parseCount as parsePositive, parseName } from './cli-options.ts';
 import { DEFAULT_KEY_NAME, KEY_NAME_MAX, keyNameProblem } from '../core/api-keys/api-key.rules.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
-import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Scope } from '../core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, TIERS, type ApiKeyRecord, type Permission } from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
 import { loadConfig } from './config.ts';
 import { CliError, withStore, type CliIo } from './cli-store.ts';
@@ -33,13 +33,13 @@ export const processIo: CliIo = {
 const withKeys = <T>(io: CliIo, access: 'create' | 'existing', fn: (keys: ReturnType<typeof createApiKeyService>) => Promise<T>): Promise<T> =>
   withStore(io, access, (storage) => fn(createApiKeyService({ keys: storage.apiKeys, clock: systemClock })));
 
-function parseScopes(value: string): Scope[] {
+function parseScopes(value: string): Permission[] {
   const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = scopes.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
+  const unknown = scopes.filter((s) => !(ALL_PERMISSIONS as readonly string[]).includes(s));
   if (unknown.length > 0) {
-    throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; known: ${ALL_SCOPES.join(', ')}`);
+    throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; known: ${ALL_PERMISSIONS.join(', ')}`);
   }
-  return scopes as Scope[];
+  return scopes as Permission[];
 }
 
 function parseKeyName(value: string): string {
@@ -90,9 +90,9 @@ Desktop (claude_desktop_config.json): {"mcpServers": {"mnemo": {"command": "npx"
     .option('--name <label>', `a label for people (1-${KEY_NAME_MAX} characters)`, parseKeyName, DEFAULT_KEY_NAME)
     .addOption(new Option('--tier <tier>', 'rate-limit tier').choices([...TIERS]).default('free'))
     .addOption(new Option('--mode <mode>', 'live data or the separate test sandbox').choices(['live', 'test']).default('live'))
-    .option('--scopes <list>', `comma-separated scopes (default: all: ${ALL_SCOPES.join(',')})`, parseScopes)
+    .option('--scopes <list>', `comma-separated scopes (default: all: ${ALL_PERMISSIONS.join(',')})`, parseScopes)
     .option('--json', 'print one JSON object {id, key, tenant, user, tier, mode, scopes}')
-    .action(async (opts: { tenant: string; user: string; name: string; tier: (typeof TIERS)[number]; mode: 'live' | 'test'; scopes?: Scope[]; json?: boolean }) => {
+    .action(async (opts: { tenant: string; user: string; name: string; tier: (typeof TIERS)[number]; mode: 'live' | 'test'; scopes?: Permission[]; json?: boolean }) => {
       const { record, key } = await withKeys(io, 'create', (svc) => svc.create({
         tenantId: opts.tenant, userId: opts.user, name: opts.name, tier: opts.tier, mode: opts.mode, scopes: opts.scopes,
       }));

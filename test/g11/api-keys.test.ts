@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_SCOPES } from '../../src/core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS } from '../../src/core/api-keys/api-key.types.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { createTestApp, g1, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
@@ -279,7 +279,7 @@ describe('G11 API keys', () => {
           expect(json(res).error.code).toBe('AUTHENTICATION_REQUIRED');
         }
       }
-      const others = ALL_SCOPES.filter((s) => s !== 'apikeys:manage');
+      const others = ALL_PERMISSIONS.filter((s) => s !== 'apikeys:manage');
       for (const res of await Promise.all(calls(g11Keys(t.app, await t.key({ tenant, scopes: others }))))) {
         expect(res.statusCode).toBe(403);
         expect(json(res)).toEqual({ error: {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/core/api-keys/api-key.types.ts';
+import type { Permission } from '../../src/core/api-keys/api-key.types.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { KeyMode } from '../../src/core/scope.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
@@ -25,7 +25,7 @@ afterAll(() => t.close());
 
 async function world(options: { tenant?: string; mode?: KeyMode } = {}) {
   const tenant = options.tenant ?? uniqueTenant('mcp');
-  const key = (user: string, scopes?: Scope[]) => t.key({ tenant, user, mode: options.mode ?? 'live', ...(scopes ? { scopes } : {}) });
+  const key = (user: string, scopes?: Permission[]) => t.key({ tenant, user, mode: options.mode ?? 'live', ...(scopes ? { scopes } : {}) });
   const aliceKey = await key('alice');
   return {
     tenant,
@@ -526,7 +526,7 @@ describe('G11 MCP: security', () => {
 
   it('needs mcp:access to use access paths, secrets:write to register (and apikeys:manage for API keys), audit:read for the audit', async () => {
     const w = await world();
-    const scoped = async (scopes: Scope[]) => g11Mcp(t.app, await t.key({ tenant: w.tenant, user: 'dave', scopes }));
+    const scoped = async (scopes: Permission[]) => g11Mcp(t.app, await t.key({ tenant: w.tenant, user: 'dave', scopes }));
     const needs = (res: { statusCode: number; body: string }, scope: string) => {
       expect(res.statusCode, res.body).toBe(403);
       expect(JSON.parse(res.body).error).toEqual({ code: 'PERMISSION_DENIED', message: `This API key lacks the ${scope} scope`, details: { requiredScope: scope } });

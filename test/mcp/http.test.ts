@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/core/api-keys/api-key.types.ts';
+import type { Permission } from '../../src/core/api-keys/api-key.types.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { captureLogs, describeLogLines, WARN_LEVEL } from '../support/log-capture.ts';
 import { createTestApp, uniqueTenant, type TestApp } from '../support/test-app.ts';
@@ -29,9 +29,9 @@ afterAll(async () => {
   await t.close();
 });
 
-async function world(options: { botScopes?: Scope[] } = {}) {
+async function world(options: { botScopes?: Permission[] } = {}) {
   const tenant = uniqueTenant('mcp');
-  const key = (user: string, scopes?: Scope[], tier: 'free' | 'enterprise' = 'enterprise') => t.key({ tenant, user, tier, ...(scopes ? { scopes } : {}) });
+  const key = (user: string, scopes?: Permission[], tier: 'free' | 'enterprise' = 'enterprise') => t.key({ tenant, user, tier, ...(scopes ? { scopes } : {}) });
   const aliceKey = await key('alice');
   const botKey = await key('bot', options.botScopes ?? ['memories:read', 'memories:write', 'mcp:access']);
   const bot = await httpClient(base, botKey);

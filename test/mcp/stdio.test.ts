@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/core/api-keys/api-key.types.ts';
+import type { Permission } from '../../src/core/api-keys/api-key.types.ts';
 import { createTestApp, uniqueTenant, type TestApp } from '../support/test-app.ts';
 import { call, callError, connected, gatedSecret, readResource, respond, rest, type Json } from './mcp-support.ts';
 
@@ -42,7 +42,7 @@ async function stdioClient(key: string, args: string[] = []): Promise<Client> {
 
 async function world() {
   const tenant = uniqueTenant('stdio');
-  const key = (user: string, scopes?: Scope[]) => t.key({ tenant, user, ...(scopes ? { scopes } : {}) });
+  const key = (user: string, scopes?: Permission[]) => t.key({ tenant, user, ...(scopes ? { scopes } : {}) });
   return { tenant, key, aliceKey: await key('alice'), botKey: await key('bot', ['memories:read', 'memories:write', 'mcp:access']) };
 }
 

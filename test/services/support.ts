@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { createMemoryRateLimiter } from '../../src/adapters/rate-limit/memory.rate-limiter.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
-import { ALL_SCOPES, type Principal, type Tier } from '../../src/core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, type Principal, type Tier } from '../../src/core/api-keys/api-key.types.ts';
 import { createBatchService } from '../../src/core/batch/batch.service.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Embedder } from '../../src/core/embeddings/embedder.port.ts';
@@ -52,7 +52,7 @@ export const freshScope = (workspace = 'default'): Scope => ({ tenantId: `t-${ra
 
 export function principalOf(scope: Scope, tier: Tier = 'enterprise', userId = 'user-1'): Principal {
   return {
-    keyId: `key-${randomUUID()}`, tenantId: scope.tenantId, userId, tier, mode: scope.mode, scopes: new Set(ALL_SCOPES), expiresAt: null,
+    keyId: `key-${randomUUID()}`, tenantId: scope.tenantId, userId, tier, mode: scope.mode, scopes: new Set(ALL_PERMISSIONS), expiresAt: null,
   };
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ALL_SCOPES, type Principal } from '../../src/core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, type Principal } from '../../src/core/api-keys/api-key.types.ts';
 import type { Memory } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 
@@ -11,7 +11,7 @@ export const scopeB: Scope = { tenantId: 'tenant-b', mode: 'live', workspace: 'd
  * so its writes count against no quota, under a key id no test key has.
  */
 export function actorIn(scope: Scope, userId = 'user-1'): Principal {
-  return { keyId: `seed-${userId}`, tenantId: scope.tenantId, userId, tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_SCOPES), expiresAt: null };
+  return { keyId: `seed-${userId}`, tenantId: scope.tenantId, userId, tier: 'enterprise', mode: scope.mode, scopes: new Set(ALL_PERMISSIONS), expiresAt: null };
 }
 
 let tick = Date.UTC(2026, 0, 1);

@@ -6,7 +6,7 @@ import { createHashingEmbedder } from '../../src/adapters/embeddings/hashing.emb
 import { loadConfig } from '../../src/app/config.ts';
 import { createContainer, type Container, type ContainerOverrides } from '../../src/app/container.ts';
 import { buildServer, type ServerOptions } from '../../src/app/server.ts';
-import type { Scope, Tier } from '../../src/core/api-keys/api-key.types.ts';
+import type { Permission, Tier } from '../../src/core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../src/core/scope.ts';
 import { openTestPostgresStorage, recycleTestPostgresStorage, testStoreKind } from './test-store.ts';
 
@@ -25,7 +25,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-interface KeyOptions { user?: string; tier?: Tier; mode?: KeyMode; scopes?: Scope[] }
+interface KeyOptions { user?: string; tier?: Tier; mode?: KeyMode; scopes?: Permission[] }
 
 let tenantsMade = 0;
 /** A tenant id unique within this process (test files run in separate processes, each with its own app). */

@@ -6,12 +6,12 @@ import {
   assertMayGrant, assertMayManage, DEFAULT_ROTATION_GRACE_SECONDS, expiresAtProblem, gracePeriodProblem, keyNameProblem, scopesProblems,
 } from './api-key.rules.ts';
 import { newKeyRecord } from './api-key.service.ts';
-import type { ApiKeyOwner, ApiKeyRecord, Principal, Scope, Tier } from './api-key.types.ts';
+import type { ApiKeyOwner, ApiKeyRecord, Principal, Permission, Tier } from './api-key.types.ts';
 
 export interface ManagedKeyInput {
   name: string;
   /** Absent: the caller's own scopes. */
-  scopes?: readonly Scope[] | undefined;
+  scopes?: readonly Permission[] | undefined;
   /** Absent: the caller's own tier. */
   tier?: Tier | undefined;
   /** Absent: the caller's own expiry (never, when the caller never expires); null: never (if the caller never does). */
@@ -20,7 +20,7 @@ export interface ManagedKeyInput {
 
 export interface ManagedKeyChanges {
   name?: string | undefined;
-  scopes?: readonly Scope[] | undefined;
+  scopes?: readonly Permission[] | undefined;
 }
 
 /** A key as made: its record, and its text, which is shown this once and never stored. */

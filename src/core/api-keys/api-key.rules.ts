@@ -1,5 +1,5 @@
 import { DomainError, type FieldProblem } from '../errors.ts';
-import { ALL_SCOPES, TIERS, type ApiKeyRecord, type Principal, type Scope, type Tier } from './api-key.types.ts';
+import { ALL_PERMISSIONS, TIERS, type ApiKeyRecord, type Principal, type Permission, type Tier } from './api-key.types.ts';
 
 /**
  * What an API key managed through G11 may look like, and what a caller may hand out. The rule against privilege
@@ -26,12 +26,12 @@ export function keyNameProblem(name: string, field = 'name'): FieldProblem | und
   return undefined;
 }
 
-const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s);
+const isScope = (s: string): s is Permission => (ALL_PERMISSIONS as readonly string[]).includes(s);
 
 export function scopesProblems(scopes: readonly string[], field = 'scopes'): FieldProblem[] {
   if (scopes.length === 0) return [{ field, reason: 'too_few', message: 'must name at least one scope' }];
   return scopes.flatMap((s, i) => (isScope(s) ? [] : [{
-    field: `${field}[${i}]`, reason: 'invalid_value' as const, message: `must be one of: ${ALL_SCOPES.join(', ')}`,
+    field: `${field}[${i}]`, reason: 'invalid_value' as const, message: `must be one of: ${ALL_PERMISSIONS.join(', ')}`,
   }]));
 }
 
@@ -46,13 +46,13 @@ export function gracePeriodProblem(seconds: number, field = 'gracePeriodSeconds'
 }
 
 const tierRank = (t: Tier): number => TIERS.indexOf(t);
-const lacking = (caller: Principal, scopes: readonly Scope[]): Scope[] => scopes.filter((s) => !caller.scopes.has(s));
+const lacking = (caller: Principal, scopes: readonly Permission[]): Permission[] => scopes.filter((s) => !caller.scopes.has(s));
 /** null expiry is "never": the latest of all. */
 const outlives = (expiresAt: Date | null, limit: Date | null): boolean =>
   limit !== null && (expiresAt === null || expiresAt.getTime() > limit.getTime());
 
 /** Refuses (403 PERMISSION_DENIED) a key holding more than the caller: scopes it lacks, a higher tier, a longer life. */
-export function assertMayGrant(caller: Principal, grant: { scopes?: readonly Scope[]; tier?: Tier; expiresAt?: Date | null }): void {
+export function assertMayGrant(caller: Principal, grant: { scopes?: readonly Permission[]; tier?: Tier; expiresAt?: Date | null }): void {
   const missing = lacking(caller, grant.scopes ?? []);
   if (missing.length > 0) {
     throw new DomainError('PERMISSION_DENIED', `This API key cannot grant scopes it does not hold: ${missing.join(', ')}`, { field: 'scopes' });

@@ -5,7 +5,7 @@ import type { KeyMode } from '../scope.ts';
 import { DISPLAY_PREFIX_LENGTH, digestKey, digestsEqual, generateKeyText, parseKeyText } from './api-key.format.ts';
 import type { ApiKeyRepository } from './api-key.repository.ts';
 import { DEFAULT_KEY_NAME } from './api-key.rules.ts';
-import { ALL_SCOPES, type ApiKeyRecord, type Principal, type Scope, type Tier } from './api-key.types.ts';
+import { ALL_PERMISSIONS, type ApiKeyRecord, type Principal, type Permission, type Tier } from './api-key.types.ts';
 
 export interface CreateKeyInput {
   tenantId: string;
@@ -15,7 +15,7 @@ export interface CreateKeyInput {
   tier: Tier;
   mode: KeyMode;
   /** Empty or absent: all scopes. */
-  scopes?: readonly Scope[] | undefined;
+  scopes?: readonly Permission[] | undefined;
   expiresAt?: Date | null | undefined;
 }
 
@@ -24,7 +24,7 @@ export type ApiKeyService = ReturnType<typeof createApiKeyService>;
 /** A new key's text and the record stored for it (its digest and display prefix, never the text). */
 export function newKeyRecord(input: CreateKeyInput, now: Date): { record: ApiKeyRecord; key: string } {
   const key = generateKeyText(input.mode);
-  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...ALL_SCOPES];
+  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...ALL_PERMISSIONS];
   const record: ApiKeyRecord = {
     id: prefixedId('key'),
     tenantId: input.tenantId,
@@ -84,8 +84,9 @@ export function createApiKeyService(deps: { keys: ApiKeyRepository; clock: Clock
   };
 }
 
-export function requireScope(principal: Pick<Principal, 'scopes'>, scope: Scope): void {
-  if (!principal.scopes.has(scope)) {
-    throw new DomainError('PERMISSION_DENIED', `This API key lacks the ${scope} scope`, { requiredScope: scope });
+/** Throws PERMISSION_DENIED when the key lacks `permission` (operations check theirs through core/operations). */
+export function requirePermission(principal: Pick<Principal, 'scopes'>, permission: Permission): void {
+  if (!principal.scopes.has(permission)) {
+    throw new DomainError('PERMISSION_DENIED', `This API key lacks the ${permission} scope`, { requiredScope: permission });
   }
 }

@@ -7,10 +7,11 @@ export type Tier = (typeof TIERS)[number];
 export const KEY_MODES: readonly KeyMode[] = ['live', 'test'];
 
 /**
- * Scopes. The spec names the secrets-component scopes; the memory surfaces use `memories:read` / `memories:write`.
- * A key created without scopes gets all of them.
+ * Permissions a key holds (the wire calls them `scopes`, as the spec does). The spec names the secrets component's;
+ * the memory surfaces use `memories:read` / `memories:write`. A key created without any gets all of them. (Not
+ * core/scope.ts's Scope, which is where data lives: tenant, mode and workspace.)
  */
-export const ALL_SCOPES = [
+export const ALL_PERMISSIONS = [
   'memories:read',
   'memories:write',
   'secrets:read',
@@ -20,8 +21,7 @@ export const ALL_SCOPES = [
   'mcp:access',
   'audit:read',
 ] as const;
-export type Permission = (typeof ALL_SCOPES)[number];
-export type Scope = Permission;
+export type Permission = (typeof ALL_PERMISSIONS)[number];
 
 export interface ApiKeyRecord {
   id: string;
@@ -31,7 +31,7 @@ export interface ApiKeyRecord {
   name: string;
   tier: Tier;
   mode: KeyMode;
-  scopes: Scope[];
+  scopes: Permission[];
   /** First characters of the key, safe to show (`mnemo_live_AbC1`). */
   displayPrefix: string;
   /** Hex SHA-256 of the whole key; the key itself is never stored. */
@@ -59,7 +59,7 @@ export interface ApiKeyListQuery {
 /** What an update may change: absent fields stay. */
 export interface ApiKeyChanges {
   name?: string;
-  scopes?: Scope[];
+  scopes?: Permission[];
 }
 
 /** The authenticated caller of a request. */
@@ -69,7 +69,7 @@ export interface Principal {
   userId: string;
   tier: Tier;
   mode: KeyMode;
-  scopes: ReadonlySet<Scope>;
+  scopes: ReadonlySet<Permission>;
   /** When the key stops working (null: never); keys it creates may not outlive it. */
   expiresAt: Date | null;
 }

@@ -1,4 +1,4 @@
-import { requireScope } from '../api-keys/api-key.service.ts';
+import { requirePermission } from '../api-keys/api-key.service.ts';
 import type { ApiKeyRepository } from '../api-keys/api-key.repository.ts';
 import type { Principal } from '../api-keys/api-key.types.ts';
 import type { Clock } from '../clock.ts';
@@ -122,7 +122,7 @@ export function createMcpResourceService(deps: {
     else if (input.value !== undefined) add({ field: 'value', reason: 'not_allowed', message: 'is stored only with a svc://custom/ resource (the others read theirs)' });
     if (problems.length > 0 || uri === null || type === null) throw validationError(problems);
     // Registering access to API key records hands them to MCP clients: it needs the scope that reads them.
-    if (type === 'api-key') requireScope(caller, 'apikeys:manage');
+    if (type === 'api-key') requirePermission(caller, 'apikeys:manage');
 
     const owner = ownerOf(caller);
     const id = prefixedId('mcr', 24);

@@ -1,6 +1,7 @@
 import type { Principal } from '../api-keys/api-key.types.ts';
 import type { AuditService } from '../audit/audit.service.ts';
-import { DomainError, isDomainError, type DomainErrorCode } from '../errors.ts';
+import { requirePermission } from '../api-keys/api-key.service.ts';
+import { isDomainError, type DomainErrorCode } from '../errors.ts';
 import { policyOf, type OperationName } from './catalog.ts';
 
 /**
@@ -33,9 +34,7 @@ export type OperationRunner = ReturnType<typeof createOperationRunner>;
 /** Throws PERMISSION_DENIED when `caller` lacks the permission of operation `name`: the one permission check. */
 export function authorize(name: OperationName, caller: Pick<Principal, 'scopes'>): void {
   const needed = policyOf(name).permission;
-  if (needed !== null && !caller.scopes.has(needed)) {
-    throw new DomainError('PERMISSION_DENIED', `This API key lacks the ${needed} scope`, { requiredScope: needed });
-  }
+  if (needed !== null) requirePermission(caller, needed);
 }
 
 /**

@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
 import { KEY_NAME_MAX, KEY_NAME_RULE, MAX_ROTATION_GRACE_SECONDS } from '../../core/api-keys/api-key.rules.ts';
-import { ALL_SCOPES, KEY_MODES, TIERS } from '../../core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, KEY_MODES, TIERS } from '../../core/api-keys/api-key.types.ts';
 import { Pagination } from './schemas.ts';
 
 /** G11 API-key wire schemas (`/v1/security/api-keys`): shapes and bounds here; the rules in core/api-keys/api-key.rules.ts. */
 
 const Name = Type.String({ minLength: 1, maxLength: KEY_NAME_MAX, description: `A label for people: ${KEY_NAME_RULE}` });
-const scopes = (description: string) => Type.Array(Type.Enum([...ALL_SCOPES]), {
-  minItems: 1, maxItems: ALL_SCOPES.length * 2, description: `${description}; only scopes the calling key holds itself`,
+const scopes = (description: string) => Type.Array(Type.Enum([...ALL_PERMISSIONS]), {
+  minItems: 1, maxItems: ALL_PERMISSIONS.length * 2, description: `${description}; only scopes the calling key holds itself`,
 });
 const Tier = Type.Enum([...TIERS], { description: 'Rate-limit tier, at most the calling key\'s' });
 const Time = Type.String({ format: 'date-time' });

@@ -1,11 +1,11 @@
 import type { ApiKeyRepository } from '../../../core/api-keys/api-key.repository.ts';
-import type { ApiKeyOwner, ApiKeyRecord, Scope, Tier } from '../../../core/api-keys/api-key.types.ts';
+import type { ApiKeyOwner, ApiKeyRecord, Permission, Tier } from '../../../core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import { pgJson, pgTime, pgTimeOrNull, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 import type { PgOutbox } from './pg-outbox.ts';
 
 interface Row {
-  id: string; tenant_id: string; user_id: string; name: string; tier: string; mode: string; scopes: Scope[];
+  id: string; tenant_id: string; user_id: string; name: string; tier: string; mode: string; scopes: Permission[];
   display_prefix: string; digest: string; created_at: Date; expires_at: Date | null; revoked_at: Date | null;
   replaced_by: string | null;
 }

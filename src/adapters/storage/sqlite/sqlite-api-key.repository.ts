@@ -1,5 +1,5 @@
 import type { ApiKeyRepository } from '../../../core/api-keys/api-key.repository.ts';
-import type { ApiKeyOwner, ApiKeyRecord, Scope, Tier } from '../../../core/api-keys/api-key.types.ts';
+import type { ApiKeyOwner, ApiKeyRecord, Permission, Tier } from '../../../core/api-keys/api-key.types.ts';
 import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import type { SqliteOutbox } from './sqlite-outbox.ts';
@@ -18,7 +18,7 @@ const toRecord = (r: Row): ApiKeyRecord => ({
   name: r.name,
   tier: r.tier as Tier,
   mode: r.mode as KeyMode,
-  scopes: JSON.parse(r.scopes) as Scope[],
+  scopes: JSON.parse(r.scopes) as Permission[],
   displayPrefix: r.display_prefix,
   digest: r.digest,
   createdAt: new Date(r.created_at),
