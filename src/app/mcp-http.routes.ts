@@ -63,7 +63,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
   });
   app.addHook('onClose', async () => { await handler.close(); });
 
-  app.setErrorHandler((error: FastifyError, req, reply) => renderError(error, req, reply));
+  app.setErrorHandler((error: FastifyError, req, reply) => mcpErrorHandler(error, req, reply));
 
   app.route({
     method: ['GET', 'POST', 'DELETE'],
@@ -121,7 +121,7 @@ async function authenticate(auth: AuthDeps, req: FastifyRequest, reply: FastifyR
 }
 
 /** A refusal before MCP processing, as a JSON-RPC error (the request's id is not known yet: null). */
-function renderError(error: FastifyError | DomainError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function mcpErrorHandler(error: FastifyError | DomainError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   let status: number;
   let body: ReturnType<typeof errorBody>;
   let rpcCode: number | undefined;

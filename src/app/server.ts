@@ -34,7 +34,7 @@ import { trackAllowedMethods } from '../surfaces/http-kit/allowed-methods.ts';
 import { recordRouteOperations } from '../surfaces/http-kit/operations.ts';
 import { METHOD_NOT_ALLOWED } from '../surfaces/http-kit/request-problems.ts';
 import { mcpDeps } from './mcp-deps.ts';
-import { mcpHttpRoutes } from './mcp-http.routes.ts';
+import { MCP_PATH, mcpErrorHandler, mcpHttpRoutes } from './mcp-http.routes.ts';
 import { VERSION } from './version.ts';
 import { DASHBOARD_PREFIX, dashboardErrorHandler, registerDashboard } from '../dashboard/index.ts';
 
@@ -87,6 +87,8 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
     }),
     // The dashboard is for people: its errors (an unknown page too) are HTML pages, never an API envelope.
     [DASHBOARD_PREFIX, dashboardErrorHandler],
+    // An unknown method on /mcp answers in JSON-RPC's form, as every refusal there does.
+    [MCP_PATH, mcpErrorHandler],
   ];
   const errorHandlerFor = (url: string): ErrorHandler =>
     surfaceErrorHandlers.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`))?.[1]

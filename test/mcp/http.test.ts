@@ -177,6 +177,13 @@ describe('MCP over Streamable HTTP: errors come back as tool errors', () => {
     await expect(httpClient(base, 'mnemo_live_notakey')).rejects.toThrow();
   });
 
+  it('answers a method /mcp does not serve with 405, Allow and a JSON-RPC error', async () => {
+    const res = await fetch(`${base}/mcp`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST, DELETE');
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'METHOD_NOT_ALLOWED' } } });
+  });
+
   it('refuses a browser Origin other than loopback or the dashboard\'s host with 403 before the key, and lets requests without Origin through', async () => {
     const { botKey } = await world();
     const list = (origin?: string) => fetch(`${base}/mcp`, {
