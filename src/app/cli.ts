@@ -7,7 +7,7 @@ import { DEFAULT_KEY_NAME, KEY_NAME_MAX, keyNameProblem } from '../core/api-keys
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { ALL_PERMISSIONS, TIERS, type ApiKeyRecord, type Permission } from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
-import { loadConfig } from './config.ts';
+import { CONFIG_TABLE, loadConfig, shownDefault } from './config.ts';
 import { CliError, withStore, type CliIo } from './cli-store.ts';
 import { registerSecretsCommands } from './secrets.command.ts';
 import { registerAuditCommands } from './audit.command.ts';
@@ -54,6 +54,14 @@ const keyJson = (r: ApiKeyRecord) => ({
   revoked_at: r.revokedAt?.toISOString() ?? null, replaced_by: r.replacedBy,
 });
 
+/** `mnemo serve --help`: every variable the server reads, with its default, from the one table of them. */
+function configurationHelp(): string {
+  const read = CONFIG_TABLE.filter((v) => v.parse);
+  const width = Math.max(...read.map((v) => v.name.length)) + 2;
+  return '\nEnvironment variables and their defaults (used when unset or blank; meanings: docs/configuration.md):\n'
+    + read.map((v) => `  ${v.name.padEnd(width)}${shownDefault(v).replaceAll('`', '')}\n`).join('');
+}
+
 export function buildCli(io: CliIo = processIo): Command {
   const program = new StrictCommand('mnemo')
     .description('Mnemo: memory, search and secrets service for AI applications and tools')
@@ -64,11 +72,13 @@ export function buildCli(io: CliIo = processIo): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
     .showHelpAfterError()
-    .addHelpText('after', '\nConfiguration comes from the environment (MNEMO_DATA_DIR, HOST, PORT, ...); see README.md.\n'
+    .addHelpText('after', '\nConfiguration comes from the environment (MNEMO_DATA_DIR, HOST, PORT, ...): `mnemo serve --help` lists it,\n'
+      + 'docs/configuration.md says what each variable means.\n'
       + 'Key commands must see the same MNEMO_DATA_DIR as the server; they print the database they use on stderr.');
 
   program.command('serve')
     .description('start the HTTP server (same as npm start)')
+    .addHelpText('after', configurationHelp())
     .action(async () => { await serve(); });
 
   program.command('mcp')

@@ -11,93 +11,55 @@ import { EXAMPLE_UNIT_PRICES, type UnitPrices } from '../core/analytics/cost-mod
 export type EmbeddingsKind = 'local' | 'hashing' | 'openai';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
+/** What the variables of CONFIG_TABLE set; each row there says what its variable means. */
 export interface Config {
   host: string;
   port: number;
   dataDir: string;
   /** The SQLite file inside dataDir. */
   databaseFile: string;
-  /** `MNEMO_SQLITE_SYNCHRONOUS`: `full` (an acknowledged write survives power loss) or `normal` (faster; may not). */
   sqliteSynchronous: SqliteSynchronous;
   embeddings:
-    /** `workers`: MNEMO_EMBEDDING_WORKERS, model threads; undefined = the adapter's default (one per CPU, at most 4). */
+    /** `workers` undefined: the adapter's default. */
     | { kind: 'local'; workers: number | undefined }
     | { kind: 'hashing'; dimensions: number }
+    /** `dimensions` undefined: the model's own. */
     | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number | undefined };
   maxContentBytes: number;
   bodyLimitBytes: number;
-  /** `MNEMO_BODY_DRAIN_BYTES`: an answer given before the body was read (e.g. 413) waits for the client to finish
-   * sending up to this many more bytes, so that it can read the answer; 0: answer and close at once. */
   bodyDrainBytes: number;
   maxEmbedChars: number;
   logLevel: LogLevel;
-  /** Enterprise tier's gateway limit per minute; null = unlimited (the spec's "custom"). */
+  /** null: unlimited (the spec's "custom"). */
   enterpriseRequestsPerMinute: number | null;
   shutdownTimeoutMs: number;
-  /** A search running longer answers a timeout error (G4: 408 SEARCH_TIMEOUT), counted from the request's arrival. */
   searchTimeoutMs: number;
-  /** `MNEMO_MAX_CONCURRENT_SEARCHES`: searches running at once; more wait in line. */
   maxConcurrentSearches: number;
-  /** `MNEMO_MAX_QUEUED_SEARCHES`: searches waiting for a slot; past it a search is 503 at once. */
   maxQueuedSearches: number;
-  /** `MNEMO_MAX_EVENT_LOOP_DELAY_MS`: past this mean event-loop delay every request but health is 503; 0: off. */
+  /** 0: load shedding off. */
   maxEventLoopDelayMs: number;
-  /** `MNEMO_WEBHOOK_ALLOW_CIDRS`: non-public ranges webhooks may still reach (normalised CIDRs; empty = none). */
+  /** Normalised CIDRs; empty: none. */
   webhookAllowCidrs: string[];
-  /** `MNEMO_WEBHOOK_TIMEOUT_MS`: one delivery attempt (connect, TLS, answer) may take this long; spec: 5 s. */
   webhookTimeoutMs: number;
-  /** `MNEMO_EVENT_RETENTION_HOURS`: events (stream resume, webhook history) are kept this long, then pruned. */
   eventRetentionHours: number;
-  /** `MNEMO_MAX_STREAMS_PER_TENANT`: concurrent stream connections (SSE, WebSockets) of one tenant, all keys. */
   maxStreamsPerTenant: number;
-  /** `MNEMO_MAX_STREAMS`: concurrent stream connections of this process. */
   maxStreams: number;
-  /**
-   * `MNEMO_REDIS_URL`: state shared by every node (rate-limit windows, stream caps per key and tenant, the
-   * user.activity window, the turn of the periodic events); null: kept in this process.
-   */
+  /** null: what nodes would share through Redis is kept in this process. */
   redisUrl: string | null;
-  /** `MNEMO_DATABASE_URL`: PostgreSQL + pgvector instead of the SQLite file; null: SQLite in `dataDir`. */
+  /** null: SQLite in `dataDir`. */
   databaseUrl: string | null;
-  /** `MNEMO_DATABASE_POOL_SIZE`: connections this process opens to PostgreSQL. */
   databasePoolSize: number;
-  /**
-   * `MNEMO_MASTER_KEY`: the master key(s) sealing secrets, comma-separated, the first sealing new values; null: the
-   * data directory's `master.key` (app/keyring.factory.ts). Checked when the keyring is loaded, never printed.
-   */
+  /** null: the data directory's `master.key` (app/keyring.factory.ts). Checked when the keyring is loaded, never printed. */
   masterKey: string | null;
-  /**
-   * `MNEMO_DASHBOARD_URL`: where people answer MCP approvals; an approval's approvalUrl is this plus
-   * `/approvals/<approvalId>`. Default `http://HOST:PORT/dashboard`. No trailing slash.
-   */
+  /** Without a trailing slash. */
   dashboardUrl: string;
-  /**
-   * `MNEMO_METRICS`: who may read `GET /metrics` — `off` (404), `loopback` (default: requests from 127.0.0.0/8 or ::1
-   * that no proxy relayed) or `token` (`Authorization: Bearer <MNEMO_METRICS_TOKEN>`, from anywhere).
-   */
   metrics: MetricsAccess;
-  /**
-   * `MNEMO_COST_STORAGE_GB_MONTH`, `MNEMO_COST_COMPUTE_SECOND`, `MNEMO_COST_API_CALLS_PER_1000`: the unit prices of
-   * the G7 cost model (core/analytics/cost-model.ts); the defaults are examples, not real prices.
-   */
   costPrices: UnitPrices;
-  /** `MNEMO_ANALYTICS`: `on` (default) measures every request for G7; `off` records none (G7 request figures stay 0). */
   analytics: boolean;
-  /**
-   * `MNEMO_SEARCH_THREADS`: worker threads that run SQLite's exact vector scan off the event loop (default: the
-   * cores available, at most 16); 0 scans on the event loop.
-   */
+  /** 0: the vector scan runs on the event loop. */
   searchThreads: number;
-  /**
-   * `MNEMO_TRUST_PROXY` (on|off, default off): trust `X-Forwarded-For` / `X-Forwarded-Proto` from the proxy in front,
-   * so the request's address and protocol are the client's (the dashboard's session cookie is then Secure when the
-   * proxy terminated TLS). Off: only the socket counts.
-   */
   trustProxy: boolean;
-  /**
-   * `MNEMO_MCP_ALLOWED_ORIGINS`: comma-separated hostnames whose browser pages may call `/mcp` (beside loopback names
-   * and the dashboard URL's host, always allowed); `*` turns the Origin check off. Requests without Origin pass.
-   */
+  /** `*`: the Origin check is off. */
   mcpAllowedOrigins: readonly string[] | '*';
 }
 
@@ -115,90 +77,94 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Documented in README's configuration table; keep the two in step. */
-export const CONFIG_VARIABLES = [
-  'HOST', 'PORT', 'MNEMO_DATA_DIR', 'MNEMO_EMBEDDINGS', 'MNEMO_EMBEDDINGS_URL', 'MNEMO_EMBEDDINGS_MODEL',
-  'MNEMO_EMBEDDINGS_API_KEY', 'MNEMO_EMBEDDINGS_DIMENSIONS', 'MNEMO_EMBEDDING_WORKERS', 'MNEMO_MAX_CONTENT_BYTES', 'MNEMO_BODY_LIMIT_BYTES',
-  'MNEMO_MAX_EMBED_CHARS', 'MNEMO_LOG_LEVEL', 'MNEMO_ENTERPRISE_RATE_LIMIT', 'MNEMO_SHUTDOWN_TIMEOUT_MS', 'MNEMO_SEARCH_TIMEOUT_MS',
-  'MNEMO_DATABASE_URL', 'MNEMO_DATABASE_POOL_SIZE', 'MNEMO_REDIS_URL', 'MNEMO_WEBHOOK_ALLOW_CIDRS',
-  'MNEMO_EVENT_RETENTION_HOURS', 'MNEMO_WEBHOOK_TIMEOUT_MS', 'MNEMO_SQLITE_SYNCHRONOUS', 'MNEMO_BODY_DRAIN_BYTES',
-  'MNEMO_MAX_STREAMS_PER_TENANT', 'MNEMO_MAX_STREAMS',
-  'MNEMO_MAX_CONCURRENT_SEARCHES', 'MNEMO_MAX_QUEUED_SEARCHES', 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 'MNEMO_MASTER_KEY',
-  'MNEMO_DASHBOARD_URL', 'MNEMO_METRICS', 'MNEMO_METRICS_TOKEN', 'MNEMO_COST_STORAGE_GB_MONTH', 'MNEMO_COST_COMPUTE_SECOND',
-  'MNEMO_COST_API_CALLS_PER_1000', 'MNEMO_ANALYTICS', 'MNEMO_SEARCH_THREADS', 'MNEMO_TRUST_PROXY',
-  'MNEMO_MCP_ALLOWED_ORIGINS',
-] as const;
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number (got "${raw}")`);
-  const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${value})`);
-  return value;
+/**
+ * One environment variable. CONFIG_TABLE is the only list of them: loadConfig, `mnemo serve --help` and
+ * docs/configuration.md (`npm run docs:config`) are made from it.
+ */
+export interface ConfigVariable {
+  name: string;
+  /**
+   * The fields a set (not blank) value gives the configuration, or throws BadValue. `above` holds what the variables
+   * above it in the table read. Absent for a variable that a command reads and the server does not.
+   */
+  parse?: (raw: string, above: Readonly<Config>) => Partial<Config>;
+  /**
+   * When it is unset or blank: a value parsed as if it had been set, or the fields computed from the variables above;
+   * absent: the fields keep what the variables above gave them.
+   */
+  default?: string | ((above: Readonly<Config>) => Partial<Config>);
+  /** The default as people read it, when it is not a plain value (computed, or none: shown as —). */
+  shown?: string;
+  /** What it means: one Markdown table cell. */
+  doc: string;
 }
+
+/** A bad value; loadConfig names the variable it was read from. */
+class BadValue extends Error {}
+
+/** `field('port', …)`: a variable that sets one field. */
+const field = <K extends keyof Config>(key: K, parse: (raw: string) => Config[K]) =>
+  (raw: string): Partial<Config> => ({ [key]: parse(raw) }) as Partial<Config>;
+
+const text = (raw: string): string => raw.trim();
+
+const wholeNumber = (min: number, max: number) => (raw: string): number => {
+  if (!/^\d+$/.test(raw.trim())) throw new BadValue(`must be a whole number (got "${raw}")`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new BadValue(`must be between ${min} and ${max} (got ${value})`);
+  return value;
+};
 
 /** A non-negative decimal (a price). */
-function price(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(name, `must be a non-negative decimal number (got "${raw}")`);
+const decimal = (raw: string): number => {
+  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new BadValue(`must be a non-negative decimal number (got "${raw}")`);
   return Number(raw.trim());
-}
+};
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
+const oneOf = <T extends string>(allowed: readonly T[]) => (raw: string): T => {
   const value = raw.trim().toLowerCase() as T;
-  if (!allowed.includes(value)) throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
+  if (!allowed.includes(value)) throw new BadValue(`must be one of ${allowed.join(', ')} (got "${raw}")`);
   return value;
-}
+};
 
-function httpUrl(env: Env, name: string): string {
-  const raw = env[name];
-  if (!raw) throw new ConfigError(name, 'is required when MNEMO_EMBEDDINGS=openai');
+const onOff = (raw: string): boolean => oneOf(['on', 'off'] as const)(raw) === 'on';
+
+function httpUrl(raw: string): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
+    throw new BadValue(`must be an http(s) URL (got "${raw}")`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BadValue(`must be an http(s) URL (got "${raw}")`);
   return raw;
 }
 
-/** A URL with one of `schemes` (e.g. `redis:`), or null when the variable is unset. */
-function serviceUrl(env: Env, name: string, schemes: readonly string[]): string | null {
-  const raw = env[name]?.trim();
-  if (!raw) return null;
+/** A URL with one of `schemes` (e.g. `redis:`). */
+const serviceUrl = (schemes: readonly string[]) => (value: string): string => {
+  const raw = value.trim();
   const wanted = `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL (got "${redactPassword(raw)}")`;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(name, wanted);
+    throw new BadValue(wanted);
   }
-  if (!schemes.includes(url.protocol)) throw new ConfigError(name, wanted);
+  if (!schemes.includes(url.protocol)) throw new BadValue(wanted);
   return raw;
-}
+};
 
-/**
- * `MNEMO_DASHBOARD_URL`, or the server's own address + `/dashboard` (an IPv6 host in brackets), without a trailing
- * slash. A URL given must be http(s) with no query or fragment: approval paths are appended to it.
- */
-function dashboardUrl(env: Env, host: string, port: number): string {
-  const raw = env.MNEMO_DASHBOARD_URL?.trim();
-  if (!raw) return `http://${host.includes(':') ? `[${host}]` : host}:${port}/dashboard`;
+/** An http(s) URL with no query or fragment (approval paths are appended to it), without a trailing slash. */
+function dashboardUrl(value: string): string {
+  const raw = value.trim();
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('MNEMO_DASHBOARD_URL', `must be an http(s) URL (got "${redactPassword(raw)}")`);
+    throw new BadValue(`must be an http(s) URL (got "${redactPassword(raw)}")`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new ConfigError('MNEMO_DASHBOARD_URL', `must be an http(s) URL without credentials, query or fragment (got "${redactPassword(raw)}")`);
+    throw new BadValue(`must be an http(s) URL without credentials, query or fragment (got "${redactPassword(raw)}")`);
   }
   return raw.replace(/\/+$/, '');
 }
@@ -209,110 +175,327 @@ function dashboardUrl(env: Env, host: string, port: number): string {
  */
 const ORIGIN_HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\]|[a-z][a-z0-9+.-]*:\/\/\*)$/;
 
-function originHostnames(env: Env, name: string): readonly string[] | '*' {
-  const raw = env[name]?.trim();
-  if (!raw) return [];
+function originHostnames(value: string): readonly string[] | '*' {
+  const raw = value.trim();
   if (raw === '*') return '*';
   const items = raw.split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '');
   for (const item of items) {
     if (!ORIGIN_HOSTNAME.test(item) || item === 'http://*' || item === 'https://*') {
-      throw new ConfigError(name, `must be "*" or comma-separated hostnames without scheme or port, e.g. "app.example.com,[::1]" (got "${item}")`);
+      throw new BadValue(`must be "*" or comma-separated hostnames without scheme or port, e.g. "app.example.com,[::1]" (got "${item}")`);
     }
   }
   return items;
 }
 
-/** `MNEMO_METRICS` and `MNEMO_METRICS_TOKEN`; the token is never printed. */
-function metricsAccess(env: Env): MetricsAccess {
-  const mode = oneOf(env, 'MNEMO_METRICS', ['off', 'loopback', 'token'] as const, 'loopback');
-  const token = env.MNEMO_METRICS_TOKEN?.trim() ?? '';
-  if (mode !== 'token') {
+function cidrList(raw: string): string[] {
+  try {
+    return parseAllowCidrs(raw);
+  } catch (err) {
+    throw new BadValue(`must be a comma-separated list of CIDRs (${(err as Error).message})`);
+  }
+}
+
+/** `MNEMO_METRICS_TOKEN` as `MNEMO_METRICS` (read above it) wants it; the token is never printed. */
+function metricsToken(token: string, { metrics }: Readonly<Config>): Partial<Config> {
+  if (metrics.mode !== 'token') {
     // A token that guards nothing would let an operator believe the endpoint is protected by it.
-    if (token) throw new ConfigError('MNEMO_METRICS_TOKEN', `is only used with MNEMO_METRICS=token (MNEMO_METRICS is ${mode})`);
-    return { mode };
+    if (token) throw new BadValue(`is only used with MNEMO_METRICS=token (MNEMO_METRICS is ${metrics.mode})`);
+    return {};
   }
   if (token.length < METRICS_TOKEN_MIN_LENGTH) {
-    throw new ConfigError('MNEMO_METRICS_TOKEN', `must be at least ${METRICS_TOKEN_MIN_LENGTH} characters when MNEMO_METRICS=token (got ${token.length})`);
+    throw new BadValue(`must be at least ${METRICS_TOKEN_MIN_LENGTH} characters when MNEMO_METRICS=token (got ${token.length})`);
   }
-  if (/\s/.test(token)) throw new ConfigError('MNEMO_METRICS_TOKEN', 'must not contain whitespace');
-  return { mode, token };
+  if (/\s/.test(token)) throw new BadValue('must not contain whitespace');
+  return { metrics: { mode: 'token', token } };
 }
 
 /** A start-up error must not print a password given in a URL. */
 export const redactPassword = (raw: string): string => raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
 
-function cidrList(env: Env, name: string): string[] {
-  try {
-    return parseAllowCidrs(env[name] ?? '');
-  } catch (err) {
-    throw new ConfigError(name, `must be a comma-separated list of CIDRs (${(err as Error).message})`);
-  }
-}
-
 const MIB = 1024 * 1024;
+const HASHING_DIMENSIONS = 512;
+
+/** The embeddings of a kind before the variables below MNEMO_EMBEDDINGS fill them in (openai's url and model are required). */
+const embeddingsOf = (kind: EmbeddingsKind): Config['embeddings'] => (kind === 'openai'
+  ? { kind, url: '', model: '', apiKey: undefined, dimensions: undefined }
+  : kind === 'hashing' ? { kind, dimensions: HASHING_DIMENSIONS } : { kind, workers: undefined });
+
+const requiredForOpenai = ({ embeddings }: Readonly<Config>): Partial<Config> => {
+  if (embeddings.kind === 'openai') throw new BadValue('is required when MNEMO_EMBEDDINGS=openai');
+  return {};
+};
+
+/** One of the G7 unit prices, into the prices read above it. */
+const price = (key: keyof UnitPrices) => (raw: string, { costPrices }: Readonly<Config>): Partial<Config> =>
+  ({ costPrices: { ...costPrices, [key]: decimal(raw) } });
+
+/** In the order of docs/configuration.md; a variable's parse sees the ones above it. */
+export const CONFIG_TABLE: readonly ConfigVariable[] = [
+  { name: 'HOST', parse: field('host', text), default: '127.0.0.1', doc: 'address to listen on' },
+  {
+    name: 'PORT', parse: field('port', wholeNumber(0, 65535)), default: '8080',
+    doc: 'port to listen on (`0` picks a free one; the `listening on` line tells which)',
+  },
+  {
+    name: 'MNEMO_DATA_DIR', default: './data',
+    parse: (raw) => {
+      const dataDir = resolve(raw.trim());
+      return { dataDir, databaseFile: resolve(dataDir, 'mnemo.db') };
+    },
+    doc: 'where the SQLite file (`mnemo.db`) lives',
+  },
+  {
+    name: 'MNEMO_EMBEDDINGS', default: 'local',
+    parse: (raw) => ({ embeddings: embeddingsOf(oneOf(['local', 'hashing', 'openai'] as const)(raw)) }),
+    doc: '`local` (bundled Universal Sentence Encoder lite, 512 dims, in worker threads), `hashing` (deterministic'
+      + ' feature hashing; for tests), `openai` (any OpenAI-compatible `/v1/embeddings` server)',
+  },
+  {
+    name: 'MNEMO_EMBEDDINGS_URL', default: requiredForOpenai,
+    parse: (raw, { embeddings: e }) => (e.kind === 'openai' ? { embeddings: { ...e, url: httpUrl(raw) } } : {}),
+    doc: 'for `openai`: base URL such as `https://api.openai.com/v1` or `http://localhost:11434/v1`',
+  },
+  {
+    name: 'MNEMO_EMBEDDINGS_MODEL', default: requiredForOpenai,
+    parse: (raw, { embeddings: e }) => (e.kind === 'openai' ? { embeddings: { ...e, model: raw.trim() } } : {}),
+    doc: 'for `openai`: model name',
+  },
+  {
+    name: 'MNEMO_EMBEDDINGS_API_KEY',
+    parse: (raw, { embeddings: e }) => (e.kind === 'openai' ? { embeddings: { ...e, apiKey: raw } } : {}),
+    doc: 'for `openai`: sent as `Authorization: Bearer`',
+  },
+  {
+    name: 'MNEMO_EMBEDDING_WORKERS', shown: 'one per CPU, at most 4',
+    parse: (raw, { embeddings: e }) => (e.kind === 'local' ? { embeddings: { ...e, workers: wholeNumber(1, 64)(raw) } } : {}),
+    doc: 'for `local`: model worker threads (each holds its own copy of the model); concurrent embeddings are '
+      + 'spread over them, so ingest uses every core, and each worker is handed its next text while it embeds '
+      + 'one, so it never waits for a busy event loop',
+  },
+  {
+    name: 'MNEMO_EMBEDDINGS_DIMENSIONS', shown: 'model\'s own',
+    parse: (raw, { embeddings: e }) => (e.kind === 'openai' ? { embeddings: { ...e, dimensions: wholeNumber(1, 1536)(raw) } }
+      : e.kind === 'hashing' ? { embeddings: { ...e, dimensions: wholeNumber(8, 1024)(raw) } } : {}),
+    doc: `for \`openai\`: requested width (≤ 1536); for \`hashing\`: width (default ${HASHING_DIMENSIONS})`,
+  },
+  {
+    name: 'MNEMO_MAX_CONTENT_BYTES', parse: field('maxContentBytes', wholeNumber(1, 256 * MIB)), default: String(MIB),
+    doc: 'largest memory content, in UTF-8 bytes (413 `CONTENT_TOO_LARGE` above)',
+  },
+  {
+    name: 'MNEMO_BODY_LIMIT_BYTES', shown: 'max(4 MiB, 2 × content + 64 KiB)',
+    default: ({ maxContentBytes }) => ({ bodyLimitBytes: Math.max(4 * MIB, 2 * maxContentBytes + 64 * 1024) }),
+    parse: (raw, { maxContentBytes }) => {
+      const bodyLimitBytes = wholeNumber(1024, 1024 * MIB)(raw);
+      if (bodyLimitBytes < maxContentBytes) throw new BadValue(`must be at least MNEMO_MAX_CONTENT_BYTES (${maxContentBytes})`);
+      return { bodyLimitBytes };
+    },
+    doc: 'largest request body (413 above)',
+  },
+  {
+    name: 'MNEMO_BODY_DRAIN_BYTES', parse: field('bodyDrainBytes', wholeNumber(0, 1024 * MIB)), default: String(64 * MIB),
+    doc: 'an answer given before the body was read (413 over the limit, 401, 415) waits until the client has sent '
+      + 'up to this many more bytes (and at most 10 s), so that clients which read only after sending (Node\'s '
+      + '`fetch`) get it; a larger declared body is answered at once and the connection closed. `0`: never wait. '
+      + 'The default is 64 MiB',
+  },
+  {
+    name: 'MNEMO_MAX_EMBED_CHARS', parse: field('maxEmbedChars', wholeNumber(16, 1_000_000)), default: '4000',
+    doc: 'characters of title + content given to the embedding model',
+  },
+  {
+    name: 'MNEMO_LOG_LEVEL', default: 'info',
+    parse: field('logLevel', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)),
+    doc: '`fatal` `error` `warn` `info` `debug` `trace` `silent`; logs are JSON lines (pino) on stdout. Request '
+      + 'lines carry method, URL, host and peer address, never headers; credential-like query parameters '
+      + '(`access_token` however it is percent-encoded or cased, `api_key`, `token`, …) and anything shaped like '
+      + 'a key are logged as `[redacted]`',
+  },
+  {
+    name: 'MNEMO_ENTERPRISE_RATE_LIMIT', shown: 'unlimited',
+    parse: field('enterpriseRequestsPerMinute', wholeNumber(1, 1_000_000_000)), default: () => ({ enterpriseRequestsPerMinute: null }),
+    doc: 'requests per minute for enterprise keys (the spec\'s "custom")',
+  },
+  {
+    name: 'MNEMO_SHUTDOWN_TIMEOUT_MS', parse: field('shutdownTimeoutMs', wholeNumber(0, 600_000)), default: '10000',
+    doc: 'how long a graceful shutdown may take before the process exits anyway',
+  },
+  {
+    name: 'MNEMO_SEARCH_TIMEOUT_MS', parse: field('searchTimeoutMs', wholeNumber(1, 600_000)), default: '10000',
+    doc: 'a search not answered this long after its request arrived (time waiting for a search slot included) '
+      + 'answers its surface\'s timeout error (G1, G3, G4: 408 `SEARCH_TIMEOUT`)',
+  },
+  {
+    name: 'MNEMO_MAX_CONCURRENT_SEARCHES', parse: field('maxConcurrentSearches', wholeNumber(1, 10_000)), default: '16',
+    doc: 'searches (every surface, batch items included) running at once; more wait in line',
+  },
+  {
+    name: 'MNEMO_MAX_QUEUED_SEARCHES', parse: field('maxQueuedSearches', wholeNumber(0, 100_000)), default: '64',
+    doc: 'searches waiting for a slot; past it a search is refused at once: 503 `SERVICE_UNAVAILABLE` with '
+      + '`Retry-After: 1`, in its surface\'s envelope',
+  },
+  {
+    name: 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', parse: field('maxEventLoopDelayMs', wholeNumber(0, 600_000)), default: '1000',
+    doc: 'load shedding: while the mean event-loop delay (measured each second) is above this, every request '
+      + 'except `/health`, `/api/v1/health` and `/metrics` is answered at once with 503 `SERVICE_UNAVAILABLE` and '
+      + '`Retry-After: 2`, in its surface\'s envelope; `0` turns it off',
+  },
+  {
+    name: 'MNEMO_WEBHOOK_ALLOW_CIDRS', parse: field('webhookAllowCidrs', cidrList), default: () => ({ webhookAllowCidrs: [] }),
+    doc: 'comma-separated CIDRs (e.g. `127.0.0.0/8,fd00::/8`) that webhook URLs may point at although they are '
+      + 'private, loopback or link-local; everything else non-public is refused at registration (IP literals, '
+      + '`localhost`) and at delivery',
+  },
+  {
+    name: 'MNEMO_WEBHOOK_TIMEOUT_MS', parse: field('webhookTimeoutMs', wholeNumber(100, 60_000)), default: '5000',
+    doc: 'how long one webhook delivery attempt (DNS, connect, TLS, answer) may take before it counts as failed '
+      + 'and is retried; a node that dies mid-attempt leaves it to another after 3 × this + 2 s',
+  },
+  {
+    name: 'MNEMO_SQLITE_SYNCHRONOUS', parse: field('sqliteSynchronous', oneOf(SQLITE_SYNCHRONOUS)), default: 'full',
+    doc: 'when SQLite makes a commit durable (WAL mode). `full`: the WAL is fsynced before each write is '
+      + 'acknowledged, so an acknowledged write survives power loss. `normal`: fsync only at checkpoints; several '
+      + 'times faster per write (see BENCHMARKS.md, `npm run bench:durability`) and still safe against a crash '
+      + 'of the process, but the writes since the last checkpoint can vanish on power loss or an OS crash '
+      + 'although clients got their 2xx. The server and `mnemo keys` read the same setting',
+  },
+  {
+    name: 'MNEMO_MAX_STREAMS_PER_TENANT', parse: field('maxStreamsPerTenant', wholeNumber(1, 1_000_000)), default: '50',
+    doc: 'concurrent stream connections (G8 SSE, G4 live search, G7 analytics socket) of one tenant, all its keys '
+      + 'together; past it a stream is refused with `RATE_LIMITED` (besides the spec\'s 5 per key)',
+  },
+  {
+    name: 'MNEMO_MAX_STREAMS', parse: field('maxStreams', wholeNumber(1, 1_000_000)), default: '1000',
+    doc: 'concurrent stream connections of the whole process, every tenant; refused the same way',
+  },
+  {
+    name: 'MNEMO_EVENT_RETENTION_HOURS', parse: field('eventRetentionHours', wholeNumber(1, 24 * 366)), default: '168',
+    doc: 'how long events are kept (G8 stream resume with `Last-Event-ID`, webhook history), in hours; older '
+      + 'events are pruned hourly unless a webhook delivery still waits for them',
+  },
+  {
+    name: 'MNEMO_DATABASE_URL', parse: field('databaseUrl', serviceUrl(['postgres:', 'postgresql:'])), default: () => ({ databaseUrl: null }),
+    doc: '`postgres://` or `postgresql://` URL of a PostgreSQL (≥ 14, with pgvector ≥ 0.8) to use instead of the '
+      + 'SQLite file; migrated at start. The CLI follows the same variable. Several nodes on one database and one '
+      + 'Redis: docs/deploy.md',
+  },
+  {
+    name: 'MNEMO_DATABASE_POOL_SIZE', parse: field('databasePoolSize', wholeNumber(1, 1000)), default: '10',
+    doc: 'connections this process opens to PostgreSQL',
+  },
+  {
+    name: 'MNEMO_ANALYTICS', parse: field('analytics', onOff), default: 'on',
+    doc: '`off` stops measuring requests for G7 (`GET /api/v1/analytics` then reports no request figures); the '
+      + 'cost of measuring is in BENCHMARKS.md',
+  },
+  {
+    name: 'MNEMO_SEARCH_THREADS', shown: 'the cores available (at most 16)',
+    parse: field('searchThreads', wholeNumber(0, 16)), default: () => ({ searchThreads: Math.min(16, availableParallelism()) }),
+    doc: 'worker threads that run SQLite\'s exact vector scan off the event loop, over shared memory (0–16; `0` '
+      + 'scans on the event loop). Searches are split across them and concurrent searches share them; each also '
+      + 're-ranks its part from the store file on its own read-only connection. It also sets how many threads '
+      + 'load the vectors at start: one below 2, two from 2. On Linux these threads run at nice +10 beside the '
+      + 'event loop, so requests (`/health` too) get a core first; see docs/architecture.md, "The vector scan"',
+  },
+  {
+    name: 'MNEMO_TRUST_PROXY', parse: field('trustProxy', onOff), default: 'off',
+    doc: '`on` trusts `X-Forwarded-For` / `X-Forwarded-Proto` from the reverse proxy in front: request addresses '
+      + '(audit rows) are the client\'s, and the dashboard\'s session cookie is `Secure` when the proxy terminated '
+      + 'TLS. Leave off when clients reach the server directly',
+  },
+  {
+    name: 'MNEMO_MCP_ALLOWED_ORIGINS', parse: field('mcpAllowedOrigins', originHostnames), default: () => ({ mcpAllowedOrigins: [] }),
+    doc: 'Extra hostnames (comma-separated, no scheme or port; `moz-extension://*` style for extension schemes) '
+      + 'whose browser pages may call `/mcp`. Loopback names and the host of `MNEMO_DASHBOARD_URL` are always '
+      + 'allowed; a request with another `Origin` is refused with 403 before its key is read (DNS-rebinding '
+      + 'protection, as the MCP transport asks). Requests without `Origin` (every non-browser client) pass. `*` '
+      + 'turns the check off',
+  },
+  {
+    name: 'MNEMO_MASTER_KEY', parse: field('masterKey', text), default: () => ({ masterKey: null }),
+    doc: 'the master key sealing secrets (G11) and webhook signing secrets (G9, G10, G11): 32 bytes as 64 hex '
+      + 'digits or base64 (`openssl rand -base64 32`); several, comma-separated, during a rotation (the first '
+      + 'seals new values; `mnemo keys rotate-master`, docs/deploy.md). Unset: `master.key` in `MNEMO_DATA_DIR`, '
+      + 'created with mode 0600 on first start (a file others may read is refused). Several nodes on one database '
+      + 'need the same key. A missing, malformed or wrong key stops the start with a message saying so',
+  },
+  {
+    name: 'MNEMO_DASHBOARD_URL', shown: '`http://HOST:PORT/dashboard`', parse: field('dashboardUrl', dashboardUrl),
+    default: ({ host, port }) => ({ dashboardUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}/dashboard` }),
+    doc: 'where people answer G11 MCP approvals: an approval\'s `approvalUrl` is this URL + '
+      + '`/approvals/<approvalId>`. An http(s) URL without credentials, query or fragment (a trailing `/` is '
+      + 'dropped); set it when clients reach the server under another address (a load balancer, TLS in front)',
+  },
+  {
+    // Read by `mnemo mcp` (app/mcp.command.ts), listed here so that operators find it with the others.
+    name: 'MNEMO_API_KEY',
+    doc: '`mnemo mcp` only: the API key the stdio MCP server acts for (an environment variable, so that it never '
+      + 'shows in `ps`); the server itself does not read it',
+  },
+  {
+    name: 'MNEMO_COST_STORAGE_GB_MONTH', parse: price('storagePerGbMonth'), default: String(EXAMPLE_UNIT_PRICES.storagePerGbMonth),
+    doc: 'G7 cost model: price of 1 GB (2^30 bytes of memory title + content) kept for 30 days, prorated over the '
+      + 'period. The defaults of the three `MNEMO_COST_*` prices are placeholders to show the arithmetic, not '
+      + 'anyone\'s real prices: set your own',
+  },
+  {
+    name: 'MNEMO_COST_COMPUTE_SECOND', parse: price('computePerSecond'), default: String(EXAMPLE_UNIT_PRICES.computePerSecond),
+    doc: 'G7 cost model: price of one second of request time (the sum of measured latencies); the default is an example',
+  },
+  {
+    name: 'MNEMO_COST_API_CALLS_PER_1000', parse: price('apiCallsPer1000'), default: String(EXAMPLE_UNIT_PRICES.apiCallsPer1000),
+    doc: 'G7 cost model: price of 1,000 answered requests; the default is an example',
+  },
+  {
+    name: 'MNEMO_REDIS_URL', parse: field('redisUrl', serviceUrl(['redis:', 'rediss:'])), default: () => ({ redisUrl: null }),
+    doc: '`redis://` or `rediss://` URL of a Redis (one server, not Redis Cluster) that the nodes of a deployment '
+      + 'share: rate-limit windows, the 5 streams per key and the per-tenant stream cap, the `user.activity` '
+      + 'window, the turn of the periodic events (`system.health`, `analytics.update`, pruning: once per cluster) '
+      + 'and the signal that brings one node\'s events to the streams of the others at once. While it is '
+      + 'unreachable, rate-limited requests answer 503 `SERVICE_UNAVAILABLE` with `Retry-After: 1`. What stays '
+      + 'per node: docs/architecture.md, "Redis"',
+  },
+  {
+    name: 'MNEMO_METRICS', default: 'loopback',
+    parse: (raw) => {
+      const mode = oneOf(['off', 'loopback', 'token'] as const)(raw);
+      // The token is MNEMO_METRICS_TOKEN's, read next.
+      return { metrics: mode === 'token' ? { mode, token: '' } : { mode } };
+    },
+    doc: 'who may read `GET /metrics` (Prometheus text format; docs/operations.md, "Metrics"): `off` (the route '
+      + 'does not exist: 404), `loopback` (clients connecting from 127.0.0.0/8 or `::1`, and only requests no proxy '
+      + 'relayed (no `Forwarded` / `X-Forwarded-For` header); others get 403), `token` (any address presenting '
+      + '`Authorization: Bearer <MNEMO_METRICS_TOKEN>`; others get 401)',
+  },
+  {
+    name: 'MNEMO_METRICS_TOKEN', parse: (raw, above) => metricsToken(raw.trim(), above), default: (above) => metricsToken('', above),
+    doc: 'for `MNEMO_METRICS=token`: the scraper\'s bearer token, at least 32 characters without spaces (`openssl '
+      + 'rand -hex 32`), compared in constant time. Setting it with another mode stops the start (it would guard '
+      + 'nothing)',
+  },
+];
+
+/** The variables the server reads (a command's own, such as `mnemo mcp`'s MNEMO_API_KEY, are not). */
+export const CONFIG_VARIABLES: readonly string[] = CONFIG_TABLE.filter((v) => v.parse).map((v) => v.name);
+
+/** A variable's default as the docs and `--help` show it (Markdown). */
+export const shownDefault = (v: ConfigVariable): string =>
+  v.shown ?? (typeof v.default === 'string' ? `\`${v.default}\`` : '—');
 
 export function loadConfig(env: Env = process.env): Config {
-  const host = env.HOST?.trim() || '127.0.0.1';
-  const port = int(env, 'PORT', 8080, 0, 65535);
-  const dataDir = resolve(env.MNEMO_DATA_DIR?.trim() || './data');
-
-  const kind = oneOf(env, 'MNEMO_EMBEDDINGS', ['local', 'hashing', 'openai'] as const, 'local');
-  let embeddings: Config['embeddings'];
-  if (kind === 'openai') {
-    const model = env.MNEMO_EMBEDDINGS_MODEL?.trim();
-    if (!model) throw new ConfigError('MNEMO_EMBEDDINGS_MODEL', 'is required when MNEMO_EMBEDDINGS=openai');
-    const dims = env.MNEMO_EMBEDDINGS_DIMENSIONS ? int(env, 'MNEMO_EMBEDDINGS_DIMENSIONS', 1536, 1, 1536) : undefined;
-    embeddings = { kind, url: httpUrl(env, 'MNEMO_EMBEDDINGS_URL'), model, apiKey: env.MNEMO_EMBEDDINGS_API_KEY || undefined, dimensions: dims };
-  } else if (kind === 'hashing') {
-    embeddings = { kind, dimensions: int(env, 'MNEMO_EMBEDDINGS_DIMENSIONS', 512, 8, 1024) };
-  } else {
-    const workers = env.MNEMO_EMBEDDING_WORKERS?.trim() ? int(env, 'MNEMO_EMBEDDING_WORKERS', 1, 1, 64) : undefined;
-    embeddings = { kind, workers };
+  const config = {} as Config;
+  for (const v of CONFIG_TABLE) {
+    if (!v.parse) continue;
+    const raw = env[v.name];
+    try {
+      const fields = raw !== undefined && raw.trim() !== '' ? v.parse(raw, config)
+        : typeof v.default === 'string' ? v.parse(v.default, config)
+          : v.default?.(config) ?? {};
+      Object.assign(config, fields);
+    } catch (err) {
+      if (err instanceof BadValue) throw new ConfigError(v.name, err.message);
+      throw err;
+    }
   }
-
-  const maxContentBytes = int(env, 'MNEMO_MAX_CONTENT_BYTES', MIB, 1, 256 * MIB);
-  const bodyLimitBytes = int(env, 'MNEMO_BODY_LIMIT_BYTES', Math.max(4 * MIB, 2 * maxContentBytes + 64 * 1024), 1024, 1024 * MIB);
-  if (bodyLimitBytes < maxContentBytes) {
-    throw new ConfigError('MNEMO_BODY_LIMIT_BYTES', `must be at least MNEMO_MAX_CONTENT_BYTES (${maxContentBytes})`);
-  }
-  const enterpriseRaw = env.MNEMO_ENTERPRISE_RATE_LIMIT;
-  return {
-    host,
-    port,
-    dataDir,
-    databaseFile: resolve(dataDir, 'mnemo.db'),
-    sqliteSynchronous: oneOf(env, 'MNEMO_SQLITE_SYNCHRONOUS', SQLITE_SYNCHRONOUS, 'full'),
-    embeddings,
-    maxContentBytes,
-    bodyLimitBytes,
-    bodyDrainBytes: int(env, 'MNEMO_BODY_DRAIN_BYTES', 64 * MIB, 0, 1024 * MIB),
-    maxEmbedChars: int(env, 'MNEMO_MAX_EMBED_CHARS', 4000, 16, 1_000_000),
-    logLevel: oneOf(env, 'MNEMO_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-    enterpriseRequestsPerMinute: enterpriseRaw ? int(env, 'MNEMO_ENTERPRISE_RATE_LIMIT', 0, 1, 1_000_000_000) : null,
-    shutdownTimeoutMs: int(env, 'MNEMO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
-    searchTimeoutMs: int(env, 'MNEMO_SEARCH_TIMEOUT_MS', 10_000, 1, 600_000),
-    maxConcurrentSearches: int(env, 'MNEMO_MAX_CONCURRENT_SEARCHES', 16, 1, 10_000),
-    maxQueuedSearches: int(env, 'MNEMO_MAX_QUEUED_SEARCHES', 64, 0, 100_000),
-    maxEventLoopDelayMs: int(env, 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 600_000),
-    webhookAllowCidrs: cidrList(env, 'MNEMO_WEBHOOK_ALLOW_CIDRS'),
-    webhookTimeoutMs: int(env, 'MNEMO_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
-    eventRetentionHours: int(env, 'MNEMO_EVENT_RETENTION_HOURS', 168, 1, 24 * 366),
-    maxStreamsPerTenant: int(env, 'MNEMO_MAX_STREAMS_PER_TENANT', 50, 1, 1_000_000),
-    maxStreams: int(env, 'MNEMO_MAX_STREAMS', 1000, 1, 1_000_000),
-    redisUrl: serviceUrl(env, 'MNEMO_REDIS_URL', ['redis:', 'rediss:']),
-    databaseUrl: serviceUrl(env, 'MNEMO_DATABASE_URL', ['postgres:', 'postgresql:']),
-    databasePoolSize: int(env, 'MNEMO_DATABASE_POOL_SIZE', 10, 1, 1000),
-    masterKey: env.MNEMO_MASTER_KEY?.trim() ? env.MNEMO_MASTER_KEY.trim() : null,
-    dashboardUrl: dashboardUrl(env, host, port),
-    metrics: metricsAccess(env),
-    analytics: oneOf(env, 'MNEMO_ANALYTICS', ['on', 'off'] as const, 'on') === 'on',
-    searchThreads: int(env, 'MNEMO_SEARCH_THREADS', Math.min(16, availableParallelism()), 0, 16),
-    trustProxy: oneOf(env, 'MNEMO_TRUST_PROXY', ['on', 'off'] as const, 'off') === 'on',
-    mcpAllowedOrigins: originHostnames(env, 'MNEMO_MCP_ALLOWED_ORIGINS'),
-    costPrices: {
-      storagePerGbMonth: price(env, 'MNEMO_COST_STORAGE_GB_MONTH', EXAMPLE_UNIT_PRICES.storagePerGbMonth),
-      computePerSecond: price(env, 'MNEMO_COST_COMPUTE_SECOND', EXAMPLE_UNIT_PRICES.computePerSecond),
-      apiCallsPer1000: price(env, 'MNEMO_COST_API_CALLS_PER_1000', EXAMPLE_UNIT_PRICES.apiCallsPer1000),
-    },
-  };
+  return config;
 }

@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import { isoTimestamp } from '../clock.ts';
 import { prefixedId } from '../ids.ts';
 import type { StoredEvent } from '../events/event.types.ts';
-import { deliveredAsGeneric, type ClaimedDelivery } from './webhook.types.ts';
+import { WEBHOOK_FLAVOURS } from './webhook-flavours.ts';
+import type { ClaimedDelivery } from './webhook.types.ts';
 
 /**
  * What one delivery attempt sends: the JSON body and the headers that sign it. The body is serialised once and
@@ -72,7 +73,7 @@ export function buildDeliveryRequest(claim: Pick<ClaimedDelivery, 'webhook' | 'e
     'X-Service-Event': event.type,
     'X-Service-Delivery': attemptId,
   };
-  if (deliveredAsGeneric(webhook.kind)) {
+  if (WEBHOOK_FLAVOURS[webhook.kind].payload === 'generic') {
     const body = genericEventBody(event);
     return { body, attemptId, headers: { ...common, 'X-Service-Signature': timestampedSignature(secret, unix, body) } };
   }

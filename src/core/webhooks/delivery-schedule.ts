@@ -1,8 +1,7 @@
 import type { SendOutcome } from './webhook-sender.port.ts';
-import { deliveredAsGeneric, type DeliveryResult, type Webhook } from './webhook.types.ts';
+import { G10_RETRY_DELAYS_MS, WEBHOOK_FLAVOURS } from './webhook-flavours.ts';
+import type { DeliveryResult, Webhook } from './webhook.types.ts';
 
-/** G10's fixed schedule (spec "Retry (G10)"), which G11 webhooks follow too: the delay before attempts 2 to 7. */
-export const G10_RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000, 86_400_000] as const;
 export const G10_MAX_ATTEMPTS = G10_RETRY_DELAYS_MS.length + 1;
 
 /** G9's first retry waits this long; each next one `backoffMultiplier` times longer, capped at `maxDelayMs`. */
@@ -13,7 +12,8 @@ const G9_FIRST_DELAY_MS = 1000;
  * or null when none is left.
  */
 export function retryDelayMs(webhook: Pick<Webhook, 'kind' | 'retryPolicy'>, attemptsMade: number): number | null {
-  if (deliveredAsGeneric(webhook.kind)) return G10_RETRY_DELAYS_MS[attemptsMade - 1] ?? null;
+  const fixed = WEBHOOK_FLAVOURS[webhook.kind].retryDelaysMs;
+  if (fixed !== null) return fixed[attemptsMade - 1] ?? null;
   const { maxAttempts, backoffMultiplier, maxDelayMs } = webhook.retryPolicy;
   if (attemptsMade >= Math.max(1, maxAttempts)) return null;
   const delay = G9_FIRST_DELAY_MS * Math.pow(Math.max(1, backoffMultiplier), attemptsMade - 1);
@@ -32,8 +32,9 @@ function describeFailure(outcome: SendOutcome): string {
 
 /**
  * What an attempt's outcome means for its delivery. Any 2xx succeeds; anything else fails and is retried on the
- * webhook's schedule. A 410 Gone gives up at once and fails the webhook. When no attempt is left, a G10 (or G11)
- * webhook is marked failed (spec: "after 7 failed attempts the webhook is marked failed"); a G9 webhook stays active.
+ * webhook's schedule. A 410 Gone gives up at once and fails the webhook. When no attempt is left, a webhook whose
+ * flavour says so is marked failed (G10 spec: "after 7 failed attempts the webhook is marked failed"); a G9 webhook
+ * stays active.
  */
 export function attemptResult(
   webhook: Pick<Webhook, 'kind' | 'retryPolicy'>, attemptsMade: number, outcome: SendOutcome, at: Date,
@@ -45,6 +46,6 @@ export function attemptResult(
   return {
     ok: false, at, status: outcome.status, error,
     retryAt: delay === null ? null : new Date(at.getTime() + delay),
-    failWebhook: delay === null && deliveredAsGeneric(webhook.kind),
+    failWebhook: delay === null && WEBHOOK_FLAVOURS[webhook.kind].failsWhenExhausted,
   };
 }

@@ -2,28 +2,24 @@ import { randomBytes } from 'node:crypto';
 import type { Principal } from '../api-keys/api-key.types.ts';
 import type { Clock } from '../clock.ts';
 import { DomainError, validationError, type FieldProblem, type FieldReason } from '../errors.ts';
-import { GENERIC_EVENT_TYPES, MEMORY_EVENT_TYPES, SECURITY_EVENT_TYPES, type EventScope } from '../events/event.types.ts';
+import type { EventScope } from '../events/event.types.ts';
 import { prefixedId } from '../ids.ts';
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenKeySegment } from '../json-limits.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import type { Keyring } from '../secrets/envelope.ts';
 import type { WebhookRepository } from './webhook.repository.ts';
 import { sealWebhookSecret } from './webhook-secret.ts';
-import {
-  DEFAULT_G9_RETRY, type CreatedWebhook, type DeliveryRecord, type RetryPolicy, type Webhook, type WebhookKind, type WebhookPatch, type WebhookStatus,
+import type {
+  CreatedWebhook, DeliveryRecord, RetryPolicy, Webhook, WebhookKind, WebhookPatch, WebhookStatus,
 } from './webhook.types.ts';
+import { OPTIONAL_WEBHOOK_FIELDS, WEBHOOK_FLAVOURS, type OptionalWebhookField } from './webhook-flavours.ts';
 import { checkWebhookUrl, parseAllowCidrs } from './address-policy.ts';
 
 /**
- * Managing webhooks of every generation (no delivery here): G9 (memory events, per workspace, `active`, retry
- * policy, filters, a secret the caller may choose), G10 (generic events, per tenant and mode, `status`,
- * description, always a generated secret) and G11 (the secrets component's events, per tenant and mode, `status`, a
- * secret the caller may choose). Field names in problems are the wire's (snake_case for G9 and G10; G11's are single
- * words, the same in both styles).
+ * Managing webhooks of every kind (no delivery here), each as its flavour (webhook-flavours.ts) says: its events,
+ * scope, id prefix and the optional fields it takes. Field names in problems are the wire's (snake_case for G9 and
+ * G10; G11's are single words, the same in both styles).
  */
-
-/** G10 deliveries follow the spec's fixed schedule (7 attempts, the last 24 h after the previous); G11's too. */
-export const G10_RETRY: RetryPolicy = { maxAttempts: 7, backoffMultiplier: 1, maxDelayMs: 86_400_000 };
 
 export const RETRY_BOUNDS = {
   maxAttempts: { min: 1, max: 10 },
@@ -93,17 +89,16 @@ export interface WebhookServiceDeps {
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
-const EVENT_TYPES: Record<WebhookKind, readonly string[]> = { g9: MEMORY_EVENT_TYPES, g10: GENERIC_EVENT_TYPES, g11: SECURITY_EVENT_TYPES };
-export const eventTypesOf = (kind: WebhookKind): readonly string[] => EVENT_TYPES[kind];
+const eventTypesOf = (kind: WebhookKind): readonly string[] => WEBHOOK_FLAVOURS[kind].eventTypes;
+const accepts = (kind: WebhookKind, field: OptionalWebhookField): boolean => WEBHOOK_FLAVOURS[kind].accepts.includes(field);
 
 /** `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret form). */
 export const generateSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 const notFound = (id: string) => new DomainError('NOT_FOUND', `No webhook with id ${id}`, { resource: 'webhook', id });
 
-/** G9 webhooks belong to a workspace; G10 and G11 ones to a tenant and mode only. */
 const scopeFor = (scope: EventScope, kind: WebhookKind): EventScope =>
-  kind === 'g9' ? scope : { tenantId: scope.tenantId, mode: scope.mode, workspace: null };
+  WEBHOOK_FLAVOURS[kind].scoped === 'workspace' ? scope : { tenantId: scope.tenantId, mode: scope.mode, workspace: null };
 
 function checkEvents(raw: readonly string[], kind: WebhookKind, problems: FieldProblem[]): string[] {
   const known = eventTypesOf(kind);
@@ -181,16 +176,12 @@ function checkDescription(raw: string | null | undefined, problems: FieldProblem
   return raw;
 }
 
-/** The fields each generation does not have (a surface's schema refuses them first; this keeps the core honest). */
-const UNSUPPORTED: Record<WebhookKind, Partial<Record<keyof NewWebhookInput, string>>> = {
-  g9: { description: 'description' },
-  g10: { retryPolicy: 'retry_policy', filters: 'filters', secret: 'secret' },
-  g11: { retryPolicy: 'retry_policy', filters: 'filters', description: 'description', active: 'active' },
-};
-
+/** A surface's schema refuses the fields its kind does not take first; this keeps the core honest. */
 function refuseForKind(kind: WebhookKind, input: NewWebhookInput | WebhookUpdateInput, problems: FieldProblem[]): void {
-  for (const [prop, field] of Object.entries(UNSUPPORTED[kind])) {
-    if ((input as Record<string, unknown>)[prop] !== undefined) problems.push({ field, reason: 'not_allowed', message: 'is not supported by this API' });
+  for (const [prop, field] of Object.entries(OPTIONAL_WEBHOOK_FIELDS) as [OptionalWebhookField, string][]) {
+    if (!accepts(kind, prop) && (input as Record<string, unknown>)[prop] !== undefined) {
+      problems.push({ field, reason: 'not_allowed', message: 'is not supported by this API' });
+    }
   }
 }
 
@@ -233,15 +224,17 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       if (input.secret !== undefined && !SECRET_PATTERN.test(input.secret)) {
         problems.push({ field: 'secret', reason: 'invalid_format', message: 'must be 16-256 printable characters without spaces' });
       }
-      const retryPolicy = kind === 'g9' ? checkRetryPolicy(input.retryPolicy ?? {}, DEFAULT_G9_RETRY, problems) : G10_RETRY;
-      const filters = kind === 'g9' && input.filters ? checkFilters(input.filters, problems) : {};
-      const description = kind === 'g10' ? checkDescription(input.description, problems) ?? null : null;
+      const flavour = WEBHOOK_FLAVOURS[kind];
+      const retryPolicy = accepts(kind, 'retryPolicy')
+        ? checkRetryPolicy(input.retryPolicy ?? {}, flavour.retryPolicy, problems) : flavour.retryPolicy;
+      const filters = accepts(kind, 'filters') && input.filters ? checkFilters(input.filters, problems) : {};
+      const description = accepts(kind, 'description') ? checkDescription(input.description, problems) ?? null : null;
       if (problems.length > 0) throw validationError(problems);
 
       await limits.webhookCreate(principal);
       const now = clock.now();
       const webhook: Webhook = {
-        id: prefixedId(kind === 'g9' ? 'webhook' : 'whk', 24),
+        id: prefixedId(flavour.idPrefix, 24),
         kind,
         scope: scopeFor(scope, kind),
         url,
@@ -288,13 +281,13 @@ export function createWebhookService(deps: WebhookServiceDeps) {
           problems.push({ field: 'status', reason: 'invalid_value', message: 'must be active or disabled (failed is set by deliveries only)' });
         } else patch.status = input.status satisfies WebhookStatus;
       }
-      if (kind === 'g9' && input.filters !== undefined) patch.filters = checkFilters(input.filters, problems);
-      if (kind === 'g10' && input.description !== undefined) patch.description = checkDescription(input.description, problems);
+      if (accepts(kind, 'filters') && input.filters !== undefined) patch.filters = checkFilters(input.filters, problems);
+      if (accepts(kind, 'description') && input.description !== undefined) patch.description = checkDescription(input.description, problems);
       let current: Webhook | null = null;
-      if (kind === 'g9' && input.retryPolicy !== undefined) {
+      if (accepts(kind, 'retryPolicy') && input.retryPolicy !== undefined) {
         // Fields of the policy left out keep their current values, so the webhook is read first.
         current = await webhooks.findById(s, kind, id);
-        patch.retryPolicy = checkRetryPolicy(input.retryPolicy, current?.retryPolicy ?? DEFAULT_G9_RETRY, problems);
+        patch.retryPolicy = checkRetryPolicy(input.retryPolicy, current?.retryPolicy ?? WEBHOOK_FLAVOURS[kind].retryPolicy, problems);
       }
       if (problems.length > 0) {
         // An unknown id answers 404 before the body's problems, as it would for a valid body.

@@ -4,16 +4,9 @@ import type { SealedValue } from '../secrets/secret.types.ts';
 /**
  * Webhooks of every generation live in one store: G9 (memory events, per workspace, `active` flag, retry policy,
  * filters), G10 (generic events, per tenant and mode, `status`, the fixed 7-attempt schedule) and G11 (the secrets
- * component's events, per tenant and mode, delivered as G10's are).
+ * component's events, per tenant and mode, delivered as G10's are); webhook-flavours.ts says how each kind differs.
  */
 export type WebhookKind = 'g9' | 'g10' | 'g11';
-
-/**
- * G10 and G11 webhooks are delivered alike: body `{id, type, created_at, data}`, `X-Service-Signature: t=…,v1=…`,
- * G10's fixed 7-attempt schedule, the webhook `failed` after the last attempt. G9 has its own body, signature and
- * retry policy.
- */
-export const deliveredAsGeneric = (kind: WebhookKind): boolean => kind === 'g10' || kind === 'g11';
 /** G10 status; G9's `active` maps to `active` / `disabled`. `failed` is set after the last failed attempt (G10). */
 export type WebhookStatus = 'active' | 'disabled' | 'failed';
 

@@ -2,6 +2,7 @@ import type { EventScope } from '../../../core/events/event.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import type { WebhookRepository } from '../../../core/webhooks/webhook.repository.ts';
 import { webhookSecretContext } from '../../../core/webhooks/webhook-secret.ts';
+import { WEBHOOK_FLAVOURS } from '../../../core/webhooks/webhook-flavours.ts';
 import type { ClaimedDelivery, DeliveryRecord, WebhookKind } from '../../../core/webhooks/webhook.types.ts';
 import { pgInt, pgJson, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
 import { toStoredEvent, type PgEventRow } from './pg-outbox.ts';
@@ -34,10 +35,9 @@ function parseRef(ref: string): string {
   return ref;
 }
 
-/** G9 webhooks belong to a workspace; G10 ones to a tenant and mode only. */
 function scopeWhere(p: SqlParams, scope: EventScope, kind: WebhookKind): string {
   const base = `kind = ${p.add(kind)} AND tenant_id = ${p.add(scope.tenantId)} AND mode = ${p.add(scope.mode)}`;
-  return kind === 'g9' ? `${base} AND workspace = ${p.add(scope.workspace)}` : base;
+  return WEBHOOK_FLAVOURS[kind].scoped === 'workspace' ? `${base} AND workspace = ${p.add(scope.workspace)}` : base;
 }
 
 export function createPgWebhookRepository(db: PgExecutor): WebhookRepository {
