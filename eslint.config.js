@@ -19,7 +19,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    // DESIGN.md "Shape of the code": the core knows no HTTP, no driver and no adapter.
+    // docs/architecture.md "Layers": the core knows no HTTP, no driver and no adapter.
     files: ['src/core/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {

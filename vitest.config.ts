@@ -36,8 +36,8 @@ const NOT_ON_POSTGRES = [
   'test/cross/load-shedding.test.ts',
   // Bodies over the limits are refused before they are read: what these requests do in the store is the key lookup
   // and the user.activity write of every authenticated request, and the one memory created afterwards is what every
-  // other file of the project creates, all of which the project runs on PostgreSQL. A second run measured 6-8 s of
-  // the suite's budget for HTTP behaviour that does not depend on the store.
+  // other file of the project creates, all of which the project runs on PostgreSQL. A second run would spend the
+  // suite's budget on HTTP behaviour that does not depend on the store.
   'test/cross/oversized-bodies.test.ts',
   // Runs both stores itself on one loaded model (loading the bundled model twice, once per project, cost seconds).
   'test/g1/paraphrase-quality.test.ts',
@@ -47,7 +47,7 @@ const NOT_ON_POSTGRES = [
 /**
  * The files that keep a process of their own (the `isolated` project). Every other file of `suite` and `postgres`
  * runs unisolated: the files of a worker share one process and so one import of the app (importing it again for each
- * file was about 15 % of the workers' time), and test/support/leak-guard.setup.ts fails a file that leaves behind
+ * file was a large share of the workers' time), and test/support/leak-guard.setup.ts fails a file that leaves behind
  * what would reach the next one (environment variables, process listeners; servers are not checked: see test/support/leak-guard.setup.ts).
  */
 const ISOLATED_TESTS = [
@@ -61,12 +61,11 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     // A young generation of up to 3 × 64 MB per worker (V8's default semi-space is 16 MB here): the HTTP tests
-    // allocate fast and short-lived, and fewer scavenges cut the changed files' CPU time by about a tenth (interleaved
-    // runs of the same files, 2026-11-28: 72-73 s against 79-86 s).
+    // allocate fast and short-lived, and fewer scavenges leave the workers more CPU for the tests.
     execArgv: ['--max-semi-space-size=64'],
     // Vitest's default is one worker fewer than the CPUs: one worker on the 2-core CI machine, every file in a row.
-    // Two keep both cores busy (the main process mostly waits); three measured slower (2026-11-28: a third app import
-    // and PGlite cost more than the idle time they fill).
+    // Two keep both cores busy (the main process mostly waits); a third worker's app import and PGlite cost more than
+    // the idle time it would fill.
     maxWorkers: 2,
     // The slowest files start first, so that the two workers end together (test/support/slow-first-sequencer.ts).
     sequence: { sequencer: SlowFirstSequencer },

@@ -1,5 +1,5 @@
 // `npm test`'s static checks, `npm run typecheck` (tsc) and `npm run lint` (ESLint), run at the same time: each is
-// one process on one core, so on the 2-core machine one after the other took their sum (README, "Test scripts").
+// one process on one core, so on the 2-core machine one after the other took their sum (docs/testing.md).
 // Each one's output is printed when it ends, in one piece; the exit code is non-zero when either failed.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';

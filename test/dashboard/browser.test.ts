@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from '../support/test-app.ts';
  * The dashboard end to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) against
  * the real server listening on loopback: one browser and one page for the whole file, used in order like a person
  * would. Each page visited is kept as a screenshot: in a temporary directory, or, with MNEMO_UPDATE_SCREENSHOTS=1
- * (`npm run screenshots`), in docs/screenshots/ where the README shows them (a plain test run leaves the tree clean).
+ * (`npm run screenshots`), in docs/screenshots/ where docs/dashboard.md shows them (a plain test run leaves the tree clean).
  */
 const UPDATE_SHOTS = process.env.MNEMO_UPDATE_SCREENSHOTS === '1';
 const SHOTS = UPDATE_SHOTS ? join(import.meta.dirname, '..', '..', 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'mnemo-shots-'));

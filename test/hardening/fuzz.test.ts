@@ -21,13 +21,13 @@ const SEED = 20260801;
 /**
  * `npm test`: 50 cases per route on SQLite; the PostgreSQL run (the `postgres` project) takes the first 25 of the same
  * seed: what it adds is the adapter's handling of hostile values. `npm run test:long` (MNEMO_TEST_LONG=1) runs 200
- * and 100, MNEMO_TEST_FUZZ_CASES any count; the full campaign is `npm run fuzz`. (`npm test` ran 100 and 50 until
- * 2026-11-28: 33 s of the suite's 5-minute budget for the two runs; README, "Test scripts".)
+ * and 100, MNEMO_TEST_FUZZ_CASES any count; the full campaign is `npm run fuzz`. The counts keep `npm test` within its
+ * 5-minute budget (docs/testing.md).
  */
 const CASES = countFromEnv('MNEMO_TEST_FUZZ_CASES', (testStoreKind() === 'postgres' ? 25 : 50) * (longTests() ? 4 : 1));
 /**
- * The MCP operations and the dashboard's routes (issue 35) take few cases in `npm test`, whose budget is spent: 8 and
- * 4 cases each took 1.0 s and 0.7 s (2026-11-29; SQLite 3.7 s at load average 9); test:long ×4, `npm run fuzz` its --cases.
+ * The MCP operations and the dashboard's routes take few cases in `npm test` (its budget is spent), ×4 in test:long;
+ * `npm run fuzz` takes its --cases.
  */
 const EXTRA_CASES = countFromEnv('MNEMO_TEST_FUZZ_CASES', (testStoreKind() === 'postgres' ? 4 : 8) * (longTests() ? 4 : 1));
 const TIME_BOUND_MS = 5_000;

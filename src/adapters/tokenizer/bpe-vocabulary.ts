@@ -21,7 +21,7 @@ export interface BpeVocabulary {
   specialTokens: string[];
 }
 
-/** Tokens handled between two chances to pause: the whole load takes ~150 ms in one go. */
+/** Tokens handled between two chances to pause: the whole load in one go would hold the event loop too long. */
 const TOKENS_PER_STEP = 2048;
 
 /**

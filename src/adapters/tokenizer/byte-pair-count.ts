@@ -6,7 +6,8 @@ import type { BpeVocabulary } from './bpe-vocabulary.ts';
  * bytes, the adjacent pair whose concatenation has the lowest rank is merged (the leftmost on a tie) until no
  * adjacent pair is a token.
  *
- * js-tiktoken rescans every pair after every merge, which is quadratic in the piece (16 000 × `x` took ~30 s).
+ * js-tiktoken rescans every pair after every merge, which is quadratic in the piece (a long run of one character
+ * takes seconds).
  * Long pieces here keep the mergeable pairs in a min-heap ordered by (rank, position), updating only the two pairs
  * next to each merge: the same merges happen in the same order, in O(n log n) time and O(n) memory (~50 bytes per
  * byte of the piece), and the work pauses every MERGES_PER_STEP merges.

@@ -15,7 +15,7 @@ const PIECES_PER_STEP = 64;
  * but in O(n log n) time and in slices of at most ~SLICE_MS that let the event loop run between them.
  */
 export function createTiktokenCounter(): TokenCounter {
-  // Built on first use: decoding the ranks takes ~70 ms (in slices too) and most processes never need them.
+  // Built on first use: decoding the ranks takes a while (in slices too) and most processes never need them.
   let vocabulary: Promise<BpeVocabulary> | undefined;
   return {
     name: 'cl100k_base',

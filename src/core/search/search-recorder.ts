@@ -6,8 +6,8 @@ import type { SearchLogEntry, SearchLogRepository } from './search-log.ts';
 
 /**
  * How long a recorded search waits for others to share its write; a full batch is written at once. Each batch costs two
- * commits (two fsyncs on the event loop under SQLite's synchronous=FULL): at 10 ms they took ~12 % of a busy server's
- * event loop and delayed /health; 100 ms bounds them to 20 per second (docs/architecture.md).
+ * commits (two fsyncs on the event loop under SQLite's synchronous=FULL); 100 ms bounds them to 20 per second, so a
+ * busy server's event loop (and /health behind it) does not wait on them (docs/architecture.md, "The search log").
  */
 export const SEARCH_RECORD_DELAY_MS = 100;
 export const SEARCH_RECORD_MAX_BATCH = 256;

@@ -9,7 +9,7 @@ import { createG7ErrorHandler, G7ErrorWire } from './errors.ts';
 
 /**
  * `GET /api/v1/analytics/{search,access,stats}`: the figures @lanonasis/memory-client's getSearchAnalytics,
- * getAccessPatterns and getExtendedStats read (docs/api.md, "G7 and @lanonasis/memory-client"). Unlike the spec's
+ * getAccessPatterns and getExtendedStats read (docs/api.md, "G7 — /api/v1/analytics/{search,access,stats}"). Unlike the spec's
  * report (tenant + mode, every workspace), these are of the caller's workspace (`X-Workspace-ID`), like the client's
  * other calls. Bare objects (the client reads them so); errors in G7's envelope. Registered with prefix `/api/v1/analytics`.
  */

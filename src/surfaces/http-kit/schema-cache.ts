@@ -1,7 +1,7 @@
 /**
  * What a compiler makes of a route schema, made once per process and schema object rather than once per app: route
  * schemas are module constants, so every app a process builds (the test suite builds hundreds; a server, one) asks for
- * the same objects, and compiling them was most of building an app (about 150 of 230 ms). Used for the validators
+ * the same objects, and compiling them was most of building an app. Used for the validators
  * (validation.ts) and the response serializers (serialization.ts).
  */
 export function oncePerSchema<In extends { schema: unknown }, Out>(compile: (input: In) => Out): {

@@ -8,9 +8,8 @@ import type { PostingRun } from '../bm25-postings.ts';
  * The most postings (memory, frequency, length) held over every scope and token: 16 bytes each once read (64 MB in
  * all).
  * Least recently used lists go first, which re-reads every list on every search once the lists a workload cycles
- * through outgrow the bound: the bench's 200 questions over 100k memories use 131 tokens and 2.19M postings, which
- * the earlier 2M bound turned into a list read per search (3.5 ms of a 7 ms hybrid search; BENCHMARKS.md, "Search
- * surfaces").
+ * through outgrow the bound, so the bound sits above what the search bench's 200 questions over 100k memories hold
+ * (about 2.2M postings).
  */
 export const KEYWORD_POSTINGS_MAX = 4_000_000;
 /** What a list counts for beyond its postings (its objects), so that many empty lists are bounded too. */

@@ -72,8 +72,7 @@ export class SqliteKeywordRanking {
     if (!filter && singles.length === phrases.length) {
       // The common case, words without a filter: ranked from the lists themselves, word by word (bm25-postings.ts).
       // One literal with its fields always in this order: spread from `bm25`, the input reached rankPostings with
-      // varying hidden classes and its optimised code was dropped again and again under load (--trace-deopt, "wrong
-      // map": 34 bailouts in 10 s of hybrid searches, against a few at warm-up since). Too rare to show in latency.
+      // varying hidden classes and V8 kept dropping its optimised code under load (--trace-deopt: "wrong map").
       return rankPostings({
         runs: lists.map((posting) => posting.newest(cap)), holding: lists.map((posting) => posting.size),
         totalAtLeast: Math.max(...lists.map((posting) => posting.size)), documents, averageLength: bm25.averageLength, limit,

@@ -1,9 +1,9 @@
 /**
  * How the threads of one search share its rows. A static split gave each thread half of them, and the search ended
  * with the slower half: on two cores the event loop's own work during the scan (hybrid search's keyword leg, another
- * request) took a core from one thread, whose half then ended that much later while the other thread idled (at 100k
- * rows, hybrid's scan took 4.3 ms against semantic search's 3.1 ms). Here the rows are cut into chunks of CHUNK_ROWS
- * and each part claims chunks in a shared table, one Int32 a chunk (0: free, else the number of the part that took
+ * request) took a core from one thread, whose half then ended that much later while the other thread idled. Here
+ * the rows are cut into chunks of CHUNK_ROWS and each part claims chunks in a shared table, one Int32 a chunk (0:
+ * free, else the number of the part that took
  * it), by compare-and-swap: every chunk is scanned by exactly one part, and a part that gets less CPU takes fewer.
  * A part starts with its own share of the chunks, ascending, then takes what the other parts have not reached yet,
  * from the end of each of their shares backwards (where their owners come last).

@@ -23,8 +23,7 @@ import { wasm, type SharedMemory } from './wasm.ts';
  *       out[r] = acc.lane0 + acc.lane1 + acc.lane2 + acc.lane3
  *
  * The 64-code rounds read their offsets from the instructions (one address update a round, not one per load) and
- * alternate two accumulators (no add waits for the one before): 10k rows in process, 512 dims 254 → 242 µs, 1536 dims
- * 916 → 769 µs against the 16-code loop it replaced (BENCHMARKS.md, "Search surfaces", 2026-11-28 17:00–18:10 UTC).
+ * alternate two accumulators (no add waits for the one before), which is faster than a 16-code loop at wide vectors.
  *
  * The memory is shared, so the matrix's codes are written once by the main thread and read in place by the scan
  * workers. Sums cannot overflow: |code| <= 127, |query| <= 127, and 1536 dims give at most 384 * 2 * 16129 per lane.

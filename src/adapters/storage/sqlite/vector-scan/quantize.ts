@@ -11,9 +11,9 @@ export const CODE_MAX = 127;
 
 /**
  * The int8 code of `v` (a value already divided by the scale): the nearest integer, ties up, within ±CODE_MAX.
- * floor(v + 0.5) rather than Math.round, which V8 runs about five times slower here (the cold-start load quantises
- * 100M values); the two differ only where v + 0.5 rounds up in float64 (v just under a half), and any integer code is
- * correct: the error stored is that of the code written.
+ * floor(v + 0.5) rather than Math.round, which V8 runs several times slower here (the cold-start load quantises
+ * every value of every vector); the two differ only where v + 0.5 rounds up in float64 (v just under a half), and
+ * any integer code is correct: the error stored is that of the code written.
  */
 export function codeOf(v: number): number {
   const c = Math.floor(v + 0.5);

@@ -78,7 +78,8 @@ export interface CodeLevels {
  *
  * Computed as s·(c·q) + s2·(c2·q), two accumulators a level: an int8 code times a float32 is exact in float64, so
  * only the sums round (far below the bound's ABS_SLACK), and the loop does half the multiplies of the dequantised
- * form with independent additions (≈ 35 % faster a row; hybrid search refines its keyword candidates on the event loop).
+ * form with independent additions (faster a row, which counts because hybrid search refines its keyword candidates on
+ * the event loop).
  */
 export function refinedScore(m: CodeLevels, row: number, query: Float32Array): number {
   const { codes, residuals, dims } = m;
@@ -192,8 +193,8 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   // Pass 2, the top k. Min-heap of the k best lower bounds: its root is the score an exact top-k member must at least
   // reach, and a row whose upper bound is below it is left out without refining it (refining costs a pass over the
   // row's dims). The k rows with the highest upper bounds go first, so that the root is close to the k-th best score
-  // before the other rows are looked at: in scan order it rose slowly, and at k = 50 most of the refined rows
-  // (about 4 in 5) were refined only because the heap was still low.
+  // before the other rows are looked at: in scan order it rose slowly, and most refinements were of rows that could
+  // not be in the top k.
   const heap = new Float64Array(Math.max(k, 1));
   let heapSize = 0;
   const candidates: number[] = [];

@@ -30,10 +30,8 @@ const MIN_PART_WORK = 1 << 20;
  * A search whose calling thread has work of its own while the scan runs (hybrid search ranks its keywords then) uses
  * one thread fewer below this many scalar products (about 16k rows of 512 dims), so that the caller keeps a core.
  * Each part costs a message each way, a wake-up and a re-rank of its own candidates (~20 rows, ~8 stored vectors
- * read at limit 10); with the event loop busy, a second part only gets the time it leaves over. Measured on 2 cores
- * (BENCHMARKS.md, "Search surfaces", 2026-11-28 17:00–18:10 UTC): at 10k × 512 hybrid search answered 4–12 % sooner
- * with one part than with two, using 0.33–0.43 ms less CPU; at 30k × 512 the two were within noise; at 100k two parts
- * are needed (the scan is several times the keyword leg).
+ * read at limit 10); with the event loop busy, a second part only gets the time it leaves over. Above the bound the
+ * scan is several times the keyword leg and needs every thread (BENCHMARKS.md, "Search surfaces").
  */
 const SHARE_WITH_CALLER_BELOW = 1 << 23;
 /** Replacements of crashed workers before the pool gives up on threads and scans in this thread. */

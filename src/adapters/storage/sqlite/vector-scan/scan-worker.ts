@@ -20,7 +20,7 @@ type Job = PartJob & { buffers: PartJob['buffers'] & { id: number; generation: n
  * Kernel instances by matrix id, least recently used first. An instance keeps its matrix's memory alive in this
  * thread, so a matrix the pool retires (its workspace reloaded or dropped: ScanPool.retire) is let go at once, and
  * the cache holds at most MAX_KERNELS: keeping every matrix seen kept each reloaded workspace's old memory in every
- * worker (measured: +13 MB RSS per discarded 20k × 512 matrix, until 256 were held).
+ * worker.
  */
 const kernels = new Map<number, { generation: number; dots: DotsFn }>();
 const MAX_KERNELS = 16;
@@ -85,8 +85,8 @@ runAtBackgroundPriority();
  * A full collection of this thread's heap, run when a matrix is retired. Every job brings the matrix's shared buffers
  * as new objects of this heap, and while any of them lives the matrix's memory stays mapped; this thread allocates
  * too little for V8 to collect on its own (shared memory of another thread does not count towards its limits), so
- * without it every reloaded workspace's old matrix stayed in every worker (measured: RSS +13 MB per discarded
- * 20k × 512 matrix, without end; with it flat). V8 gives the collector only under `--expose-gc`, which may be set
+ * without it every reloaded workspace's old matrix stayed in every worker and RSS grew without end (BENCHMARKS.md,
+ * "Scan threads and discarded indexes"). V8 gives the collector only under `--expose-gc`, which may be set
  * once the process runs (V8 flags are process-wide; this one only adds the function to new contexts).
  */
 const collectGarbage = ((): (() => void) | null => {
