@@ -12,7 +12,8 @@ import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { storedVectors } from '../../src/adapters/storage/sqlite/sqlite-stored-vectors.ts';
 import type { SqliteDb } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
-import { cosineFromSimilarity } from '../../src/core/embeddings/vectors.ts';
+import { MIN_COSINE_SLACK } from '../../src/core/memories/memory.repository.ts';
+import { calibrationFor } from '../../src/core/search/score-calibration.ts';
 import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
 import { loadAverage } from '../lib/machine.ts';
 import { median } from '../lib/stats.ts';
@@ -40,8 +41,10 @@ const queries = searchQueries(7, 30).map((q) => hashEmbed(q, dims));
 console.log(`${size} memories x ${dims} dims, ${queries.length} queries, limit 10, load average ${loadAverage().toFixed(1)}`);
 console.log('| threshold (similarity) | cosine | rows read per search: median | max | total (median) |');
 console.log('| ---: | ---: | ---: | ---: | ---: |');
+// The hashing embedder's calibration, as a search over this corpus would turn its threshold into a cosine.
+const calibration = calibrationFor(`hashing:v1-${dims}`);
 for (const similarity of [0, 0.5, 0.6, 0.7, 0.8]) {
-  const minCosine = cosineFromSimilarity(similarity) - 1e-6;
+  const minCosine = calibration.minCosine(similarity) - MIN_COSINE_SLACK;
   const counts: number[] = [];
   const totals: number[] = [];
   for (const q of queries) {
@@ -49,7 +52,7 @@ for (const similarity of [0, 0.5, 0.6, 0.7, 0.8]) {
     totals.push(matrix.search(q, 10, minCosine).total);
     counts.push(reads);
   }
-  console.log(`| ${similarity} | ${cosineFromSimilarity(similarity).toFixed(1)} | ${median(counts)} | ${Math.max(...counts)} | ${median(totals)} |`);
+  console.log(`| ${similarity} | ${calibration.minCosine(similarity).toFixed(1)} | ${median(counts)} | ${Math.max(...counts)} | ${median(totals)} |`);
 }
 const keys = Array.from({ length: 20_000 }, (_, i) => 1 + ((i * 7919) % size));
 const t0 = performance.now();

@@ -38,7 +38,7 @@ for (const size of opts.sizes.split(',').map(Number)) {
   const storage = createSqliteStorage({ file: join(dir, 'mnemo.db'), synchronous: 'normal', searchThreads: Number(opts.threads) });
   try {
     await seedStoreDirectly(storage.memories, scope, { size, dims });
-    const semantic = (v: Float32Array) => storage.memories.searchSimilar(scope, { vector: v, modelId, limit: pool, minSimilarity: 0, filter: {} });
+    const semantic = (v: Float32Array) => storage.memories.searchSimilar(scope, { vector: v, modelId, limit: pool, minCosine: -1, filter: {} });
     const keyword = (q: string, cap?: number) => storage.memories.searchKeyword(scope, { terms: keywordTerms(q), limit: pool, filter: {}, candidatesPerTerm: cap });
     // A second connection whose rankings start with no posting list (its scope lengths stay loaded, as the server's).
     const second = openSqlite(join(dir, 'mnemo.db'), { synchronous: 'normal' });

@@ -30,7 +30,7 @@ export async function hnswRecall(url: string, queryVectors: number[][], o: { efS
     const hnswMs: number[] = [];
     for (const v of queryVectors) {
       // G4 query vectors are the model's own, zero-padded to 1536 numbers: the stored width is the prefix.
-      const query = { vector: Float32Array.from(v.slice(0, dims)), modelId, limit: k, minSimilarity: 0, filter: {} };
+      const query = { vector: Float32Array.from(v.slice(0, dims)), modelId, limit: k, minCosine: -1, filter: {} };
       let t0 = performance.now();
       const truth = (await exact.memories.searchSimilar(scope, query)).hits.map((h) => h.memory.id);
       exactMs.push(performance.now() - t0);

@@ -45,7 +45,7 @@ const SEARCH = z.object({
   mode: z.enum(['hybrid', 'semantic', 'keyword']).default('hybrid'),
   limit: z.number().int().min(1).max(100).default(10).describe('At most this many hits (1-100)'),
   threshold: z.number().min(0).max(1).optional()
-    .describe('Lowest score kept: similarity (0-1) for semantic (default 0.7), fused score for hybrid (default 0: keep all)'),
+    .describe('Lowest score kept: for semantic the calibrated similarity (docs/api.md, "Scores"; default 0.7), for hybrid the fused score (default 0: keep all)'),
   semantic_weight: z.number().min(0).max(1).default(0.7).describe('Hybrid: weight of semantic similarity'),
   keyword_weight: z.number().min(0).max(1).default(0.3).describe('Hybrid: weight of keyword relevance'),
   filters: z.object({

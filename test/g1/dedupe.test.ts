@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Embedder } from '../../src/core/embeddings/embedder.port.ts';
+import { calibrationFor } from '../../src/core/search/score-calibration.ts';
 import { createTestApp, g1, json, uniqueTenant, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -132,6 +134,47 @@ describe('G1 deduplication and similar memories', () => {
       expect(json(await similar(bobKey, theirs.id, 'threshold=0')).data.results).toEqual([]);
       // In the other workspace Alice's id is missing too.
       expect((await similar(key, mine.id, '', { 'x-workspace-id': 'w2' })).statusCode).toBe(404);
+    });
+
+    it('scores and thresholds on the calibrated scale, as G1 search does (docs/api.md, "Scores")', async () => {
+      // A model with a measured calibration, whose relevant cosine lies below 0.4: a cosine between the two scores
+      // at least 0.7 calibrated but less as (1 + cosine) / 2, so the two scales disagree on it at the threshold 0.7.
+      const modelId = 'local:use-lite-512';
+      const calibration = calibrationFor(modelId);
+      const between = (calibration.relevantCosine + 0.4) / 2;
+      expect(calibration.score(between)).toBeGreaterThan(0.7);
+      expect((1 + between) / 2).toBeLessThan(0.7);
+      const below = calibration.relevantCosine - 0.05;
+      // Each text is embedded by its first line (a memory's title): unit vectors at the chosen cosines to `Base`.
+      const byTitle: Record<string, number[]> = {
+        Base: [1, 0, 0, 0],
+        Between: [between, Math.sqrt(1 - between ** 2), 0, 0],
+        Below: [below, 0, Math.sqrt(1 - below ** 2), 0],
+      };
+      const embedder: Embedder = {
+        modelId, dimensions: 4, close: async () => {},
+        embed: async (texts) => texts.map((text) => Float32Array.from(byTitle[text.split('\n')[0]!] ?? [0, 0, 0, 1])),
+      };
+      const own = await createTestApp({ overrides: { embedder } });
+      try {
+        const ownKey = await own.key({ tenant: uniqueTenant('calibrated') });
+        const client = g1(own.app, ownKey);
+        const ids = new Map<string, string>();
+        for (const title of Object.keys(byTitle)) ids.set(title, json(await client.create({ title, content: `${title} memory` })).data.id);
+        const base = ids.get('Base')!;
+        const near = json(await own.app.inject({
+          method: 'GET', url: `/api/v1/memories/${base}/similar?threshold=0.7`, headers: { 'x-api-key': ownKey },
+        }));
+        const searched = json(await client.search({ query: 'Base', threshold: 0.7 })).data;
+        expect(near.data.results.map((r: { id: string }) => r.id)).toEqual([ids.get('Between')]);
+        expect(near.data.total).toBe(1);
+        expect(near.data.results[0].similarity_score).toBeCloseTo(calibration.score(between), 5);
+        // The same memory, the same score and the same threshold as a search by the base memory's vector.
+        expect(searched.results.map((r: { id: string }) => r.id)).toEqual([base, ids.get('Between')]);
+        expect(searched.results[1].similarity_score).toBe(near.data.results[0].similarity_score);
+      } finally {
+        await own.close();
+      }
     });
   });
 });

@@ -216,13 +216,13 @@ describe('SearchService', () => {
       return { search, reads };
     }
 
-    it('tells the store that this thread ranks keywords while the semantic leg runs (semantic search does not)', async () => {
+    it('ranks its semantic leg with rankSimilar, whose caller works meanwhile (semantic search uses searchSimilar)', async () => {
       const busy: unknown[] = [];
       const memories = new Proxy(s.storage.memories, {
         get(target, name, receiver) {
           if (name === 'rankSimilar' || name === 'searchSimilar') {
-            return (scope: Scope, query: { callerBusy?: boolean }) => {
-              busy.push([name, query.callerBusy]);
+            return (scope: Scope, query: unknown) => {
+              busy.push(name);
               return (target[name] as (sc: Scope, q: unknown) => Promise<unknown>)(scope, query);
             };
           }
@@ -236,7 +236,7 @@ describe('SearchService', () => {
       });
       await search.hybrid(ctx, { query: QUERY, limit: 2, filter: {}, rerank: true, semanticWeight: 0.7, keywordWeight: 0.3 });
       await search.semantic(ctx, { query: QUERY, limit: 2, filter: {}, threshold: 0 });
-      expect(busy).toEqual([['rankSimilar', true], ['searchSimilar', undefined]]);
+      expect(busy).toEqual(['rankSimilar', 'searchSimilar']);
     });
 
     it('reads the `limit` fused best in one query, answering as the unwatched service does', async () => {
@@ -334,10 +334,14 @@ describe('SearchService', () => {
             };
           }
           if (name === 'cosineEstimatesOf') {
-            return async (...args: Parameters<typeof target.cosineEstimatesOf>) => {
-              const given = estimate ? await target.cosineEstimatesOf(...args) : new Map<MemoryRef, CosineEstimate>();
+            return async (...[scope, refs, q, sharpen]: Parameters<typeof target.cosineEstimatesOf>) => {
+              // The bounds `sharpen` is asked about are changed as the answer is.
+              const changed = (bounds: ReadonlyMap<MemoryRef, CosineEstimate>) => new Map([...bounds].map(([ref, e]) => [ref, estimate!(e)]));
+              const given = estimate
+                ? await target.cosineEstimatesOf(scope, refs, q, sharpen && ((bounds) => sharpen(changed(bounds))))
+                : new Map<MemoryRef, CosineEstimate>();
               setTimeout(() => release(), 0);
-              return new Map([...given].map(([ref, e]) => [ref, estimate!(e)]));
+              return changed(given);
             };
           }
           if (name === 'cosinesOf') {

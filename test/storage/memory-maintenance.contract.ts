@@ -12,7 +12,7 @@ const OLD = 'test:old-8';
 const NEW = 'test:new-4';
 const oldVec = (axis: number) => ({ modelId: OLD, vector: axisVector(8, axis) });
 const newVec = (axis: number) => ({ modelId: NEW, vector: axisVector(4, axis) });
-const probe = (modelId: string, vector: Float32Array): SimilarityQuery => ({ vector, modelId, limit: 10, minSimilarity: 0.9, filter: {} });
+const probe = (modelId: string, vector: Float32Array): SimilarityQuery => ({ vector, modelId, limit: 10, minCosine: 0.8, filter: {} });
 
 export function describeMemoryMaintenanceContract(current: () => Storage): void {
   describe('memory maintenance (reindex, import)', () => {

@@ -91,13 +91,13 @@ describe('postgres specifics', () => {
     const expected = rows.filter((r) => r.memory.scope.tenantId === scopeA.tenantId && r.memory.tags.includes('three'))
       .map((r) => ({ id: r.memory.id, cosine: cosine(r.vector, probe) }))
       .sort((a, b) => b.cosine - a.cosine);
-    const found = await storage.memories.searchSimilar(scopeA, { vector: probe, modelId: 'm8', limit: 5, minSimilarity: 0, filter: { tagsAny: ['three'] } });
+    const found = await storage.memories.searchSimilar(scopeA, { vector: probe, modelId: 'm8', limit: 5, minCosine: -1, filter: { tagsAny: ['three'] } });
     // From the index, total is a lower bound: one more than asked tells "there is more" without counting the scope.
     expect(expected.length).toBeGreaterThan(6);
     expect(found.total).toBe(6);
     expect(found.hits).toHaveLength(5);
     found.hits.forEach((h, i) => expect(h.cosine).toBeCloseTo(expected[i]!.cosine, 5));
-    const everything = await storage.memories.searchSimilar(scopeA, { vector: probe, modelId: 'm8', limit: 50, minSimilarity: 0, filter: { tagsAny: ['three'] } });
+    const everything = await storage.memories.searchSimilar(scopeA, { vector: probe, modelId: 'm8', limit: 50, minCosine: -1, filter: { tagsAny: ['three'] } });
     expect(everything.hits.map((h) => h.memory.id)).toEqual(expected.map((e) => e.id));
     expect(everything.total).toBe(expected.length);
 

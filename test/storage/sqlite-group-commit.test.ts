@@ -36,11 +36,11 @@ describe('SQLite group commit of single-memory writes', () => {
       // The outbox rows committed with their memories.
       expect(await storage.events.latestSeq()).toBe(40);
       // Read-your-writes: the in-memory vector matrix warmed before the writes follows each acknowledged one.
-      await storage.memories.searchSimilar(scopeA, { vector: vec(0).vector, modelId: 'test-model', limit: 1, minSimilarity: 0, filter: {} });
+      await storage.memories.searchSimilar(scopeA, { vector: vec(0).vector, modelId: 'test-model', limit: 1, minCosine: -1, filter: {} });
       const more = Array.from({ length: 8 }, (_, i) => makeMemory(scopeA, { content: `more ${i}` }));
       await Promise.all(more.map((m) => storage.memories.insert(m, vec(3))));
       const { total } = await storage.memories.searchSimilar(scopeA,
-        { vector: vec(3).vector, modelId: 'test-model', limit: 100, minSimilarity: 0, filter: {} });
+        { vector: vec(3).vector, modelId: 'test-model', limit: 100, minCosine: -1, filter: {} });
       expect(total).toBe(48);
     } finally {
       await storage.close();

@@ -10,6 +10,7 @@ import { SqliteVectorCache, type SqliteVectorCacheOptions, type VectorRowsLoader
 import { SqliteVectorLoader } from '../../src/adapters/storage/sqlite/sqlite-vector-loader.ts';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
+import { MIN_COSINE_SLACK } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
@@ -30,7 +31,7 @@ function server(file: string, threads = 0, options: Omit<SqliteVectorCacheOption
   return { db, cache, memories, close: async () => { await memories.close(); db.close(); } };
 }
 
-const query = (axis: number) => ({ vector: axisVector(4, axis), modelId: 'm', limit: 10, minSimilarity: 0.9, filter: {} });
+const query = (axis: number) => ({ vector: axisVector(4, axis), modelId: 'm', limit: 10, minCosine: 0.8, filter: {} });
 const keyRecord = (): ApiKeyRecord => ({
   id: `key_${randomUUID().replace(/-/g, '')}`, tenantId: 't9', userId: 'u1', name: 'cli', tier: 'pro', mode: 'live',
   scopes: ['memories:read'], displayPrefix: 'mnemo_live_abcd', digest: randomUUID().replace(/-/g, '').padEnd(64, '0'),
@@ -86,7 +87,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
       await srv.memories.insert(makeMemory(scopeA), { modelId: 'm', vector: axisVector(4, axis, other, weight) });
     }
     const ask = { vector: axisVector(4, 0), modelId: 'm' };
-    const ranked = (await srv.memories.rankSimilar(scopeA, { ...ask, limit: 10, minSimilarity: 0, filter: {} })).hits;
+    const ranked = (await srv.memories.rankSimilar(scopeA, { ...ask, limit: 10, minCosine: -1, filter: {} })).hits;
     expect(ranked).toHaveLength(4);
     // Each ref's own estimate bounds its own exact cosine, tightly.
     const all = await srv.memories.cosineEstimatesOf(scopeA, ranked.map((h) => h.ref), ask);
@@ -105,7 +106,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     // Another connection moves the vector: until a search reloads the index, its codes no longer bound it.
     await cli.memories.update(scopeA, m.id, {}, new Date(), 'u', { modelId: 'm', vector: axisVector(4, 1) });
     expect((await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], ask)).size).toBe(0);
-    await srv.memories.rankSimilar(scopeA, { ...ask, limit: 1, minSimilarity: 0, filter: {} });
+    await srv.memories.rankSimilar(scopeA, { ...ask, limit: 1, minCosine: -1, filter: {} });
     const fresh = (await srv.memories.cosineEstimatesOf(scopeA, [hit!.ref], ask)).get(hit!.ref);
     expect(Math.abs(fresh!.cosine - (await srv.memories.cosinesOf(scopeA, [hit!.ref], ask)).get(hit!.ref)!)).toBeLessThanOrEqual(fresh!.error);
     expect(fresh!.error).toBeLessThan(1e-3);
@@ -187,7 +188,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     const inline = server(file, 0);
     for (const axis of [0, 1, 2, 3]) {
       for (const scope of [scopeA, scopeB]) {
-        const q = { ...query(axis), vector: axisVector(dims, axis), minSimilarity: 0.5, limit: 7 };
+        const q = { ...query(axis), vector: axisVector(dims, axis), minCosine: 0, limit: 7 };
         const viaWorkers = await srv.memories.searchSimilar(scope, q);
         const onLoop = await inline.memories.searchSimilar(scope, q);
         expect(viaWorkers.hits.map((h) => [h.memory.id, h.cosine])).toEqual(onLoop.hits.map((h) => [h.memory.id, h.cosine]));
@@ -200,7 +201,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     // (each worker holds a retired matrix's memory until then).
     const pool = srv.cache.pool()!;
     expect(pool.stats.retired).toBe(0);
-    const near0 = { ...query(0), vector: axisVector(dims, 0), minSimilarity: 0.5, limit: 3 };
+    const near0 = { ...query(0), vector: axisVector(dims, 0), minCosine: 0, limit: 3 };
     const before = (await srv.memories.searchSimilar(scopeA, near0)).total;
     const cli = createSqliteStorage({ file });
     await cli.memories.insert(makeMemory(scopeA), { modelId: 'm', vector: axisVector(dims, 0) });
@@ -231,11 +232,12 @@ describe('SQLite vector cache: a caller busy beside the scan', () => {
     const srv = server(file, 2);
     const stats = () => srv.cache.pool()!.stats.rankedInWorkers;
     for (const vector of stored.slice(0, 3)) {
-      const query = { vector, modelId: 'm', limit: 10, minSimilarity: 0.5, filter: {} };
+      const query = { vector, modelId: 'm', limit: 10, minCosine: 0, filter: {} };
       const before = stats();
       const idle = await srv.memories.searchSimilar(scopeA, query);
       expect(stats() - before).toBe(2);
-      const busy = await srv.memories.rankSimilar(scopeA, { ...query, callerBusy: true });
+      // rankSimilar's caller ranks keywords meanwhile (the port): the scan leaves it a core.
+      const busy = await srv.memories.rankSimilar(scopeA, query);
       expect(stats() - before).toBe(3);
       expect(busy.hits.map((h) => h.cosine)).toEqual(idle.hits.map((h) => h.cosine));
       expect(busy.total).toBe(idle.total);
@@ -272,7 +274,7 @@ async function seeded(name: string, rows: number, dims: number): Promise<{ file:
 describe('SQLite vector cache: the cold-start loader', () => {
   const dims = 48;
   const rows = 1500;
-  const q = (vector: Float32Array, limit = 10, minSimilarity = 0.6) => ({ vector, modelId: 'm', limit, minSimilarity, filter: {} });
+  const q = (vector: Float32Array, limit = 10, minCosine = 0.2) => ({ vector, modelId: 'm', limit, minCosine, filter: {} });
 
   it('fills, in a worker thread, the very matrix upserting every stored vector builds, and answers the same', async () => {
     const { file, byScope } = await seeded('loader-same.db', rows, dims);
@@ -294,7 +296,7 @@ describe('SQLite vector cache: the cold-start loader', () => {
         expect(a.total).toBeGreaterThan(0);
         expect(a.hits.map((h) => [h.memory.id, h.cosine])).toEqual(b.hits.map((h) => [h.memory.id, h.cosine]));
         expect(a.total).toBe(b.total);
-        expect(reference.search(vector, 10, 0.2 - 1e-6).total).toBe(a.total); // similarity 0.6 is cosine 0.2
+        expect(reference.search(vector, 10, 0.2 - MIN_COSINE_SLACK).total).toBe(a.total); // q()'s bound, as the adapter applies it
       }
     }
     expect(viaWorker.cache.workerLoads).toBe(2);
@@ -326,7 +328,7 @@ describe('SQLite vector cache: the cold-start loader', () => {
     const cache = new SqliteVectorCache(db, { loader });
     const memories = createSqliteMemoryRepository(db, new SqliteOutbox(db), undefined, cache);
     const cli = createSqliteStorage({ file });
-    const [firstHit] = (await cli.memories.searchSimilar(scopeA, q(byScope.get(scopeA)![0]!, 1, 0.99))).hits;
+    const [firstHit] = (await cli.memories.searchSimilar(scopeA, q(byScope.get(scopeA)![0]!, 1, 0.98))).hits;
     const fresh = axisVector(dims, 3);
     const moved = axisVector(dims, 5);
     const inserted = makeMemory(scopeA);
@@ -335,10 +337,10 @@ describe('SQLite vector cache: the cold-start loader', () => {
       await memories.update(scopeA, firstHit!.memory.id, {}, new Date(), 'u', { modelId: 'm', vector: moved });
     };
     // A search arriving while A loads waits for the load, and sees both writes.
-    const hits = await memories.searchSimilar(scopeA, q(fresh, 3, 0.99));
+    const hits = await memories.searchSimilar(scopeA, q(fresh, 3, 0.98));
     expect(hits.hits.map((h) => h.memory.id)).toEqual([inserted.id]);
-    expect((await memories.searchSimilar(scopeA, q(moved, 3, 0.99))).hits.map((h) => h.memory.id)).toEqual([firstHit!.memory.id]);
-    expect((await memories.searchSimilar(scopeA, q(byScope.get(scopeA)![0]!, 3, 0.999))).hits.map((h) => h.memory.id)).not.toContain(firstHit!.memory.id);
+    expect((await memories.searchSimilar(scopeA, q(moved, 3, 0.98))).hits.map((h) => h.memory.id)).toEqual([firstHit!.memory.id]);
+    expect((await memories.searchSimilar(scopeA, q(byScope.get(scopeA)![0]!, 3, 0.998))).hits.map((h) => h.memory.id)).not.toContain(firstHit!.memory.id);
     // Those writes were this process's: the version moved with them, no reload.
     const a = await cache.get(scopeA, 'm', dims);
     expect(a.size).toBe(rows + 1);
@@ -348,7 +350,7 @@ describe('SQLite vector cache: the cold-start loader', () => {
 
     // A delete of this process during B's load: replayed, no reload.
     during = () => memories.delete(scopeB, deleted.id).then(() => undefined);
-    expect((await memories.searchSimilar(scopeB, q(axisVector(dims, 7), 3, 0.99))).total).toBe(0);
+    expect((await memories.searchSimilar(scopeB, q(axisVector(dims, 7), 3, 0.98))).total).toBe(0);
     expect((await cache.get(scopeB, 'm', dims)).size).toBe(rows);
     expect(real.workerLoads).toBe(2);
 
@@ -356,7 +358,7 @@ describe('SQLite vector cache: the cold-start loader', () => {
     cache.clear();
     const foreign = makeMemory(scopeB);
     during = () => cli.memories.insert(foreign, { modelId: 'm', vector: axisVector(dims, 9) });
-    expect((await memories.searchSimilar(scopeB, q(axisVector(dims, 9), 3, 0.99))).hits.map((h) => h.memory.id)).toEqual([foreign.id]);
+    expect((await memories.searchSimilar(scopeB, q(axisVector(dims, 9), 3, 0.98))).hits.map((h) => h.memory.id)).toEqual([foreign.id]);
     expect(real.workerLoads).toBe(4);
     expect((await cache.get(scopeB, 'm', dims)).size).toBe(rows + 1);
     await cli.close();
@@ -391,10 +393,10 @@ describe('SQLite vector cache: the cold-start loader', () => {
     const here = server(file, 0, { workerLoadAbove: Number.POSITIVE_INFINITY });
     const warming = srv.cache.warmUp();
     // B is searched while warm-up is still on A (or loads B at once beside it): the answer is complete.
-    const during = await Promise.all([scopeB, scopeA].map((scope) => srv.memories.searchSimilar(scope, q(byScope.get(scope)![3]!, 10, 0.55))));
+    const during = await Promise.all([scopeB, scopeA].map((scope) => srv.memories.searchSimilar(scope, q(byScope.get(scope)![3]!, 10, 0.1))));
     await warming;
     for (const [i, scope] of [scopeB, scopeA].entries()) {
-      const expected = await here.memories.searchSimilar(scope, q(byScope.get(scope)![3]!, 10, 0.55));
+      const expected = await here.memories.searchSimilar(scope, q(byScope.get(scope)![3]!, 10, 0.1));
       expect(expected.total).toBeGreaterThan(0);
       expect(during[i]!.hits.map((h) => [h.memory.id, h.cosine])).toEqual(expected.hits.map((h) => [h.memory.id, h.cosine]));
       expect(during[i]!.total).toBe(expected.total);

@@ -11,7 +11,7 @@ import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-
 import type { VectorSource } from '../../src/adapters/storage/sqlite/vector-scan/rerank.ts';
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
-import { cosineFromSimilarity } from '../../src/core/embeddings/vectors.ts';
+import { MIN_COSINE_SLACK } from '../../src/core/memories/memory.repository.ts';
 import { makeMemory, scopeA } from '../support/fixtures.ts';
 import { clustered } from '../support/clustered-vectors.ts';
 
@@ -78,13 +78,13 @@ describe('vector re-rank from the store', () => {
     // Queries near stored rows (each cluster's rows lie around cosine 0.5-0.9 of them): many rows near each threshold.
     const queries = Array.from({ length: 9 }, (_, i) => Float32Array.from(vectors[i * 431]!, (x, j) => x + ((j * 7 + i) % 5 - 2) * 0.2));
     for (const [i, query] of queries.entries()) {
-      // 0: every row; 0.7: the spec's default threshold (cosine 0.4 here); 0.8: few rows reach it.
-      for (const minSimilarity of [0, 0.7, 0.8]) {
+      // -1: every row; 0.4: the spec's default threshold 0.7 of an uncalibrated model; 0.6: few rows reach it.
+      for (const minCosine of [-1, 0.4, 0.6]) {
         const limit = [10, 1, 25][i % 3]!;
-        const expected = reference(stored, query, limit, cosineFromSimilarity(minSimilarity) - 1e-6);
+        const expected = reference(stored, query, limit, minCosine - MIN_COSINE_SLACK);
         const want = { ids: expected.hits.map((h) => [ids.get(h.key), h.cosine]), total: expected.total };
         for (const repo of [memories, inline]) {
-          const got = await repo.searchSimilar(scopeA, { vector: query, modelId: 'm', limit, minSimilarity, filter: {} });
+          const got = await repo.searchSimilar(scopeA, { vector: query, modelId: 'm', limit, minCosine, filter: {} });
           expect({ ids: got.hits.map((h) => [h.memory.id, h.cosine]), total: got.total }).toEqual(want);
         }
         if (expected.total > 0) compared++;

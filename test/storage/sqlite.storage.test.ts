@@ -127,7 +127,7 @@ describe('sqlite specifics', () => {
     const file = join(dir, 'two-writers.db');
     const server = createSqliteStorage({ file });
     const cli = createSqliteStorage({ file });
-    const query = { vector: axisVector(4, 2), modelId: 'm', limit: 5, minSimilarity: 0.9, filter: {} };
+    const query = { vector: axisVector(4, 2), modelId: 'm', limit: 5, minCosine: 0.8, filter: {} };
     expect((await server.memories.searchSimilar(scopeA, query)).total).toBe(0);
     await cli.memories.insert(makeMemory(scopeA), { modelId: 'm', vector: axisVector(4, 2) });
     expect((await server.memories.searchSimilar(scopeA, query)).total).toBe(1);

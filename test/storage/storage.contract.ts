@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyOwner, ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
-import type { ListQuery, MemoryFilter, MemoryRef } from '../../src/core/memories/memory.types.ts';
+import type { CosineEstimate, ListQuery, MemoryFilter, MemoryRef } from '../../src/core/memories/memory.types.ts';
 import { AtomicStepFailed, EXACT_SIMILARITY_SCAN_MAX } from '../../src/core/memories/memory.repository.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
@@ -114,7 +114,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           expect(await storage.memories.delete(scope, m.id)).toBe(false);
           expect((await storage.memories.list(scope, listAll())).total).toBe(0);
           const found = await storage.memories.searchSimilar(scope, {
-            vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, minSimilarity: 0, filter: {},
+            vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, minCosine: -1, filter: {},
           });
           expect(found.hits).toEqual([]);
         }
@@ -161,7 +161,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       it('replaces the vector on update when given one', async () => {
         const m = makeMemory(scopeA);
         await storage.memories.insert(m, vec(0));
-        const probe = { modelId: MODEL, limit: 5, minSimilarity: 0.9, filter: {} };
+        const probe = { modelId: MODEL, limit: 5, minCosine: 0.8, filter: {} };
         expect((await storage.memories.searchSimilar(scopeA, { ...probe, vector: axisVector(DIMS, 0) })).total).toBe(1);
         await storage.memories.update(scopeA, m.id, { content: 'x' }, new Date(), 'u', vec(3));
         expect((await storage.memories.searchSimilar(scopeA, { ...probe, vector: axisVector(DIMS, 0) })).total).toBe(0);
@@ -175,7 +175,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(await storage.memories.findById(scopeA, m.id)).toBeNull();
         expect(await storage.memories.delete(scopeA, m.id)).toBe(false);
         const found = await storage.memories.searchSimilar(scopeA, {
-          vector: axisVector(DIMS, 1), modelId: MODEL, limit: 10, minSimilarity: 0, filter: {},
+          vector: axisVector(DIMS, 1), modelId: MODEL, limit: 10, minCosine: -1, filter: {},
         });
         expect(found.total).toBe(0);
         expect((await storage.memories.list(scopeA, listAll({ filter: { tagsAny: ['gone'] } }))).total).toBe(0);
@@ -217,24 +217,24 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await storage.memories.insert(otherModel, { modelId: 'test:other-8', vector: axisVector(DIMS, 0) });
 
         const query = { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, filter: {} };
-        const loose = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity: 0 });
+        const loose = await storage.memories.searchSimilar(scopeA, { ...query, minCosine: -1 });
         expect(loose.hits.map((h) => h.memory.title)).toEqual(['close', 'near', 'far']);
         expect(loose.total).toBe(3);
         const [first, second, third] = loose.hits;
-        expect(first!.similarity).toBeCloseTo((1 + 1 / Math.sqrt(1.01)) / 2, 5);
+        expect(first!.cosine).toBeCloseTo(1 / Math.sqrt(1.01), 5);
         expect(second!.cosine).toBeCloseTo(1 / Math.sqrt(2), 5);
-        expect(third!.similarity).toBeCloseTo(0.5, 5);
+        expect(third!.cosine).toBeCloseTo(0, 5);
 
-        const strict = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity: 0.8 });
+        const strict = await storage.memories.searchSimilar(scopeA, { ...query, minCosine: 0.6 });
         expect(strict.hits.map((h) => h.memory.title)).toEqual(['close', 'near']);
-        const limited = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity: 0, limit: 1 });
+        const limited = await storage.memories.searchSimilar(scopeA, { ...query, minCosine: -1, limit: 1 });
         expect(limited.hits.map((h) => h.memory.title)).toEqual(['close']);
         expect(limited.total).toBe(3);
         const typed = await storage.memories.searchSimilar(scopeA,
-          { ...query, minSimilarity: 0, filter: { types: ['project'] } });
+          { ...query, minCosine: -1, filter: { types: ['project'] } });
         expect(typed.hits.map((h) => h.memory.title)).toEqual(['near']);
         const tagged = await storage.memories.searchSimilar(scopeA,
-          { ...query, minSimilarity: 0, filter: { tagsAny: ['t'] } });
+          { ...query, minCosine: -1, filter: { tagsAny: ['t'] } });
         expect(tagged.hits.map((h) => h.memory.title)).toEqual(['close']);
       });
 
@@ -251,21 +251,21 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           await storage.memories.insert(m, vec(0, 1, weight(i)));
         }
         const query = { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 5 };
-        const cases: [number, MemoryFilter][] = [[0.8, {}], [0.9, {}], [0.8, { tagsAny: ['odd'] }], [0, {}]];
-        for (const [minSimilarity, filter] of cases) {
+        const cases: [number, MemoryFilter][] = [[0.6, {}], [0.8, {}], [0.6, { tagsAny: ['odd'] }], [-1, {}]];
+        for (const [minCosine, filter] of cases) {
           const expected = [...ids.keys()]
-            .filter((i) => (1 + cosine(i)) / 2 >= minSimilarity && (!filter.tagsAny || i % 2 === 1))
+            .filter((i) => cosine(i) >= minCosine && (!filter.tagsAny || i % 2 === 1))
             .sort((a, b) => cosine(b) - cosine(a));
-          const found = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity, filter });
-          expect(found.total, `${minSimilarity} ${JSON.stringify(filter)}`).toBe(expected.length);
+          const found = await storage.memories.searchSimilar(scopeA, { ...query, minCosine, filter });
+          expect(found.total, `${minCosine} ${JSON.stringify(filter)}`).toBe(expected.length);
           expect(found.hits.map((h) => h.memory.id)).toEqual(expected.slice(0, 5).map((i) => ids.get(i)));
-          const everything = await storage.memories.searchSimilar(scopeA, { ...query, minSimilarity, filter, limit: 100 });
+          const everything = await storage.memories.searchSimilar(scopeA, { ...query, minCosine, filter, limit: 100 });
           expect(everything.hits.map((h) => h.memory.id)).toEqual(expected.map((i) => ids.get(i)));
         }
       });
 
       it('answers the same after warmUp(), and keeps up with writes made during and after it', async () => {
-        const query = { vector: axisVector(DIMS, 5), modelId: MODEL, limit: 10, minSimilarity: 0.9, filter: {} };
+        const query = { vector: axisVector(DIMS, 5), modelId: MODEL, limit: 10, minCosine: 0.8, filter: {} };
         const first = makeMemory(scopeA);
         await storage.memories.insert(first, vec(5));
         await storage.memories.insert(makeMemory(scopeB), vec(5));
@@ -282,7 +282,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
 
       it('sees memories inserted after the first search', async () => {
-        const query = { vector: axisVector(DIMS, 4), modelId: MODEL, limit: 10, minSimilarity: 0.9, filter: {} };
+        const query = { vector: axisVector(DIMS, 4), modelId: MODEL, limit: 10, minCosine: 0.8, filter: {} };
         expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(0);
         await storage.memories.insert(makeMemory(scopeA), vec(4));
         expect((await storage.memories.searchSimilar(scopeA, query)).total).toBe(1);
@@ -420,7 +420,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           expect(listed.items.map((m) => m.title), JSON.stringify(filter)).toEqual(expected);
           const keyword = await storage.memories.searchKeyword(scopeA, { terms: ['report'], limit: 10, filter });
           expect(keyword.hits.map((h) => h.memory.title).sort(), JSON.stringify(filter)).toEqual([...expected].sort());
-          const similar = await storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, minSimilarity: 0, filter });
+          const similar = await storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, minCosine: -1, filter });
           expect(similar.hits.map((h) => h.memory.title).sort(), JSON.stringify(filter)).toEqual([...expected].sort());
         }
         await expect(storage.memories.list(scopeA, listAll({ filter: { metadata: { "x') OR 1=1 --": 'y' } } }))).rejects.toThrow();
@@ -429,7 +429,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       it('returns stored vectors on request and by id, per model and scope', async () => {
         const m = makeMemory(scopeA);
         await storage.memories.insert(m, vec(5));
-        const found = await storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 5), modelId: MODEL, limit: 1, minSimilarity: 0, filter: {}, withVectors: true });
+        const found = await storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 5), modelId: MODEL, limit: 1, minCosine: -1, filter: {}, withVectors: true });
         expect(Array.from(found.hits[0]!.vector!)).toEqual(Array.from(axisVector(DIMS, 5)));
         expect(Array.from((await storage.memories.vectorsOf(scopeA, [m.id, 'nope'], MODEL)).get(m.id)!)).toEqual(Array.from(axisVector(DIMS, 5)));
         expect((await storage.memories.vectorsOf(scopeA, [m.id], 'other-model')).size).toBe(0);
@@ -560,21 +560,21 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
 
       /** The refs the store gives `scope`'s memories with a vector of `modelId` (through rankSimilar), by memory id. */
       async function refsById(scope: Scope, modelId = MODEL, dims = DIMS): Promise<Map<string, MemoryRef>> {
-        const { hits } = await storage.memories.rankSimilar(scope, { vector: axisVector(dims, 0), modelId, limit: 100, minSimilarity: 0, filter: {} });
+        const { hits } = await storage.memories.rankSimilar(scope, { vector: axisVector(dims, 0), modelId, limit: 100, minCosine: -1, filter: {} });
         const read = await storage.memories.findByRefs(scope, hits.map((h) => h.ref));
         return new Map(hits.map((h) => [read.get(h.ref)!.id, h.ref]));
       }
 
       it('ranks as searchSimilar and searchKeyword do, by ref (same hits, order, scores, totals), in scope only', async () => {
         const { otherModel } = await seed();
-        const cases: [number, number, MemoryFilter][] = [[0, 10, {}], [0, 2, {}], [0.8, 10, {}], [0, 10, { tagsAny: ['odd'] }]];
-        for (const [minSimilarity, limit, filter] of cases) {
-          const query = { vector: axisVector(DIMS, 0, 1, 0.5), modelId: MODEL, limit, minSimilarity, filter };
+        const cases: [number, number, MemoryFilter][] = [[-1, 10, {}], [-1, 2, {}], [0.6, 10, {}], [-1, 10, { tagsAny: ['odd'] }]];
+        for (const [minCosine, limit, filter] of cases) {
+          const query = { vector: axisVector(DIMS, 0, 1, 0.5), modelId: MODEL, limit, minCosine, filter };
           const full = await storage.memories.searchSimilar(scopeA, query);
           const ranked = await storage.memories.rankSimilar(scopeA, query);
           // Each ref reads back (findByRefs, in the scope) as the memory searchSimilar returns at that place.
           const rows = await storage.memories.findByRefs(scopeA, ranked.hits.map((h) => h.ref));
-          expect({ hits: ranked.hits.map((h) => ({ id: rows.get(h.ref)?.id, cosine: h.cosine })), total: ranked.total }, JSON.stringify([minSimilarity, limit, filter])).toEqual({
+          expect({ hits: ranked.hits.map((h) => ({ id: rows.get(h.ref)?.id, cosine: h.cosine })), total: ranked.total }, JSON.stringify([minCosine, limit, filter])).toEqual({
             hits: full.hits.map((h) => ({ id: h.memory.id, cosine: h.cosine })), total: full.total,
           });
           expect(ranked.hits.length).toBeGreaterThan(0);
@@ -616,7 +616,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         // similarity search gives, to the last bit.
         const before = await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL });
         const expected = async () => new Map((await storage.memories.rankSimilar(scopeA,
-          { vector, modelId: MODEL, limit: 100, minSimilarity: 0, filter: {} })).hits.map((h) => [h.ref, h.cosine]));
+          { vector, modelId: MODEL, limit: 100, minCosine: -1, filter: {} })).hits.map((h) => [h.ref, h.cosine]));
         const searched = await expected();
         expect(searched.size).toBe(mine.length);
         expect(before).toEqual(searched);
@@ -647,9 +647,13 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const asked = [...mineRefs, ...foreignRefs, otherModelRef, 'no-such-ref', -1];
         const check = async (vector: Float32Array) => {
           const exact = await storage.memories.cosinesOf(scopeA, asked, { vector, modelId: MODEL });
-          // Sharp (the default), and coarse: wider (a store with one level gives the same), each holding the exact one.
-          for (const [precision, widest] of [[undefined, 0.01], ['coarse', 0.1]] as const) {
-            const estimates = await storage.memories.cosineEstimatesOf(scopeA, asked, { vector, modelId: MODEL }, precision);
+          // The narrowest bounds (without `sharpen`, or for every ref it names), and the widest the store gives first
+          // (a store with one level gives the same), each holding the exact one.
+          const named: MemoryRef[][] = [];
+          const everyRef = (bounds: ReadonlyMap<MemoryRef, CosineEstimate>) => { named.push([...bounds.keys()]); return [...bounds.keys()]; };
+          const noRef = (bounds: ReadonlyMap<MemoryRef, CosineEstimate>) => { named.push([...bounds.keys()]); return []; };
+          for (const [sharpen, widest] of [[undefined, 0.01], [everyRef, 0.01], [noRef, 0.1]] as const) {
+            const estimates = await storage.memories.cosineEstimatesOf(scopeA, asked, { vector, modelId: MODEL }, sharpen);
             expect([...estimates.keys()].sort()).toEqual([...exact.keys()].sort());
             for (const [ref, e] of estimates) {
               expect(e.error).toBeGreaterThanOrEqual(0);
@@ -657,6 +661,8 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
               expect(Math.abs(exact.get(ref)! - e.cosine)).toBeLessThanOrEqual(e.error);
             }
           }
+          // `sharpen`, when a store asks it at all, is asked once about refs of this scope it has bounds for.
+          for (const refs of named.splice(0)) expect(refs.every((ref) => exact.has(ref))).toBe(true);
         };
         await check(axisVector(DIMS, 0, 3, 0.3));
         await check(axisVector(DIMS, 2, 5, -0.7));
@@ -818,7 +824,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(out[2]!.accessCount).toBe(1);
         expect(await storage.memories.findById(scopeA, existing.id)).toBeNull();
         expect((await storage.memories.findById(scopeA, fresh.id))!.title).toBe('fresher');
-        const probe = (axis: number) => storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, axis), modelId: MODEL, limit: 5, minSimilarity: 0.9, filter: {} });
+        const probe = (axis: number) => storage.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, axis), modelId: MODEL, limit: 5, minCosine: 0.8, filter: {} });
         expect((await probe(3)).hits.map((h) => h.memory.id)).toEqual([fresh.id]);
         expect((await probe(1)).total).toBe(0);
 
@@ -2712,7 +2718,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           expect(await to.memories.findById(m.scope, m.id)).toEqual(await from.memories.findById(m.scope, m.id));
           expect(await to.memories.vectorsOf(m.scope, [m.id], MODEL)).toEqual(await from.memories.vectorsOf(m.scope, [m.id], MODEL));
         }
-        const similar = (s: Storage) => s.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 5, minSimilarity: 0, filter: {} });
+        const similar = (s: Storage) => s.memories.searchSimilar(scopeA, { vector: axisVector(DIMS, 0), modelId: MODEL, limit: 5, minCosine: -1, filter: {} });
         expect((await similar(to)).hits.map((h) => h.memory.id)).toEqual((await similar(from)).hits.map((h) => h.memory.id));
         const keyword = (s: Storage) => s.memories.searchKeyword(scopeA, { terms: ['deploy'], limit: 5, filter: {} });
         expect((await keyword(to)).hits.map((h) => h.memory.id)).toEqual([f.memories[0]!.id]);

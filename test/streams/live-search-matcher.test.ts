@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cosineFromSimilarity } from '../../src/core/embeddings/vectors.ts';
 import type { StoredEvent } from '../../src/core/events/event.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { matchLiveEvents, type LiveSubscription } from '../../src/core/streams/live-search.ts';
@@ -7,6 +6,9 @@ import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { actorIn } from '../support/fixtures.ts';
 
 const scope: Scope = { tenantId: 'acme', mode: 'live', workspace: 'default' };
+
+/** The cosine scoring `similarity` on the default (uncalibrated) scale, `(1 + cosine) / 2`. */
+const cosineFromSimilarity = (similarity: number) => similarity * 2 - 1;
 
 /** A unit vector in the plane of the first two axes whose cosine with (1, 0) is `c`. */
 const atCosine = (c: number) => Float32Array.from([c, Math.sqrt(1 - c * c)]);

@@ -29,13 +29,8 @@ export function normalized(v: ArrayLike<number>): Float32Array {
   return out;
 }
 
-/** docs/architecture.md, "Scores": `similarity_score = (1 + cosine) / 2`, so the spec's default threshold 0.7 means cosine >= 0.4. */
-export const similarityFromCosine = (cos: number): number => clamp01((1 + cos) / 2);
-export const cosineFromSimilarity = (similarity: number): number => similarity * 2 - 1;
-/** `vector_distance = 1 - cosine`. */
+/** `vector_distance = 1 - cosine` (uncalibrated; the similarity score is core/search/score-calibration.ts's). */
 export const distanceFromCosine = (cos: number): number => 1 - cos;
-
-const clamp01 = (x: number): number => (x < 0 ? 0 : x > 1 ? 1 : x);
 
 /**
  * Zero-pads a native vector to an API width (1024 for G5, 1536 for G4). Padding with zeros preserves cosine

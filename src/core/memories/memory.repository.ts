@@ -3,7 +3,7 @@ import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type { MemoryMaintenance } from './memory-maintenance.ts';
 import type {
-  CosineEstimate, EstimatePrecision, KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, MemoryRef, ScopeUsage,
+  CosineEstimate, KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, MemoryRef, ScopeUsage,
   SimilarityCandidate, SimilarityHit,
   SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
@@ -29,6 +29,12 @@ export type EventsFor = (memory: Memory) => readonly NewEvent[];
  */
 export const EXACT_SIMILARITY_SCAN_MAX = 10_000;
 
+/**
+ * How far below `SimilarityQuery.minCosine` a store still keeps a hit: a memory scored exactly at a threshold must
+ * not drop out because its cosine came out of float32 arithmetic a rounding error lower.
+ */
+export const MIN_COSINE_SLACK = 1e-6;
+
 /** Thrown by applyAtomically when step `index` fails; nothing of the group was committed. */
 export class AtomicStepFailed extends Error {
   constructor(readonly index: number, readonly error: DomainError) {
@@ -38,10 +44,14 @@ export class AtomicStepFailed extends Error {
 }
 
 /**
- * Storage port for memories. Every method takes the caller's scope and never sees outside it. Each write is
- * atomic: the row, its tags and its vector commit together or not at all.
+ * The storage port for memories, in two parts one adapter keeps in step: the store (rows, vectors and tags; reads,
+ * lists, counts, suggestions, maintenance) and the index over it (rankings). Every method takes the caller's scope
+ * and never sees outside it.
  */
-export interface MemoryRepository extends MemoryMaintenance {
+export interface MemoryRepository extends MemoryStore, MemoryIndex {}
+
+/** The memories themselves. Each write is atomic: the row, its tags and its vector commit together or not at all. */
+export interface MemoryStore extends MemoryMaintenance {
   /** Inserts; a client id already used in the scope is a DomainError CONFLICT and nothing is written. */
   insert(memory: Memory, vector: StoredVector, events?: EventsFor): Promise<void>;
   /**
@@ -69,31 +79,47 @@ export interface MemoryRepository extends MemoryMaintenance {
    */
   applyAtomically(scope: Scope, steps: readonly AtomicStep[]): Promise<Memory[]>;
   list(scope: Scope, query: ListQuery): Promise<{ items: Memory[]; total: number }>;
-  /**
-   * Best first, `hits` at most `limit` of them. When the scope holds at most `EXACT_SIMILARITY_SCAN_MAX` vectors of
-   * the query's model (before filters), every adapter scans exactly: `hits` are the true best and `total` counts every
-   * memory at or above the threshold. Above that size an adapter may use an approximate (ANN) index: then `hits` are
-   * the best the index found and `total` counts the memories at or above the threshold among those it examined — a
-   * lower bound of the exact count, never less than `hits.length`. SQLite always scans exactly.
-   */
-  searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
   /** Counts, sizes, accesses and tags of the scope's memories (see ScopeUsage). */
   usage(scope: Scope, options: { since: Date; top: number }): Promise<ScopeUsage>;
   /** How many memories of the scope each topic holds. */
   countByTopic(scope: Scope, topicIds: readonly string[]): Promise<Map<string, number>>;
-  /** Keyword (full-text) search, ranked by `relevance`: best first; `total` counts every matching memory. */
-  searchKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordHit[]; total: number }>;
   /** Stored vectors of the given memories for one model (absent ids and other models are left out). */
   vectorsOf(scope: Scope, ids: readonly string[], modelId: string): Promise<Map<string, Float32Array>>;
+  /** The scope's memories with these refs (the index's handles); refs absent from the scope (or deleted since) are left out. */
+  findByRefs(scope: Scope, refs: readonly MemoryRef[]): Promise<Map<MemoryRef, Memory>>;
+  /** Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them. */
+  suggestTags(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
+  /** Titles in scope containing `text` (case-insensitive), prefix matches and frequent titles first. */
+  suggestTitles(scope: Scope, text: string, limit: number): Promise<Suggestion[]>;
+}
+
+/**
+ * The rankings of the store's memories: by similarity (cosines of their stored vectors to a query vector; cosines
+ * only, the core turns them into scores) and by keyword.
+ */
+export interface MemoryIndex {
+  /**
+   * Best first by cosine, `hits` at most `limit` of them, each with a cosine of at least `minCosine` (less
+   * MIN_COSINE_SLACK). When the scope holds at most `EXACT_SIMILARITY_SCAN_MAX` vectors of the query's model (before
+   * filters), every adapter scans exactly: `hits` are the true best and `total` counts every memory at or above the
+   * bound. Above that size an adapter may use an approximate (ANN) index: then `hits` are the best the index found
+   * and `total` counts the memories at or above the bound among those it examined — a lower bound of the exact
+   * count, never less than `hits.length`. SQLite always scans exactly.
+   */
+  searchSimilar(scope: Scope, query: SimilarityQuery): Promise<{ hits: SimilarityHit[]; total: number }>;
+  /** Keyword (full-text) search, ranked by `relevance`: best first; `total` counts every matching memory. */
+  searchKeyword(scope: Scope, query: KeywordQuery): Promise<{ hits: KeywordHit[]; total: number }>;
   /*
    * Deferred materialisation (hybrid search): the two rankings by handle (MemoryRef) without their rows, the cosines
-   * of chosen memories, and the rows of the few hits kept. A hybrid search ranks a pool of keyword candidates and
-   * keeps `limit` of them; reading (and parsing) a row is most of what a candidate costs, so only the kept ones are read.
+   * of chosen memories, and (MemoryStore.findByRefs) the rows of the few hits kept. A hybrid search ranks a pool of
+   * keyword candidates and keeps `limit` of them; reading (and parsing) a row is most of what a candidate costs, so
+   * only the kept ones are read.
    */
   /**
    * As searchSimilar (same hits, order, cosines and total), without reading the memories: refs and cosines. Rows are
    * not checked, so a memory deleted by another process while the index caught up may still be ranked (findByRefs
-   * leaves it out).
+   * leaves it out). Its caller works on its own thread meanwhile (hybrid search ranks keywords beside it), which a
+   * store scanning in threads of this process may leave a core.
    */
   rankSimilar(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>): Promise<{ hits: SimilarityCandidate[]; total: number }>;
   /** As searchKeyword (same hits, order, scores and total), without reading the memories: refs and scores (as rankSimilar). */
@@ -106,17 +132,11 @@ export interface MemoryRepository extends MemoryMaintenance {
   cosinesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }): Promise<Map<MemoryRef, number>>;
   /**
    * Cheap bounds on those cosines: each ref's exact cosine (as cosinesOf gives it) lies within `error` of `cosine`.
-   * A store with an in-memory index estimates from it (SQLite: the int8 codes, error about 1e-4, and only from an
-   * index loaded and current); one without returns the exact cosines (error 0). Refs it cannot estimate are left out
-   * (cosinesOf tells whether they have a vector). `coarse`: cheaper and wider where the store has two levels (SQLite:
-   * the first-level codes only, error about 1e-2, a tenth of the cost), for sorting out which refs need the sharp ones.
+   * A store with an in-memory index estimates from it; one without returns the exact cosines (error 0). Refs it
+   * cannot estimate are left out (cosinesOf tells whether they have a vector). With `sharpen`, a store that has
+   * cheaper, wider bounds may give those first and ask `sharpen` (once, synchronously) which refs need its
+   * narrowest; the others keep the wide ones. Without it, every bound is the narrowest the store has.
    */
-  cosineEstimatesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string }, precision?: EstimatePrecision):
-    Promise<Map<MemoryRef, CosineEstimate>>;
-  /** The scope's memories with these refs; refs absent from the scope (or deleted since) are left out. */
-  findByRefs(scope: Scope, refs: readonly MemoryRef[]): Promise<Map<MemoryRef, Memory>>;
-  /** Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them. */
-  suggestTags(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
-  /** Titles in scope containing `text` (case-insensitive), prefix matches and frequent titles first. */
-  suggestTitles(scope: Scope, text: string, limit: number): Promise<Suggestion[]>;
+  cosineEstimatesOf(scope: Scope, refs: readonly MemoryRef[], query: { vector: Float32Array; modelId: string },
+    sharpen?: (bounds: ReadonlyMap<MemoryRef, CosineEstimate>) => readonly MemoryRef[]): Promise<Map<MemoryRef, CosineEstimate>>;
 }

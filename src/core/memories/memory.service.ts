@@ -6,7 +6,7 @@ import { isUuid, newUuid } from '../ids.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import type { Scope } from '../scope.ts';
 import type { TopicRepository } from '../topics/topic.repository.ts';
-import type { EventsFor, MemoryRepository } from './memory.repository.ts';
+import type { EventsFor, MemoryIndex, MemoryStore } from './memory.repository.ts';
 import { embeddingGenerated, memoryCreated, memoryDeleted, memoryUpdated } from '../events/memory-events.ts';
 import {
   assertContentSize, checkContent, checkMemoryType, checkMetadata, checkTitle, checkTopicId, normalizeTags,
@@ -14,10 +14,19 @@ import {
 } from './memory.rules.ts';
 import {
   CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type NewMemoryInput,
-  type SimilarityHit, type StoredVector,
+  type StoredVector,
 } from './memory.types.ts';
+import { calibrationFor } from '../search/score-calibration.ts';
 
 export const MIN_ID_PREFIX = 8;
+
+/** A memory similar to another (MemoryService.similarTo). */
+export interface SimilarMemory {
+  memory: Memory;
+  /** The model's calibrated similarity (core/search/score-calibration.ts). */
+  similarity: number;
+  cosine: number;
+}
 const AMBIGUOUS_CANDIDATES_SHOWN = 10;
 
 export interface MemoryServiceLimits extends ContentLimits {
@@ -47,7 +56,8 @@ export interface PreparedUpdate {
 }
 
 export function createMemoryService(deps: {
-  memories: MemoryRepository;
+  /** The store, and the similarity ranking of `similarTo`. */
+  memories: MemoryStore & Pick<MemoryIndex, 'searchSimilar'>;
   /** A memory's topic_id must name a topic of the same scope. */
   topics: Pick<TopicRepository, 'findById'>;
   embedder: Embedder;
@@ -57,6 +67,8 @@ export function createMemoryService(deps: {
   quota: Pick<LimitsService, 'memoryWrite'>;
 }) {
   const { memories, topics, embedder, clock, limits, quota } = deps;
+  /** Similarities shown and thresholds taken are on the model's calibrated scale, as every search's. */
+  const calibration = calibrationFor(embedder.modelId);
 
   async function assertTopic(scope: Scope, topicId: string | null | undefined): Promise<void> {
     if (topicId === null || topicId === undefined) return;
@@ -248,23 +260,27 @@ export function createMemoryService(deps: {
 
     /**
      * Memories of the scope most similar to one memory (its stored vector under the configured model, else its
-     * text embedded now), best first, at most `limit`, at or above `minSimilarity` (the 0..1 similarity_score
-     * scale); the memory itself is never among them. `total` counts the others at or above the threshold (exact up
-     * to EXACT_SIMILARITY_SCAN_MAX vectors, as searchSimilar).
+     * text embedded now), best first, at most `limit`, whose calibrated similarity (score-calibration.ts, as every
+     * search shows) is at or above `threshold`; the memory itself is never among them. `total` counts the others at
+     * or above the threshold (exact up to EXACT_SIMILARITY_SCAN_MAX vectors, as searchSimilar).
      */
-    async similarTo(scope: Scope, idOrPrefix: string, options: { limit: number; minSimilarity: number }): Promise<{ memory: Memory; hits: SimilarityHit[]; total: number }> {
+    async similarTo(scope: Scope, idOrPrefix: string, options: { limit: number; threshold: number }):
+      Promise<{ memory: Memory; hits: SimilarMemory[]; total: number }> {
       const id = await resolveId(scope, idOrPrefix);
       const memory = await memories.findById(scope, id);
       if (!memory) throw notFound();
       const stored = (await memories.vectorsOf(scope, [id], embedder.modelId)).get(id);
       const vector = stored ?? (await embedOne(embeddingText(memory.title, memory.content))).vector;
       const { hits, total } = await memories.searchSimilar(scope, {
-        vector, modelId: embedder.modelId, limit: options.limit + 1, minSimilarity: options.minSimilarity, filter: {},
+        vector, modelId: embedder.modelId, limit: options.limit + 1, minCosine: calibration.minCosine(options.threshold),
+        filter: {},
       });
       const others = hits.filter((h) => h.memory.id !== id);
       // The memory's own stored vector matches itself (similarity 1, up to rounding) and was counted in total.
-      const selfCounted = stored !== undefined && hits.length > others.length ? 1 : stored !== undefined && options.minSimilarity < 0.999999 ? 1 : 0;
-      return { memory, hits: others.slice(0, options.limit), total: Math.max(others.length, total - selfCounted) };
+      const selfCounted = stored !== undefined && hits.length > others.length ? 1 : stored !== undefined && options.threshold < 0.999999 ? 1 : 0;
+      const shown = others.slice(0, options.limit)
+        .map((h) => ({ memory: h.memory, similarity: calibration.score(h.cosine), cosine: h.cosine }));
+      return { memory, hits: shown, total: Math.max(others.length, total - selfCounted) };
     },
 
     /**

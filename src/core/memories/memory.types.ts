@@ -103,22 +103,18 @@ export interface SimilarityQuery {
   vector: Float32Array;
   modelId: string;
   limit: number;
-  /** Lowest similarity score (0..1, the scale of docs/architecture.md "Scores") a hit may have. */
-  minSimilarity: number;
+  /**
+   * Lowest cosine a hit may have (stores keep hits down to `minCosine - MIN_COSINE_SLACK`, memory.repository.ts).
+   * A cosine, never a public score: the core turns thresholds into cosines (core/search/score-calibration.ts).
+   */
+  minCosine: number;
   filter: MemoryFilter;
   /** Return each hit's stored vector too. */
   withVectors?: boolean | undefined;
-  /**
-   * The caller has CPU work of its own to do on its thread while this search runs (hybrid search ranks its keywords
-   * meanwhile): a store that scans in threads of this process may then leave this one a core.
-   */
-  callerBusy?: boolean | undefined;
 }
 
 export interface SimilarityHit {
   memory: Memory;
-  /** `(1 + cosine) / 2`. */
-  similarity: number;
   cosine: number;
   vector?: Float32Array | undefined;
 }
@@ -126,24 +122,21 @@ export interface SimilarityHit {
 /**
  * A store's handle on one memory of one scope, as its rankings return it (both stores: the row's seq), so that a
  * caller keeping only a few of many candidates (hybrid search) reads only those rows, by handle
- * (`MemoryRepository.findByRefs`). Meaningful only in the scope it came from; a memory deleted since is absent.
+ * (`MemoryStore.findByRefs`). Meaningful only in the scope it came from; a memory deleted since is absent.
  */
 export type MemoryRef = number | string;
 
-/** A similarity search's hit before its memory is read: what `MemoryRepository.rankSimilar` returns. */
+/** A similarity search's hit before its memory is read: what `MemoryIndex.rankSimilar` returns. */
 export interface SimilarityCandidate {
   ref: MemoryRef;
   cosine: number;
 }
 
-/** A cosine known to lie within `error` of `cosine` (`MemoryRepository.cosineEstimatesOf`; exact when 0). */
+/** A cosine known to lie within `error` of `cosine` (`MemoryIndex.cosineEstimatesOf`; exact when 0). */
 export interface CosineEstimate {
   cosine: number;
   error: number;
 }
-
-/** How sharp `MemoryRepository.cosineEstimatesOf`'s bounds are asked to be (default `sharp`). */
-export type EstimatePrecision = 'sharp' | 'coarse';
 
 export interface KeywordQuery {
   /** Terms to match (any of them); the adapter ranks them by a relevance of its own (SQLite: BM25). */
@@ -161,7 +154,7 @@ export interface KeywordQuery {
 /** Default keyword candidate cap per query term (docs/api.md, "Keyword candidates"). */
 export const KEYWORD_CANDIDATES_PER_TERM = 1000;
 
-/** A keyword search's hit before its memory is read (`MemoryRepository.rankKeyword`): as KeywordHit, by ref. */
+/** A keyword search's hit before its memory is read (`MemoryIndex.rankKeyword`): as KeywordHit, by ref. */
 export interface KeywordCandidate {
   ref: MemoryRef;
   relevance: number;

@@ -1,8 +1,10 @@
 /**
- * Similarity scores calibrated per embedding model (docs/architecture.md, "Scores"), so that the spec's default
- * threshold 0.7 means "relevant" whichever model is configured. Models differ in where a relevant match's cosine
- * lies: the bundled USE-lite puts a paraphrased question and its answer near 0.3–0.5 and unrelated text near 0.1–0.35,
- * so `(1 + cosine) / 2 >= 0.7` (cosine >= 0.4) drops half of the right answers.
+ * Similarity scores calibrated per embedding model (docs/api.md, "Scores"), so that the spec's default threshold 0.7
+ * means "relevant" whichever model is configured. The one place where a cosine becomes a public score and a public
+ * threshold becomes a cosine: storage ports and adapters speak cosines only, every surface the score. Models differ
+ * in where a relevant match's cosine lies: the bundled USE-lite puts a paraphrased question and its answer near
+ * 0.3–0.5 and unrelated text near 0.1–0.35, so `(1 + cosine) / 2 >= 0.7` (cosine >= 0.4) drops half of the right
+ * answers.
  *
  * A calibration is one number per model, the cosine at which a match starts to count as relevant (`relevantCosine`),
  * and the score is piecewise linear in the cosine through (−1, 0), (relevantCosine, 0.7) and (1, 1): monotone (the

@@ -16,8 +16,9 @@ export interface SearchLogEntry {
   /** Wall time of the whole search (embedding included), in milliseconds. */
   executionMs: number;
   /**
-   * Mean similarity of the returned results (`(1 + cosine) / 2`; a keyword-only search, which has none, its
-   * relevance score); null when there were none. G4 analytics averages it as `avg_similarity_score`.
+   * Mean similarity of the returned results (the calibrated similarity, docs/api.md "Scores"; a keyword-only
+   * search, which has none, its relevance score); null when there were none. G4 analytics averages it as
+   * `avg_similarity_score`.
    */
   avgScore: number | null;
   filters: Record<string, unknown>;

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.ts';
 import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
-import { norm, similarityFromCosine } from '../embeddings/vectors.ts';
+import { norm } from '../embeddings/vectors.ts';
 import { DomainError } from '../errors.ts';
-import type { MemoryRepository } from '../memories/memory.repository.ts';
+import type { MemoryIndex, MemoryStore } from '../memories/memory.repository.ts';
 import type { CosineEstimate, Memory, MemoryFilter, MemoryRef, Suggestion } from '../memories/memory.types.ts';
 import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
@@ -90,7 +90,7 @@ interface Candidate {
   /** Calibrated similarity and cosine: exact, or from `estimate` for a candidate that cannot enter the answer. */
   similarity?: number;
   cosine?: number;
-  /** A keyword-only candidate's cosine bounds (MemoryRepository.cosineEstimatesOf) until it is scored exactly. */
+  /** A keyword-only candidate's cosine bounds (MemoryIndex.cosineEstimatesOf) until it is scored exactly. */
   estimate?: CosineEstimate | undefined;
   /** BM25 relevance over the best keyword hit's (0..1). */
   keyword: number;
@@ -137,7 +137,8 @@ export type SearchService = ReturnType<typeof createSearchService>;
  * caller-vector search over the same filters and scope, each under a deadline and each recorded in the search log.
  */
 export function createSearchService(deps: {
-  memories: MemoryRepository;
+  /** The rankings, and the rows and vectors of the few hits kept. */
+  memories: MemoryIndex & Pick<MemoryStore, 'findByRefs' | 'vectorsOf' | 'suggestTags' | 'suggestTitles'>;
   searchLog: SearchLogRepository;
   /** Every search emits `search.performed` (written with its log entry, in batches: search-recorder.ts). */
   events: Pick<EventRepository, 'append'>;
@@ -153,7 +154,7 @@ export function createSearchService(deps: {
 }) {
   const { memories, searchLog, events, embedder, clock } = deps;
   const recorder = createSearchRecorder({ searchLog, events, warnings: deps.warnings });
-  /** Shown similarities and thresholds are on the model's calibrated scale; the store works in raw cosines. */
+  /** Shown similarities and thresholds are on the model's calibrated scale; the store works in cosines. */
   const calibration = calibrationFor(embedder.modelId);
 
   async function embedQuery(query: string): Promise<{ vector: Float32Array; ms: number }> {
@@ -213,8 +214,8 @@ export function createSearchService(deps: {
   /** The store's nearest memories with a cosine of at least `minCosine`, each with its calibrated similarity. */
   async function semanticLeg(scope: Scope, vector: Float32Array, input: Common & { minCosine: number }) {
     const { hits, total } = await memories.searchSimilar(scope, {
-      vector, modelId: embedder.modelId, limit: input.limit,
-      minSimilarity: similarityFromCosine(Math.max(-1, input.minCosine)), filter: input.filter, withVectors: input.withVectors,
+      vector, modelId: embedder.modelId, limit: input.limit, minCosine: input.minCosine, filter: input.filter,
+      withVectors: input.withVectors,
     });
     return { hits: hits.map((h) => ({ ...h, similarity: calibration.score(h.cosine) })), total };
   }
@@ -256,9 +257,9 @@ export function createSearchService(deps: {
     const keywordPool = Math.max(input.limit * 5, 50);
     const query = { vector, modelId: embedder.modelId };
     // The legs rank without reading any memory (refs and scores): only the `limit` rows the fusion keeps are read.
+    // rankSimilar, as the port says, leaves this thread to the keyword leg below.
     const semanticLeg = memories.rankSimilar(scope, {
-      ...query, limit: input.limit, minSimilarity: similarityFromCosine(Math.max(-1, calibration.minCosine(floor))), filter: input.filter,
-      callerBusy: true, // the keyword leg below runs on this thread meanwhile
+      ...query, limit: input.limit, minCosine: calibration.minCosine(floor), filter: input.filter,
     });
     // Settled: answered, or failed (the search has then failed, and nothing more is worth scoring).
     let semanticSettled = false;
@@ -283,22 +284,18 @@ export function createSearchService(deps: {
       exact: e.error === 0,
     });
     /**
-     * Estimates of the refs' cosines, sharp only where that can matter: the store's coarse bounds for all, then its
-     * sharp ones for those the coarse ones leave able to enter the top `limit` (beside `known`, the candidates scored
-     * already) or straddling the floor. A ref the sharp call misses (the index went stale in between) keeps its coarse
-     * bounds, which still hold its cosine.
+     * Estimates of the refs' cosines, narrow only where that can matter: a store with wide bounds to give first
+     * narrows those that leave a ref able to enter the top `limit` (beside `known`, the candidates scored already) or
+     * straddling the floor.
      */
-    const estimatesFor = async (items: readonly { ref: MemoryRef; keywordPart: number }[], known: FusedBounds[]) => {
-      const estimates = await memories.cosineEstimatesOf(scope, items.map((c) => c.ref), query, 'coarse');
-      const must = mustScoreExactly([...known, ...items.map((c) => {
-        const e = estimates.get(c.ref);
-        return e ? boundsOf(c.keywordPart, e) : null;
-      })], input.limit, floor).slice(known.length);
-      const unsure = items.filter((c, i) => must[i] && estimates.has(c.ref)).map((c) => c.ref);
-      const sharp = unsure.length > 0 ? await memories.cosineEstimatesOf(scope, unsure, query) : null;
-      sharp?.forEach((e, ref) => estimates.set(ref, e));
-      return estimates;
-    };
+    const estimatesFor = (items: readonly { ref: MemoryRef; keywordPart: number }[], known: FusedBounds[]) =>
+      memories.cosineEstimatesOf(scope, items.map((c) => c.ref), query, (wide) => {
+        const must = mustScoreExactly([...known, ...items.map((c) => {
+          const e = wide.get(c.ref);
+          return e ? boundsOf(c.keywordPart, e) : null;
+        })], input.limit, floor).slice(known.length);
+        return items.filter((c, i) => must[i] && wide.has(c.ref)).map((c) => c.ref);
+      });
 
     // Keyword-only candidates need their cosine. While the semantic leg still runs (which hits are keyword-only is
     // known only when it answers), every keyword hit is estimated at once, beside it; and if it runs still (a big
@@ -454,7 +451,8 @@ export function createSearchService(deps: {
       const whole = norm(input.vector);
       const ratio = whole > 0 ? norm(native) / whole : 0;
       if (ratio === 0) return { hits: [], total: 0, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
-      const minCosine = calibration.minCosine(input.threshold) / ratio;
+      // Every cosine is at least -1: a lower bound asks for everything, as -1 does.
+      const minCosine = Math.max(-1, calibration.minCosine(input.threshold) / ratio);
       if (minCosine > 1) return { hits: [], total: 0, embeddingMs: 0, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
       const { hits, total } = await semanticLeg(ctx.scope, native, { ...input, minCosine });
       return {

@@ -5,7 +5,7 @@ import { calibrationFor, scoreCalibration, type ScoreCalibration } from '../sear
 import type { EventRepository } from '../events/event.repository.ts';
 import type { StoredEvent } from '../events/event.types.ts';
 import { prefixedId } from '../ids.ts';
-import type { MemoryRepository } from '../memories/memory.repository.ts';
+import type { MemoryStore } from '../memories/memory.repository.ts';
 import type { Scope } from '../scope.ts';
 import type { SearchService } from '../search/search.service.ts';
 
@@ -23,7 +23,7 @@ export interface LiveSubscription {
   id: string;
   query: string;
   vector: Float32Array;
-  /** similarity_score, 0..1. */
+  /** Lowest calibrated similarity_score, 0..1 (docs/api.md, "Scores"). */
   threshold: number;
   /** Any of these tags; undefined: no tag filter. */
   tags: string[] | undefined;
@@ -91,7 +91,7 @@ export function matchLiveEvents(
 export interface LiveSearchDeps {
   search: Pick<SearchService, 'embedQuery'>;
   embedder: Pick<Embedder, 'modelId'>;
-  memories: Pick<MemoryRepository, 'vectorsOf' | 'findById'>;
+  memories: Pick<MemoryStore, 'vectorsOf' | 'findById'>;
   events: Pick<EventRepository, 'latestSeq'>;
 }
 

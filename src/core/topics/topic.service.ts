@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { DomainError, type FieldProblem } from '../errors.ts';
 import { isUuid, newUuid } from '../ids.ts';
-import type { MemoryRepository } from '../memories/memory.repository.ts';
+import type { MemoryStore } from '../memories/memory.repository.ts';
 import { checkMetadata, throwIfProblems } from '../memories/memory.rules.ts';
 import type { ListQuery } from '../memories/memory.types.ts';
 import type { Scope } from '../scope.ts';
@@ -13,7 +13,7 @@ export interface TopicNode extends TopicWithCount { children: TopicNode[] }
 
 export type TopicService = ReturnType<typeof createTopicService>;
 
-export function createTopicService(deps: { topics: TopicRepository; memories: MemoryRepository; clock: Clock }) {
+export function createTopicService(deps: { topics: TopicRepository; memories: Pick<MemoryStore, 'countByTopic' | 'list'>; clock: Clock }) {
   const { topics, memories, clock } = deps;
   const notFound = () => new DomainError('NOT_FOUND', 'Topic not found', { resource: 'topic' });
 

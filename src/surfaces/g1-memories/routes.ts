@@ -130,7 +130,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     },
   }, async (req) => {
     const q = req.query;
-    const { memory, hits, total } = await deps.memories.similarTo(scopeOf(req), req.params.id, { limit: q.limit, minSimilarity: q.threshold });
+    const { memory, hits, total } = await deps.memories.similarTo(scopeOf(req), req.params.id, { limit: q.limit, threshold: q.threshold });
     return {
       success: true as const,
       data: { memory_id: memory.id, results: hits.map((h) => toSearchItem({ memory: h.memory, score: h.similarity })), total, threshold: q.threshold },

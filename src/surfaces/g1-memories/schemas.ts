@@ -49,7 +49,7 @@ export const ListQuery = Type.Object({
 export const SearchBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 10_000 }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score: the model\'s calibrated similarity (0.7 = relevant; docs/api.md, "Scores")' }),
+  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score, the calibrated similarity (docs/api.md, "Scores"): 0.7 = relevant' }),
   type: Type.Optional(Type.String()),
   tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()], {
     description: 'Array (or comma-separated string); a memory matches when it has any of them',
@@ -85,7 +85,7 @@ export const SearchItemWire = Type.Object({
   content: Type.String(),
   memory_type: Type.String(),
   type: Type.String(),
-  similarity_score: Type.Number(),
+  similarity_score: Type.Number({ description: 'The calibrated similarity (docs/api.md, "Scores"), 0..1' }),
   tags: Type.Array(Type.String()),
   metadata: Metadata,
 });
@@ -106,7 +106,7 @@ export const ErrorWire = Type.Object({
 export const SimilarParams = Type.Object({ id: Type.String({ description: 'Full UUID or unambiguous prefix of at least 8 characters' }) });
 export const SimilarQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score, (1 + cosine) / 2' }),
+  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity_score, the calibrated similarity (docs/api.md, "Scores"), as G1 search: 0.7 = relevant' }),
 });
 
 export const Responses = {

@@ -49,7 +49,7 @@ const ListQuery = Type.Object({
 const SearchBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 10_000 }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7 }),
+  threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score, the calibrated similarity (docs/api.md, "Scores")' }),
   memory_types: Type.Optional(Type.Array(Type.String())),
   type: Type.Optional(Type.String()),
   tags: Type.Optional(Type.Array(Type.String())),

@@ -55,7 +55,7 @@ export const SearchBody = Type.Object({
   includeMetadata: IncludeMetadata,
   includeEmbedding: Type.Optional(IncludeEmbedding),
   includeVector: Type.Optional(IncludeVector),
-  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score: the model\'s calibrated similarity (0.7 = relevant; docs/api.md, "Scores")' })),
+  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score, the calibrated similarity (docs/api.md, "Scores"): 0.7 = relevant' })),
   namespace: Type.Optional(Namespace),
 });
 
@@ -80,7 +80,7 @@ export const BatchItem = Type.Object({
   query: Query,
   topK: TopK,
   filters: Type.Optional(Filters),
-  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest similarity' })),
+  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score, the calibrated similarity (docs/api.md, "Scores"): 0.7 = relevant' })),
 }, { description: 'One semantic search; a bad item gets an `error` in its result slot while the others run' });
 
 export const BatchBody = Type.Object({
@@ -94,7 +94,7 @@ const Metadata = Type.Object({}, { additionalProperties: true, description: "The
 
 export const MatchWire = Type.Object({
   id: Type.String(),
-  score: Type.Number({ description: '/search: the calibrated similarity; /hybrid: the fused score, 0..1; 6 decimals' }),
+  score: Type.Number({ description: '/search: the calibrated similarity (docs/api.md, "Scores"); /hybrid: the fused score, 0..1; 6 decimals' }),
   title: Type.String({ description: "Mnemo extension: the memory's title" }),
   text: Type.String({ description: "The memory's content" }),
   metadata: Type.Optional(Metadata),

@@ -18,7 +18,7 @@ export const DEFAULTS = { limit: 10, offset: 0, threshold: 0.7, suggestionLimit:
 
 const Threshold = Type.Optional(Type.Number({
   minimum: 0, maximum: 1, default: 0.7,
-  description: 'Lowest similarity_score a result may have, 0.0-1.0. similarity_score is the model\'s calibrated similarity, where 0.7 means relevant (docs/api.md, "Scores")',
+  description: 'Lowest similarity_score a result may have, 0.0-1.0: the calibrated similarity (docs/api.md, "Scores"), where 0.7 means relevant',
 }));
 const MetadataFilter = Type.Object({}, {
   additionalProperties: true,
@@ -84,7 +84,7 @@ export const SemanticItemWire = Type.Object({
   title: Type.String(),
   content_preview: Type.String({ description: 'The content cut at about 200 characters on a word boundary, with … when cut' }),
   content: Type.Optional(Type.String({ description: 'The full content; only with include_content=true' })),
-  similarity_score: Type.Number(),
+  similarity_score: Type.Number({ description: 'The calibrated similarity (docs/api.md, "Scores"), 0..1' }),
   tags: Type.Array(Type.String()),
   metadata: Metadata,
   highlights: Type.Array(Type.String(), { description: 'HTML-escaped snippets with matched words in <mark>…</mark>' }),
@@ -96,7 +96,7 @@ export const VectorItemWire = Type.Object({
   id: Type.String(),
   title: Type.String(),
   content_preview: Type.String(),
-  similarity_score: Type.Number({ description: 'the model\'s calibrated similarity, 0..1 (docs/api.md, "Scores")' }),
+  similarity_score: Type.Number({ description: 'The calibrated similarity (docs/api.md, "Scores"), 0..1' }),
   vector_distance: Type.Number({ description: '1 - cosine (0 = same direction)' }),
   tags: Type.Array(Type.String()),
   metadata: Metadata,

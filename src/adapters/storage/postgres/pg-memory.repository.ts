@@ -1,8 +1,7 @@
-import { AtomicStepFailed, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
+import { AtomicStepFailed, MIN_COSINE_SLACK, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
 import {
   KEYWORD_CANDIDATES_PER_TERM, type ListQuery, type Memory, type MemoryPatch, type SimilarityHit, type StoredVector,
 } from '../../../core/memories/memory.types.ts';
-import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
 import { DomainError } from '../../../core/errors.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { KeyMode, Scope } from '../../../core/scope.ts';
@@ -307,17 +306,16 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     },
 
     async searchSimilar(scope, query) {
-      // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
       const { hits, total } = await searchVectors(db, scope, {
         vector: query.vector, modelId: query.modelId, limit: query.limit, filter: query.filter,
-        minCosine: cosineFromSimilarity(query.minSimilarity) - 1e-6, withVectors: query.withVectors,
+        minCosine: query.minCosine - MIN_COSINE_SLACK, withVectors: query.withVectors,
       }, options);
       if (hits.length === 0) return { hits: [], total };
       const rows = await rowsBySeq(scope, hits.map((h) => h.seq));
       const out: SimilarityHit[] = hits.flatMap((h) => {
         const row = rows.get(h.seq);
         return row ? [{
-          memory: toMemory(row), cosine: h.cosine, similarity: similarityFromCosine(h.cosine),
+          memory: toMemory(row), cosine: h.cosine,
           ...(query.withVectors ? { vector: h.vector } : {}),
         }] : [];
       });
@@ -336,7 +334,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     async rankSimilar(scope, query) {
       const { hits, total } = await searchVectors(db, scope, {
         vector: query.vector, modelId: query.modelId, limit: query.limit, filter: query.filter,
-        minCosine: cosineFromSimilarity(query.minSimilarity) - 1e-6,
+        minCosine: query.minCosine - MIN_COSINE_SLACK,
       }, options);
       return { hits: hits.map((h) => ({ ref: h.seq, cosine: h.cosine })), total };
     },

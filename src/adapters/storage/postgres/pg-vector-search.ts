@@ -13,9 +13,9 @@ import { EXACT_SIMILARITY_SCAN_MAX } from '../../../core/memories/memory.reposit
  */
 export const DEFAULT_EXACT_SCAN_BELOW = EXACT_SIMILARITY_SCAN_MAX;
 /**
- * `hnsw.ef_search` for index scans: the candidate list pgvector keeps while walking the graph. Its default, 40, gave
- * a mean recall@10 of 0.85 in BENCHMARKS.md ("Search on SQLite beside PostgreSQL"); the value there is what this
- * default was chosen from. A query asking for more than this many hits raises it to that number.
+ * `hnsw.ef_search` for index scans: the candidate list pgvector keeps while walking the graph. pgvector's default,
+ * 40, recalls clearly fewer of the true top 10; this value was chosen from the recall measured in BENCHMARKS.md
+ * ("Search on SQLite beside PostgreSQL"). A query asking for more than this many hits raises it to that number.
  */
 export const DEFAULT_HNSW_EF_SEARCH = 200;
 /** pgvector indexes `vector` columns of at most 2,000 dimensions; wider models are always scanned exactly. */

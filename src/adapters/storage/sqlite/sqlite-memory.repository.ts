@@ -1,10 +1,9 @@
-import { AtomicStepFailed, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
+import { AtomicStepFailed, MIN_COSINE_SLACK, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
 import {
   hasMemoryFilter, KEYWORD_CANDIDATES_PER_TERM, METADATA_KEY_PATTERN, type KeywordQuery, type ListQuery, type Memory, type MemoryFilter,
-  type MemoryPatch, type MemoryRef, type SimilarityHit, type SimilarityQuery, type StoredVector,
+  type CosineEstimate, type MemoryPatch, type MemoryRef, type SimilarityHit, type SimilarityQuery, type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { seqsOf } from '../memory-refs.ts';
-import { cosineFromSimilarity, similarityFromCosine } from '../../../core/embeddings/vectors.ts';
 import { DomainError } from '../../../core/errors.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts';
@@ -212,16 +211,15 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   }
 
   /** The similarity ranking by seq: the scope's index scanned, the filter applied in SQL first. */
-  async function similarSeqs(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>) {
+  async function similarSeqs(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>, callerBusy: boolean) {
     const matrix = await vectors.get(scope, query.modelId, query.vector.length);
     let allowed: Set<number> | null = null;
     if (hasFilter(query.filter)) {
       allowed = new Set(filtered(scope, query.filter, (f) => db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
         .pluck().all(...scopeParams(scope), ...f.params) as number[]));
     }
-    // A tiny epsilon keeps a hit exactly at the threshold despite float32 rounding.
-    return matrix.searchIn(vectors.pool(), query.vector, query.limit, cosineFromSimilarity(query.minSimilarity) - 1e-6, allowed,
-      { callerBusy: query.callerBusy });
+    return matrix.searchIn(vectors.pool(), query.vector, query.limit, query.minCosine - MIN_COSINE_SLACK, allowed,
+      { callerBusy });
   }
 
   /** The keyword ranking by seq; the filter runs inside its candidate query (a row it cannot read: retried guarded). */
@@ -232,7 +230,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
   /**
    * `m.seq IN (?, ...)` for `count` seqs, and the scope checked on each row found: a read by primary key (`+` keeps
-   * the planner off the scope index, which would walk the whole scope: 18 ms at 100k memories against 0.4 ms).
+   * the planner off the scope index, which would walk the whole scope instead of reading a few rows).
    * Parameters: the seqs, then scopeParams.
    */
   const seqsInScope = (count: number): string =>
@@ -501,7 +499,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     async searchSimilar(scope, query) {
-      const { hits, total } = await similarSeqs(scope, query);
+      const { hits, total } = await similarSeqs(scope, query, false);
       if (hits.length === 0) return { hits: [], total };
       const rows = prepared<number[], MemoryRow>(
         `SELECT * FROM memories WHERE seq IN (${hits.map(() => '?').join(', ')})`).all(...hits.map((h) => h.key));
@@ -512,7 +510,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         const row = bySeq.get(h.key);
         if (row) {
           out.push({
-            memory: toMemory(row), cosine: h.cosine, similarity: similarityFromCosine(h.cosine),
+            memory: toMemory(row), cosine: h.cosine,
             ...(vectorsBySeq ? { vector: vectorsBySeq.get(h.key) } : {}),
           });
         }
@@ -520,9 +518,10 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return { hits: out, total };
     },
 
-    // Refs are the rows' seqs: both rankings have them without a lookup, and rows are read by primary key.
+    // Refs are the rows' seqs: both rankings have them without a lookup, and rows are read by primary key. The
+    // caller ranks keywords on this thread meanwhile (the port's rankSimilar), so the scan leaves it a core.
     async rankSimilar(scope, query) {
-      const { hits, total } = await similarSeqs(scope, query);
+      const { hits, total } = await similarSeqs(scope, query, true);
       return { hits: hits.map((h) => ({ ref: h.key, cosine: h.cosine })), total };
     },
 
@@ -558,11 +557,18 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     },
 
     // From the scope's in-memory index (its int8 codes), only when it is loaded and current: nothing is loaded for
-    // an estimate, and an index lagging another connection's writes could hold codes of an older vector.
-    async cosineEstimatesOf(scope, refs, { vector, modelId }, precision) {
+    // an estimate, and an index lagging another connection's writes could hold codes of an older vector. Asked to
+    // sharpen, the first-level codes bound every ref (error about 1e-2, a tenth of the cost) and both levels only
+    // those the caller names (error about 1e-4).
+    async cosineEstimatesOf(scope, refs, { vector, modelId }, sharpen) {
       const seqs = seqsOf(refs);
       const matrix = seqs.length > 0 ? vectors.current(scope, modelId, vector.length) : null;
-      return matrix ? matrix.estimates(vector, seqs, precision) : new Map();
+      if (!matrix) return new Map();
+      if (!sharpen) return matrix.estimates(vector, seqs);
+      const bounds: Map<MemoryRef, CosineEstimate> = matrix.estimates(vector, seqs, 'coarse');
+      const unsure = bounds.size > 0 ? seqsOf(sharpen(bounds)).filter((seq) => bounds.has(seq)) : [];
+      if (unsure.length > 0) matrix.estimates(vector, unsure).forEach((e, seq) => bounds.set(seq, e));
+      return bounds;
     },
 
     async findByRefs(scope, refs) {

@@ -1,4 +1,3 @@
-import type { EstimatePrecision } from '../../../../core/memories/memory.types.ts';
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { errorBound, quantizeQuery, residualErrorBound } from './quantize.ts';
 import { chunksIn, refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
@@ -9,6 +8,9 @@ import {
   allocateRows, copyRows, layoutFor, newMemory, pagesFor, unitRowInto, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
 } from './matrix-storage.ts';
 import { RowIndex } from './row-index.ts';
+
+/** How sharp VectorMatrix.estimates's bounds are: both code levels (`sharp`), or the first level's only (`coarse`). */
+export type EstimatePrecision = 'sharp' | 'coarse';
 
 /**
  * An exact vector index for one scope and one model. Only the int8 codes of the unit-length rows, with a per-row scale
@@ -172,8 +174,8 @@ export class VectorMatrix {
    * For each given key the matrix holds, an estimate of its cosine to `query` and the half-width of the interval
    * that holds the exact one, without reading the rows: hybrid search uses it to read only the keyword candidates
    * that may enter its answer. `sharp` (the default): the score and bound the scan refines a row to before reading it
-   * (both code levels against the float query, about 1.5 µs a row at 512 dims in JavaScript); `coarse`: the
-   * pre-scan's own (the first level against the quantised query, in the SIMD kernel: a tenth of that), an interval
+   * (both code levels against the float query, a loop over the dims in JavaScript); `coarse`: the pre-scan's own
+   * (the first level against the quantised query, in the SIMD kernel: far cheaper), an interval
    * about a hundred times wider. Nothing while writes wait for a scan to end: the codes of a row written meanwhile
    * would no longer bound its stored vector.
    */
