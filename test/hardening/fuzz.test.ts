@@ -19,12 +19,12 @@ import { testStoreKind } from '../support/test-store.ts';
  */
 const SEED = 20260801;
 /**
- * `npm test`: 50 cases per route on SQLite; the PostgreSQL run (the `postgres` project) takes the first 25 of the same
+ * `npm test`: 30 cases per route on SQLite; the PostgreSQL run (the `postgres` project) takes the first 15 of the same
  * seed: what it adds is the adapter's handling of hostile values. `npm run test:long` (MNEMO_TEST_LONG=1) runs 200
  * and 100, MNEMO_TEST_FUZZ_CASES any count; the full campaign is `npm run fuzz`. The counts keep `npm test` within its
  * 5-minute budget (docs/testing.md).
  */
-const CASES = countFromEnv('MNEMO_TEST_FUZZ_CASES', (testStoreKind() === 'postgres' ? 25 : 50) * (longTests() ? 4 : 1));
+const CASES = countFromEnv('MNEMO_TEST_FUZZ_CASES', longTests() ? (testStoreKind() === 'postgres' ? 100 : 200) : (testStoreKind() === 'postgres' ? 15 : 30));
 /**
  * The MCP operations and the dashboard's routes take few cases in `npm test` (its budget is spent), ×4 in test:long;
  * `npm run fuzz` takes its --cases.
