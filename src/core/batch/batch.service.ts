@@ -9,13 +9,13 @@ import type { SearchService } from '../search/search.service.ts';
 import { memoryDeleted } from '../events/memory-events.ts';
 import type { OperationName } from '../operations/catalog.ts';
 import { authorize } from '../operations/runner.ts';
+import { chargeQuota } from '../operations/quota.ts';
 import {
   BATCH_CONCURRENCY, type BatchFailureCode, type BatchOp, type BatchOptions, type BatchOutcome, type OpOutcome, type OpValue,
 } from './batch.types.ts';
 
 /** Failures worth another attempt (max_retries): the model or a deadline, never a bad request or a missing id. */
 const RETRYABLE = new Set(['EMBEDDING_FAILED', 'TIMEOUT']);
-const WRITES = new Set(['create', 'update', 'delete']);
 /** The operation each kind of batch entry runs: a batch needs the permission of every operation it holds. */
 const OPERATION_OF: Partial<Record<string, OperationName>> = {
   create: 'memory.create', read: 'memory.read', update: 'memory.update', delete: 'memory.delete', search: 'memory.search',
@@ -107,7 +107,7 @@ export function createBatchService(deps: {
       try {
         if ('invalid' in op) throw op.invalid;
         // Atomic writes are prepared here, not run through the memory service: their quota is counted here.
-        if (WRITES.has(op.type)) await limits.memoryWrite(principal);
+        if (op.type === 'create' || op.type === 'update' || op.type === 'delete') await chargeQuota(limits, OPERATION_OF[op.type]!, principal);
         switch (op.type) {
           case 'create': {
             const { memory, vector, events } = await memories.prepareCreate(scope, principal.userId, op.input);
@@ -162,7 +162,7 @@ export function createBatchService(deps: {
         // An entry of no known type fails on its own (INVALID_OPERATION) and needs nothing.
         if (operation !== undefined) authorize(operation, principal);
       }
-      await limits.batch(principal);
+      await chargeQuota(limits, 'batch.run', principal);
     },
 
     async run(principal: Principal, scope: Scope, ops: readonly BatchOp[], options: BatchOptions): Promise<BatchOutcome> {

@@ -1,3 +1,4 @@
+import { chargeQuota } from '../operations/quota.ts';
 import type { Principal } from '../api-keys/api-key.types.ts';
 import { DomainError, type FieldProblem } from '../errors.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
@@ -84,7 +85,7 @@ export function createEmbeddingService(deps: {
         if (isBlank(text)) problems.push({ field: where(i), reason: 'empty', message: 'must not be empty' });
       });
       if (problems.length > 0) throw new DomainError('VALIDATION_FAILED', 'Invalid embedding input', { fields: problems });
-      await deps.quota.embeddings(caller);
+      await chargeQuota(deps.quota, 'embedding.create', caller);
       const counts: number[] = [];
       for (const [i, text] of texts.entries()) {
         const n = await tokens.count(text);

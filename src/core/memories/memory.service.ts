@@ -4,6 +4,7 @@ import { EmbeddingError, type Embedder } from '../embeddings/embedder.port.ts';
 import { DomainError, type FieldProblem } from '../errors.ts';
 import { isUuid, newUuid } from '../ids.ts';
 import type { LimitsService } from '../rate-limit/tier-limits.ts';
+import { chargeQuota } from '../operations/quota.ts';
 import type { Scope } from '../scope.ts';
 import type { TopicRepository } from '../topics/topic.repository.ts';
 import type { EventsFor, MemoryIndex, MemoryStore } from './memory.repository.ts';
@@ -235,7 +236,7 @@ export function createMemoryService(deps: {
 
     /** Creates a memory on behalf of `actor` (its write quota is counted first, whatever the outcome). */
     async create(scope: Scope, actor: Principal, input: NewMemoryInput): Promise<Memory> {
-      await quota.memoryWrite(actor);
+      await chargeQuota(quota, 'memory.create', actor);
       const { memory, vector, events } = await prepareCreate(scope, actor.userId, input);
       await memories.insert(memory, vector, events);
       return memory;
@@ -248,7 +249,7 @@ export function createMemoryService(deps: {
      * it once (the repository's atomic check-and-insert). The new memory's fields are validated first in both cases.
      */
     async createDeduplicated(scope: Scope, actor: Principal, input: NewMemoryInput): Promise<{ memory: Memory; deduplicated: boolean }> {
-      await quota.memoryWrite(actor);
+      await chargeQuota(quota, 'memory.create', actor);
       validateNew(input);
       // A duplicate found before the embedding saves the model call; the insert below checks again, atomically.
       const early = await memories.findByContent(scope, input.content);
@@ -317,7 +318,7 @@ export function createMemoryService(deps: {
       }
       if (patch.content === current.content && !textChanged) delete patch.content;
       if (patch.title === current.title && !textChanged) delete patch.title;
-      await quota.memoryWrite(actor);
+      await chargeQuota(quota, 'memory.update', actor);
       const memory = Object.keys(patch).length > 0 ? await applyUpdate(scope, actor.userId, current.id, patch) : current;
       return { memory, textChanged: patch.title !== undefined || patch.content !== undefined };
     },
@@ -355,7 +356,7 @@ export function createMemoryService(deps: {
 
     /** Updates a memory on behalf of `actor` (its write quota is counted first, whatever the outcome). */
     async update(scope: Scope, actor: Principal, idOrPrefix: string, patch: MemoryPatch): Promise<Memory> {
-      await quota.memoryWrite(actor);
+      await chargeQuota(quota, 'memory.update', actor);
       return applyUpdate(scope, actor.userId, idOrPrefix, patch);
     },
 
@@ -364,7 +365,7 @@ export function createMemoryService(deps: {
      * memory.deleted event (`user_request`, or `batch` from G6).
      */
     async delete(scope: Scope, actor: Principal, idOrPrefix: string, reason = 'user_request'): Promise<{ id: string; deletedAt: Date }> {
-      await quota.memoryWrite(actor);
+      await chargeQuota(quota, 'memory.delete', actor);
       const id = await resolveId(scope, idOrPrefix);
       const at = clock.now();
       const deleted = await memories.delete(scope, id, (m) => [memoryDeleted(m, at, actor.userId, reason)]);
@@ -393,7 +394,7 @@ export function createMemoryService(deps: {
           failed.push(legacyId);
           continue;
         }
-        await quota.memoryWrite(actor);
+        await chargeQuota(quota, 'memory.delete_many', actor);
         const at = clock.now();
         const ok = await memories.delete(scope, found.id, (m) => [memoryDeleted(m, at, actor.userId, 'user_request')]);
         (ok ? deleted : failed).push(legacyId);

@@ -11,7 +11,7 @@ export type Quota = 'memory-writes' | 'embeddings' | 'webhook-creations' | 'batc
  * What an operation needs and leaves behind, whichever surface (REST, MCP, dashboard) runs it:
  * - `permission`: the key permission it needs (null: any valid key; `batch.run` checks each operation it holds);
  * - `audit`: the action it records in the owner's audit log (the secrets component's operations);
- * - `quota`: the hourly limit it charges (the service charges it where the work starts, after the input is checked);
+ * - `quota`: the limit it charges, through `chargeQuota` (quota.ts) where the work starts, after the input is checked;
  * - `idempotent`: an `Idempotency-Key` replays its first answer (G11's POST and PUT).
  */
 export interface OperationPolicy {

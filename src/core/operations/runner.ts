@@ -40,8 +40,9 @@ export function authorize(name: OperationName, caller: Pick<Principal, 'scopes'>
 /**
  * Runs operations under their policy (catalog.ts), the same for every surface: the permission is checked before
  * anything else, and an audited operation's row is written — success or refusal — before its answer is returned,
- * so that an answer whose row could not be stored never leaves. Quotas are charged by the services, where the work
- * starts; Idempotency-Key replays are the HTTP surface's (they replay an HTTP answer) and read `idempotent` here.
+ * so that an answer whose row could not be stored never leaves. Quotas are charged with `chargeQuota` (quota.ts) where
+ * the work starts, after the input is checked; Idempotency-Key replays are the HTTP surface's (they replay an HTTP
+ * answer) and the catalogue's `idempotent` says which operations take one.
  */
 export function createOperationRunner(deps: { audit: Pick<AuditService, 'record'> }) {
 

@@ -35,6 +35,8 @@ export interface WebhookFlavour {
   failsWhenExhausted: boolean;
   /** `memory`: G9's body, hex signature and Standard Webhooks headers; `generic`: `{id, type, created_at, data}`, `t=…,v1=…`. */
   payload: 'memory' | 'generic';
+  /** The operation that creates one (core/operations: its permission and quota). */
+  createOperation: 'webhook.create' | 'security_webhook.create';
 }
 
 /** How G10 webhooks are delivered, which G11 ones share. */
@@ -43,11 +45,11 @@ const GENERIC_DELIVERY = { retryPolicy: G10_RETRY, retryDelaysMs: G10_RETRY_DELA
 export const WEBHOOK_FLAVOURS: Readonly<Record<WebhookKind, WebhookFlavour>> = {
   /** G9: memory events. */
   g9: {
-    eventTypes: MEMORY_EVENT_TYPES, idPrefix: 'webhook', scoped: 'workspace', accepts: ['retryPolicy', 'filters', 'secret', 'active'],
+    eventTypes: MEMORY_EVENT_TYPES, idPrefix: 'webhook', scoped: 'workspace', accepts: ['retryPolicy', 'filters', 'secret', 'active'], createOperation: 'webhook.create',
     retryPolicy: DEFAULT_G9_RETRY, retryDelaysMs: null, failsWhenExhausted: false, payload: 'memory',
   },
   /** G10: generic events. */
-  g10: { eventTypes: GENERIC_EVENT_TYPES, idPrefix: 'whk', scoped: 'tenant', accepts: ['description', 'active'], ...GENERIC_DELIVERY },
+  g10: { eventTypes: GENERIC_EVENT_TYPES, idPrefix: 'whk', scoped: 'tenant', accepts: ['description', 'active'], createOperation: 'webhook.create', ...GENERIC_DELIVERY },
   /** G11: the secrets component's events. */
-  g11: { eventTypes: SECURITY_EVENT_TYPES, idPrefix: 'whk', scoped: 'tenant', accepts: ['secret'], ...GENERIC_DELIVERY },
+  g11: { eventTypes: SECURITY_EVENT_TYPES, idPrefix: 'whk', scoped: 'tenant', accepts: ['secret'], createOperation: 'security_webhook.create', ...GENERIC_DELIVERY },
 };

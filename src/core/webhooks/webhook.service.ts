@@ -1,3 +1,4 @@
+import { chargeQuota } from '../operations/quota.ts';
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../api-keys/api-key.types.ts';
 import type { Clock } from '../clock.ts';
@@ -231,7 +232,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const description = accepts(kind, 'description') ? checkDescription(input.description, problems) ?? null : null;
       if (problems.length > 0) throw validationError(problems);
 
-      await limits.webhookCreate(principal);
+      await chargeQuota(limits, flavour.createOperation, principal);
       const now = clock.now();
       const webhook: Webhook = {
         id: prefixedId(flavour.idPrefix, 24),
