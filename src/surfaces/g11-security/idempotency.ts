@@ -46,7 +46,9 @@ export function idempotencyHooks(service: Pick<IdempotentRequestService, 'begin'
 
     async preHandler(req: FastifyRequest & { headers: { 'x-region'?: string } }, reply: FastifyReply): Promise<FastifyReply | undefined> {
       const header = req.headers['idempotency-key'];
-      if (!IDEMPOTENT_METHODS.has(req.method) || header === undefined) return undefined;
+      const operation = req.routeOptions.config.operation;
+      // The catalogue says which operations replay (every POST and PUT of G11: requireIdempotentOperations).
+      if (header === undefined || typeof operation !== 'string' || !policyOf(operation).idempotent) return undefined;
       const principal = requirePrincipal(req);
       const fingerprint = requestFingerprint({
         method: req.method, route: req.routeOptions.url ?? '', params: req.params, query: req.query, body: req.body,
