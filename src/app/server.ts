@@ -30,7 +30,7 @@ import { registerOpenApi } from './openapi.ts';
 import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
 import { requestMetricsHook } from './request-metrics.ts';
 import { surfaceResolver } from '../surfaces/http-kit/surface-of.ts';
-import { trackAllowedMethods } from '../surfaces/http-kit/allowed-methods.ts';
+import { allowedMethodsOf } from '../surfaces/http-kit/allowed-methods.ts';
 import { recordRouteOperations } from '../surfaces/http-kit/operations.ts';
 import { METHOD_NOT_ALLOWED } from '../surfaces/http-kit/request-problems.ts';
 import { mcpDeps } from './mcp-deps.ts';
@@ -125,8 +125,9 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
   app.decorateRequest('principal', null);
-  const allowedMethods = trackAllowedMethods(app);
-  app.decorate('routeOperations', recordRouteOperations(app));
+  const routeOperations = recordRouteOperations(app);
+  app.decorate('routeOperations', routeOperations);
+  const allowedMethods = allowedMethodsOf(routeOperations);
   app.addHook('onSend', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
   });

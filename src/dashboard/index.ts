@@ -5,7 +5,7 @@ import type { ApiKeyService } from '../core/api-keys/api-key.service.ts';
 import type { AnalyticsReportService } from '../core/analytics/analytics-report.ts';
 import type { AuditService } from '../core/audit/audit.service.ts';
 import type { OperationRunner } from '../core/operations/runner.ts';
-import { isDeclaredOperation } from '../core/operations/catalog.ts';
+import { requireDeclaredOperation } from '../core/operations/catalog.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DashboardSession, DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
 import { DomainError, isDomainError } from '../core/errors.ts';
@@ -95,11 +95,7 @@ const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
     route.schema = { ...route.schema, hide: true };
   });
   // Each page names the core operation it runs, as every API route does (signedIn declares it).
-  app.addHook('onRoute', (route) => {
-    if (!isDeclaredOperation((route.config as { operation?: unknown } | undefined)?.operation)) {
-      throw new Error(`dashboard: page ${[route.method].flat().join(',')} ${route.url} names no operation: declare it (signedIn, or config.operation)`);
-    }
-  });
+  app.addHook('onRoute', requireDeclaredOperation('dashboard'));
   app.get(DASHBOARD_PREFIX, { config: { operation: null } }, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
   const routeDeps: DashboardDeps = { ...deps, sessions: answeringSessions(deps.sessions) };
   for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {

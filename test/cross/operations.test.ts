@@ -5,12 +5,11 @@ import { mcpDeps } from '../../src/app/mcp-deps.ts';
 import { VERSION } from '../../src/app/version.ts';
 import type { InjectOptions } from 'fastify';
 import type { Principal } from '../../src/core/api-keys/api-key.types.ts';
-import { OPERATIONS, policyOf, type OperationName, type Quota } from '../../src/core/operations/catalog.ts';
+import { OPERATIONS, policyOf, requireDeclaredOperation, type OperationName, type Quota } from '../../src/core/operations/catalog.ts';
 import type { LimitsService } from '../../src/core/rate-limit/tier-limits.ts';
 import { createMnemoMcpServer } from '../../src/mcp/mcp-server.ts';
 import { MEMORY_TOOL_OPERATIONS } from '../../src/mcp/memory-tools.ts';
 import { keySession } from '../../src/mcp/session.ts';
-import { requireDeclaredOperation } from '../../src/surfaces/http-kit/operations.ts';
 import { callError, connected } from '../mcp/mcp-support.ts';
 import { createTestApp, json, type TestApp } from '../support/test-app.ts';
 

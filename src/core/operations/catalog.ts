@@ -112,4 +112,15 @@ export type DeclaredOperation = OperationName | readonly OperationName[] | null;
 export const isDeclaredOperation = (value: unknown): value is DeclaredOperation =>
   value === null || isOperationName(value) || (Array.isArray(value) && value.length > 0 && value.every(isOperationName));
 
+/**
+ * A route-registration check (an `onRoute` hook of the surfaces and the dashboard): a route of `where` that names no
+ * operation, or an unknown one, cannot be registered, so no entry point escapes the operations' policy.
+ */
+export function requireDeclaredOperation(where: string) {
+  return (route: { method: string | readonly string[]; url: string; config?: unknown }): void => {
+    if (isDeclaredOperation((route.config as { operation?: unknown } | undefined)?.operation)) return;
+    throw new Error(`${where}: route ${[route.method].flat().join(',')} ${route.url} names no operation: set config.operation (core/operations/catalog.ts)`);
+  };
+}
+
 export const policyOf = (name: OperationName): OperationPolicy => OPERATIONS[name];

@@ -102,7 +102,8 @@ export function createEventHub(deps: { events: Pick<EventRepository, 'readAfter'
       try {
         do {
           this.dirty = false;
-          // Every event up to latestSeq is visible (the order guarantee), so a window read below it is final.
+          // Every event up to latestSeq is visible (the order guarantee), so a window read below it is final. Not the
+          // hub's `known`: a commit of this process may be ahead of another node's smaller seq still in flight.
           const end = await events.latestSeq();
           while (this.cursor < end && !this.stopped) {
             const o = this.options;

@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { isDeclaredOperation, type DeclaredOperation } from '../../core/operations/catalog.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DeclaredOperation } from '../../core/operations/catalog.ts';
 import { authorize } from '../../core/operations/runner.ts';
 import { DomainError } from '../../core/errors.ts';
 
@@ -20,18 +20,6 @@ declare module 'fastify' {
   }
 }
 
-
-/**
- * An `onRoute` hook: a route of `where` that names no operation (or an unknown one) cannot be registered, so that
- * no endpoint escapes the policy of the operations (the server does not start; the message names the route).
- */
-export function requireDeclaredOperation(where: string) {
-  return (route: RouteOptions): void => {
-    if (isDeclaredOperation((route.config as { operation?: unknown } | undefined)?.operation)) return;
-    const methods = [route.method].flat().join(',');
-    throw new Error(`${where}: route ${methods} ${route.url} names no operation: set config.operation (core/operations/catalog.ts)`);
-  };
-}
 
 /**
  * A `preHandler` hook: checks the permission of the route's operation for the authenticated caller, after the

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../core/clock.ts';
 import type { ErrorHandler } from './plain-errors.ts';
-import { operationGuard, requireDeclaredOperation } from './operations.ts';
+import { requireDeclaredOperation } from '../../core/operations/catalog.ts';
+import { operationGuard } from './operations.ts';
 
 /**
  * One API generation as the server mounts it. `prefixes` are the URL prefixes it answers under: an error raised
