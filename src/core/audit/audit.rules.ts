@@ -4,8 +4,8 @@ import { parseTimestamp } from '../search/filters.ts';
 import type { AuditFilter, AuditMetadata } from './audit.types.ts';
 
 /**
- * The actions recorded so far. A surface names each of its routes' actions from this list (G11: routes.ts,
- * G11_AUDIT_ACTIONS); API keys (`apikey.*`), approvals and MCP access (`mcp.*`) add theirs here.
+ * The actions the audit log records. Each audited operation of core/operations/catalog.ts names its action from
+ * this list; a new audited operation adds its action here.
  */
 export const AUDIT_ACTIONS = [
   'secret.create', 'secret.read', 'secret.update', 'secret.delete', 'secret.list',

@@ -10,7 +10,7 @@ import type { RouteRegistrar } from '../index.ts';
 import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
 
 const PAGE_SIZE = 25;
-/** Semantic search's floor on similarity ((1 + cosine) / 2) unless the page asks for another. */
+/** Semantic search's floor on the calibrated similarity (docs/api.md, "Scores") unless the page asks for another. */
 const DEFAULT_THRESHOLD = 0.6;
 
 const tagList = (text: string | undefined): string[] =>
