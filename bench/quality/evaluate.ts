@@ -78,7 +78,7 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-async function ingest(container: Container, scopeOf: (c: Conversation) => Scope, conversations: readonly Conversation[],
+export async function ingest(container: Container, scopeOf: (c: Conversation) => Scope, conversations: readonly Conversation[],
   concurrency: number, label: string): Promise<number> {
   const jobs = conversations.flatMap((c) => c.turns.map((turn) => ({ scope: scopeOf(c), turn })));
   const bar = phase(`${label}: ingest`, jobs.length, 'turns');
@@ -128,11 +128,12 @@ export async function evaluateEmbedder(embedder: EmbedderKind, conversations: re
       const calls: Record<Method, () => Promise<SearchOutcome>> = {
         keyword: () => container.search.keyword(ctx, common),
         semantic: () => container.search.semantic(ctx, { ...common, threshold: 0 }),
+        // No relevance floor (threshold 0): recall of the fused ranking itself; `npm run bench:floor` measures floors.
         hybrid: () => container.search.hybrid(ctx, {
-          ...common, semanticWeight: SEMANTIC_WEIGHT, keywordWeight: KEYWORD_WEIGHT, rerank: true,
+          ...common, semanticWeight: SEMANTIC_WEIGHT, keywordWeight: KEYWORD_WEIGHT, rerank: true, threshold: 0,
         }),
         'hybrid-norerank': () => container.search.hybrid(ctx, {
-          ...common, semanticWeight: SEMANTIC_WEIGHT, keywordWeight: KEYWORD_WEIGHT, rerank: false,
+          ...common, semanticWeight: SEMANTIC_WEIGHT, keywordWeight: KEYWORD_WEIGHT, rerank: false, threshold: 0,
         }),
       };
       const evidence = new Set(q.evidence);

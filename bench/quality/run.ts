@@ -84,7 +84,7 @@ async function run(o: QualityOptions, argv: string[]): Promise<void> {
       'conversation\'s workspace: content `speaker: text` (plus ` [image: caption]` when the turn shares a picture), ' +
       'title `speaker, session date`, metadata `{dia_id, speaker, session, session_date}`, created 64 in flight. Each ' +
       `question is searched in its conversation's workspace with limit ${SEARCH_LIMIT}: keyword-only (BM25), semantic-only ` +
-      `(threshold 0) and hybrid (weights ${SEMANTIC_WEIGHT}/${KEYWORD_WEIGHT}, rerank true and false). ` +
+      `(threshold 0) and hybrid (weights ${SEMANTIC_WEIGHT}/${KEYWORD_WEIGHT}, rerank true and false, threshold 0: no relevance floor). ` +
       'Recall@k = share of the question\'s evidence turns among the top k hits, averaged over questions. ' +
       'Searches run one at a time; latency is the wall time of the service call (query embedding included).',
     '',

@@ -23,8 +23,9 @@ describe('keyword (BM25) scores stay within the tenant', () => {
   };
   // Keyword weight only, so each score is the memory's BM25 relative to the best hit; and the default blend too.
   const scoresOf = async (key: string) => Promise.all([
-    { query: 'deploy pasta tomato', semanticWeight: 0, keywordWeight: 1, rerank: false },
-    { query: 'deploy pasta tomato' },
+    // No relevance floor (threshold 0): every keyword hit's score shows.
+    { query: 'deploy pasta tomato', semanticWeight: 0, keywordWeight: 1, rerank: false, threshold: 0 },
+    { query: 'deploy pasta tomato', threshold: 0 },
   ].map(async (body) => {
     const res = await g3(t.app, key).hybrid(body);
     expect(res.statusCode, res.body).toBe(200);
