@@ -49,6 +49,7 @@ function memoryRow(i: number): Memory {
     content: `Durability benchmark memory number ${i}, a sentence or two long like a typical note.`,
     memoryType: 'context', tags: ['bench'], metadata: { i }, topicId: null, createdAt: at, updatedAt: at,
     createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
+    validFrom: at, validUntil: null, supersededBy: null, version: 1,
   };
 }
 

@@ -27,6 +27,7 @@ export async function seedStoreDirectly(memories: Pick<MemoryRepository, 'applyA
       const memory: Memory = {
         id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
         metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
+        validFrom: at, validUntil: null, supersededBy: null, version: 1,
       };
       return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${body.title}\n\n${body.content}`, options.dims) } };
     });

@@ -5,7 +5,9 @@ import { registerExportImportCommands } from './export-import.commands.ts';
 import { parseCount as parsePositive, parseName } from './cli-options.ts';
 import { DEFAULT_KEY_NAME, KEY_NAME_MAX, keyNameProblem } from '../core/api-keys/api-key.rules.ts';
 import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
-import { ALL_PERMISSIONS, TIERS, type ApiKeyRecord, type Permission } from '../core/api-keys/api-key.types.ts';
+import {
+  ALL_PERMISSIONS, DEFAULT_PERMISSIONS, OPT_IN_PERMISSIONS, TIERS, type ApiKeyRecord, type Permission,
+} from '../core/api-keys/api-key.types.ts';
 import { systemClock } from '../core/clock.ts';
 import { CONFIG_TABLE, loadConfig, shownDefault } from './config.ts';
 import { CliError, withStore, type CliIo } from './cli-store.ts';
@@ -100,7 +102,7 @@ Desktop (claude_desktop_config.json): {"mcpServers": {"mnemo": {"command": "npx"
     .option('--name <label>', `a label for people (1-${KEY_NAME_MAX} characters)`, parseKeyName, DEFAULT_KEY_NAME)
     .addOption(new Option('--tier <tier>', 'rate-limit tier').choices([...TIERS]).default('free'))
     .addOption(new Option('--mode <mode>', 'live data or the separate test sandbox').choices(['live', 'test']).default('live'))
-    .option('--scopes <list>', `comma-separated scopes (default: all: ${ALL_PERMISSIONS.join(',')})`, parseScopes)
+    .option('--scopes <list>', `comma-separated scopes (default: ${DEFAULT_PERMISSIONS.join(',')}; also: ${OPT_IN_PERMISSIONS.join(',')})`, parseScopes)
     .option('--json', 'print one JSON object {id, key, tenant, user, tier, mode, scopes}')
     .action(async (opts: { tenant: string; user: string; name: string; tier: (typeof TIERS)[number]; mode: 'live' | 'test'; scopes?: Permission[]; json?: boolean }) => {
       const { record, key } = await withKeys(io, 'create', (svc) => svc.create({

@@ -3,6 +3,7 @@ import { createApiKeyService } from '../core/api-keys/api-key.service.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
 import { createMemoryService } from '../core/memories/memory.service.ts';
+import { createMemoryForget } from '../core/memories/memory-forget.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
@@ -133,6 +134,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     quota: limits,
   });
 
+  // Forgetting by filter (POST /api/v1/memories/forget, MCP memory_forget): one transaction of deletes.
+  const memoryForget = createMemoryForget({ store: storage.memories, limits, clock });
   const topics = createTopicService({ topics: storage.topics, memories: storage.memories, clock });
   const searchAdmission = createSearchAdmission({
     maxActive: config.maxConcurrentSearches, maxQueued: config.maxQueuedSearches, retryAfterMs: SEARCH_RETRY_AFTER_MS,
@@ -193,7 +196,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const streams = createConnectionRegistry({
     maxPerKey: realtime.maxConnectionsPerKey, maxPerTenant: realtime.maxConnectionsPerTenant, maxTotal: realtime.maxConnections,
   });
-  const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events });
+  const liveSearch = createLiveSearchService({ search, embedder, memories: storage.memories, events: storage.events, clock });
   const analytics = createAnalyticsSummary({ usage, clock });
   const analyticsReport = createAnalyticsReport({ usage, metrics: storage.requestMetrics, prices: config.costPrices, clock });
   const activity = createActivityTracker({
@@ -244,6 +247,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     apiKeyManagement,
     limits,
     memories,
+    memoryForget,
     search,
     searchAdmission,
     searchAnalytics,

@@ -36,6 +36,8 @@ const memoryOf = (r: TransferRow): Memory => ({
   metadata: r.metadata as Record<string, unknown>, topicId: r.topic_id as string | null, createdAt: date(r.created_at),
   updatedAt: date(r.updated_at), createdBy: r.created_by as string, updatedBy: r.updated_by as string,
   accessCount: r.access_count as number, lastAccessed: r.last_accessed === null ? null : date(r.last_accessed),
+  validFrom: date(r.valid_from), validUntil: r.valid_until === null ? null : date(r.valid_until),
+  supersededBy: r.superseded_by as string | null, version: r.version as number,
 });
 
 async function progressFor(io: CliIo, label: string, unit: string, enabled: boolean): Promise<CountProgress | null> {

@@ -64,7 +64,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   const streaming = { streams: c.streams, slots: c.slots, realtime: c.realtime, activity: c.activity };
   const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics, liveSearch } = c;
   const surfaces: MountedSurface[] = [
-    mount(g1Surface, { ...auth, memories, search, topics }),
+    mount(g1Surface, { ...auth, memories, search, topics, memoryForget: c.memoryForget }),
     mount(g2Surface, { ...auth, memories, search, topics, embeddings, embedder: c.embedder, config: { maxContentBytes: c.config.maxContentBytes } }),
     mount(g3Surface, { ...auth, search }),
     mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub, searchAnalytics: c.searchAnalytics }),

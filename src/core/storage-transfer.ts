@@ -45,6 +45,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       seq: int, id: text, client_id: text, tenant_id: text, mode: text, workspace: text, title: text, content: text,
       memory_type: text, tags: 'tags', metadata: json, topic_id: text, created_at: time, updated_at: time,
       created_by: text, updated_by: text, access_count: int, last_accessed: time, content_hash: text,
+      valid_from: time, valid_until: time, superseded_by: text, version: int,
     },
   },
   {
@@ -52,8 +53,26 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     columns: { memory_seq: int, model_id: text, dims: int, vector: 'vector' },
   },
   {
+    // A memory's kept earlier states (MemoryStore.history), by its id: they travel with it.
+    name: 'memory_versions', key: ['memory_id', 'version'],
+    columns: {
+      memory_id: text, version: int, tenant_id: text, mode: text, workspace: text, title: text, content: text,
+      memory_type: text, tags: 'tags', metadata: json, topic_id: text, valid_from: time, valid_until: time,
+      written_at: time, written_by: text, replaced_at: time, replaced_by: text,
+    },
+  },
+  {
+    // What deleted memories left (never their content).
+    name: 'memory_tombstones', key: ['memory_id'],
+    columns: {
+      memory_id: text, tenant_id: text, mode: text, workspace: text, deleted_at: time, deleted_by: text, reason: text,
+    },
+  },
+  {
     name: 'events', key: ['seq'], sequence: 'seq',
-    columns: { seq: int, id: text, tenant_id: text, mode: text, workspace: text, type: text, data: json, created_at: time },
+    columns: {
+      seq: int, id: text, tenant_id: text, mode: text, workspace: text, type: text, data: json, created_at: time, memory_id: text,
+    },
   },
   {
     // The signing secret travels sealed (or, from a store not yet started since secrets were sealed, as the plaintext

@@ -24,6 +24,7 @@ import { analyticsRoutes } from './pages/analytics.ts';
 import { approvalRoutes } from './pages/approvals.ts';
 import { auditRoutes } from './pages/audit.ts';
 import { memoryRoutes } from './pages/memories.ts';
+import { memoryLifecycleRoutes } from './pages/memory-history.ts';
 import { secretRoutes } from './pages/secrets.ts';
 import { signInRoutes } from './pages/sign-in.ts';
 import { webhookRoutes } from './pages/webhooks.ts';
@@ -98,7 +99,7 @@ const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   app.addHook('onRoute', requireDeclaredOperation('dashboard'));
   app.get(DASHBOARD_PREFIX, { config: { operation: null } }, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
   const routeDeps: DashboardDeps = { ...deps, sessions: answeringSessions(deps.sessions) };
-  for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
+  for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, memoryLifecycleRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
     routes(app, routeDeps);
   }
 };

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import Database from 'better-sqlite3';
 import { CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyringFromFile } from '../../src/adapters/secrets/master-keyring.ts';
@@ -9,7 +11,10 @@ import { CliError } from '../../src/app/cli.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createStorage } from '../../src/app/storage.factory.ts';
 import { open } from '../../src/core/secrets/envelope.ts';
-import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
+import { memoryDeleted, memorySuperseded } from '../../src/core/events/memory-events.ts';
+import type { Storage } from '../../src/core/storage.port.ts';
+import { fileDatabase, useFreshSchema, type FileDatabase } from '../support/pglite.ts';
+import { makeMemory } from '../support/fixtures.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json } from '../support/test-app.ts';
 import { mnemo } from '../support/cli.ts';
@@ -139,6 +144,107 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     expect((back.error as Error).message).toBe('row counts differ in api_keys (was the target empty?)');
     expect(back.stdout).toMatch(/^api_keys\s+1\s+2 {2}MISMATCH$/m); // the key of the first test, and the local one
     expect(back.stdout).toMatch(/^memories\s+(\d+)\s+\1$/m);
+  });
+
+  it('carries validity, a supersession chain, kept versions and tombstones, to PostgreSQL and back to SQLite', async () => {
+    // The source: a SQLite store written through the storage port (the lifecycle's own writes: supersession, updates
+    // that keep versions, a delete that leaves a tombstone), with the events those writes emit.
+    const source = tempDir();
+    const scope = { tenantId: 'lifecycle', mode: 'live' as const, workspace: 'default' };
+    const day = (d: number): Date => new Date(Date.UTC(2027, 0, d));
+    const vector = (axis: number) => ({ modelId: 'test:axis-4', vector: Float32Array.from([0, 1, 2, 3], (i) => (i === axis ? 1 : 0)) });
+    const memory = (title: string, created: number, over: Parameters<typeof makeMemory>[1] = {}) =>
+      makeMemory(scope, { id: randomUUID(), title, content: `${title} content`, createdAt: day(created), updatedAt: day(created), validFrom: day(created), ...over });
+    // first <- second <- third: each superseded by the next; third is bounded and was updated twice; gone was
+    // updated, then deleted; later holds from day 40 only.
+    const first = memory('first', 1);
+    const second = memory('second', 3);
+    const third = memory('third', 5, { validUntil: day(30) });
+    const gone = memory('gone', 2);
+    const later = memory('later', 6, { validFrom: day(40) });
+    const sourceStore = await createStorage(loadConfig({ MNEMO_DATA_DIR: source }));
+    const supersede = (old: typeof first, by: typeof first, at: Date) => ({
+      kind: 'supersede' as const, id: old.id, by: by.id, validUntil: by.validFrom, events: (m: typeof first) => [memorySuperseded(m, by.id, at, 'alice')],
+    });
+    await sourceStore.memories.insert(first, vector(0));
+    await sourceStore.memories.insert(gone, vector(1));
+    await sourceStore.memories.insert(later, vector(2));
+    await sourceStore.memories.applyAtomically(scope, [{ kind: 'insert', memory: second, vector: vector(0) }, supersede(first, second, day(3))]);
+    await sourceStore.memories.applyAtomically(scope, [{ kind: 'insert', memory: third, vector: vector(0) }, supersede(second, third, day(5))]);
+    await sourceStore.memories.update(scope, third.id, { content: 'third, corrected' }, day(7), 'bob', null);
+    await sourceStore.memories.update(scope, third.id, { title: 'third (final)', validUntil: day(31) }, day(8), 'carol', null);
+    await sourceStore.memories.update(scope, gone.id, { content: 'gone, edited' }, day(9), 'bob', null);
+    expect(await sourceStore.memories.delete(scope, gone.id, { at: day(10), by: 'eve', reason: 'user_request' },
+      (m) => [memoryDeleted(m, day(10), 'eve', 'user_request')])).toBe(true);
+
+    const ids = [first, second, third, gone, later].map((m) => m.id);
+    /** What the lifecycle left in a store, read through the port. */
+    const lifecycleOf = async (store: Storage) => ({
+      memories: await Promise.all(ids.map((id) => store.memories.findById(scope, id))),
+      histories: await Promise.all(ids.map((id) => store.memories.history(scope, id, { limit: 10, offset: 0 }))),
+      supersededBy: await Promise.all(ids.map(async (id) => (await store.memories.findSupersededBy(scope, id)).map((m) => m.id))),
+      tombstones: await Promise.all(ids.map((id) => store.memories.tombstoneOf(scope, id))),
+      validAt: await Promise.all([2, 4, 6, 35, 45].map(async (d) =>
+        (await store.memories.list(scope, { filter: { validAt: day(d), createdTo: day(d) }, limit: 10, offset: 0, sortBy: 'created_at', sortOrder: 'asc' }))
+          .items.map((m) => m.title))),
+    });
+    const expected = await lifecycleOf(sourceStore);
+    await sourceStore.close();
+    // What the source holds, so that the comparisons below compare something.
+    expect(expected.memories.map((m) => m && { title: m.title, version: m.version, supersededBy: m.supersededBy, validUntil: m.validUntil })).toEqual([
+      { title: 'first', version: 1, supersededBy: second.id, validUntil: day(3) },
+      { title: 'second', version: 1, supersededBy: third.id, validUntil: day(5) },
+      { title: 'third (final)', version: 3, supersededBy: null, validUntil: day(31) },
+      null,
+      { title: 'later', version: 1, supersededBy: null, validUntil: null },
+    ]);
+    expect(expected.histories.map((h) => h.versions.map((v) => `${v.version}:${v.title}:${v.replacedBy}`))).toEqual(
+      [[], [], ['2:third:carol', '1:third:bob'], [], []]);
+    expect(expected.supersededBy).toEqual([[], [first.id], [second.id], [], []]);
+    expect(expected.tombstones[3]).toEqual({ memoryId: gone.id, scope, deletedAt: day(10), deletedBy: 'eve', reason: 'user_request' });
+    expect(expected.validAt).toEqual([['first'], ['second'], ['third (final)'], [], ['later']]);
+    /** Each event's id and the memory it is about (events.memory_id), in order. */
+    const sqliteEventMemories = (dir: string) => {
+      const db = new Database(join(dir, 'mnemo.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT id, memory_id FROM events WHERE tenant_id = ? ORDER BY seq').all(scope.tenantId);
+      } finally {
+        db.close();
+      }
+    };
+    const eventMemories = sqliteEventMemories(source);
+    expect(eventMemories).toEqual([
+      { id: expect.any(String), memory_id: first.id }, { id: expect.any(String), memory_id: second.id }, { id: expect.any(String), memory_id: gone.id },
+    ]);
+
+    // Into an empty PostgreSQL database (a new schema of the served PGlite), then back into a new SQLite directory.
+    await useFreshSchema(pglite);
+    const there = await mnemo(cliEnv, 'migrate', '--from', `sqlite:${source}`, '--to', url);
+    expect(there.error).toBeUndefined();
+    expect(there.stdout).toMatch(/^memories\s+4\s+4$/m);
+    expect(there.stdout).toMatch(/^memory_versions\s+2\s+2$/m);
+    expect(there.stdout).toMatch(/^memory_tombstones\s+1\s+1$/m);
+    const postgresStore = await createStorage(loadConfig({ MNEMO_DATABASE_URL: url, MNEMO_DATABASE_POOL_SIZE: '1' }));
+    try {
+      expect(await lifecycleOf(postgresStore)).toEqual(expected);
+    } finally {
+      await postgresStore.close();
+    }
+    const pgEvents = await pglite.query('SELECT id, memory_id FROM events WHERE tenant_id = $1 ORDER BY seq', [scope.tenantId]);
+    expect(pgEvents.rows).toEqual(eventMemories);
+
+    const back = tempDir();
+    const home = await mnemo(cliEnv, 'migrate', '--from', url, '--to', `sqlite:${back}`);
+    expect(home.error).toBeUndefined();
+    expect(home.stdout).toMatch(/^memory_versions\s+2\s+2$/m);
+    expect(home.stdout).toMatch(/^memory_tombstones\s+1\s+1$/m);
+    const backStore = await createStorage(loadConfig({ MNEMO_DATA_DIR: back }));
+    try {
+      expect(await lifecycleOf(backStore)).toEqual(expected);
+    } finally {
+      await backStore.close();
+    }
+    expect(sqliteEventMemories(back)).toEqual(eventMemories);
   });
 
   it('has --help', async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpDeps } from '../../src/app/mcp-deps.ts';
 import { VERSION } from '../../src/app/version.ts';
 import type { InjectOptions } from 'fastify';
-import type { Principal } from '../../src/core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, type Principal } from '../../src/core/api-keys/api-key.types.ts';
 import { OPERATIONS, policyOf, requireDeclaredOperation, type OperationName, type Quota } from '../../src/core/operations/catalog.ts';
 import type { LimitsService } from '../../src/core/rate-limit/tier-limits.ts';
 import { createMnemoMcpServer } from '../../src/mcp/mcp-server.ts';
@@ -55,6 +55,8 @@ describe('operations: one policy per operation, every entry point runs one', () 
       'memory.update': (key, id) => ({ method: 'PUT', url: `/api/v1/memories/${id}`, headers: { 'x-api-key': key }, payload: { title: 'u' } }),
       'memory.delete': (key, id) => ({ method: 'DELETE', url: `/api/v1/memories/${id}`, headers: { 'x-api-key': key } }),
       'memory.delete_many': (key, id) => ({ method: 'POST', url: '/api/v1/memory/bulk/delete', headers: { authorization: `Bearer ${key}` }, payload: { memory_ids: [`mem_${id}`] } }),
+      'memory.supersede': (key, id) => ({ method: 'POST', url: `/api/v1/memories/${id}/supersede`, headers: { 'x-api-key': key }, payload: { by: id } }),
+      'memory.forget': (key) => ({ method: 'POST', url: '/api/v1/memories/forget', headers: { 'x-api-key': key }, payload: { filter: { type: 'context' } } }),
       'embedding.create': (key) => ({ method: 'POST', url: '/api/v1/embeddings', headers: { authorization: `Bearer ${key}` }, payload: { input: 'x' } }),
       'batch.run': (key) => ({ method: 'POST', url: '/api/v1/batch', headers: { authorization: `Bearer ${key}` }, payload: { operations: [{ type: 'create', data: { content: 'c' } }] } }),
       'webhook.create': (key) => ({ method: 'POST', url: '/v1/webhooks', headers: { 'x-api-key': key }, payload: { url: 'https://example.com/hook', events: ['payment.successful'] } }),
@@ -63,7 +65,8 @@ describe('operations: one policy per operation, every entry point runs one', () 
     const charged = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => policyOf(name).quota !== undefined);
     expect(charged.filter((name) => requests[name] === undefined)).toEqual([]);
     for (const name of charged) {
-      const key = await t.key({ tier: 'free' });
+      // Every scope, the opt-in memories:forget included.
+      const key = await t.key({ tier: 'free', scopes: [...ALL_PERMISSIONS] });
       const id = json(await t.app.inject({ method: 'POST', url: '/api/v1/memories', headers: { 'x-api-key': key }, payload: memory })).data.id as string;
       const principal = await t.container.apiKeys.authenticate(key);
       const charge = spend[policyOf(name).quota!](t.container.limits);

@@ -33,6 +33,7 @@ beforeAll(async () => {
   keys.reader = await t.key({ user: 'reader', scopes: ['memories:read'] });
   // What the pages show: memories, a secret, an access path needing alice's approval and the bot's pending request,
   // a webhook, and some traffic for the charts.
+  const seeded: string[] = [];
   for (const [title, content, tags] of [
     ['Deploy checklist', 'Run the database migrations before you deploy the API servers.', ['ops', 'deploy']],
     ['Postgres tuning', 'Raise shared_buffers to a quarter of memory on the database hosts.', ['db']],
@@ -40,7 +41,14 @@ beforeAll(async () => {
   ] as const) {
     const res = await api('/api/v1/memories', keys.alice, { method: 'POST', body: JSON.stringify({ title, content, tags }), headers: { 'x-api-key': keys.alice } });
     expect(res.status).toBe(201);
+    seeded.push(((await res.json()) as { data: { id: string } }).data.id);
   }
+  // A fact that changed: lunch moved (an update, kept as a version), then a new memory superseded it.
+  expect((await api(`/api/v1/memories/${seeded[2]}`, keys.alice, { method: 'PUT', body: JSON.stringify({ tags: ['social', 'team'] }), headers: { 'x-api-key': keys.alice } })).status).toBe(200);
+  const alice = await t.container.apiKeys.authenticate(keys.alice);
+  await t.container.memories.create({ tenantId: alice.tenantId, mode: alice.mode, workspace: 'default' }, alice, {
+    title: 'Team lunch', content: 'Thursday lunch moved to the canteen on the third floor.', tags: ['social'], supersedes: [seeded[2]!],
+  });
   await t.container.secrets.create({ tenantId: t.tenant, mode: 'live' }, { userId: 'alice', region: null },
     { name: 'prod.database-url', value: 'postgres://app:hunter2@db/prod', tags: ['prod', 'db'], expiresInMs: null });
   expect((await api('/v1/security/mcp/resources', keys.alice, {
@@ -112,6 +120,15 @@ describe('dashboard in Chromium', () => {
     await page.waitForSelector('#content');
     expect(await page.textContent('#content')).toContain('Run the database migrations');
     await shot('memory');
+  });
+
+  it('shows superseded memories when asked, and a memory\'s history with the chain', async () => {
+    await page.goto(`${base}/dashboard/memories?expired=1`);
+    const href = (await page.getAttribute('#memories tr:has([data-validity=superseded]) a', 'href'))!;
+    await page.goto(`${base}${href}/history`);
+    expect(await page.locator('#versions tbody tr').count()).toBe(2);
+    expect(await page.textContent('#chain-superseded-by')).toContain('Team lunch');
+    await shot('memory-history');
   });
 
   it('draws the analytics charts with Chart.js from the G7 figures', async () => {

@@ -323,3 +323,99 @@ describe('dashboard approvals, secrets, audit and webhooks', () => {
     expect(res.headers['content-type']).toMatch(/text\/html/);
   });
 });
+
+describe('dashboard memory validity and history (memory that stays true)', () => {
+  it('shows a memory\'s validity, supersedes it through its form, and hides it from the list and search unless asked', async () => {
+    const key = await t.freshTenant({ user: 'alice' });
+    const api = g1(t.app, key);
+    const old = json(await api.create({ title: 'Office', content: 'The office is in Leeds', tags: ['office'] })).data;
+    clock.advance(60_000);
+    const current = json(await api.create({ title: 'Office <new>', content: 'The office moved to York' })).data;
+    const c = await signIn(t.app, key);
+    const before = (await c.get(`/dashboard/memories/${old.id as string}`)).body;
+    expect(before).toContain('data-validity="valid"');
+    expect(before).toContain('id="supersede-form"');
+    expect(before).toContain(`id="history-link" href="/dashboard/memories/${old.id as string}/history"`);
+
+    expect((await c.post(`/dashboard/memories/${old.id as string}/supersede`, { by: current.id as string }, false)).statusCode).toBe(403);
+    expect((await c.post(`/dashboard/memories/${old.id as string}/supersede`, { by: ' ' })).statusCode).toBe(400);
+    // The successor must be valid from after it: the other way round is refused, with the reason.
+    const backwards = await c.post(`/dashboard/memories/${current.id as string}/supersede`, { by: old.id as string });
+    expect(backwards.statusCode).toBe(400);
+    expect(backwards.body).toContain('valid from after');
+    const done = await c.post(`/dashboard/memories/${old.id as string}/supersede`, { by: (current.id as string).slice(0, 8) });
+    expect(done.statusCode).toBe(303);
+    expect(done.headers.location).toBe(`/dashboard/memories/${old.id as string}`);
+
+    const after = (await c.get(`/dashboard/memories/${old.id as string}`)).body;
+    expect(after).toContain('data-validity="superseded"');
+    expect(after).toContain(`<a id="superseded-by" href="/dashboard/memories/${current.id as string}">Office &lt;new&gt;</a>`);
+    expect(after).not.toContain('id="supersede-form"');
+    const link = `href="/dashboard/memories/${old.id as string}"`;
+    expect((await c.get('/dashboard/memories')).body).not.toContain(link);
+    const all = (await c.get('/dashboard/memories?expired=1')).body;
+    expect(all).toContain(link);
+    expect(all).toContain('data-validity="superseded"');
+    expect(all).toMatch(/id="include-expired" checked/);
+    expect((await c.get('/dashboard/memories?q=office%20Leeds&search=hybrid')).body).not.toContain(link);
+    const found = (await c.get('/dashboard/memories?q=office%20Leeds&search=hybrid&expired=1')).body;
+    expect(found).toContain(link);
+    expect(found).toContain('validity-superseded');
+
+    // A read-only key sees the validity, not the form, and cannot post it.
+    const reader = await signIn(t.app, await t.key({ user: 'reader', scopes: ['memories:read'] }));
+    expect((await reader.get(`/dashboard/memories/${current.id as string}`)).body).not.toContain('id="supersede-form"');
+    expect((await reader.post(`/dashboard/memories/${current.id as string}/supersede`, { by: old.id as string })).statusCode).toBe(403);
+  });
+
+  it('shows the history: versions newest first with what each update changed, paged, the chain both ways, and a deleted memory\'s tombstone', async () => {
+    const key = await t.freshTenant({ user: 'alice' });
+    const api = g1(t.app, key);
+    const v1 = json(await api.create({ title: 'Office', content: 'The office is in <Leeds>', tags: ['office'] })).data;
+    const id = v1.id as string;
+    clock.advance(60_000);
+    expect((await api.update(id, { content: 'The office is in Leeds, 2nd floor' })).statusCode).toBe(200);
+    expect((await api.update(id, { tags: ['office', 'hq'] })).statusCode).toBe(200);
+    for (let n = 0; n < 10; n++) expect((await api.update(id, { title: `Office ${n}` })).statusCode).toBe(200);
+    clock.advance(60_000);
+    const next = json(await api.create({ title: 'Office moved', content: 'The office is in York' })).data;
+    const c = await signIn(t.app, key);
+    expect((await c.post(`/dashboard/memories/${id}/supersede`, { by: next.id as string })).statusCode).toBe(303);
+
+    const res = await c.get(`/dashboard/memories/${id}/history`);
+    expect(res.statusCode).toBe(200);
+    const rows = (body: string) => [...body.matchAll(/<tr data-version="(\d+)"/g)].map((m) => Number(m[1]));
+    // 13 versions: the current one and 12 kept, 10 a page.
+    expect(rows(res.body)).toEqual([13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3]);
+    expect(res.body).toContain('(current)');
+    expect(res.body).toContain('<strong>title</strong>: Office 8 → Office 9');
+    expect(res.body).toContain('data-validity="superseded"');
+    expect(res.body).toMatch(/id="chain-superseded-by"><li><a href="\/dashboard\/memories\/[0-9a-f-]+">Office moved<\/a>/);
+    expect(res.body).toContain('id="chain-supersedes">Nothing');
+    expect(res.body).toContain(`id="older" href="/dashboard/memories/${id}/history?offset=10"`);
+
+    const older = (await c.get(`/dashboard/memories/${id}/history?offset=10`)).body;
+    expect(rows(older)).toEqual([2, 1]);
+    // The first row of a later page is judged against the version above it (on the page before).
+    const row = (body: string, v: number) => new RegExp(`<tr data-version="${v}">[\\s\\S]*?</tr>`).exec(body)![0];
+    expect(row(older, 2)).toContain('<strong>tags</strong>: office → office, hq');
+    expect(row(older, 2)).not.toContain('<strong>content</strong>');
+    expect(row(older, 1)).toContain('<strong>content</strong>');
+    expect(row(older, 1)).toContain('The office is in &lt;Leeds&gt;');
+    expect(older).toContain(`id="newer" href="/dashboard/memories/${id}/history"`);
+    expect(older).not.toContain('id="older"');
+
+    const forward = (await c.get(`/dashboard/memories/${next.id as string}/history`)).body;
+    expect(forward).toContain(`id="chain-supersedes"><li><a href="/dashboard/memories/${id}">Office 9</a>`);
+    expect(forward).toContain('id="chain-superseded-by">Nothing');
+
+    expect((await c.get(`/dashboard/memories/${id}/history?offset=-1`)).statusCode).toBe(400);
+    expect((await c.get('/dashboard/memories/00000000-0000-4000-8000-000000000000/history')).statusCode).toBe(404);
+    expect((await api.delete(next.id as string)).statusCode).toBe(200);
+    const gone = await c.get(`/dashboard/memories/${next.id as string}/history`);
+    expect(gone.statusCode).toBe(200);
+    expect(gone.body).toContain('id="tombstone"');
+    expect(gone.body).toContain('by alice (user_request)');
+    expect(gone.body).not.toContain('York');
+  });
+});

@@ -121,7 +121,8 @@ describe('G1 happy paths', () => {
     // Default: newest first.
     expect(all.data.map((m: { title: string }) => m.title)).toEqual([...titles].reverse());
     expect(Object.keys(all.data[0]).sort()).toEqual(
-      ['content', 'created_at', 'id', 'memory_type', 'metadata', 'tags', 'title', 'topic_id', 'type', 'updated_at'].sort());
+      ['content', 'created_at', 'id', 'memory_type', 'metadata', 'tags', 'title', 'topic_id', 'type', 'updated_at',
+        'valid_from', 'valid_until', 'superseded_by', 'version'].sort());
 
     const page2 = json(await api.list('limit=2&offset=2&sortBy=title&sortOrder=asc'));
     expect(page2.data.map((m: { title: string }) => m.title)).toEqual(['charlie', 'delta']);
@@ -161,7 +162,8 @@ describe('G1 happy paths', () => {
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     for (const s of scores) expect(s).toBeGreaterThanOrEqual(0.55);
     expect(Object.keys(data.results[0]).sort()).toEqual(
-      ['content', 'id', 'memory_type', 'metadata', 'similarity_score', 'tags', 'title', 'type'].sort());
+      ['content', 'id', 'memory_type', 'metadata', 'similarity_score', 'tags', 'title', 'type',
+        'valid_from', 'valid_until', 'superseded_by', 'version'].sort());
 
     expect(json(await api.search({ query: 'deploy pipeline', threshold: 0.55, type: 'workflow' })).data.results
       .map((r: { id: string }) => r.id)).toEqual([deploy2]);

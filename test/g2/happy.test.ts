@@ -202,6 +202,7 @@ describe('G2 happy paths', () => {
     await t.container.storage.memories.insert({
       id, clientId: null, scope, title: 'Old model', content: 'stored long ago', memoryType: 'context', tags: [], metadata: {},
       topicId: null, createdAt: now, updatedAt: now, createdBy: 'u', updatedBy: 'u', accessCount: 0, lastAccessed: null,
+      validFrom: now, validUntil: null, supersededBy: null, version: 1,
     }, { modelId: 'retired:v0-4', vector: new Float32Array([1, 0, 0, 0]) });
     expectHashVector(json(await api.get(`mem_${id}`)).embedding, embeddingTextOf('Old model', 'stored long ago'));
     // Nothing was written: the old vector is still the only one.

@@ -40,11 +40,11 @@ async function world(options: { botScopes?: Permission[] } = {}) {
 }
 
 describe('MCP over Streamable HTTP: tools', () => {
-  it('lists the seven tools, each with a description and a JSON schema of its arguments', async () => {
+  it('lists the tools, each with a description and a JSON schema of its arguments', async () => {
     const { bot } = await world();
     const { tools } = await bot.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual(
-      ['memory_create', 'memory_delete', 'memory_get', 'memory_list', 'memory_search', 'memory_update', 'topic_list']);
+      ['memory_create', 'memory_delete', 'memory_forget', 'memory_get', 'memory_history', 'memory_list', 'memory_search', 'memory_supersede', 'memory_update', 'topic_list']);
     for (const tool of tools) {
       expect(tool.description!.length, tool.name).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe('object');

@@ -194,7 +194,8 @@ describe('MemoryService', () => {
       expect((await rejection(s.memories.delete(scope, actor(scope, 'bob'), m.id))).code).toBe('NOT_FOUND');
       const deleted = (await s.eventsOf(scope)).filter((e) => e.type === 'memory.deleted');
       expect(deleted).toHaveLength(1);
-      expect(deleted[0]!.data).toMatchObject({ id: m.id, deleted_by: 'bob', reason: 'batch', tags: ['x'], deleted_at: deletedAt.toISOString() });
+      expect(deleted[0]!.data).toMatchObject({ id: m.id, deleted_by: 'bob', reason: 'batch', forgotten: true, deleted_at: deletedAt.toISOString() });
+      expect(deleted[0]!.data).not.toHaveProperty('tags');
     });
   });
 

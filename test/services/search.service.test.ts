@@ -3,6 +3,7 @@ import type { DomainError } from '../../src/core/errors.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import type { CosineEstimate, MemoryRef } from '../../src/core/memories/memory.types.ts';
 import { createSearchService, HYBRID_METHOD_PLAIN, HYBRID_METHOD_RERANK, type ScoredHit, type SearchContext } from '../../src/core/search/search.service.ts';
+import { hybridRelevance } from '../../src/core/search/relevance.ts';
 import { createServices, freshScope, actor, type Services } from './support.ts';
 
 /**
@@ -107,8 +108,9 @@ describe('SearchService', () => {
   });
 
   describe('hybrid', () => {
+    // No relevance floor unless a test asks for one: these test the fused ranking (the floor: search-floor.service.test.ts).
     const hybrid = (weights: { semanticWeight: number; keywordWeight: number }, more: { rerank?: boolean; threshold?: number; limit?: number } = {}) =>
-      s.search.hybrid(ctx, { query: QUERY, limit: more.limit ?? 10, filter: {}, rerank: more.rerank ?? false, threshold: more.threshold, ...weights });
+      s.search.hybrid(ctx, { query: QUERY, limit: more.limit ?? 10, filter: {}, rerank: more.rerank ?? false, threshold: more.threshold ?? 0, ...weights });
 
     /** The keyword leg's normalised scores and 1-based ranks, as the keyword search reports them. */
     async function keywordLeg(): Promise<Map<string, { score: number; rank: number }>> {
@@ -162,7 +164,7 @@ describe('SearchService', () => {
     it('rerank differs from the plain sum: a weak keyword match counts by its coverage, not relative to the best', async () => {
       // Only "borrow" matches (2 of 6 memories); "zebra" and "quantum" are in none, so they hold most of the idf mass.
       const query = 'borrow zebra quantum';
-      const run = (rerank: boolean) => s.search.hybrid(ctx, { query, limit: 10, filter: {}, rerank, semanticWeight: 0.5, keywordWeight: 0.5 });
+      const run = (rerank: boolean) => s.search.hybrid(ctx, { query, limit: 10, filter: {}, rerank, semanticWeight: 0.5, keywordWeight: 0.5, threshold: 0 });
       const absent = idf(0);
       const coverage = idf(2) / (idf(2) + 2 * absent);
       const plain = await run(false);
@@ -173,13 +175,15 @@ describe('SearchService', () => {
       expect(coverage).toBeLessThan(0.15);
     });
 
-    it('threshold is a floor on the fused score; total counts the candidates above it', async () => {
+    it('threshold is a floor on the relevance (relevance.ts), not the fused score; total counts the candidates at or above it', async () => {
       const all = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 });
-      const floor = (all.hits[2]!.score + all.hits[3]!.score) / 2;
+      const relevance = new Map<string, number>(CORPUS.map(([t], i) => [t, hybridRelevance(similarity.get(t)!, coverageOf(i))]));
+      const ranked = [...relevance.values()].sort((a, b) => b - a);
+      const floor = (ranked[2]! + ranked[3]!) / 2;
       const out = await hybrid({ semanticWeight: 0.5, keywordWeight: 0.5 }, { threshold: floor, limit: 2 });
-      expect(titles(out.hits)).toEqual(titles(all.hits.slice(0, 2)));
+      const kept = titles(all.hits).filter((t) => relevance.get(t)! >= floor);
+      expect(titles(out.hits)).toEqual(kept.slice(0, 2));
       expect(out.total).toBe(3);
-      expect(out.hits.every((h) => h.score >= floor)).toBe(true);
       expect(out.semanticResults).toBe([...similarity.values()].filter((v) => v >= floor).length);
     });
   });
@@ -252,13 +256,13 @@ describe('SearchService', () => {
       const own = freshScope();
       const ownCtx = { ...ctx, scope: own };
       for (const [title, content] of CORPUS) await s.memories.create(own, actor(own, 'alice'), { title, content });
-      const input = { query: QUERY, limit: 3, filter: {}, rerank: false, semanticWeight: 0.5, keywordWeight: 0.5 };
+      const input = { query: QUERY, limit: 3, filter: {}, rerank: false, semanticWeight: 0.5, keywordWeight: 0.5, threshold: 0 };
       const before = await s.search.hybrid(ownCtx, { ...input, limit: 10 });
       let victim: string | undefined;
       const { search, reads } = watched(async (ids) => {
         if (victim) return;
         victim = ids[1];
-        await s.storage.memories.delete(own, victim!);
+        await s.storage.memories.delete(own, victim!, { at: new Date(), by: 'test', reason: 'user_request' });
       });
       const out = await search.hybrid(ownCtx, input);
       expect(victim).toBe(before.hits[1]!.memory.id);
@@ -273,12 +277,12 @@ describe('SearchService', () => {
       const own = freshScope();
       const ownCtx = { ...ctx, scope: own };
       for (const [title, content] of CORPUS) await s.memories.create(own, actor(own, 'alice'), { title, content });
-      const input = { query: QUERY, limit: 3, filter: {}, rerank: false, semanticWeight: 0.5, keywordWeight: 0.5 };
+      const input = { query: QUERY, limit: 3, filter: {}, rerank: false, semanticWeight: 0.5, keywordWeight: 0.5, threshold: 0 };
       const deleted: string[] = [];
       const { search, reads } = watched(async (ids) => {
         if (deleted.length === 3) return;
         deleted.push(ids[0]!);
-        await s.storage.memories.delete(own, ids[0]!);
+        await s.storage.memories.delete(own, ids[0]!, { at: new Date(), by: 'test', reason: 'user_request' });
       });
       const out = await search.hybrid(ownCtx, input);
       // Three rankings, each read once (each losing its best hit), then the third's next candidate.

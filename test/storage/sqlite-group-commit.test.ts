@@ -12,6 +12,9 @@ import { DomainError } from '../../src/core/errors.ts';
 import type { NewEvent } from '../../src/core/events/event.types.ts';
 import { axisVector, makeMemory, scopeA } from '../support/fixtures.ts';
 
+/** Who deleted, when and why (the tombstone a delete leaves). */
+const DELETION = { at: new Date(Date.UTC(2026, 0, 2)), by: 'user-1', reason: 'test' };
+
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-group-commit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
@@ -144,7 +147,7 @@ describe('SQLite group commit of single-memory writes', () => {
     const writes = [
       ...ms.map((m, i) => storage.memories.insert(m, vec(i), (x) => created(x.id))),
       storage.memories.update(scopeA, kept.id, { content: 'kept, edited' }, new Date(), 'u', null),
-      storage.memories.delete(scopeA, gone.id),
+      storage.memories.delete(scopeA, gone.id, DELETION),
     ];
     const commitsBefore = storage.memories.groupCommit.commits;
     await storage.close();
@@ -156,7 +159,7 @@ describe('SQLite group commit of single-memory writes', () => {
     await expect(late).rejects.toThrow(/store is closed/);
     // A domain error every surface answers with its 503 envelope, not an unexpected error (500).
     await expect(late).rejects.toMatchObject({ code: 'OVERLOADED' });
-    await expect(storage.memories.delete(scopeA, kept.id)).rejects.toThrow(/store is closed/);
+    await expect(storage.memories.delete(scopeA, kept.id, DELETION)).rejects.toThrow(/store is closed/);
 
     const reopened = createSqliteStorage({ file: f });
     try {

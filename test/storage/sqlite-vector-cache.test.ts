@@ -17,6 +17,9 @@ import type { ApiKeyRecord } from '../../src/core/api-keys/api-key.types.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { matrixRowsByKey } from '../support/matrix-rows.ts';
 
+/** Who deleted, when and why (the tombstone a delete leaves). */
+const DELETION = { at: new Date(Date.UTC(2026, 0, 2)), by: 'user-1', reason: 'test' };
+
 /**
  * The server's vector indexes against writes from another connection (the CLI): a workspace's index is reloaded when
  * that workspace changed, and only then (migration 15's workspace versions).
@@ -71,7 +74,7 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     await cli.memories.update(scopeB, bOnly!.memory.id, {}, new Date(), 'u', { modelId: 'm', vector: axisVector(4, 1) });
     expect((await srv.memories.searchSimilar(scopeB, query(0))).total).toBe(0);
     expect((await srv.memories.searchSimilar(scopeB, query(1))).total).toBe(1);
-    await cli.memories.delete(scopeB, bOnly!.memory.id);
+    await cli.memories.delete(scopeB, bOnly!.memory.id, DELETION);
     expect((await srv.memories.searchSimilar(scopeB, query(1))).total).toBe(0);
     await cli.close();
     await srv.close();
@@ -349,7 +352,7 @@ describe('SQLite vector cache: the cold-start loader', () => {
     await cli.memories.insert(deleted, { modelId: 'm', vector: axisVector(dims, 7) });
 
     // A delete of this process during B's load: replayed, no reload.
-    during = () => memories.delete(scopeB, deleted.id).then(() => undefined);
+    during = () => memories.delete(scopeB, deleted.id, DELETION).then(() => undefined);
     expect((await memories.searchSimilar(scopeB, q(axisVector(dims, 7), 3, 0.98))).total).toBe(0);
     expect((await cache.get(scopeB, 'm', dims)).size).toBe(rows);
     expect(real.workerLoads).toBe(2);

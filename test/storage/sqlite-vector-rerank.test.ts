@@ -15,6 +15,9 @@ import { MIN_COSINE_SLACK } from '../../src/core/memories/memory.repository.ts';
 import { makeMemory, scopeA } from '../support/fixtures.ts';
 import { clustered } from '../support/clustered-vectors.ts';
 
+/** Who deleted, when and why (the tombstone a delete leaves). */
+const DELETION = { at: new Date(Date.UTC(2026, 0, 2)), by: 'user-1', reason: 'test' };
+
 /**
  * The matrix keeps only int8 codes; the rows the pre-scan cannot decide are scored from the vectors in the store.
  * Checked against the plainest exact scan of the stored vectors, and against writes racing a search.
@@ -97,6 +100,32 @@ describe('vector re-rank from the store', () => {
     await memories.close();
     await inline.close();
     db.close();
+  });
+
+  it('leaves excluded rows out (memories not valid then) exactly as a plain scan of the rest: ranks and totals, in workers and not', async () => {
+    const dims = 48;
+    const rows = new Map<number, Float32Array>();
+    clustered(31, 5000, dims, 6, 0.3).forEach((v, key) => rows.set(key, v));
+    const matrix = new VectorMatrix(dims, 16, mapSource(rows));
+    for (const [key, v] of rows) matrix.upsert(key, v);
+    const query = clustered(32, 1, dims, 1, 0)[0]!;
+    const without = (keep: (key: number) => boolean) => new Map([...rows].filter(([key]) => keep(key)));
+    // The best rows themselves excluded, and a scattered few; alone and beside an allowed set (a filter).
+    const best = reference(rows, query, 5, -1).hits.map((h) => h.key);
+    const excluded = new Set([...best.slice(0, 3), ...Array.from({ length: 40 }, (_, i) => i * 97)]);
+    const allowed = new Set([...rows.keys()].filter((key) => key % 3 !== 0));
+    for (const minCosine of [-1, 0.3]) {
+      const expected = reference(without((key) => !excluded.has(key)), query, 10, minCosine);
+      expect(expected.total).toBe(minCosine === -1 ? rows.size - excluded.size : expected.total);
+      expect(await matrix.searchIn(pool, query, 10, minCosine, null, { excluded })).toEqual(expected);
+      expect(matrix.search(query, 10, minCosine, null, excluded)).toEqual(expected);
+      const both = reference(without((key) => allowed.has(key) && !excluded.has(key)), query, 10, minCosine);
+      expect(await matrix.searchIn(pool, query, 10, minCosine, allowed, { excluded })).toEqual(both);
+      expect(matrix.search(query, 10, minCosine, allowed, excluded)).toEqual(both);
+    }
+    // An empty set, or keys the matrix does not hold, change nothing.
+    expect(await matrix.searchIn(pool, query, 10, -1, null, { excluded: new Set([-5, 1e9]) })).toEqual(reference(rows, query, 10, -1));
+    expect(matrix.search(query, 10, -1, null, new Set())).toEqual(reference(rows, query, 10, -1));
   });
 
   it('scores a row written during a worker scan by its new vector, never a mix, and drops a row deleted meanwhile', async () => {
@@ -188,7 +217,7 @@ describe('vector re-rank from the store', () => {
       const raced = matrix.searchIn(pool, query, 10, -1);
       void memories.applyAtomically(scopeA, [
         updateVector(ids.get(best)!, Float32Array.from(query, (x) => -x)),
-        { kind: 'delete', id: ids.get(second)! },
+        { kind: 'delete', id: ids.get(second)!, deletion: DELETION },
       ]);
       ids.delete(second);
       const after = storedReference(db, query, 10);

@@ -12,6 +12,9 @@ import type { Scope } from '../../src/core/scope.ts';
 import { makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { matrixRowsByKey } from '../support/matrix-rows.ts';
 
+/** Who deleted, when and why (the tombstone a delete leaves). */
+const DELETION = { at: new Date(Date.UTC(2026, 0, 2)), by: 'user-1', reason: 'test' };
+
 /**
  * The loader's row filling (what each loader thread runs, here on one connection): two fillers splitting the seq range
  * and filling the shared rows from both ends, joined into a dense matrix, also when rows were deleted or added
@@ -83,7 +86,7 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
   it('closes the gap left by rows deleted after planning, in either half', async () => {
     const { storage, db, ids } = await store('deleted.db', 300);
     const { matrix } = await twoFillers(db, async () => {
-      for (const i of [0, 5, 140, 160, 250, 298, 299]) await storage.memories.delete(scopeA, ids[i]!);
+      for (const i of [0, 5, 140, 160, 250, 298, 299]) await storage.memories.delete(scopeA, ids[i]!, DELETION);
     });
     expect(matrix.size).toBe(293);
     expect(matrixRowsByKey(matrix)).toEqual(matrixRowsByKey(reference(db, scopeA)));
@@ -95,7 +98,7 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
     const { storage, db, ids } = await store('added.db', 300);
     // 15 added: within the spare rows (300 + 300 / 16 = 318 in all).
     const { matrix, truncated } = await twoFillers(db, async () => {
-      await storage.memories.delete(scopeA, ids[10]!);
+      await storage.memories.delete(scopeA, ids[10]!, DELETION);
       for (let i = 0; i < 15; i++) await storage.memories.insert(makeMemory(scopeA), { modelId: 'm', vector: vector(1000 + i) });
     });
     expect(truncated).toBe(false);

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/adapters/storage/sqlite/migrations.ts';
 import { openSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { createSqliteStorage, type SqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { LIFECYCLE_SQL } from '../../src/adapters/storage/sqlite/sqlite-memory.repository.ts';
 import { SqliteKeywordLengths } from '../../src/adapters/storage/sqlite/sqlite-keyword-lengths.ts';
 import { type Posting, SqliteKeywordPostings } from '../../src/adapters/storage/sqlite/sqlite-keyword-postings.ts';
 import { loadConfig } from '../../src/app/config.ts';
@@ -19,6 +20,9 @@ import { createStorage } from '../../src/app/storage.factory.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { describeStorageContract } from './storage.contract.ts';
+
+/** Who deleted, when and why (the tombstone a delete leaves). */
+const DELETION = { at: new Date(Date.UTC(2026, 0, 2)), by: 'user-1', reason: 'test' };
 
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -167,7 +171,7 @@ describe('sqlite specifics', () => {
     expect(reference().length).toBe(4);
     // Kept in step with this process's writes, and with another process's.
     await server.memories.update(scopeA, rows[4]!.id, { content: 'Train to Lyon, then a quick deploy of pasta' }, new Date(), 'u', null);
-    await server.memories.delete(scopeA, rows[0]!.id);
+    await server.memories.delete(scopeA, rows[0]!.id, DELETION);
     await expectSameAsSqlite();
     await cli.memories.insert(makeMemory(scopeA, { title: 'Quick deploy', content: `quick deploy ${'and more '.repeat(40)}` }), vector);
     await expectSameAsSqlite();
@@ -213,15 +217,15 @@ describe('sqlite specifics', () => {
     await server.memories.update(scopeA, inA[2]!.id, { tags: ['okapi', 'lunch'] }, new Date(), 'u', null);
     await server.memories.update(scopeA, inA[4]!.id, { title: 'A4 tomato tomato' }, new Date(), 'u', null);
     await expectSameAsFresh();
-    await server.memories.delete(scopeA, inA[3]!.id);
-    await server.memories.delete(scopeB, inB[0]!.id);
+    await server.memories.delete(scopeA, inA[3]!.id, DELETION);
+    await server.memories.delete(scopeB, inB[0]!.id, DELETION);
     await expectSameAsFresh();
     const late = makeMemory(scopeA, { title: 'A7 lunch', content: 'pasta okapi' });
     await server.memories.applyAtomically(scopeA, [
       { kind: 'insert', memory: late, vector },
       { kind: 'update', id: late.id, patch: { content: 'pasta okapi okapi deploy' }, at: new Date(), by: 'u', vector: null },
       { kind: 'update', id: inA[0]!.id, patch: { title: 'A0 okapi' }, at: new Date(), by: 'u', vector: null },
-      { kind: 'delete', id: inA[5]!.id },
+      { kind: 'delete', id: inA[5]!.id, deletion: DELETION },
     ]);
     await server.memories.importMemories([{ memory: makeMemory(scopeA, { title: 'A8 imported deploy', content: 'lunch' }), vectors: [] }]);
     await expectSameAsFresh();
@@ -229,7 +233,7 @@ describe('sqlite specifics', () => {
     const newest = makeMemory(scopeA, { title: 'A9 deploy pasta' });
     await server.memories.insert(newest, vector);
     await expectSameAsFresh();
-    await server.memories.delete(scopeA, newest.id);
+    await server.memories.delete(scopeA, newest.id, DELETION);
     await server.memories.insert(makeMemory(scopeB, { title: 'B3 deploy pasta tomato' }), vector);
     await expectSameAsFresh();
     watcher.close();
@@ -306,6 +310,68 @@ describe('sqlite specifics', () => {
     expect(held.length).toBeGreaterThan(before.get(held.seq)!);
     db.close();
     await writer.close();
+  });
+
+  it('finds the memories not valid at a moment through the bounded partial index alone', async () => {
+    const file = join(dir, 'validity-plans.db');
+    const storage = createSqliteStorage({ file });
+    const at = Date.UTC(2027, 0, 10);
+    for (let i = 0; i < 50; i++) {
+      const createdAt = new Date(at - (i + 1) * 60_000);
+      await storage.memories.insert(makeMemory(scopeA, { createdAt, updatedAt: createdAt, validFrom: createdAt,
+        validUntil: i % 10 === 0 ? new Date(at - 1) : null, supersededBy: i % 10 === 0 ? 'successor' : null }), { modelId: 'm', vector: axisVector(4, 0) });
+    }
+    await storage.close();
+    const db = new Database(file);
+    const plan = (sql: string, params: unknown[]) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+      .map((r) => r.detail).join('\n');
+    const sp = [scopeA.tenantId, scopeA.mode, scopeA.workspace];
+    try {
+      // Without statistics (as a fresh file) and with them (after ANALYZE), alike.
+      for (const analyzed of [false, true]) {
+        if (analyzed) db.exec('ANALYZE');
+        const excluded = plan(LIFECYCLE_SQL.excludedAt, [...sp, at, at]);
+        expect(excluded, `analyzed: ${analyzed}`).toMatch(/SEARCH m USING INDEX memories_scope_bounded \(tenant_id=\? AND mode=\? AND workspace=\?\)/);
+        expect(excluded).not.toMatch(/SCAN/);
+        expect(plan(LIFECYCLE_SQL.supersededBy, [...sp, 'successor']), `analyzed: ${analyzed}`)
+          .toMatch(/USING INDEX memories_scope_superseded_by \(tenant_id=\? AND mode=\? AND workspace=\? AND superseded_by=\?\)/);
+      }
+      expect(db.prepare(LIFECYCLE_SQL.excludedAt).pluck().all(...sp, at, at)).toHaveLength(5);
+      expect(db.prepare(LIFECYCLE_SQL.excludedAt).pluck().all(...sp, at - 2, at - 2)).toHaveLength(0);
+      // Memories valid from their creation are never excluded, even at a moment before it (as_of adds createdTo).
+      expect(db.prepare(LIFECYCLE_SQL.excludedAt).pluck().all(...sp, at - 10 * 60_000 - 1, at - 10 * 60_000 - 1)).toHaveLength(0);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('leaves memories not valid out of capped keyword candidates: hits only valid ones, the total at least a word\'s valid count', async () => {
+    const storage = createSqliteStorage({ file: join(dir, 'validity-cap.db') });
+    const at = new Date(Date.UTC(2027, 0, 10));
+    const memories = Array.from({ length: 30 }, (_, i) => {
+      const createdAt = new Date(at.getTime() - (30 - i) * 60_000);
+      // Five of the ten newest have expired.
+      return makeMemory(scopeA, { content: `plum pie number ${i}`, createdAt, updatedAt: createdAt, validFrom: createdAt,
+        validUntil: i >= 20 && i % 2 === 0 ? new Date(at.getTime() - 1) : null });
+    });
+    for (const m of memories) await storage.memories.insert(m, { modelId: 'm', vector: axisVector(4, 0) });
+    const expired = new Set(memories.filter((m) => m.validUntil !== null).map((m) => m.id));
+    for (const terms of [['plum'], ['plum pie'], ['plum', 'pie']]) {
+      for (const candidatesPerTerm of [10, 1000]) {
+        const found = await storage.memories.searchKeyword(scopeA, { terms, limit: 8, filter: { validAt: at }, candidatesPerTerm });
+        const label = `${terms.join('+')} cap ${candidatesPerTerm}`;
+        expect(found.hits.filter((h) => expired.has(h.memory.id)), label).toEqual([]);
+        // Capped at the ten newest, five of them expired: five candidates; the total counts the word's 25 valid ones.
+        expect(found.hits, label).toHaveLength(candidatesPerTerm === 10 ? 5 : 8);
+        expect(found.total, label).toBe(25);
+        const ranked = await storage.memories.rankKeyword(scopeA, { terms, limit: 8, filter: { validAt: at }, candidatesPerTerm });
+        expect(ranked.total, label).toBe(25);
+        expect(ranked.hits.map((h) => h.relevance), label).toEqual(found.hits.map((h) => h.relevance));
+        // Without validAt: every one.
+        expect((await storage.memories.searchKeyword(scopeA, { terms, limit: 8, filter: {}, candidatesPerTerm })).total, label).toBe(30);
+      }
+    }
+    await storage.close();
   });
 
   it('writes nothing when part of an insert fails', async () => {

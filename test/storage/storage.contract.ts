@@ -38,6 +38,7 @@ import { copyStore } from '../../src/core/storage-copy.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { describeMemoryMaintenanceContract } from './memory-maintenance.contract.ts';
 import { describeReindexProgressContract } from './reindex-progress.contract.ts';
+import { describeMemoryLifecycleContract } from './memory-lifecycle.contract.ts';
 
 const MODEL = 'test:axis-8';
 const DIMS = 8;
@@ -84,6 +85,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
     });
     describeMemoryMaintenanceContract(() => storage);
     describeReindexProgressContract(() => storage, extras.openSecond);
+    describeMemoryLifecycleContract(() => storage);
 
     /** The stores concurrent callers use: this one, and a second connection to it when the adapter offers one. */
     const connections = async (): Promise<Storage[]> => {
@@ -111,7 +113,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           expect(await storage.memories.findIdsByPrefix(scope, m.id.slice(0, 8), 5)).toEqual([]);
           expect(await storage.memories.recordAccess(scope, m.id, new Date())).toBeNull();
           expect(await storage.memories.update(scope, m.id, { title: 'x' }, new Date(), 'u', null)).toBeNull();
-          expect(await storage.memories.delete(scope, m.id)).toBe(false);
+          expect(await storage.memories.delete(scope, m.id, { at: new Date(), by: 'test', reason: 'user_request' })).toBe(false);
           expect((await storage.memories.list(scope, listAll())).total).toBe(0);
           const found = await storage.memories.searchSimilar(scope, {
             vector: axisVector(DIMS, 0), modelId: MODEL, limit: 10, minCosine: -1, filter: {},
@@ -171,9 +173,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       it('deletes permanently, vector and tags included', async () => {
         const m = makeMemory(scopeA, { tags: ['gone'] });
         await storage.memories.insert(m, vec(1));
-        expect(await storage.memories.delete(scopeA, m.id)).toBe(true);
+        expect(await storage.memories.delete(scopeA, m.id, { at: new Date(), by: 'test', reason: 'user_request' })).toBe(true);
         expect(await storage.memories.findById(scopeA, m.id)).toBeNull();
-        expect(await storage.memories.delete(scopeA, m.id)).toBe(false);
+        expect(await storage.memories.delete(scopeA, m.id, { at: new Date(), by: 'test', reason: 'user_request' })).toBe(false);
         const found = await storage.memories.searchSimilar(scopeA, {
           vector: axisVector(DIMS, 1), modelId: MODEL, limit: 10, minCosine: -1, filter: {},
         });
@@ -312,7 +314,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await search(['deploy'])).total).toBe(3);
         await storage.memories.update(scopeA, other.id, { tags: ['tomato'] }, new Date(), 'u', null);
         expect((await search(['tomato'])).hits.map((h) => h.memory.id)).toEqual([other.id]);
-        await storage.memories.delete(scopeA, deploy.id);
+        await storage.memories.delete(scopeA, deploy.id, { at: new Date(), by: 'test', reason: 'user_request' });
         expect((await search(['deploy'])).hits.map((h) => h.memory.id).sort()).toEqual([mention.id, other.id].sort());
       });
 
@@ -382,7 +384,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           for (const m of theirs) await storage.memories.insert(m, vec(0));
           expect(await scores(), JSON.stringify(scope)).toEqual(before);
           await storage.memories.update(scope, theirs[0]!.id, { content: 'pasta '.repeat(50) }, new Date(), 'u', null);
-          await storage.memories.delete(scope, theirs[1]!.id);
+          await storage.memories.delete(scope, theirs[1]!.id, { at: new Date(), by: 'test', reason: 'user_request' });
           expect(await scores(), JSON.stringify(scope)).toEqual(before);
         }
 
@@ -554,7 +556,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await storage.memories.insert(otherModel, { modelId: 'test:other-8', vector: axisVector(DIMS, 0) });
         const deleted = makeMemory(scopeA, { title: 'Deploy gone', content: 'deploy' });
         await storage.memories.insert(deleted, vec(0));
-        await storage.memories.delete(scopeA, deleted.id);
+        await storage.memories.delete(scopeA, deleted.id, { at: new Date(), by: 'test', reason: 'user_request' });
         return { mine, foreign, otherModel: otherModel.id, deleted: deleted.id };
       }
 
@@ -765,7 +767,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect((await storage.memories.findByContent(scopeA, ' new   text'))?.id).toBe(m.id);
         const dup = makeMemory(scopeA, { content: 'new text' });
         expect((await storage.memories.insertUnlessDuplicate(dup, vec(0)))?.id).toBe(m.id);
-        await storage.memories.delete(scopeA, m.id);
+        await storage.memories.delete(scopeA, m.id, { at: new Date(), by: 'test', reason: 'user_request' });
         expect(await storage.memories.insertUnlessDuplicate(dup, vec(0))).toBeNull();
       });
 
@@ -818,7 +820,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           { kind: 'insert', memory: fresh, vector: vec(2) },
           { kind: 'update', id: fresh.id, patch: { title: 'fresher' }, at, by: 'u2', vector: vec(3) },
           { kind: 'read', id: existing.id, at },
-          { kind: 'delete', id: existing.id },
+          { kind: 'delete', id: existing.id, deletion: { at: new Date(), by: 'test', reason: 'user_request' } },
         ]);
         expect(out.map((m) => m.title)).toEqual(['fresh', 'fresher', 'existing', 'existing']);
         expect(out[2]!.accessCount).toBe(1);
@@ -832,7 +834,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const doomed = makeMemory(scopeA, { title: 'doomed', tags: ['doomed'] });
         const failure = await storage.memories.applyAtomically(scopeA, [
           { kind: 'insert', memory: doomed, vector: vec(4) },
-          { kind: 'delete', id: fresh.id },
+          { kind: 'delete', id: fresh.id, deletion: { at: new Date(), by: 'test', reason: 'user_request' } },
           { kind: 'update', id: existing.id, patch: { title: 'x' }, at, by: 'u', vector: null },
         ]).catch((e: unknown) => e);
         expect(failure).toBeInstanceOf(AtomicStepFailed);
@@ -845,7 +847,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         // Another scope's id is absent too.
         const foreign = makeMemory(scopeB);
         await storage.memories.insert(foreign, vec(0));
-        await expect(storage.memories.applyAtomically(scopeA, [{ kind: 'delete', id: foreign.id }])).rejects.toBeInstanceOf(AtomicStepFailed);
+        await expect(storage.memories.applyAtomically(scopeA, [{ kind: 'delete', id: foreign.id, deletion: { at: new Date(), by: 'test', reason: 'user_request' } }])).rejects.toBeInstanceOf(AtomicStepFailed);
         expect(await storage.memories.findById(scopeB, foreign.id)).not.toBeNull();
         const dup = makeMemory(scopeA, { clientId: 'c1' });
         await expect(storage.memories.applyAtomically(scopeA, [
@@ -878,7 +880,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const m1 = makeMemory(scopeA);
         await storage.memories.insert(m1, vec(0), created);
         await storage.memories.update(scopeA, m1.id, { title: 'x' }, new Date(), 'u', null, (m) => [{ id: `evt_${randomUUID()}`, type: 'memory.updated', scope: m.scope, createdAt: m.updatedAt, data: { id: m.id, title: m.title } }]);
-        await storage.memories.delete(scopeA, m1.id, (m) => [{ id: `evt_${randomUUID()}`, type: 'memory.deleted', scope: m.scope, createdAt: new Date(), data: { id: m.id } }]);
+        await storage.memories.delete(scopeA, m1.id, { at: new Date(), by: 'test', reason: 'user_request' }, (m) => [{ id: `evt_${randomUUID()}`, type: 'memory.deleted', scope: m.scope, createdAt: new Date(), data: { id: m.id } }]);
         await storage.memories.insert(makeMemory(scopeB), vec(0), created);
         await storage.events.append([{ id: `evt_${randomUUID()}`, type: 'system.health', scope: { tenantId: null, mode: null, workspace: null }, createdAt: new Date(), data: { status: 'ok' } }]);
         stop();
@@ -886,7 +888,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const mine = await readAll(scopeA);
         expect(mine.map((e) => e.type)).toEqual(['memory.created', 'memory.updated', 'memory.deleted', 'system.health']);
         expect(mine.map((e) => e.seq)).toEqual([...mine.map((e) => e.seq)].sort((a, b) => a - b));
-        expect(mine[1]!.data).toMatchObject({ id: m1.id, title: 'x' });
+        // The memory was deleted since: its earlier events keep its id only (forgetting, docs/events.md).
+        expect(mine[1]!.data).toMatchObject({ id: m1.id, forgotten: true });
+        expect(mine[1]!.data).not.toHaveProperty('title');
         expect((await readAll(scopeA, mine[1]!.seq)).map((e) => e.type)).toEqual(['memory.deleted', 'system.health']);
         expect((await readAll(scopeA, 0, ['memory.deleted'])).map((e) => e.type)).toEqual(['memory.deleted']);
         expect((await readAll({ ...scopeA, workspace: 'other' })).map((e) => e.type)).toEqual(['system.health']);

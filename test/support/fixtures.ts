@@ -35,6 +35,10 @@ export function makeMemory(scope: Scope, overrides: Partial<Memory> = {}): Memor
     updatedBy: 'user-1',
     accessCount: 0,
     lastAccessed: null,
+    validFrom: overrides.createdAt ?? at,
+    validUntil: null,
+    supersededBy: null,
+    version: 1,
     ...overrides,
   };
 }

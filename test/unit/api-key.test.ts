@@ -6,7 +6,7 @@ import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.st
 import { digestKey, generateKeyText, parseKeyText } from '../../src/core/api-keys/api-key.format.ts';
 import type { ApiKeyRepository } from '../../src/core/api-keys/api-key.repository.ts';
 import { createApiKeyService } from '../../src/core/api-keys/api-key.service.ts';
-import { ALL_PERMISSIONS } from '../../src/core/api-keys/api-key.types.ts';
+import { ALL_PERMISSIONS, DEFAULT_PERMISSIONS } from '../../src/core/api-keys/api-key.types.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 
 describe('API key format', () => {
@@ -51,7 +51,9 @@ describe('API key service', () => {
     expect(principal).toMatchObject({ keyId: record.id, tenantId: 't', userId: 'u', tier: 'pro', mode: 'test' });
     expect([...principal.scopes]).toEqual(['memories:read']);
     const { record: all } = await svc.create({ tenantId: 't', userId: 'u', tier: 'free', mode: 'live' });
-    expect(all.scopes).toEqual([...ALL_PERMISSIONS]);
+    // Every scope but the opt-in ones (memories:forget), which a key gets only when asked for by name.
+    expect(all.scopes).toEqual([...DEFAULT_PERMISSIONS]);
+    expect(all.scopes).toEqual(ALL_PERMISSIONS.filter((p) => p !== 'memories:forget'));
     await storage.close();
   });
 

@@ -5,7 +5,7 @@ import type { KeyMode } from '../scope.ts';
 import { DISPLAY_PREFIX_LENGTH, digestKey, digestsEqual, generateKeyText, parseKeyText } from './api-key.format.ts';
 import type { ApiKeyRepository } from './api-key.repository.ts';
 import { DEFAULT_KEY_NAME } from './api-key.rules.ts';
-import { ALL_PERMISSIONS, type ApiKeyRecord, type Principal, type Permission, type Tier } from './api-key.types.ts';
+import { DEFAULT_PERMISSIONS, type ApiKeyRecord, type Principal, type Permission, type Tier } from './api-key.types.ts';
 
 export interface CreateKeyInput {
   tenantId: string;
@@ -14,7 +14,7 @@ export interface CreateKeyInput {
   name?: string | undefined;
   tier: Tier;
   mode: KeyMode;
-  /** Empty or absent: all scopes. */
+  /** Empty or absent: DEFAULT_PERMISSIONS (every scope but the opt-in `memories:forget`). */
   scopes?: readonly Permission[] | undefined;
   expiresAt?: Date | null | undefined;
 }
@@ -24,7 +24,7 @@ export type ApiKeyService = ReturnType<typeof createApiKeyService>;
 /** A new key's text and the record stored for it (its digest and display prefix, never the text). */
 export function newKeyRecord(input: CreateKeyInput, now: Date): { record: ApiKeyRecord; key: string } {
   const key = generateKeyText(input.mode);
-  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...ALL_PERMISSIONS];
+  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...DEFAULT_PERMISSIONS];
   const record: ApiKeyRecord = {
     id: prefixedId('key'),
     tenantId: input.tenantId,

@@ -8,8 +8,9 @@ export const KEY_MODES: readonly KeyMode[] = ['live', 'test'];
 
 /**
  * Permissions a key holds (the wire calls them `scopes`, as the spec does). The spec names the secrets component's;
- * the memory surfaces use `memories:read` / `memories:write`. A key created without any gets all of them. (Not
- * core/scope.ts's Scope, which is where data lives: tenant, mode and workspace.)
+ * the memory surfaces use `memories:read` / `memories:write`, and `memories:forget` for forgetting by filter (many
+ * memories at once: `POST /api/v1/memories/forget`, MCP memory_forget). A key created without any gets
+ * DEFAULT_PERMISSIONS. (Not core/scope.ts's Scope, which is where data lives: tenant, mode and workspace.)
  */
 export const ALL_PERMISSIONS = [
   'memories:read',
@@ -20,8 +21,19 @@ export const ALL_PERMISSIONS = [
   'apikeys:manage',
   'mcp:access',
   'audit:read',
+  'memories:forget',
 ] as const;
 export type Permission = (typeof ALL_PERMISSIONS)[number];
+
+/**
+ * Permissions granted only when asked for by name: a key created without scopes does not get them. Forgetting by
+ * filter erases at once what a filter matches, beyond undo: a key gets that power when someone chose to give it, and
+ * the keys made as before (the spec's callers) hold and answer exactly the scopes they did.
+ */
+export const OPT_IN_PERMISSIONS: readonly Permission[] = ['memories:forget'];
+
+/** What a key created without scopes gets: every permission but the opt-in ones. */
+export const DEFAULT_PERMISSIONS: readonly Permission[] = ALL_PERMISSIONS.filter((p) => !OPT_IN_PERMISSIONS.includes(p));
 
 export interface ApiKeyRecord {
   id: string;

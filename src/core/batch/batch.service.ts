@@ -55,7 +55,7 @@ export function createBatchService(deps: {
       }
       case 'search': {
         const { hits, total } = await search.semantic({ scope, userId: principal.userId, surface: 'g6' },
-          { query: op.query, limit: op.limit, threshold: op.threshold, filter: op.filter });
+          { query: op.query, limit: op.limit, threshold: op.threshold, filter: op.filter, validity: op.validity });
         return { kind: 'searched', hits, total };
       }
     }
@@ -99,6 +99,14 @@ export function createBatchService(deps: {
 
   async function runAtomic(principal: Principal, scope: Scope, ops: readonly BatchOp[], deadline: number): Promise<OpOutcome[]> {
     const steps: AtomicStep[] = [];
+    /** The operation each step belongs to (a create that supersedes adds steps of its own). */
+    const opOfStep: number[] = [];
+    /** Each operation's own step (its result). */
+    const stepOfOp: number[] = [];
+    const push = (op: number, ...added: AtomicStep[]) => {
+      stepOfOp[op] = steps.length;
+      for (const step of added) { steps.push(step); opOfStep.push(op); }
+    };
     const fail = (index: number, error: DomainError | { code: BatchFailureCode; message: string }) =>
       ops.map((op, i): OpOutcome => (i === index ? { index: i, type: op.type, status: 'failed', error, attempts: 1 }
         : failed(i, op, 'ROLLED_BACK', 'Not applied: another operation of this atomic batch failed')));
@@ -111,18 +119,23 @@ export function createBatchService(deps: {
         switch (op.type) {
           case 'create': {
             const { memory, vector, events } = await memories.prepareCreate(scope, principal.userId, op.input);
-            steps.push({ kind: 'insert', memory, vector, events });
+            const supersession = op.input.supersedes?.length
+              ? await memories.supersedeSteps(scope, principal.userId, memory, op.input.supersedes, memory.createdAt) : [];
+            push(i, { kind: 'insert', memory, vector, events }, ...supersession);
             break;
           }
           case 'update': {
             const p = await memories.prepareUpdate(scope, principal.userId, op.id, op.patch);
-            steps.push({ kind: 'update', id: p.id, patch: p.patch, at: p.at, by: p.actorId, vector: p.vector, events: p.events });
+            push(i, { kind: 'update', id: p.id, patch: p.patch, at: p.at, by: p.actorId, vector: p.vector, events: p.events });
             break;
           }
-          case 'read': steps.push({ kind: 'read', id: await memories.resolveId(scope, op.id), at: clock.now() }); break;
+          case 'read': push(i, { kind: 'read', id: await memories.resolveId(scope, op.id), at: clock.now() }); break;
           case 'delete': {
             const at = clock.now();
-            steps.push({ kind: 'delete', id: await memories.resolveId(scope, op.id), events: (m) => [memoryDeleted(m, at, principal.userId, 'batch')] });
+            push(i, {
+              kind: 'delete', id: await memories.resolveId(scope, op.id), deletion: { at, by: principal.userId, reason: 'batch' },
+              events: (m) => [memoryDeleted(m, at, principal.userId, 'batch')],
+            });
             break;
           }
           default:
@@ -137,12 +150,12 @@ export function createBatchService(deps: {
     try {
       applied = await store.applyAtomically(scope, steps);
     } catch (err) {
-      if (err instanceof AtomicStepFailed) return fail(err.index, err.error);
+      if (err instanceof AtomicStepFailed) return fail(opOfStep[err.index]!, err.error);
       throw err;
     }
     const deletedAt = clock.now();
     return ops.map((op, i): OpOutcome => {
-      const memory = applied[i]!;
+      const memory = applied[stepOfOp[i]!]!;
       const value: OpValue = op.type === 'create' ? { kind: 'created', memory }
         : op.type === 'update' ? { kind: 'updated', memory }
         : op.type === 'read' ? { kind: 'read', memory }

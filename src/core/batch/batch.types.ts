@@ -1,6 +1,7 @@
 import type { DomainError } from '../errors.ts';
 import type { Memory, MemoryFilter, MemoryPatch, NewMemoryInput } from '../memories/memory.types.ts';
 import type { ScoredHit } from '../search/search.service.ts';
+import type { ValidityOption } from '../memories/validity.ts';
 
 export const MAX_BATCH_OPERATIONS = 100;
 export const MAX_BATCH_TIMEOUT_MS = 60_000;
@@ -16,7 +17,7 @@ export type BatchOp =
   | { type: 'read'; id: string }
   | { type: 'update'; id: string; patch: MemoryPatch }
   | { type: 'delete'; id: string }
-  | { type: 'search'; query: string; limit: number; threshold: number; filter: MemoryFilter }
+  | { type: 'search'; query: string; limit: number; threshold: number; filter: MemoryFilter; validity?: ValidityOption | undefined }
   | { type: BatchOpType | string; invalid: DomainError };
 
 export interface BatchOptions {

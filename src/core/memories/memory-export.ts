@@ -44,7 +44,9 @@ export function memoryLine(m: Memory, vectors: readonly StoredVector[]): string 
     workspace: m.scope.workspace, title: m.title, content: m.content, memory_type: m.memoryType, tags: m.tags,
     metadata: m.metadata, topic_id: m.topicId, created_at: iso(m.createdAt), updated_at: iso(m.updatedAt),
     created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
-    last_accessed: m.lastAccessed === null ? null : iso(m.lastAccessed), vectors: vectors.map(vectorToWire),
+    last_accessed: m.lastAccessed === null ? null : iso(m.lastAccessed), valid_from: iso(m.validFrom),
+    valid_until: m.validUntil === null ? null : iso(m.validUntil), superseded_by: m.supersededBy, version: m.version,
+    vectors: vectors.map(vectorToWire),
   });
 }
 
@@ -67,6 +69,11 @@ function time(o: Obj, field: string): Date {
   const d = typeof v === 'string' ? new Date(v) : null;
   if (!d || Number.isNaN(d.getTime())) return fail(`${field} must be an ISO 8601 time`);
   return d;
+}
+
+function positive(o: Obj, field: string): number {
+  const v = o[field];
+  return Number.isSafeInteger(v) && (v as number) >= 1 ? v as number : fail(`${field} must be a whole number of at least 1`);
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/;
@@ -130,6 +137,11 @@ export function parseRecord(line: string): ExportRecord {
     topicId: strOrNull(o, 'topic_id'), createdAt: time(o, 'created_at'), updatedAt: time(o, 'updated_at'),
     createdBy: str(o, 'created_by'), updatedBy: str(o, 'updated_by'), accessCount: o.access_count as number,
     lastAccessed: o.last_accessed === null ? null : time(o, 'last_accessed'),
+    // Exports made before validity existed: valid from creation, open, unversioned.
+    validFrom: o.valid_from === undefined ? time(o, 'created_at') : time(o, 'valid_from'),
+    validUntil: o.valid_until === undefined || o.valid_until === null ? null : time(o, 'valid_until'),
+    supersededBy: o.superseded_by === undefined ? null : strOrNull(o, 'superseded_by'),
+    version: o.version === undefined ? 1 : positive(o, 'version'),
   };
   if (memory.id === '') fail('id must not be empty');
   const vectors = (o.vectors as unknown[]).map(vectorFromWire);

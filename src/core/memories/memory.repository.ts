@@ -3,17 +3,26 @@ import type { NewEvent } from '../events/event.types.ts';
 import type { Scope } from '../scope.ts';
 import type { MemoryMaintenance } from './memory-maintenance.ts';
 import type {
-  CosineEstimate, KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, MemoryRef, ScopeUsage,
-  SimilarityCandidate, SimilarityHit,
+  CosineEstimate, KeywordCandidate, KeywordHit, KeywordQuery, ListQuery, Memory, MemoryPatch, MemoryRef, MemoryTombstone,
+  MemoryVersion, ScopeUsage, SimilarityCandidate, SimilarityHit,
   SimilarityQuery, StoredVector, Suggestion,
 } from './memory.types.ts';
 
-/** One step of an atomic group of writes (G6 `atomic: true`). */
+/** Who deleted a memory, when and why: what its tombstone keeps (never its content). */
+export interface Deletion {
+  at: Date;
+  by: string;
+  reason: string;
+}
+
+/** One step of an atomic group of writes (G6 `atomic: true`, a create that supersedes, a forget). */
 export type AtomicStep = (
   | { kind: 'insert'; memory: Memory; vector: StoredVector }
   | { kind: 'update'; id: string; patch: MemoryPatch; at: Date; by: string; vector: StoredVector | null }
-  | { kind: 'delete'; id: string }
+  | { kind: 'delete'; id: string; deletion: Deletion }
   | { kind: 'read'; id: string; at: Date }
+  /** Marks memory `id` replaced by memory `by` (which may be inserted by an earlier step): superseded_by and valid_until. */
+  | { kind: 'supersede'; id: string; by: string; validUntil: Date }
 ) & { events?: EventsFor | undefined };
 
 /**
@@ -69,10 +78,24 @@ export interface MemoryStore extends MemoryMaintenance {
   findIdsByPrefix(scope: Scope, prefix: string, limit: number): Promise<string[]>;
   /** Counts one access and returns the memory as it is after it; null when absent. */
   recordAccess(scope: Scope, id: string, at: Date): Promise<Memory | null>;
-  /** Applies the patch (and the new vector, when given); null when absent. */
+  /**
+   * Applies the patch (and the new vector, when given); null when absent. In the same transaction the state it
+   * replaces is kept as a MemoryVersion (replacedAt/By: `updatedAt`/`updatedBy`) and `version` goes up by one.
+   */
   update(scope: Scope, id: string, patch: MemoryPatch, updatedAt: Date, updatedBy: string,
     vector: StoredVector | null, events?: EventsFor): Promise<Memory | null>;
-  delete(scope: Scope, id: string, events?: EventsFor): Promise<boolean>;
+  /**
+   * Forgets a memory, in one transaction: the row, its vectors, tags, keyword postings and kept versions go; a
+   * tombstone (`deletion`, no content) stays; its stored events keep only its id (`forgottenEventData`, which the
+   * webhook deliveries still due read); answers kept for idempotent retries that hold it are dropped. False when absent.
+   */
+  delete(scope: Scope, id: string, deletion: Deletion, events?: EventsFor): Promise<boolean>;
+  /** The kept earlier states of a memory, newest first; `total` counts them all. Empty when none (or no such memory). */
+  history(scope: Scope, id: string, page: { limit: number; offset: number }): Promise<{ versions: MemoryVersion[]; total: number }>;
+  /** The memories of the scope that memory `id` superseded (superseded_by = id), oldest first. */
+  findSupersededBy(scope: Scope, id: string): Promise<Memory[]>;
+  /** The tombstone a deleted memory left; null when it was never deleted in this scope. */
+  tombstoneOf(scope: Scope, id: string): Promise<MemoryTombstone | null>;
   /**
    * Runs the steps in order in one transaction: all commit or none. Returns, per step, the memory as it is after
    * it (for a delete, as it was). A missing id or a client-id conflict throws AtomicStepFailed.
@@ -87,10 +110,13 @@ export interface MemoryStore extends MemoryMaintenance {
   vectorsOf(scope: Scope, ids: readonly string[], modelId: string): Promise<Map<string, Float32Array>>;
   /** The scope's memories with these refs (the index's handles); refs absent from the scope (or deleted since) are left out. */
   findByRefs(scope: Scope, refs: readonly MemoryRef[]): Promise<Map<MemoryRef, Memory>>;
-  /** Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them. */
-  suggestTags(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
-  /** Titles in scope containing `text` (case-insensitive), prefix matches and frequent titles first. */
-  suggestTitles(scope: Scope, text: string, limit: number): Promise<Suggestion[]>;
+  /**
+   * Tags in scope starting with `prefix` (case-insensitive), most used first, with how many memories carry them;
+   * with `validAt`, only memories valid then count (MemoryFilter.validAt).
+   */
+  suggestTags(scope: Scope, prefix: string, limit: number, validAt?: Date): Promise<Suggestion[]>;
+  /** Titles in scope containing `text` (case-insensitive), prefix matches and frequent titles first (`validAt` as above). */
+  suggestTitles(scope: Scope, text: string, limit: number, validAt?: Date): Promise<Suggestion[]>;
 }
 
 /**

@@ -7,15 +7,17 @@ import type { LimitsService } from '../rate-limit/tier-limits.ts';
 import { chargeQuota } from '../operations/quota.ts';
 import type { Scope } from '../scope.ts';
 import type { TopicRepository } from '../topics/topic.repository.ts';
-import type { EventsFor, MemoryIndex, MemoryStore } from './memory.repository.ts';
-import { embeddingGenerated, memoryCreated, memoryDeleted, memoryUpdated } from '../events/memory-events.ts';
+import type { AtomicStep, Deletion, EventsFor, MemoryIndex, MemoryStore } from './memory.repository.ts';
+import { AtomicStepFailed } from './memory.repository.ts';
+import { embeddingGenerated, memoryCreated, memoryDeleted, memorySuperseded, memoryUpdated } from '../events/memory-events.ts';
+import { checkValidityBounds, withValidity, type ValidityOption } from './validity.ts';
 import {
   assertContentSize, checkContent, checkMemoryType, checkMetadata, checkTitle, checkTopicId, normalizeTags,
   throwIfProblems, type ContentLimits,
 } from './memory.rules.ts';
 import {
-  CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type NewMemoryInput,
-  type StoredVector,
+  CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type ListQuery, type Memory, type MemoryPatch, type MemoryTombstone,
+  type MemoryVersion, type NewMemoryInput, type StoredVector,
 } from './memory.types.ts';
 import { calibrationFor } from '../search/score-calibration.ts';
 
@@ -29,6 +31,43 @@ export interface SimilarMemory {
   cosine: number;
 }
 const AMBIGUOUS_CANDIDATES_SHOWN = 10;
+
+/** A create may supersede at most this many memories at once. */
+export const MAX_SUPERSEDES = 100;
+/**
+ * `return_related`: memories of the workspace valid now whose calibrated similarity to the written memory is at least
+ * this (docs/memory-lifecycle.md): near-duplicates, shown so the caller can decide to supersede. Similar is not the
+ * same fact, so nothing is superseded automatically.
+ */
+export const RELATED_MIN_SIMILARITY = 0.85;
+export const RELATED_LIMIT = 5;
+/** A supersession chain is followed at most this many steps each way (history). */
+export const MAX_CHAIN_STEPS = 50;
+
+/** A near-duplicate of a written memory (`return_related`). */
+export interface RelatedMemory {
+  id: string;
+  title: string;
+  similarity: number;
+}
+
+/** A memory's history: its kept earlier states and its supersession chain (or, once deleted, its tombstone). */
+export interface MemoryHistory {
+  /** The memory as it is now; null when it was deleted (then `tombstone` says when, by whom and why). */
+  memory: Memory | null;
+  tombstone: MemoryTombstone | null;
+  versions: MemoryVersion[];
+  total: number;
+  /** The memories this one replaced, nearest first (each superseded the one after it), and those that replaced it, nearest first. */
+  chain: { supersedes: ChainLink[]; supersededBy: ChainLink[] };
+}
+export interface ChainLink {
+  id: string;
+  title: string;
+  validFrom: Date;
+  validUntil: Date | null;
+}
+const linkOf = (m: Memory): ChainLink => ({ id: m.id, title: m.title, validFrom: m.validFrom, validUntil: m.validUntil });
 
 export interface MemoryServiceLimits extends ContentLimits {
   /** Text beyond this many characters is not embedded (the model's useful context is far shorter). */
@@ -129,6 +168,14 @@ export function createMemoryService(deps: {
     const tags = normalizeTags(input.tags ?? [], problems);
     if (input.metadata) checkMetadata(input.metadata, problems);
     checkTopicId(input.topicId ?? null, problems);
+    checkValidityBounds(input.validFrom, input.validUntil, problems);
+    if (input.supersedes !== undefined) {
+      if (!Array.isArray(input.supersedes) || input.supersedes.length > MAX_SUPERSEDES) {
+        problems.push({ field: 'supersedes', reason: 'too_many', message: `at most ${MAX_SUPERSEDES} memory ids` });
+      } else if (input.supersedes.some((id) => typeof id !== 'string' || !isUuid(id.trim().toLowerCase()))) {
+        problems.push({ field: 'supersedes', reason: 'invalid_format', message: 'must be memory ids (UUIDs)' });
+      }
+    }
     throwIfProblems(problems);
     assertContentSize(input.content, limits);
     return { tags, memoryType };
@@ -143,6 +190,7 @@ export function createMemoryService(deps: {
     if (patch.tags !== undefined) out.tags = normalizeTags(patch.tags, problems);
     if (patch.metadata !== undefined) checkMetadata(patch.metadata, problems);
     if (patch.topicId !== undefined) checkTopicId(patch.topicId, problems);
+    checkValidityBounds(patch.validFrom, patch.validUntil, problems);
     const changes = Object.values(patch).filter((v) => v !== undefined).length;
     if (changes === 0) problems.push({ field: 'body', reason: 'empty', message: 'at least one field to update is required' });
     throwIfProblems(problems);
@@ -175,6 +223,10 @@ export function createMemoryService(deps: {
       updatedBy: actorId,
       accessCount: 0,
       lastAccessed: null,
+      validFrom: input.validFrom ?? now,
+      validUntil: input.validUntil ?? null,
+      supersededBy: null,
+      version: 1,
     };
     // memory.created always; embedding.generated when Mnemo computed the vector (not for a client-supplied one).
     const events: EventsFor = (m) => (input.vector ? [memoryCreated(m)] : [memoryCreated(m), embeddingGenerated(m, vector, 'memory.created', now)]);
@@ -186,6 +238,14 @@ export function createMemoryService(deps: {
     const clean = validatePatch(patch);
     const id = await resolveId(scope, idOrPrefix);
     await assertTopic(scope, clean.topicId);
+    if ((clean.validFrom !== undefined) !== (clean.validUntil !== undefined)) {
+      // One bound changes: it must still make sense beside the stored other one.
+      const current = await memories.findById(scope, id);
+      if (!current) throw notFound();
+      const problems: FieldProblem[] = [];
+      checkValidityBounds(clean.validFrom ?? current.validFrom, clean.validUntil === undefined ? current.validUntil : clean.validUntil, problems);
+      throwIfProblems(problems);
+    }
     if (clean.topicId) clean.topicId = clean.topicId.toLowerCase();
     let vector: StoredVector | null = null;
     if (clean.title !== undefined || clean.content !== undefined) {
@@ -224,9 +284,77 @@ export function createMemoryService(deps: {
     return updated;
   }
 
+  /**
+   * The steps that mark each of `ids` replaced by `successor` (valid_until = its valid_from), checked first: each must
+   * be a memory of the scope, valid from before the successor, not the successor itself and not already replaced
+   * by another memory.
+   */
+  async function supersedeSteps(scope: Scope, actorId: string, successor: Pick<Memory, 'id' | 'validFrom'>,
+    ids: readonly string[], at: Date, fieldName: 'supersedes' | 'by' = 'supersedes'): Promise<AtomicStep[]> {
+    const steps: AtomicStep[] = [];
+    for (const raw of new Set(ids.map((id) => id.trim().toLowerCase()))) {
+      const old = await memories.findById(scope, raw);
+      const field = { field: fieldName, reason: 'invalid_value' } as const;
+      if (!old) {
+        throw new DomainError('NOT_FOUND', `Memory ${raw} to supersede not found`, { resource: 'memory', fields: [{ ...field, reason: 'not_found', message: `no memory ${raw}` }] });
+      }
+      if (old.id === successor.id) throw new DomainError('VALIDATION_FAILED', 'A memory cannot supersede itself', { fields: [{ ...field, message: 'a memory cannot supersede itself' }] });
+      if (old.supersededBy !== null && old.supersededBy !== successor.id) {
+        throw new DomainError('CONFLICT', `Memory ${old.id} is already superseded by ${old.supersededBy}`, {
+          fields: [{ ...field, reason: 'conflict', message: `already superseded by ${old.supersededBy}` }],
+        });
+      }
+      if (successor.validFrom.getTime() <= old.validFrom.getTime()) {
+        throw new DomainError('VALIDATION_FAILED', `Memory ${old.id} is valid from after its successor`, {
+          fields: [{ ...field, message: `the superseding memory must be valid from after ${old.id} (valid_from ${old.validFrom.toISOString()})` }],
+        });
+      }
+      steps.push({
+        kind: 'supersede', id: old.id, by: successor.id, validUntil: successor.validFrom,
+        events: (m) => [memorySuperseded(m, successor.id, at, actorId)],
+      });
+    }
+    return steps;
+  }
+
+  /** Runs steps atomically, turning a failed step back into its own error. */
+  async function atomically(scope: Scope, steps: readonly AtomicStep[]): Promise<Memory[]> {
+    try {
+      return await memories.applyAtomically(scope, steps);
+    } catch (err) {
+      if (err instanceof AtomicStepFailed) throw err.error;
+      throw err;
+    }
+  }
+
+  /** Writes a prepared create, with the supersession it asks for in the same transaction. */
+  async function insertPrepared(scope: Scope, actorId: string, p: PreparedCreate, supersedes: readonly string[] | undefined): Promise<Memory> {
+    if (!supersedes || supersedes.length === 0) {
+      await memories.insert(p.memory, p.vector, p.events);
+      return p.memory;
+    }
+    const steps = await supersedeSteps(scope, actorId, p.memory, supersedes, p.memory.createdAt);
+    const [created] = await atomically(scope, [{ kind: 'insert', memory: p.memory, vector: p.vector, events: p.events }, ...steps]);
+    return created!;
+  }
+
+  /** Near-duplicates of a memory valid now (`return_related`), best first. */
+  async function relatedTo(scope: Scope, memory: Memory): Promise<RelatedMemory[]> {
+    const vector = (await memories.vectorsOf(scope, [memory.id], embedder.modelId)).get(memory.id);
+    if (!vector) return [];
+    const { hits } = await memories.searchSimilar(scope, {
+      vector, modelId: embedder.modelId, limit: RELATED_LIMIT + 1, minCosine: calibration.minCosine(RELATED_MIN_SIMILARITY),
+      filter: withValidity({}, undefined, clock.now()),
+    });
+    return hits.filter((h) => h.memory.id !== memory.id).slice(0, RELATED_LIMIT)
+      .map((h) => ({ id: h.memory.id, title: h.memory.title, similarity: calibration.score(h.cosine) }));
+  }
+
   return {
     resolveId,
     prepareCreate,
+    supersedeSteps,
+    relatedTo,
     prepareUpdate,
     embeddingText,
 
@@ -237,9 +365,7 @@ export function createMemoryService(deps: {
     /** Creates a memory on behalf of `actor` (its write quota is counted first, whatever the outcome). */
     async create(scope: Scope, actor: Principal, input: NewMemoryInput): Promise<Memory> {
       await chargeQuota(quota, 'memory.create', actor);
-      const { memory, vector, events } = await prepareCreate(scope, actor.userId, input);
-      await memories.insert(memory, vector, events);
-      return memory;
+      return insertPrepared(scope, actor.userId, await prepareCreate(scope, actor.userId, input), input.supersedes);
     },
 
     /**
@@ -254,9 +380,77 @@ export function createMemoryService(deps: {
       // A duplicate found before the embedding saves the model call; the insert below checks again, atomically.
       const early = await memories.findByContent(scope, input.content);
       if (early) return { memory: early, deduplicated: true };
-      const { memory, vector, events } = await prepareCreate(scope, actor.userId, input);
-      const existing = await memories.insertUnlessDuplicate(memory, vector, events);
-      return existing ? { memory: existing, deduplicated: true } : { memory, deduplicated: false };
+      const prepared = await prepareCreate(scope, actor.userId, input);
+      if (input.supersedes?.length) {
+        // A duplicate was ruled out above; the supersession must commit with the insert, which the dedupe insert cannot.
+        return { memory: await insertPrepared(scope, actor.userId, prepared, input.supersedes), deduplicated: false };
+      }
+      const existing = await memories.insertUnlessDuplicate(prepared.memory, prepared.vector, prepared.events);
+      return existing ? { memory: existing, deduplicated: true } : { memory: prepared.memory, deduplicated: false };
+    },
+
+    /**
+     * Marks memory `idOrPrefix` replaced by memory `byIdOrPrefix` after the fact (its valid_until becomes the
+     * successor's valid_from), emitting memory.superseded. Superseding again by the same memory changes nothing.
+     */
+    async supersede(scope: Scope, actor: Principal, idOrPrefix: string, byIdOrPrefix: string): Promise<Memory> {
+      await chargeQuota(quota, 'memory.supersede', actor);
+      const id = await resolveId(scope, idOrPrefix);
+      const successorMissing = () => new DomainError('NOT_FOUND', 'The superseding memory was not found', {
+        resource: 'memory', fields: [{ field: 'by', reason: 'not_found', message: 'no such memory' }],
+      });
+      const successorId = await resolveId(scope, byIdOrPrefix).catch((err: unknown) => {
+        throw err instanceof DomainError && err.code === 'NOT_FOUND' ? successorMissing() : err;
+      });
+      const successor = await memories.findById(scope, successorId);
+      if (!successor) throw successorMissing();
+      const current = await memories.findById(scope, id);
+      if (!current) throw notFound();
+      if (current.supersededBy === successor.id) return current;
+      // A chain never loops: the successor must not itself be replaced, through any number of steps, by this memory.
+      let next = successor.supersededBy;
+      for (let i = 0; next !== null && i < MAX_CHAIN_STEPS; i++) {
+        if (next === id) {
+          throw new DomainError('VALIDATION_FAILED', 'That supersession would make a loop', { fields: [{ field: 'by', reason: 'invalid_value', message: `${successor.id} is already replaced by ${id}` }] });
+        }
+        next = (await memories.findById(scope, next))?.supersededBy ?? null;
+      }
+      const steps = await supersedeSteps(scope, actor.userId, successor, [id], clock.now(), 'by');
+      const [after] = await atomically(scope, steps);
+      return after!;
+    },
+
+    /** A memory's kept versions (newest first, paginated) and its supersession chain; a deleted memory's tombstone. */
+    async history(scope: Scope, idOrPrefix: string, page: { limit: number; offset: number }): Promise<MemoryHistory> {
+      // A full id resolves without a read, so a forgotten memory's id still answers, with its tombstone.
+      const id = await resolveId(scope, idOrPrefix);
+      const memory = await memories.findById(scope, id);
+      if (!memory) {
+        const tombstone = await memories.tombstoneOf(scope, id);
+        if (!tombstone) throw notFound();
+        return { memory: null, tombstone, versions: [], total: 0, chain: { supersedes: [], supersededBy: [] } };
+      }
+      const { versions, total } = await memories.history(scope, id, page);
+      const supersedes: ChainLink[] = [];
+      let older = await memories.findSupersededBy(scope, id);
+      const seen = new Set([id]);
+      while (older.length > 0 && supersedes.length < MAX_CHAIN_STEPS) {
+        const fresh = older.filter((m) => !seen.has(m.id));
+        if (fresh.length === 0) break;
+        for (const m of fresh) { seen.add(m.id); supersedes.push(linkOf(m)); }
+        // Follow the most recent of them back (a memory may replace several; the chain shows each).
+        older = await memories.findSupersededBy(scope, fresh[fresh.length - 1]!.id);
+      }
+      const supersededBy: ChainLink[] = [];
+      let next = memory.supersededBy;
+      while (next !== null && !seen.has(next) && supersededBy.length < MAX_CHAIN_STEPS) {
+        seen.add(next);
+        const m = await memories.findById(scope, next);
+        if (!m) break;
+        supersededBy.push(linkOf(m));
+        next = m.supersededBy;
+      }
+      return { memory, tombstone: null, versions, total, chain: { supersedes, supersededBy } };
     },
 
     /**
@@ -368,12 +562,15 @@ export function createMemoryService(deps: {
       await chargeQuota(quota, 'memory.delete', actor);
       const id = await resolveId(scope, idOrPrefix);
       const at = clock.now();
-      const deleted = await memories.delete(scope, id, (m) => [memoryDeleted(m, at, actor.userId, reason)]);
+      const deletion: Deletion = { at, by: actor.userId, reason };
+      const deleted = await memories.delete(scope, id, deletion, (m) => [memoryDeleted(m, at, actor.userId, reason)]);
       if (!deleted) throw notFound();
       return { id, deletedAt: at };
     },
 
-    list: (scope: Scope, query: ListQuery) => memories.list(scope, query),
+    /** Lists the scope's memories valid now (or as `validity` asks: as of a moment, or all). */
+    list: (scope: Scope, query: ListQuery, validity?: ValidityOption) =>
+      memories.list(scope, { ...query, filter: withValidity(query.filter, validity, clock.now()) }),
 
     /** Counts, sizes, accesses and tags of the scope (see ScopeUsage). */
     usage: (scope: Scope, options: { since: Date; top: number }) => memories.usage(scope, options),
@@ -396,7 +593,8 @@ export function createMemoryService(deps: {
         }
         await chargeQuota(quota, 'memory.delete_many', actor);
         const at = clock.now();
-        const ok = await memories.delete(scope, found.id, (m) => [memoryDeleted(m, at, actor.userId, 'user_request')]);
+        const ok = await memories.delete(scope, found.id, { at, by: actor.userId, reason: 'user_request' },
+          (m) => [memoryDeleted(m, at, actor.userId, 'user_request')]);
         (ok ? deleted : failed).push(legacyId);
       }
       return { deleted, failed };

@@ -31,7 +31,61 @@ export interface Memory {
   updatedBy: string;
   accessCount: number;
   lastAccessed: Date | null;
+  /** From when the memory holds (docs/memory-lifecycle.md): its creation time unless the writer set it. */
+  validFrom: Date;
+  /** Until when it holds (exclusive); null: open. Set to its successor's validFrom when superseded. */
+  validUntil: Date | null;
+  /** The memory that replaced this one (supersession); null when none did. */
+  supersededBy: string | null;
+  /** 1 as created, one more per update; earlier states are kept (`MemoryStore.history`). */
+  version: number;
 }
+
+/** An earlier state of a memory, kept when an update replaced it. */
+export interface MemoryVersion {
+  memoryId: string;
+  version: number;
+  title: string;
+  content: string;
+  memoryType: string;
+  tags: string[];
+  metadata: Metadata;
+  topicId: string | null;
+  validFrom: Date;
+  validUntil: Date | null;
+  /** When and by whom this state was written (the memory's updated_at / updated_by then). */
+  writtenAt: Date;
+  writtenBy: string;
+  /** When and by whom the update that replaced it was made. */
+  replacedAt: Date;
+  replacedBy: string;
+}
+
+/** What a delete leaves of a memory: never its content. */
+export interface MemoryTombstone {
+  memoryId: string;
+  scope: Scope;
+  deletedAt: Date;
+  deletedBy: string;
+  reason: string;
+}
+
+/**
+ * Whether a memory holds at `at` (MemoryFilter.validAt): it has not ended (valid_until > at, or open) and it has begun
+ * (valid_from ≤ at) — a memory whose valid_from is not after its creation has begun whenever it can be read, so a
+ * node whose clock runs a little behind the writer's still sees a fresh write. Whether it existed at `at` is a
+ * separate condition (created_at ≤ at), which `as_of` adds (core/memories/validity.ts).
+ */
+export const isValidAt = (m: Pick<Memory, 'validFrom' | 'validUntil' | 'createdAt'>, at: Date): boolean =>
+  (m.validUntil === null || m.validUntil.getTime() > at.getTime())
+  && (m.validFrom.getTime() <= at.getTime() || m.validFrom.getTime() <= m.createdAt.getTime());
+
+/**
+ * The memories `isValidAt` may refuse: only these are ever filtered out by validity, and stores index them
+ * (`WHERE valid_until IS NOT NULL OR valid_from > created_at`).
+ */
+export const isTimeBounded = (m: Pick<Memory, 'validFrom' | 'validUntil' | 'createdAt'>): boolean =>
+  m.validUntil !== null || m.validFrom.getTime() > m.createdAt.getTime();
 
 /** A vector as stored: native width, with the id of the model that made it. */
 export interface StoredVector {
@@ -49,6 +103,11 @@ export interface NewMemoryInput {
   tags?: string[] | undefined;
   metadata?: Metadata | undefined;
   topicId?: string | null | undefined;
+  /** Default: the creation time. */
+  validFrom?: Date | undefined;
+  validUntil?: Date | null | undefined;
+  /** Memories of the same scope this one replaces (atomically: see MemoryService.create). */
+  supersedes?: string[] | undefined;
 }
 
 export interface MemoryPatch {
@@ -58,6 +117,9 @@ export interface MemoryPatch {
   tags?: string[] | undefined;
   metadata?: Metadata | undefined;
   topicId?: string | null | undefined;
+  validFrom?: Date | undefined;
+  /** null reopens the memory's validity. */
+  validUntil?: Date | null | undefined;
 }
 
 /** A metadata filter value: a scalar must equal; an array means any of them. */
@@ -80,9 +142,16 @@ export interface MemoryFilter {
   createdTo?: Date | undefined;
   metadata?: Record<string, MetadataFilterValue> | undefined;
   topicId?: string | undefined;
+  /**
+   * Only memories valid at this moment (`isValidAt`: not ended, and begun unless valid from their creation). The core
+   * sets it on every list and search (now, or the caller's `as_of`, which also sets createdTo); absent
+   * (`include_expired`), validity does not filter. Not counted by hasMemoryFilter: stores answer it apart, since only
+   * time-bounded memories (`isTimeBounded`: few, and indexed) can fail it.
+   */
+  validAt?: Date | undefined;
 }
 
-/** Whether the filter restricts anything (an empty one keeps every memory). */
+/** Whether the filter restricts anything beyond validity (an empty one keeps every memory). */
 export const hasMemoryFilter = (f: MemoryFilter): boolean => Boolean(
   f.topicId !== undefined || f.types?.length || f.tagsAny?.length || f.tagsAll?.length || f.createdFrom || f.createdTo
   || Object.keys(f.metadata ?? {}).length,

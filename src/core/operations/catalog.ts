@@ -38,6 +38,10 @@ export const OPERATIONS = {
   'memory.update': memoryWrite,
   'memory.delete': memoryWrite,
   'memory.delete_many': memoryWrite,
+  /** Forgetting by filter (memory-forget.ts): a permission of its own, which keys get only when asked for; one write per call. */
+  'memory.forget': { permission: 'memories:forget', quota: 'memory-writes' },
+  'memory.supersede': memoryWrite,
+  'memory.history': read,
   'memory.stats': read,
   'memory.similar': read,
   'memory.search': read,

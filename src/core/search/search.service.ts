@@ -7,11 +7,13 @@ import type { CosineEstimate, Memory, MemoryFilter, MemoryRef, Suggestion } from
 import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
 import { calibrationFor } from './score-calibration.ts';
+import { HYBRID_DEFAULT_THRESHOLD, hybridRelevance } from './relevance.ts';
 import type { SearchAdmission } from './search-admission.ts';
 import type { SearchKind, SearchLogEntry, SearchLogRepository } from './search-log.ts';
 import type { EventRepository } from '../events/event.repository.ts';
 import type { WarningLog } from '../warning-log.ts';
 import { createSearchRecorder } from './search-recorder.ts';
+import { validAtFor, withValidity, type ValidityOption } from '../memories/validity.ts';
 
 /** Who searches and through which surface: scope for the data, the rest for the search log. */
 export interface SearchContext {
@@ -56,7 +58,10 @@ export interface HybridOutcome extends SearchOutcome {
 
 interface Common {
   limit: number;
+  /** Filters; its `validAt` is set by the service from `validity` (core/memories/validity.ts). */
   filter: MemoryFilter;
+  /** Which memories the search sees in time: valid now (default), as of a moment, or all (include_expired). */
+  validity?: ValidityOption | undefined;
   withVectors?: boolean | undefined;
   /** Extra context recorded in the search log (e.g. the request's filters as sent). */
   logFilters?: Record<string, unknown> | undefined;
@@ -69,7 +74,10 @@ export interface HybridInput extends Common {
   semanticWeight: number;
   keywordWeight: number;
   rerank: boolean;
-  /** Fused-score floor; 0 keeps every candidate. */
+  /**
+   * Relevance floor (relevance.ts: the calibrated similarity raised by keyword evidence, on the scale of every other
+   * threshold); 0 keeps every candidate. Default {@link HYBRID_DEFAULT_THRESHOLD}, as on every surface.
+   */
   threshold?: number | undefined;
 }
 export interface VectorInput extends Common {
@@ -98,17 +106,21 @@ interface Candidate {
   coverage: number;
 }
 
-/** A candidate's fused score lies in [low, high] (`exact`: they are equal and final); null: nothing bounds it yet. */
-type FusedBounds = { low: number; high: number; exact: boolean } | null;
+/**
+ * A candidate's fused score lies in [low, high] and its relevance in [relevanceLow, relevanceHigh] (`exact`: the
+ * bounds are equal and final); null: nothing bounds it yet.
+ */
+type FusedBounds = { low: number; high: number; relevanceLow: number; relevanceHigh: number; exact: boolean } | null;
 
 /**
  * Which candidates a hybrid search must score exactly: those nothing bounds, and the estimated ones that may enter
- * the top `limit` (an upper bound reaching the `limit`-th best lower bound: below it, `limit` candidates are surely
- * above) or whose interval straddles the floor (they may count in `total`). The others cannot change the answer.
+ * the top `limit` (relevant perhaps, with a fused upper bound reaching the `limit`-th best lower bound among the
+ * surely relevant: below it, `limit` candidates surely kept are surely above) or whose relevance straddles the floor
+ * (they may count in `total`). The others cannot change the answer.
  */
 function mustScoreExactly(bounds: readonly FusedBounds[], limit: number, floor: number): boolean[] {
-  const entry = limitthLargest(bounds.flatMap((b) => (b ? [b.low] : [])), limit);
-  return bounds.map((b) => !b || (!b.exact && (b.high >= entry || (b.low < floor && b.high >= floor))));
+  const entry = limitthLargest(bounds.flatMap((b) => (b && b.relevanceLow >= floor ? [b.low] : [])), limit);
+  return bounds.map((b) => !b || (!b.exact && b.relevanceHigh >= floor && (b.high >= entry || b.relevanceLow < floor)));
 }
 
 /** The `limit`-th largest value (-Infinity when there are fewer, or limit < 1): the best `limit` kept in order. */
@@ -180,6 +192,8 @@ export function createSearchService(deps: {
   async function run<T extends SearchOutcome>(ctx: SearchContext, kind: SearchKind, query: string, input: Common,
     work: (expired: AbortSignal) => Promise<T>): Promise<T> {
     const started = performance.now();
+    // Validity is decided here once for every kind of search and surface: the legs read input.filter.
+    input.filter = withValidity(input.filter, input.validity, clock.now());
     const timedOut = () => new DomainError('TIMEOUT', `Search took longer than ${deps.timeoutMs} ms`);
     const left = (ctx.arrivedAt ?? started) + deps.timeoutMs - started;
     if (left <= 0) throw timedOut();
@@ -253,7 +267,7 @@ export function createSearchService(deps: {
     const kw = input.keywordWeight;
     // Every surface validates this; the smaller semantic leg and the pruning below are only right with it.
     if (!(sw >= 0 && kw >= 0)) throw new RangeError(`hybrid weights must not be negative: ${sw}, ${kw}`);
-    const floor = input.threshold ?? 0;
+    const floor = input.threshold ?? HYBRID_DEFAULT_THRESHOLD;
     const keywordPool = Math.max(input.limit * 5, 50);
     const query = { vector, modelId: embedder.modelId };
     // The legs rank without reading any memory (refs and scores): only the `limit` rows the fusion keeps are read.
@@ -268,9 +282,12 @@ export function createSearchService(deps: {
     const scanStillRuns = () => !semanticSettled && !expired.aborted;
     // An embedded store ranks keywords on the event loop: let the semantic leg hand its scan to the worker threads
     // (a few promise steps in) first, so that the two legs overlap.
+    const terms = keywordTerms(input.query);
     const keywordLeg = (async () => {
+      // A query of nothing but stop words and one-letter words has no keyword evidence (query-terms.ts).
+      if (terms.length === 0) return { hits: [], total: 0 };
       await new Promise((resolve) => setImmediate(resolve));
-      return memories.rankKeyword(scope, { terms: keywordTerms(input.query), limit: keywordPool, filter: input.filter });
+      return memories.rankKeyword(scope, { terms, limit: keywordPool, filter: input.filter });
     })();
     const weightSum = sw + kw > 0 ? sw + kw : 1;
     const fusedOf = (similarity: number, keywordPart: number) => (sw * similarity + kw * keywordPart) / weightSum;
@@ -279,20 +296,25 @@ export function createSearchService(deps: {
     const relative = (relevance: number, topRelevance: number) => (topRelevance > 0 ? relevance / topRelevance : 0);
     const keywordPartOf = (h: { relevance: number; coverage: number }, topRelevance: number) =>
       (input.rerank ? h.coverage : relative(h.relevance, topRelevance));
-    const boundsOf = (keywordPart: number, e: CosineEstimate): FusedBounds => ({
-      low: fusedOf(calibration.score(e.cosine - e.error), keywordPart), high: fusedOf(calibration.score(e.cosine + e.error), keywordPart),
-      exact: e.error === 0,
-    });
+    // Both the fused score and the relevance grow with the similarity: the cosine's bounds bound them.
+    const boundsOf = (keywordPart: number, coverage: number, e: CosineEstimate): FusedBounds => {
+      const low = calibration.score(e.cosine - e.error);
+      const high = calibration.score(e.cosine + e.error);
+      return {
+        low: fusedOf(low, keywordPart), high: fusedOf(high, keywordPart),
+        relevanceLow: hybridRelevance(low, coverage), relevanceHigh: hybridRelevance(high, coverage), exact: e.error === 0,
+      };
+    };
     /**
      * Estimates of the refs' cosines, narrow only where that can matter: a store with wide bounds to give first
      * narrows those that leave a ref able to enter the top `limit` (beside `known`, the candidates scored already) or
      * straddling the floor.
      */
-    const estimatesFor = (items: readonly { ref: MemoryRef; keywordPart: number }[], known: FusedBounds[]) =>
+    const estimatesFor = (items: readonly { ref: MemoryRef; keywordPart: number; coverage: number }[], known: FusedBounds[]) =>
       memories.cosineEstimatesOf(scope, items.map((c) => c.ref), query, (wide) => {
         const must = mustScoreExactly([...known, ...items.map((c) => {
           const e = wide.get(c.ref);
-          return e ? boundsOf(c.keywordPart, e) : null;
+          return e ? boundsOf(c.keywordPart, c.coverage, e) : null;
         })], input.limit, floor).slice(known.length);
         return items.filter((c, i) => must[i] && wide.has(c.ref)).map((c) => c.ref);
       });
@@ -305,12 +327,12 @@ export function createSearchService(deps: {
     const early = keywordLeg.then(async (k) => {
       if (last || !scanStillRuns() || k.hits.length === 0) return null;
       const top = k.hits[0]!.relevance;
-      const hits = k.hits.map((h) => ({ ref: h.ref, keywordPart: keywordPartOf(h, top) }));
+      const hits = k.hits.map((h) => ({ ref: h.ref, keywordPart: keywordPartOf(h, top), coverage: h.coverage }));
       const estimates = await estimatesFor(hits, []);
       if (!scanStillRuns()) return { estimates, rows: null, exact: null };
       const must = mustScoreExactly(hits.map((h) => {
         const e = estimates.get(h.ref);
-        return e ? boundsOf(h.keywordPart, e) : null;
+        return e ? boundsOf(h.keywordPart, h.coverage, e) : null;
       }), input.limit, floor);
       const refs = hits.filter((_, i) => must[i]).map((h) => h.ref);
       const cosines = refs.length > 0 ? await memories.cosinesOf(scope, refs, query) : new Map<MemoryRef, number>();
@@ -335,7 +357,12 @@ export function createSearchService(deps: {
     });
     const keywordPart = (c: Candidate) => (input.rerank ? c.coverage : c.keyword);
     const fused = (c: Candidate) => fusedOf(c.similarity ?? 0, keywordPart(c));
-    const exactBounds = (c: Candidate): FusedBounds => ({ low: fused(c), high: fused(c), exact: true });
+    const relevance = (c: Candidate) => hybridRelevance(c.similarity ?? 0, c.coverage);
+    const exactBounds = (c: Candidate): FusedBounds => {
+      const f = fused(c);
+      const r = relevance(c);
+      return { low: f, high: f, relevanceLow: r, relevanceHigh: r, exact: true };
+    };
 
     // Keyword-only candidates: the store's estimates bound their fused scores; only those that may enter the top
     // `limit` or straddle the floor are scored exactly (as the semantic search would score them), so a kept hit's
@@ -343,12 +370,12 @@ export function createSearchService(deps: {
     const all = [...candidates.values()];
     const keywordOnly = all.filter((c) => c.similarity === undefined);
     const estimates = last || keywordOnly.length === 0 ? null
-      : earlyScores?.estimates ?? await estimatesFor(keywordOnly.map((c) => ({ ref: c.ref, keywordPart: keywordPart(c) })),
+      : earlyScores?.estimates ?? await estimatesFor(keywordOnly.map((c) => ({ ref: c.ref, keywordPart: keywordPart(c), coverage: c.coverage })),
         all.filter((c) => c.similarity !== undefined).map(exactBounds));
     const must = mustScoreExactly(all.map((c) => {
       if (c.similarity !== undefined) return exactBounds(c);
       c.estimate = earlyScores?.exact?.get(c.ref) ?? estimates?.get(c.ref);
-      return c.estimate ? boundsOf(keywordPart(c), c.estimate) : null;
+      return c.estimate ? boundsOf(keywordPart(c), c.coverage, c.estimate) : null;
     }), input.limit, floor);
     const toScore = new Set(all.filter((_, i) => must[i]));
     const cosines = toScore.size > 0 ? await memories.cosinesOf(scope, [...toScore].map((c) => c.ref), query) : null;
@@ -359,10 +386,12 @@ export function createSearchService(deps: {
       c.similarity = calibration.score(c.cosine);
     }
 
-    // Each fused score computed once, not twice per comparison of the sort.
-    const scored = [...candidates.values()].map((c) => ({ c, fused: fused(c), similarity: c.similarity ?? 0 }));
+    // Each fused score computed once, not twice per comparison of the sort. The fused score orders; the relevance
+    // (relevance.ts) decides what is kept: an estimate left here is surely on one side of the floor.
+    const scored = [...candidates.values()].filter((c) => relevance(c) >= floor)
+      .map((c) => ({ c, fused: fused(c), similarity: c.similarity ?? 0 }));
     scored.sort((a, b) => b.fused - a.fused || b.similarity - a.similarity);
-    const ranked = scored.filter((s) => s.fused >= floor).map((s) => s.c);
+    const ranked = scored.map((s) => s.c);
     const { kept, gone } = await readKept(scope, ranked, input.limit, last, earlyScores?.rows ?? null);
     const vectors = input.withVectors && kept.length > 0
       ? await memories.vectorsOf(scope, kept.map((k) => k.memory.id), embedder.modelId) : null;
@@ -386,10 +415,11 @@ export function createSearchService(deps: {
     flushLog: (): Promise<void> => recorder.flush(),
 
     /** Completions of `text` drawn from the scope's own data (not a search: nothing is logged). */
-    async suggest(scope: Scope, kind: SuggestionKind, text: string, limit: number): Promise<Suggestion[]> {
+    async suggest(scope: Scope, kind: SuggestionKind, text: string, limit: number, validity?: ValidityOption): Promise<Suggestion[]> {
+      const validAt = validAtFor(validity, clock.now());
       switch (kind) {
-        case 'tag': return memories.suggestTags(scope, text, limit);
-        case 'title': return memories.suggestTitles(scope, text, limit);
+        case 'tag': return memories.suggestTags(scope, text, limit, validAt);
+        case 'title': return memories.suggestTitles(scope, text, limit, validAt);
         case 'query':
           // Past queries include the searches of this scope answered a moment ago.
           await recorder.flushFor(scope);
@@ -409,7 +439,10 @@ export function createSearchService(deps: {
 
     keyword: (ctx: SearchContext, input: KeywordInput) => run(ctx, 'keyword', input.query, input, async () => {
       const started = performance.now();
-      const { hits, total } = await memories.searchKeyword(ctx.scope, { terms: keywordTerms(input.query), limit: input.limit, filter: input.filter });
+      const terms = keywordTerms(input.query);
+      // Nothing but stop words and one-letter words: nothing to match (query-terms.ts).
+      const { hits, total } = terms.length === 0 ? { hits: [], total: 0 }
+        : await memories.searchKeyword(ctx.scope, { terms, limit: input.limit, filter: input.filter });
       const top = hits[0]?.relevance ?? 0;
       return {
         hits: hits.map((h) => ({ memory: h.memory, score: top > 0 ? h.relevance / top : 0, keywordScore: top > 0 ? h.relevance / top : 0 })),
@@ -421,11 +454,13 @@ export function createSearchService(deps: {
      * Hybrid: the semantic and keyword legs each yield their own candidates (so keyword-only hits survive), every
      * candidate gets its exact similarity and its keyword score, then they are ordered by the weighted sum
      * `semanticWeight * similarity + keywordWeight * keyword part` (rerank true: the keyword coverage; false: BM25
-     * relative to the best hit).
+     * relative to the best hit). Only candidates whose relevance reaches the floor are kept (relevance.ts: the
+     * similarity raised by the keyword coverage; default HYBRID_DEFAULT_THRESHOLD).
      *
      * The semantic leg ranks only the best `limit` memories at or above the floor: any other memory the keyword leg
      * did not bring scores `semanticWeight * similarity / (sum of weights)` (weights are never negative), no more than
-     * each of those `limit`, so it can never enter the answer (docs/architecture.md, "Hybrid search"). A memory read
+     * each of those `limit`, and its relevance is its similarity, no more than theirs either, so it can never enter
+     * the answer (docs/architecture.md, "Hybrid search"). A memory read
      * as deleted between the ranking and the read would be replaced by a candidate that may not be the next best, so
      * the search runs again (a delete has left the indexes by the time it answers).
      */

@@ -1,4 +1,5 @@
-import { isoTimestamp } from '../clock.ts';
+import { isoTimestamp, type Clock } from '../clock.ts';
+import { isValidAt } from '../memories/memory.types.ts';
 import type { Embedder } from '../embeddings/embedder.port.ts';
 import { cosine } from '../embeddings/vectors.ts';
 import { calibrationFor, scoreCalibration, type ScoreCalibration } from '../search/score-calibration.ts';
@@ -93,20 +94,21 @@ export interface LiveSearchDeps {
   embedder: Pick<Embedder, 'modelId'>;
   memories: Pick<MemoryStore, 'vectorsOf' | 'findById'>;
   events: Pick<EventRepository, 'latestSeq'>;
+  clock: Clock;
 }
 
 export type LiveSearchService = ReturnType<typeof createLiveSearchService>;
 
 export function createLiveSearchService(deps: LiveSearchDeps) {
-  /** The memory of an event; null when the event lacks its creation time and the memory is gone. */
+  /**
+   * The memory of an event; null when the memory is gone or not valid now (expired, superseded, or valid only from
+   * later: a live search sees what a search would, docs/memory-lifecycle.md). Only matched events are read.
+   */
   async function memoryOf(scope: Scope, e: StoredEvent): Promise<LiveMemory | null> {
     const d = e.data;
-    let createdAt = typeof d.created_at === 'string' ? d.created_at : undefined;
-    if (createdAt === undefined) {
-      const m = await deps.memories.findById(scope, String(d.id));
-      if (!m) return null;
-      createdAt = isoTimestamp(m.createdAt);
-    }
+    const m = await deps.memories.findById(scope, String(d.id));
+    if (!m || !isValidAt(m, deps.clock.now())) return null;
+    const createdAt = typeof d.created_at === 'string' ? d.created_at : isoTimestamp(m.createdAt);
     return {
       id: String(d.id), title: d.title, content: typeof d.content === 'string' ? d.content : '', tags: d.tags,
       metadata: d.metadata, createdAt,

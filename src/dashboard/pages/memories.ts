@@ -7,11 +7,13 @@ import { authorize } from '../../core/operations/runner.ts';
 import { field, param, SeeOther, signedIn } from '../context.ts';
 import { html, trusted, type SafeHtml } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
+import { RELEVANT_SCORE } from '../../core/search/score-calibration.ts';
 import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
+import { supersedeForm, validityBadge, validityRows } from './memory-history.ts';
 
 const PAGE_SIZE = 25;
-/** Semantic search's floor on the calibrated similarity (docs/api.md, "Scores") unless the page asks for another. */
-const DEFAULT_THRESHOLD = 0.6;
+/** Semantic search's floor on the calibrated similarity unless the page asks for another: every surface's default (docs/api.md, "Scores"). */
+const DEFAULT_THRESHOLD = RELEVANT_SCORE;
 
 const tagList = (text: string | undefined): string[] =>
   (text ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
@@ -42,29 +44,33 @@ export const memoryRoutes: RouteRegistrar = (app, deps) => {
     authorize(q === undefined ? 'memory.list' : mode === 'hybrid' ? 'memory.search_hybrid' : 'memory.search', viewer.principal);
     const threshold = number(param(req, 'threshold'), DEFAULT_THRESHOLD, 0, 1, 'threshold');
     const offset = number(param(req, 'offset'), 0, 0, 1_000_000, 'offset');
+    // Valid memories only, unless asked for all: superseded, expired and not yet valid ones then come marked.
+    const expired = param(req, 'expired') === '1' ? '1' : undefined;
+    const validity = expired ? { includeExpired: true } : undefined;
+    const now = deps.clock.now();
     let body: SafeHtml;
     if (q !== undefined) {
       const ctx = { scope: viewer.scope, userId: viewer.principal.userId, surface: 'dashboard' };
       const outcome = mode === 'hybrid'
-        ? await deps.search.hybrid(ctx, { query: q, limit: PAGE_SIZE, filter, semanticWeight: 0.7, keywordWeight: 0.3, rerank: false })
-        : await deps.search.semantic(ctx, { query: q, limit: PAGE_SIZE, filter, threshold });
+        ? await deps.search.hybrid(ctx, { query: q, limit: PAGE_SIZE, filter, semanticWeight: 0.7, keywordWeight: 0.3, rerank: false, validity })
+        : await deps.search.semantic(ctx, { query: q, limit: PAGE_SIZE, filter, threshold, validity });
       body = html`<p class="muted">${outcome.total} match(es) for “${q}” (${mode}${mode === 'semantic' ? `, similarity ≥ ${threshold}` : ''}).</p>
 <table id="results"><thead><tr><th>Memory</th><th>Score</th><th>Highlights</th><th>Tags</th></tr></thead><tbody>
 ${outcome.hits.map((h: ScoredHit) => {
         // highlight() escapes the text itself and adds only <mark>: safe to insert as markup.
         const snippets = highlight(`${h.memory.title}\n${h.memory.content}`, q);
-        return html`<tr><td><a href="${base}/${h.memory.id}">${h.memory.title || h.memory.id}</a></td><td>${h.score.toFixed(3)}</td>
+        return html`<tr><td><a href="${base}/${h.memory.id}">${h.memory.title || h.memory.id}</a> ${validityBadge(h.memory, now)}</td><td>${h.score.toFixed(3)}</td>
 <td class="highlights">${snippets.length > 0 ? snippets.map((s) => html`<div>${trusted(s)}</div>`) : html`<span class="muted">${preview(h.memory)}</span>`}</td>
 <td>${tags(h.memory)}</td></tr>`;
       })}</tbody></table>`;
     } else {
-      const listed = await deps.memories.list(viewer.scope, { filter, limit: PAGE_SIZE, offset, sortBy: 'updated_at', sortOrder: 'desc' });
-      body = html`<p class="muted">${listed.total} memor${listed.total === 1 ? 'y' : 'ies'} in workspace ${viewer.scope.workspace}.</p>
+      const listed = await deps.memories.list(viewer.scope, { filter, limit: PAGE_SIZE, offset, sortBy: 'updated_at', sortOrder: 'desc' }, validity);
+      body = html`<p class="muted">${listed.total} memor${listed.total === 1 ? 'y' : 'ies'} in workspace ${viewer.scope.workspace}${expired ? ', expired and superseded ones included' : ''}.</p>
 <table id="memories"><thead><tr><th>Title</th><th>Type</th><th>Tags</th><th>Content</th><th>Updated</th></tr></thead><tbody>
-${listed.items.map((m) => html`<tr><td><a href="${base}/${m.id}">${m.title || m.id}</a></td><td>${m.memoryType}</td><td>${tags(m)}</td>
+${listed.items.map((m) => html`<tr><td><a href="${base}/${m.id}">${m.title || m.id}</a> ${validityBadge(m, now)}</td><td>${m.memoryType}</td><td>${tags(m)}</td>
 <td>${preview(m)}</td><td>${dateTime(m.updatedAt)}</td></tr>`)}</tbody></table>
-<p>${offset > 0 ? html`<a href="${base}${query({ type, tag, offset: Math.max(0, offset - PAGE_SIZE) })}">Newer</a> ` : ''}
-${offset + PAGE_SIZE < listed.total ? html`<a href="${base}${query({ type, tag, offset: offset + PAGE_SIZE })}">Older</a>` : ''}</p>`;
+<p>${offset > 0 ? html`<a href="${base}${query({ type, tag, expired, offset: Math.max(0, offset - PAGE_SIZE) })}">Newer</a> ` : ''}
+${offset + PAGE_SIZE < listed.total ? html`<a href="${base}${query({ type, tag, expired, offset: offset + PAGE_SIZE })}">Older</a>` : ''}</p>`;
     }
     return page('Memories', viewer.chrome('memories'), html`
 ${param(req, 'deleted') ? html`<p class="notice">Memory ${param(req, 'deleted')} deleted.</p>` : ''}
@@ -74,6 +80,7 @@ ${param(req, 'deleted') ? html`<p class="notice">Memory ${param(req, 'deleted')}
   <option value="hybrid"${mode === 'hybrid' ? html` selected` : ''}>hybrid</option></select></label>
   <label>Type <input type="text" name="type" value="${type ?? ''}" size="10"></label>
   <label>Tags (any) <input type="text" name="tag" value="${tag ?? ''}" size="14"></label>
+  <label class="check"><input type="checkbox" name="expired" value="1" id="include-expired"${expired ? html` checked` : ''}> Include expired</label>
   <button>Go</button> <a href="${base}">Clear</a>
 </form>${body}`);
   }));
@@ -84,10 +91,12 @@ ${param(req, 'deleted') ? html`<p class="notice">Memory ${param(req, 'deleted')}
     return page(m.title || 'Memory', viewer.chrome('memories'), html`
 <dl class="card"><dt>Id</dt><dd><code>${m.id}</code></dd><dt>Type</dt><dd>${m.memoryType}</dd><dt>Tags</dt><dd>${tags(m)}</dd>
 <dt>Workspace</dt><dd>${m.scope.workspace}</dd><dt>Created</dt><dd>${dateTime(m.createdAt)} by ${m.createdBy}</dd>
-<dt>Updated</dt><dd>${dateTime(m.updatedAt)} by ${m.updatedBy}</dd><dt>Accessed</dt><dd>${m.accessCount} time(s)</dd></dl>
+<dt>Updated</dt><dd>${dateTime(m.updatedAt)} by ${m.updatedBy}</dd><dt>Accessed</dt><dd>${m.accessCount} time(s)</dd>
+${await validityRows(deps, m)}</dl>
 <h2>Content</h2><pre id="content">${m.content}</pre>
 <h2>Metadata</h2><pre>${JSON.stringify(m.metadata, null, 2)}</pre>
-${canWrite ? html`<p><a href="${base}/${m.id}/edit" id="edit">Edit</a></p>` : html`<p class="muted">This key lacks memories:write: read only.</p>`}`);
+${canWrite ? html`<p><a href="${base}/${m.id}/edit" id="edit">Edit</a></p>` : html`<p class="muted">This key lacks memories:write: read only.</p>`}
+${supersedeForm(m, canWrite, viewer.session.csrfToken)}`);
   }));
 
   app.get<{ Params: { id: string } }>(`${base}/:id/edit`, signedIn(deps, 'memory.update', async (req, _reply, viewer) => {

@@ -1,35 +1,57 @@
 import { isoTimestamp } from '../../core/clock.ts';
 import type { Memory, MemoryPatch, Metadata, NewMemoryInput } from '../../core/memories/memory.types.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
-import { validationError } from '../../core/errors.ts';
+import type { RelatedMemory } from '../../core/memories/memory.service.ts';
+import { validationError, type FieldProblem } from '../../core/errors.ts';
+import { validityWire, writeValidity } from '../http-kit/validity.ts';
 
 /** G1 wire <-> domain. */
 
 interface TypeFields { memory_type?: string | undefined; type?: string | undefined }
 
 /** `type` is an alias of `memory_type`; giving both with different values is an error. */
-function memoryTypeOf(body: TypeFields): string | undefined {
+function memoryTypeOf(body: TypeFields, problems: FieldProblem[]): string | undefined {
   if (body.memory_type !== undefined && body.type !== undefined && body.memory_type !== body.type) {
-    throw validationError([{ field: 'type', reason: 'invalid_value', message: 'must equal memory_type when both are given' }]);
+    problems.push({ field: 'type', reason: 'invalid_value', message: 'must equal memory_type when both are given' });
   }
   return body.memory_type ?? body.type;
+}
+
+function throwIfAny(problems: FieldProblem[]): void {
+  if (problems.length > 0) throw validationError(problems);
 }
 
 export interface CreateWire extends TypeFields {
   title: string; content: string; tags?: string[] | undefined; metadata?: object | undefined;
   topic_id?: string | null | undefined;
+  /** Lifecycle (docs/memory-lifecycle.md): ISO 8601 times; valid_until null is open-ended (on update: reopens). */
+  valid_from?: string | undefined; valid_until?: string | null | undefined;
+  supersedes?: string[] | undefined;
 }
-export type UpdateWire = Partial<CreateWire>;
+export type UpdateWire = Partial<Omit<CreateWire, 'supersedes'>>;
 
-export const toNewMemory = (b: CreateWire): NewMemoryInput => ({
-  title: b.title, content: b.content, memoryType: memoryTypeOf(b), tags: b.tags, metadata: b.metadata as Metadata | undefined,
-  topicId: b.topic_id,
-});
+export function toNewMemory(b: CreateWire): NewMemoryInput {
+  const problems: FieldProblem[] = [];
+  const input: NewMemoryInput = {
+    title: b.title, content: b.content, memoryType: memoryTypeOf(b, problems), tags: b.tags, metadata: b.metadata as Metadata | undefined,
+    topicId: b.topic_id, ...writeValidity(b, problems), supersedes: b.supersedes,
+  };
+  throwIfAny(problems);
+  return input;
+}
 
-export const toPatch = (b: UpdateWire): MemoryPatch => ({
-  title: b.title, content: b.content, memoryType: memoryTypeOf(b), tags: b.tags, metadata: b.metadata as Metadata | undefined,
-  topicId: b.topic_id,
-});
+export function toPatch(b: UpdateWire): MemoryPatch {
+  const problems: FieldProblem[] = [];
+  const patch: MemoryPatch = {
+    title: b.title, content: b.content, memoryType: memoryTypeOf(b, problems), tags: b.tags, metadata: b.metadata as Metadata | undefined,
+    topicId: b.topic_id, ...writeValidity(b, problems),
+  };
+  throwIfAny(problems);
+  return patch;
+}
+
+/** A near-duplicate of a written memory (`return_related`). */
+export const toRelated = (r: RelatedMemory) => ({ id: r.id, title: r.title, similarity: round(r.similarity) });
 
 export const toWire = (m: Memory) => ({
   id: m.id,
@@ -42,6 +64,7 @@ export const toWire = (m: Memory) => ({
   topic_id: m.topicId,
   created_at: isoTimestamp(m.createdAt),
   updated_at: isoTimestamp(m.updatedAt),
+  ...validityWire(m),
 });
 
 export const toWireWithAccess = (m: Memory) => ({
@@ -59,6 +82,7 @@ export const toSearchItem = (h: ScoredHit) => ({
   similarity_score: round(h.score),
   tags: h.memory.tags,
   metadata: h.memory.metadata,
+  ...validityWire(h.memory),
 });
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;

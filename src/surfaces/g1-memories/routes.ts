@@ -6,16 +6,18 @@ import { isoTimestamp } from '../../core/clock.ts';
 import { validationError, type FieldProblem } from '../../core/errors.ts';
 import { parseMetadataFilter } from '../../core/search/filters.ts';
 import type { MemoryService } from '../../core/memories/memory.service.ts';
+import type { Memory } from '../../core/memories/memory.types.ts';
 import type { SearchService } from '../../core/search/search.service.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { markDeprecated } from '../http-kit/deprecation.ts';
+import { readValidity } from '../http-kit/validity.ts';
 import { createG1ErrorHandler } from './errors.ts';
-import { splitList, toNewMemory, toPatch, toSearchItem, toWire, toWireWithAccess } from './mappers.ts';
+import { splitList, toNewMemory, toPatch, toRelated, toSearchItem, toWire, toWireWithAccess } from './mappers.ts';
 import { CreateBody, ErrorWire, IdParams, ListQuery, Responses, SearchBody, SimilarParams, SimilarQuery, UpdateBody } from './schemas.ts';
 
 export interface G1Deps extends AuthDeps {
   /** Writes count the memory-write quota there. */
-  memories: Pick<MemoryService, 'create' | 'createDeduplicated' | 'similarTo' | 'list' | 'get' | 'update' | 'delete'>;
+  memories: Pick<MemoryService, 'create' | 'createDeduplicated' | 'similarTo' | 'list' | 'get' | 'update' | 'delete' | 'relatedTo'>;
   search: Pick<SearchService, 'semantic'>;
   clock: Clock;
 }
@@ -32,19 +34,28 @@ function listOffset(q: Static<typeof ListQuery>): number {
   return fromPage;
 }
 
+/** `related` when the request asked for it (`return_related: true`): near-duplicates of the written memory, valid now. */
+async function relatedOf(deps: G1Deps, req: FastifyRequest, asked: boolean | undefined, memory: Memory) {
+  return asked === true ? { related: (await deps.memories.relatedTo(scopeOf(req), memory)).map(toRelated) } : {};
+}
+
 /**
  * G1 create, shared by `POST /api/v1/memories` and its deprecated alias `POST /api/v1/store`: 201 with the new
  * memory; with `dedupe: true`, 200 with the stored one when its content is identical (docs/api.md, "Deduplication").
+ * `supersedes` replaces those memories in the same write; `return_related` adds the near-duplicates
+ * (docs/memory-lifecycle.md).
  */
 async function createMemory(deps: G1Deps, req: FastifyRequest<{ Body: Static<typeof CreateBody> }>, reply: FastifyReply) {
   const principal = requirePrincipal(req);
   const input = toNewMemory(req.body);
   if (req.body.dedupe === true) {
     const { memory, deduplicated } = await deps.memories.createDeduplicated(scopeOf(req), principal, input);
-    return reply.status(deduplicated ? 200 : 201).send({ success: true as const, data: toWire(memory), deduplicated });
+    const related = await relatedOf(deps, req, req.body.return_related, memory);
+    return reply.status(deduplicated ? 200 : 201).send({ success: true as const, data: toWire(memory), deduplicated, ...related });
   }
   const memory = await deps.memories.create(scopeOf(req), principal, input);
-  return reply.status(201).send({ success: true as const, data: toWire(memory) });
+  const related = await relatedOf(deps, req, req.body.return_related, memory);
+  return reply.status(201).send({ success: true as const, data: toWire(memory), ...related });
 }
 
 /**
@@ -62,7 +73,7 @@ export const g1StoreAliasRoutes: FastifyPluginAsync<G1Deps> = async (app, deps) 
     schema: {
       tags: ['G1 memories'], security: [{ apiKey: [] }], deprecated: true,
       summary: 'Deprecated alias of POST /api/v1/memories (removed in 2.0.0)',
-      body: CreateBody, response: { 200: Responses.created, 201: Responses.created, ...errors, 413: ErrorWire },
+      body: CreateBody, response: { 200: Responses.created, 201: Responses.created, ...errors, 409: ErrorWire, 413: ErrorWire },
     },
   }, async (req, reply) => createMemory(deps, req, reply));
 };
@@ -80,7 +91,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     config: { operation: 'memory.create' },
     schema: {
       tags, security, summary: 'Create a memory (201), or with dedupe: true return the identical one already stored (200)',
-      body: CreateBody, response: { 200: Responses.created, 201: Responses.created, ...errors, 413: ErrorWire },
+      body: CreateBody, response: { 200: Responses.created, 201: Responses.created, ...errors, 409: ErrorWire, 413: ErrorWire },
     },
   }, async (req, reply) => createMemory(deps, req, reply));
 
@@ -90,13 +101,16 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
   }, async (req) => {
     const q = req.query;
     const offset = listOffset(q);
+    const problems: FieldProblem[] = [];
+    const validity = readValidity(q, deps.clock, problems);
+    if (problems.length > 0) throw validationError(problems);
     const { items, total } = await deps.memories.list(scopeOf(req), {
       filter: { types: q.type ? [q.type] : undefined, tagsAny: splitList(q.tags) },
       limit: q.limit, offset, sortBy: q.sortBy, sortOrder: q.sortOrder,
-    });
+    }, validity.option);
     return {
       success: true as const,
-      data: items.map(toWire),
+      data: items.map((m) => ({ ...toWire(m), ...validity.mark(m) })),
       pagination: { total, page: Math.floor(offset / q.limit) + 1, limit: q.limit, hasMore: offset + items.length < total },
     };
   });
@@ -110,6 +124,7 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     const tagList = Array.isArray(b.tags) ? b.tags : splitList(b.tags);
     const problems: FieldProblem[] = [];
     const metadata = parseMetadataFilter(b.metadata, problems, 'metadata');
+    const validity = readValidity(b, deps.clock, problems);
     if (problems.length > 0) throw validationError(problems);
     const filter = {
       types: b.type ? [b.type] : undefined, tagsAny: tagList && tagList.length > 0 ? tagList : undefined,
@@ -117,9 +132,13 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
     };
     const { hits, total } = await deps.search.semantic(
       { scope: scopeOf(req), userId: principal.userId, surface: 'g1', arrivedAt: req.arrivedAt },
-      { query: b.query, limit: b.limit, threshold: b.threshold, filter, logFilters: { type: b.type, tags: tagList, metadata: filter.metadata } },
+      {
+        query: b.query, limit: b.limit, threshold: b.threshold, filter, validity: validity.option,
+        logFilters: { type: b.type, tags: tagList, metadata: filter.metadata, as_of: b.as_of, include_expired: b.include_expired },
+      },
     );
-    return { success: true as const, data: { results: hits.map(toSearchItem), total, query: b.query, threshold: b.threshold } };
+    const results = hits.map((h) => ({ ...toSearchItem(h), ...validity.mark(h.memory) }));
+    return { success: true as const, data: { results, total, query: b.query, threshold: b.threshold } };
   });
 
   r.get('/:id/similar', {
@@ -147,12 +166,12 @@ export const g1Routes: FastifyPluginAsync<G1Deps> = async (app, deps) => {
 
   r.put('/:id', {
     config: { operation: 'memory.update' },
-    schema: { tags, security, summary: 'Update a memory (all fields optional)', params: IdParams, body: UpdateBody, response: { 200: Responses.memory, ...errors, 409: ErrorWire, 413: ErrorWire } },
+    schema: { tags, security, summary: 'Update a memory (all fields optional)', params: IdParams, body: UpdateBody, response: { 200: Responses.updated, ...errors, 409: ErrorWire, 413: ErrorWire } },
   }, async (req) => {
     const principal = requirePrincipal(req);
     const patch = toPatch(req.body);
     const memory = await deps.memories.update(scopeOf(req), principal, req.params.id, patch);
-    return { success: true as const, data: toWire(memory) };
+    return { success: true as const, data: toWire(memory), ...(await relatedOf(deps, req, req.body.return_related, memory)) };
   });
 
   r.delete('/:id', {

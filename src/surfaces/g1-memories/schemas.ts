@@ -1,4 +1,7 @@
 import { Type } from 'typebox';
+import {
+  AsOfField, IncludeExpiredField, ValidFromField, ValidityMarker, ValidityWireFields, ValidUntilField,
+} from '../http-kit/validity.ts';
 
 /** Wire schemas of G1 (`/api/v1/memories`). Field rules beyond shape live in the core. */
 
@@ -6,6 +9,10 @@ const Tags = Type.Array(Type.String(), { description: 'Tags; trimmed, duplicates
 const Metadata = Type.Object({}, { additionalProperties: true, description: 'Free-form object; values may be nested (at most 16 levels, 64 KiB as JSON)' });
 const MemoryType = Type.String({
   description: 'context, project, knowledge, reference, personal, workflow, or any other lowercase identifier of at most 64 characters',
+});
+const ReturnRelated = Type.Boolean({
+  description: 'Mnemo extension. true: the answer gains `related`, up to 5 memories of the workspace valid now that read nearly '
+    + 'the same as the written one (calibrated similarity >= 0.85), best first. Nothing is superseded by it (docs/memory-lifecycle.md)',
 });
 
 export const CreateBody = Type.Object({
@@ -20,6 +27,14 @@ export const CreateBody = Type.Object({
     description: 'Mnemo extension. true: when this workspace already holds a memory with identical content (after NFC, '
       + 'trimming and collapsing whitespace), answer 200 with that memory and `deduplicated: true` instead of storing a second copy',
   })),
+  valid_from: Type.Optional(ValidFromField),
+  valid_until: Type.Optional(ValidUntilField),
+  supersedes: Type.Optional(Type.Array(Type.String(), {
+    maxItems: 100,
+    description: 'Mnemo extension: full UUIDs of memories of this workspace that this one replaces, in the same write: each stops '
+      + 'holding where this one starts (its valid_until becomes this valid_from, its superseded_by this id) and emits memory.superseded',
+  })),
+  return_related: Type.Optional(ReturnRelated),
 });
 
 export const UpdateBody = Type.Object({
@@ -30,6 +45,9 @@ export const UpdateBody = Type.Object({
   tags: Type.Optional(Tags),
   metadata: Type.Optional(Metadata),
   topic_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  valid_from: Type.Optional(ValidFromField),
+  valid_until: Type.Optional(ValidUntilField),
+  return_related: Type.Optional(ReturnRelated),
 });
 
 export const IdParams = Type.Object({
@@ -44,6 +62,8 @@ export const ListQuery = Type.Object({
   tags: Type.Optional(Type.String({ description: 'Comma-separated; a memory matches when it has any of them' })),
   sortBy: Type.Enum(['created_at', 'updated_at', 'title'], { default: 'created_at' }),
   sortOrder: Type.Enum(['asc', 'desc'], { default: 'desc' }),
+  as_of: Type.Optional(AsOfField),
+  include_expired: Type.Optional(IncludeExpiredField),
 });
 
 export const SearchBody = Type.Object({
@@ -58,6 +78,8 @@ export const SearchBody = Type.Object({
     description: 'Mnemo extension: only memories whose metadata matches every key (a value, or an array meaning any of them; '
       + 'dotted keys reach nested objects), as G3 `filters` do',
   })),
+  as_of: Type.Optional(AsOfField),
+  include_expired: Type.Optional(IncludeExpiredField),
 });
 
 const MemoryFields = {
@@ -71,9 +93,12 @@ const MemoryFields = {
   topic_id: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(),
   updated_at: Type.String(),
+  ...ValidityWireFields,
 };
 
 export const MemoryWire = Type.Object(MemoryFields);
+/** A list item: a memory, marked when the list was read with include_expired. */
+export const ListItemWire = Type.Object({ ...MemoryFields, validity: Type.Optional(ValidityMarker) });
 export const MemoryWithAccessWire = Type.Object({
   ...MemoryFields,
   access_count: Type.Integer(),
@@ -88,6 +113,18 @@ export const SearchItemWire = Type.Object({
   similarity_score: Type.Number({ description: 'The calibrated similarity (docs/api.md, "Scores"), 0..1' }),
   tags: Type.Array(Type.String()),
   metadata: Metadata,
+  ...ValidityWireFields,
+  validity: Type.Optional(ValidityMarker),
+});
+
+/** A near-duplicate of a written memory (`return_related`). */
+export const RelatedWire = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  similarity: Type.Number({ description: 'The calibrated similarity to the written memory (docs/api.md, "Scores"), 0..1' }),
+});
+const Related = Type.Array(RelatedWire, {
+  description: 'Only with return_related: true. Near-duplicates valid now, best first (at most 5); read each before superseding one',
 });
 
 const ok = <T extends object>(data: T) => Type.Object({ success: Type.Literal(true), data });
@@ -111,10 +148,12 @@ export const SimilarQuery = Type.Object({
 
 export const Responses = {
   memory: ok(MemoryWire),
+  updated: Type.Object({ success: Type.Literal(true), data: MemoryWire, related: Type.Optional(Related) }),
   created: Type.Object({
     success: Type.Literal(true),
     data: MemoryWire,
     deduplicated: Type.Optional(Type.Boolean({ description: 'Present when the request set dedupe: true; true when data is the memory already stored' })),
+    related: Type.Optional(Related),
   }),
   similar: ok(Type.Object({
     memory_id: Type.String(),
@@ -130,7 +169,7 @@ export const Responses = {
   }),
   list: Type.Object({
     success: Type.Literal(true),
-    data: Type.Array(MemoryWire),
+    data: Type.Array(ListItemWire),
     pagination: Type.Object({
       total: Type.Integer(), page: Type.Integer(), limit: Type.Integer(), hasMore: Type.Boolean(),
     }),

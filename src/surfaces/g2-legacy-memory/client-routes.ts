@@ -141,7 +141,7 @@ export const g2ClientRoutes: FastifyPluginAsync<G2ClientDeps> = async (app, deps
     const outcome: { hits: ScoredHit[]; total: number } = b.status !== undefined && b.status !== 'active'
       ? { hits: [] as ScoredHit[], total: 0 }
       : b.search_mode === 'text' ? await deps.search.keyword(ctx, common)
-        : b.search_mode === 'hybrid' ? await deps.search.hybrid(ctx, { ...common, semanticWeight: 0.7, keywordWeight: 0.3, rerank: true, threshold: 0 })
+        : b.search_mode === 'hybrid' ? await deps.search.hybrid(ctx, { ...common, semanticWeight: 0.7, keywordWeight: 0.3, rerank: true, threshold: b.threshold })
           : await deps.search.semantic(ctx, { ...common, threshold: b.threshold });
     const ms = Math.round((performance.now() - started) * 100) / 100;
     const results = outcome.hits.map((h) => ({

@@ -1,7 +1,7 @@
 import { isoTimestamp } from '../../core/clock.ts';
 import type { Embedder } from '../../core/embeddings/embedder.port.ts';
 import { padVector, truncatePadded } from '../../core/embeddings/vectors.ts';
-import type { Memory, StoredVector } from '../../core/memories/memory.types.ts';
+import type { Memory, Metadata, StoredVector } from '../../core/memories/memory.types.ts';
 import { G2_VECTOR_DIMENSIONS } from './schemas.ts';
 import { metadataWithTypeAndTags } from '../../core/memories/metadata-view.ts';
 
@@ -57,10 +57,31 @@ export function wireVector(v: Float32Array): number[] {
   return padded.map(shortestFloat32);
 }
 
+/**
+ * The lifecycle metadata keys of G2 (docs/memory-lifecycle.md): G2 has no field of its own for them, so a write reads
+ * `metadata.valid_from`, `metadata.valid_until` and (create only) `metadata.supersedes`, and keeps none of them as
+ * metadata; `metadata.superseded_by`, which reads show, is dropped on writes (it changes only by a supersession).
+ */
+export const LIFECYCLE_METADATA_KEYS = ['valid_from', 'valid_until', 'supersedes', 'superseded_by'] as const;
+
+/**
+ * A memory's G2 metadata: the stored keys, `type` and `tags`, and the lifecycle keys that differ from a plain memory's
+ * — `valid_from` when it is not the creation time, `valid_until` when set, `superseded_by` when replaced. A memory
+ * written without them reads exactly as before.
+ */
+export function g2Metadata(m: Memory): Metadata & { type: string; tags: string[] } {
+  return {
+    ...metadataWithTypeAndTags(m),
+    ...(m.validFrom.getTime() !== m.createdAt.getTime() ? { valid_from: isoTimestamp(m.validFrom) } : {}),
+    ...(m.validUntil ? { valid_until: isoTimestamp(m.validUntil) } : {}),
+    ...(m.supersededBy ? { superseded_by: `mem_${m.supersededBy}` } : {}),
+  };
+}
+
 export const toWire = (m: Memory, legacyId: string, embedding: number[]) => ({
   id: legacyId,
   text: m.content,
-  metadata: metadataWithTypeAndTags(m),
+  metadata: g2Metadata(m),
   embedding,
   created_at: isoTimestamp(m.createdAt),
   updated_at: isoTimestamp(m.updatedAt),
@@ -77,7 +98,7 @@ export const clientView = (m: Memory, legacyId: string) => ({
   content: m.content,
   memory_type: m.memoryType,
   tags: m.tags,
-  metadata: metadataWithTypeAndTags(m),
+  metadata: g2Metadata(m),
   topic_id: m.topicId,
   ...(typeof m.metadata.summary === 'string' ? { summary: m.metadata.summary } : {}),
   ...(typeof m.metadata.project_ref === 'string' ? { project_ref: m.metadata.project_ref } : {}),

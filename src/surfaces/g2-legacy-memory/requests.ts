@@ -6,7 +6,8 @@ import { CLIENT_ID_PATTERN, DEFAULT_MEMORY_TYPE, type Metadata } from '../../cor
 import { parseTimestamp } from '../../core/search/filters.ts';
 import { schemaProblems as kitSchemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
 import { titleFromText } from '../../core/memories/title.ts';
-import { splitMetadata } from './mappers.ts';
+import { LIFECYCLE_METADATA_KEYS, splitMetadata } from './mappers.ts';
+import { writeValidity } from '../http-kit/validity.ts';
 import { G2_VECTOR_DIMENSIONS } from './schemas.ts';
 
 /**
@@ -22,11 +23,14 @@ const TEXT_MESSAGE = 'must contain at least one non-blank line';
 
 export interface ContentLimit { maxContentBytes: number }
 
-/** Metadata as the core takes it. */
+/** Metadata as the core takes it; `metadata.valid_from` / `metadata.valid_until` become the memory's validity bounds. */
 export interface MetadataInput {
   memoryType: string;
   tags: string[];
   metadata: Metadata;
+  validFrom?: Date;
+  /** null reopens (update). */
+  validUntil?: Date | null;
 }
 
 export interface CreateRequest extends MetadataInput {
@@ -35,6 +39,8 @@ export interface CreateRequest extends MetadataInput {
   clientId: string | undefined;
   embedding: number[] | undefined;
   topicId: string | null | undefined;
+  /** `metadata.supersedes`: the memories (by any G2 id) this one replaces, in the same write. */
+  supersedes: string[] | undefined;
 }
 
 /**
@@ -159,8 +165,14 @@ function checkMetadataInput(raw: unknown, problems: FieldProblem[]): MetadataInp
     problems.push({ field: 'metadata', reason: 'invalid_type', message: 'must be object' });
     return undefined;
   }
-  const { memoryType, tags, rest } = splitMetadata(raw);
+  const { memoryType, tags, rest: given } = splitMetadata(raw);
+  // The lifecycle keys are the memory's validity, never stored metadata (mappers.ts, LIFECYCLE_METADATA_KEYS).
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(given)) if (!(LIFECYCLE_METADATA_KEYS as readonly string[]).includes(k)) rest[k] = v;
   let ok = !hasProblem(problems, 'metadata');
+  const beforeValidity = problems.length;
+  const validity = writeValidity(given, problems, 'metadata.');
+  ok &&= problems.length === beforeValidity;
   const type = memoryType ?? DEFAULT_MEMORY_TYPE;
   if (!hasProblem(problems, 'metadata.type')) {
     const before = problems.length;
@@ -181,7 +193,25 @@ function checkMetadataInput(raw: unknown, problems: FieldProblem[]): MetadataInp
   const before = problems.length;
   checkMetadata(rest, problems, 'metadata');
   ok &&= problems.length === before;
-  return ok ? { memoryType: type, tags: cleanTags, metadata: rest } : undefined;
+  return ok ? { memoryType: type, tags: cleanTags, metadata: rest, ...validity } : undefined;
+}
+
+/** `metadata.supersedes` of a create: 1-100 memory ids in any G2 form (your id, mem_<uuid>, or the UUID). */
+function checkSupersedes(metadata: unknown, problems: FieldProblem[], onCreate: boolean): string[] | undefined {
+  const raw = isObject(metadata) ? metadata.supersedes : undefined;
+  if (raw === undefined) return undefined;
+  if (!onCreate) {
+    problems.push({
+      field: 'metadata.supersedes', reason: 'not_allowed',
+      message: 'is accepted on create only (supersede after the fact: POST /api/v1/memories/{id}/supersede)',
+    });
+    return undefined;
+  }
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > 100 || !raw.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 128)) {
+    problems.push({ field: 'metadata.supersedes', reason: 'invalid_value', message: 'must be an array of 1-100 memory ids' });
+    return undefined;
+  }
+  return raw as string[];
 }
 
 function checkEmbedding(raw: unknown, problems: FieldProblem[]): number[] | undefined {
@@ -212,6 +242,7 @@ export function parseCreate(body: unknown, problems: FieldProblem[], limit: Cont
     ? { memoryType: DEFAULT_MEMORY_TYPE, tags: [], metadata: {} }
     : checkMetadataInput(body.metadata, problems);
   const embedding = body.embedding === undefined ? undefined : checkEmbedding(body.embedding, problems);
+  const supersedes = checkSupersedes(body.metadata, problems, true);
   throwIfAnyProblem(problems);
   if (!text || !metadata) throw validationError([{ field: 'body', reason: 'invalid_value', message: 'is invalid' }]); // unreachable: a problem was recorded
   assertContentSize(text.text, limit);
@@ -221,9 +252,12 @@ export function parseCreate(body: unknown, problems: FieldProblem[], limit: Cont
     memoryType: client.memoryType ?? metadata.memoryType,
     tags: client.tags ?? metadata.tags,
     metadata: withClientKeys(metadata.metadata, client.metadataKeys),
+    ...(metadata.validFrom === undefined ? {} : { validFrom: metadata.validFrom }),
+    ...(metadata.validUntil === undefined ? {} : { validUntil: metadata.validUntil }),
     clientId: clientId as string | undefined,
     embedding,
     topicId: client.topicId,
+    supersedes,
   };
 }
 
@@ -253,6 +287,7 @@ export function parseUpdate(body: unknown, problems: FieldProblem[], limit: Cont
   checkStatus(body.status, problems);
   const client = clientFields(body, problems, true);
   const metadata = body.metadata === undefined ? undefined : checkMetadataInput(body.metadata, problems);
+  checkSupersedes(body.metadata, problems, false);
   throwIfAnyProblem(problems);
   if (text) assertContentSize(text.text, limit);
   if (content !== undefined) assertContentSize(content, limit);

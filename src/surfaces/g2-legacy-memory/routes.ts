@@ -57,6 +57,9 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
     const problems = schemaProblems(req);
     const { principal, scope } = caller(req, problems);
     const input = parseCreate(req.body, problems, deps.config);
+    // metadata.supersedes names memories by any G2 id; the core takes their UUIDs (an unknown one is a 404).
+    const supersedes = input.supersedes === undefined ? undefined
+      : await Promise.all(input.supersedes.map(async (id) => (await deps.memories.findByLegacyId(scope!, id)).id));
     const memory = await deps.memories.create(scope!, principal, {
       title: input.title,
       content: input.text,
@@ -66,6 +69,9 @@ export const g2Routes: FastifyPluginAsync<G2Deps> = async (app, deps) => {
       tags: input.tags,
       metadata: input.metadata,
       topicId: input.topicId,
+      validFrom: input.validFrom,
+      validUntil: input.validUntil,
+      supersedes,
     });
     const id = deps.memories.legacyIdOf(memory);
     return reply.status(201).send({

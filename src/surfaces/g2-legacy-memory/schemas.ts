@@ -28,9 +28,21 @@ const MetadataIn = Type.Object({
   tags: Type.Optional(Type.Array(Type.String(), { description: 'Tags; trimmed, duplicates dropped, at most 100 of 100 characters' })),
   source: Type.Optional(Type.String({ description: 'Where the memory came from (stored as given)' })),
   timestamp: Type.Optional(Type.String({ description: 'ISO 8601 date or date-time (stored as given)' })),
+  valid_from: Type.Optional(Type.String({
+    description: 'Mnemo extension: ISO 8601 date or date-time from which the fact holds (default on create: now); the memory\'s '
+      + 'validity, not stored as metadata (docs/memory-lifecycle.md)',
+  })),
+  valid_until: Type.Optional(Type.Union([Type.String(), Type.Null()], {
+    description: 'Mnemo extension: ISO 8601 date or date-time until which the fact holds (exclusive); null on update reopens it. '
+      + 'Past it, list and search leave the memory out. Not stored as metadata',
+  })),
+  supersedes: Type.Optional(Type.Array(Type.String(), {
+    description: 'Mnemo extension, create only: ids (yours, mem_<uuid> or UUIDs) of memories this one replaces, in the same write. Not stored as metadata',
+  })),
 }, {
   additionalProperties: true,
-  description: 'type and tags are the memory\'s type and tags; every other key (source, timestamp, anything else) is stored '
+  description: 'type and tags are the memory\'s type and tags; valid_from, valid_until and supersedes its lifecycle '
+    + '(superseded_by, which reads show, is ignored on writes); every other key (source, timestamp, anything else) is stored '
     + 'as the memory\'s metadata (at most 16 levels and 64 KiB as JSON)',
 });
 
@@ -74,7 +86,11 @@ export const IdParams = Type.Object({
 const MetadataOut = Type.Object({
   type: Type.String({ description: 'The memory type' }),
   tags: Type.Array(Type.String()),
-}, { additionalProperties: true, description: 'The stored metadata keys plus type and tags' });
+}, {
+  additionalProperties: true,
+  description: 'The stored metadata keys plus type and tags; plus valid_from (when not the creation time), valid_until (when set) '
+    + 'and superseded_by (mem_<uuid> of the memory that replaced it), when they apply (docs/memory-lifecycle.md)',
+});
 
 /** The memory fields the client reads, on every G2 answer that carries a memory (beside the spec's). */
 const ClientView = {

@@ -3,12 +3,16 @@ import type { ScoredHit } from '../../core/search/search.service.ts';
 import { highlight } from '../../core/search/highlights.ts';
 import { EMBEDDING_WIDTH } from './schemas.ts';
 import { metadataWithTypeAndTags } from '../../core/memories/metadata-view.ts';
+import { validityWire, type ReadValidity } from '../http-kit/validity.ts';
+import type { ValidityState } from '../../core/memories/validity.ts';
 
 /** G3 domain -> wire. */
 
 export interface MatchOptions {
   includeMetadata: boolean;
   includeEmbedding: boolean;
+  /** Marks each match (`validity`) when the search was read with include_expired. */
+  validity: Pick<ReadValidity, 'mark'>;
 }
 
 export interface MatchWire {
@@ -19,6 +23,11 @@ export interface MatchWire {
   metadata?: Record<string, unknown>;
   highlights: string[];
   embedding?: number[];
+  valid_from: string;
+  valid_until: string | null;
+  superseded_by: string | null;
+  version: number;
+  validity?: ValidityState;
 }
 
 /** Scores to 6 decimals. */
@@ -33,10 +42,12 @@ export const roundMs = (ms: number): number => Math.round(ms * 100) / 100;
  */
 export function toMatch(hit: ScoredHit, query: string, options: MatchOptions): MatchWire {
   const m = hit.memory;
-  const match: MatchWire = { id: m.id, score: roundScore(hit.score), title: m.title, text: m.content, highlights: highlight(m.content, query) };
+  const match: Omit<MatchWire, keyof ReturnType<typeof validityWire>> = {
+    id: m.id, score: roundScore(hit.score), title: m.title, text: m.content, highlights: highlight(m.content, query),
+  };
   if (options.includeMetadata) match.metadata = metadataWithTypeAndTags(m);
   if (options.includeEmbedding && hit.vector && hit.vector.length <= EMBEDDING_WIDTH) {
     match.embedding = padVector(hit.vector, EMBEDDING_WIDTH);
   }
-  return match;
+  return { ...match, ...validityWire(m), ...options.validity.mark(m) };
 }

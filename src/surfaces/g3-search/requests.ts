@@ -4,7 +4,9 @@ import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import { DEFAULT_WORKSPACE, workspaceProblem } from '../../core/scope.ts';
 import { checkFilter, MAX_FILTER_VALUES, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
 import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
+import { readValidity, type ReadValidity } from '../http-kit/validity.ts';
 import type { WorkspaceOf } from '../http-kit/workspace.ts';
+import type { Clock } from '../../core/clock.ts';
 
 /**
  * G3 request bodies -> checked service inputs. The route schemas check shapes (AJV, attached to the request rather
@@ -21,6 +23,8 @@ export interface RawRequest {
   /** The workspace the request names (`X-Workspace-ID`), resolved. */
   workspace: WorkspaceOf;
   validationError?: { validation?: unknown } | undefined;
+  /** "Now" for the `validity` marker of results read with include_expired. */
+  clock: Pick<Clock, 'now'>;
 }
 
 export interface SearchRequest {
@@ -35,6 +39,8 @@ export interface SearchRequest {
   /** The deprecated `includeVector` was used. */
   usedDeprecatedAlias: boolean;
   workspace: string;
+  /** `as_of` / `include_expired` (docs/memory-lifecycle.md). */
+  validity: ReadValidity;
 }
 
 export interface HybridRequest extends SearchRequest {
@@ -44,7 +50,7 @@ export interface HybridRequest extends SearchRequest {
 }
 
 export type BatchSlot =
-  | { ok: true; query: string; topK: number; threshold: number; filter: MemoryFilter; logFilters: Record<string, unknown> }
+  | { ok: true; query: string; topK: number; threshold: number; filter: MemoryFilter; logFilters: Record<string, unknown>; validity: ReadValidity }
   | { ok: false; query: string | null; problems: FieldProblem[] };
 
 export interface BatchRequest {
@@ -228,6 +234,14 @@ function embeddingFlag(body: Loose, problems: FieldProblem[]): { include: boolea
 
 const logFiltersOf = (filters: unknown): Record<string, unknown> => (isObject(filters) ? { ...filters } : {});
 
+/** The search log's filters, with as_of / include_expired when the request gave them. */
+function logFiltersWithValidity(filters: unknown, body: Loose): Record<string, unknown> {
+  const out = logFiltersOf(filters);
+  if (body.as_of !== undefined) out.as_of = body.as_of;
+  if (body.include_expired !== undefined) out.include_expired = body.include_expired;
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // whole requests
 
@@ -243,6 +257,7 @@ function parseCommon(raw: RawRequest, extraRules: (body: Loose, problems: FieldP
   const filter = parseFilters(body.filters, 'filters', rules);
   const workspace = resolveWorkspace(body.namespace, raw.workspace, rules);
   const embedding = embeddingFlag(body, rules);
+  const validity = readValidity(body, raw.clock, rules);
   extraRules(body, rules);
   throwIfAny(mergeProblems(fieldProblemsFromValidation(schemaErrorsOf(raw)), rules, 'filters'));
   // The schema passed: the fields have their types (defaults filled in by the validator).
@@ -251,11 +266,12 @@ function parseCommon(raw: RawRequest, extraRules: (body: Loose, problems: FieldP
     topK: body.topK as number,
     threshold: body.threshold as number,
     filter,
-    logFilters: logFiltersOf(body.filters),
+    logFilters: logFiltersWithValidity(body.filters, body),
     includeMetadata: body.includeMetadata as boolean,
     includeEmbedding: embedding.include,
     usedDeprecatedAlias: embedding.deprecatedAlias,
     workspace,
+    validity,
   };
 }
 
@@ -287,6 +303,9 @@ export function parseBatch(raw: RawRequest): BatchRequest {
   const body = asObject(raw.body);
   const wholeRules: FieldProblem[] = [];
   const workspace = resolveWorkspace(body.namespace, raw.workspace, wholeRules);
+  // as_of / include_expired of the whole batch; an item may give its own, which win for that search.
+  const batchValidity = { as_of: body.as_of, include_expired: body.include_expired };
+  readValidity(batchValidity, raw.clock, wholeRules);
 
   const byItem = new Map<number, FastifySchemaValidationError[]>();
   const whole: FastifySchemaValidationError[] = [];
@@ -307,12 +326,21 @@ export function parseBatch(raw: RawRequest): BatchRequest {
     const fields = asObject(item);
     checkQuery(fields.query, prefixed(at, 'query'), rules);
     const filter = parseFilters(fields.filters, prefixed(at, 'filters'), rules);
+    const own = {
+      as_of: fields.as_of ?? batchValidity.as_of,
+      include_expired: fields.include_expired ?? batchValidity.include_expired,
+    };
+    const names = { asOf: prefixed(at, 'as_of'), includeExpired: prefixed(at, 'include_expired') };
+    const validityProblems: FieldProblem[] = [];
+    const validity = readValidity(own, raw.clock, validityProblems, names);
+    // A bad batch-wide value is reported once, on its own field (the request is refused as a whole then).
+    rules.push(...validityProblems.filter((p) => (p.field === names.asOf ? fields.as_of !== undefined : fields.include_expired !== undefined)));
     const problems = mergeProblems(fieldProblemsFromValidation(byItem.get(i) ?? []), rules, prefixed(at, 'filters'));
     const query = typeof fields.query === 'string' ? fields.query : null;
     if (problems.length > 0) return { ok: false, query, problems };
     return {
       ok: true, query: query!, topK: fields.topK as number, threshold: fields.threshold as number, filter,
-      logFilters: logFiltersOf(fields.filters),
+      logFilters: logFiltersWithValidity(fields.filters, own), validity,
     };
   });
 

@@ -21,8 +21,8 @@ const errors = {
   503: ErrorWire,
 };
 
-const rawOf = (req: FastifyRequest): RawRequest => ({
-  body: req.body, workspace: workspaceOf(req), validationError: req.validationError,
+const rawOf = (req: FastifyRequest, clock: Clock): RawRequest => ({
+  body: req.body, workspace: workspaceOf(req), validationError: req.validationError, clock,
 });
 
 
@@ -54,10 +54,10 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       body: SearchBody, response: { 200: SearchResponse, ...errors },
     },
   }, async (req, reply) => {
-    const p = parseSearch(rawOf(req));
+    const p = parseSearch(rawOf(req, deps.clock));
     const out = await deps.search.semantic(contextOf(req, p.workspace), {
       query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
-      logFilters: p.logFilters,
+      validity: p.validity.option, logFilters: p.logFilters,
     });
     if (p.usedDeprecatedAlias) markDeprecated(reply, { sunset: false });
     return {
@@ -77,10 +77,11 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
       body: HybridBody, response: { 200: HybridResponse, ...errors },
     },
   }, async (req, reply) => {
-    const p = parseHybrid(rawOf(req));
+    const p = parseHybrid(rawOf(req, deps.clock));
     const out = await deps.search.hybrid(contextOf(req, p.workspace), {
       query: p.query, limit: p.topK, threshold: p.threshold, filter: p.filter, withVectors: p.includeEmbedding,
-      semanticWeight: p.semanticWeight, keywordWeight: p.keywordWeight, rerank: p.rerank, logFilters: p.logFilters,
+      semanticWeight: p.semanticWeight, keywordWeight: p.keywordWeight, rerank: p.rerank, validity: p.validity.option,
+      logFilters: p.logFilters,
     });
     if (p.usedDeprecatedAlias) markDeprecated(reply, { sunset: false });
     return {
@@ -104,7 +105,7 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
     },
   }, async (req) => {
     const started = performance.now();
-    const batch = parseBatch(rawOf(req));
+    const batch = parseBatch(rawOf(req, deps.clock));
     const ctx = contextOf(req, batch.workspace);
     const results = await Promise.all(batch.slots.map(async (slot) => {
       if (!slot.ok) {
@@ -114,9 +115,11 @@ export const g3Routes: FastifyPluginAsync<G3Deps> = async (app, deps) => {
         };
       }
       const out = await deps.search.semantic(ctx, {
-        query: slot.query, limit: slot.topK, threshold: slot.threshold, filter: slot.filter, logFilters: slot.logFilters,
+        query: slot.query, limit: slot.topK, threshold: slot.threshold, filter: slot.filter, validity: slot.validity.option,
+        logFilters: slot.logFilters,
       });
-      return { query: slot.query, matches: out.hits.map((h) => toMatch(h, slot.query, { includeMetadata: true, includeEmbedding: false })) };
+      const options = { includeMetadata: true, includeEmbedding: false, validity: slot.validity };
+      return { query: slot.query, matches: out.hits.map((h) => toMatch(h, slot.query, options)) };
     }));
     return { results, total_time: roundMs(performance.now() - started) };
   });

@@ -1,4 +1,6 @@
 import { Type } from 'typebox';
+import { AsOfField, IncludeExpiredField, ValidityMarker, ValidityWireFields } from '../http-kit/validity.ts';
+import { HYBRID_DEFAULT_THRESHOLD } from '../../core/search/relevance.ts';
 
 /**
  * Wire schemas of G3 (`/api/v1/search`, `/hybrid`, `/batch`). They describe the shapes for validation and
@@ -57,6 +59,8 @@ export const SearchBody = Type.Object({
   includeVector: Type.Optional(IncludeVector),
   threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score, the calibrated similarity (docs/api.md, "Scores"): 0.7 = relevant' })),
   namespace: Type.Optional(Namespace),
+  as_of: Type.Optional(AsOfField),
+  include_expired: Type.Optional(IncludeExpiredField),
 });
 
 export const HybridBody = Type.Object({
@@ -72,8 +76,10 @@ export const HybridBody = Type.Object({
   includeMetadata: IncludeMetadata,
   includeEmbedding: Type.Optional(IncludeEmbedding),
   includeVector: Type.Optional(IncludeVector),
-  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0, description: 'Lowest fused score (default 0: no floor)' })),
+  threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: HYBRID_DEFAULT_THRESHOLD, description: 'Lowest relevance, on the calibrated scale of every threshold (docs/api.md, "/hybrid"): the similarity raised by keyword coverage; 0.7 = relevant, 0 = no floor' })),
   namespace: Type.Optional(Namespace),
+  as_of: Type.Optional(AsOfField),
+  include_expired: Type.Optional(IncludeExpiredField),
 });
 
 export const BatchItem = Type.Object({
@@ -81,11 +87,15 @@ export const BatchItem = Type.Object({
   topK: TopK,
   filters: Type.Optional(Filters),
   threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.7, description: 'Lowest score, the calibrated similarity (docs/api.md, "Scores"): 0.7 = relevant' })),
+  as_of: Type.Optional(Type.String({ description: 'Mnemo extension: as the batch-wide as_of, for this search only' })),
+  include_expired: Type.Optional(Type.Boolean({ description: 'Mnemo extension: as the batch-wide include_expired, for this search only' })),
 }, { description: 'One semantic search; a bad item gets an `error` in its result slot while the others run' });
 
 export const BatchBody = Type.Object({
   searches: Type.Array(BatchItem, { minItems: 1, maxItems: MAX_BATCH_SEARCHES, description: `1-${MAX_BATCH_SEARCHES} searches, run concurrently` }),
   namespace: Type.Optional(Namespace),
+  as_of: Type.Optional(AsOfField),
+  include_expired: Type.Optional(IncludeExpiredField),
 });
 
 const FieldProblems = Type.Array(Type.Object({ field: Type.String(), message: Type.String() }));
@@ -102,6 +112,8 @@ export const MatchWire = Type.Object({
   embedding: Type.Optional(Type.Array(Type.Number(), {
     description: 'With includeEmbedding: 1536 numbers, the stored vector zero-padded (absent when no vector of the current model is stored)',
   })),
+  ...ValidityWireFields,
+  validity: Type.Optional(ValidityMarker),
 });
 
 const Ms = (description: string) => Type.Number({ description: `${description}, in milliseconds (0.01 ms precision)` });
@@ -118,7 +130,7 @@ export const HybridResponse = Type.Object({
   semantic_results: Type.Integer({ description: 'Memories in scope (after filters) whose similarity is at or above the threshold: every memory with a vector when none is given' }),
   keyword_results: Type.Integer({ description: 'Memories matching at least one query word' }),
   combined_score_method: Type.String({ description: '`weighted_sum(calibrated_similarity, keyword_coverage)` (rerank true) or `weighted_sum(calibrated_similarity, keyword_relevance/best)` (rerank false); docs/api.md, "Scores"' }),
-  total: Type.Integer({ description: 'Pooled candidates (the semantic best topK and the keyword pool) whose fused score is at or above the threshold' }),
+  total: Type.Integer({ description: 'Pooled candidates (the semantic best topK and the keyword pool) whose relevance is at or above the threshold' }),
   query_embedding_time: Ms('Time spent embedding the query'),
   search_time: Ms('Time spent searching after embedding'),
 });

@@ -7,6 +7,8 @@ import type { FieldProblem } from '../../core/errors.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
 import type { EmbeddingService } from '../../core/embeddings/embedding.service.ts';
 import { metadataWithTypeAndTags } from '../../core/memories/metadata-view.ts';
+import { validityWire, type ReadValidity } from '../http-kit/validity.ts';
+import type { Memory } from '../../core/memories/memory.types.ts';
 
 /** A search's `search_metadata` model fields: the model whose vectors were compared, and its width. */
 export const searchModel = (embeddings: Pick<EmbeddingService, 'nativeModel'>) => ({
@@ -69,6 +71,14 @@ export const toVectorItem = (h: ScoredHit) => ({
   metadata: metadataWithTypeAndTags(h.memory),
   created_at: isoTimestamp(h.memory.createdAt),
 });
+
+/**
+ * What a G4 result adds when the request read by validity (as_of or include_expired given): the memory's lifecycle
+ * fields and, with include_expired, its `validity`. A request without them gets the spec's item unchanged.
+ */
+export function lifecycleOf(requested: boolean, validity: Pick<ReadValidity, 'mark'>) {
+  return (m: Memory) => (requested ? { ...validityWire(m), ...validity.mark(m) } : {});
+}
 
 /**
  * Scores suggestions in 0..1: `0.6 * frequency / highest frequency in the answer + 0.4 * (1 when the text starts

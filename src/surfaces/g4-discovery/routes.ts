@@ -13,8 +13,9 @@ import { markDeprecated } from '../http-kit/deprecation.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG4ErrorHandler } from './errors.ts';
 import { getBodyOf, readGetBody } from './requests.ts';
-import { dateBound, roundMs, scoreSuggestions, searchModel, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
+import { dateBound, lifecycleOf, roundMs, scoreSuggestions, searchModel, splitList, toSemanticItem, toVectorItem } from './mappers.ts';
 import { collectProblems, schemaProblems, throwIfAnyProblem } from '../http-kit/field-problems.ts';
+import { readValidity } from '../http-kit/validity.ts';
 import {
   DEFAULTS, EmbeddingBody, ErrorWire, MAX_FILTER_TAGS, Responses, SearchQuery, SuggestionsQuery, VECTOR_DIMENSIONS, VectorBody,
 } from './schemas.ts';
@@ -113,6 +114,7 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     checkFilter(filter, problems, { from: 'created_after', to: 'created_before' });
     const rawFilter = getMetadataFilter(req, q.metadata_filter, problems);
     filter.metadata = parseMetadataFilter(rawFilter, problems, 'metadata_filter');
+    const validity = readValidity(q, deps.clock, problems);
     const scope = collectProblems(problems, () => scopeOf(req));
     throwIfAnyProblem(problems);
 
@@ -122,16 +124,17 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const outcome = await deps.search.semantic(
       { scope: scope as Scope, userId: principal.userId, surface: 'g4', arrivedAt: req.arrivedAt },
       {
-        query: q.q, limit: limit + offset, threshold, filter,
+        query: q.q, limit: limit + offset, threshold, filter, validity: validity.option,
         logFilters: {
           tags: tagList, created_after: q.created_after, created_before: q.created_before, metadata_filter: filter.metadata,
-          limit, offset,
+          limit, offset, as_of: q.as_of, include_expired: q.include_expired,
         },
       },
     );
     const page = outcome.hits.slice(offset, offset + limit);
     const options = { query: q.q, includeContent: q.include_content === true, highlight: q.highlight !== false };
-    const results = page.map((h) => toSemanticItem(h, options));
+    const lifecycle = lifecycleOf(q.as_of !== undefined || q.include_expired !== undefined, validity);
+    const results = page.map((h) => ({ ...toSemanticItem(h, options), ...lifecycle(h.memory) }));
     return {
       success: true as const,
       data: {
@@ -170,6 +173,8 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
       ...supplied.filter((p) => p.field !== 'vector'),
     ];
     const metadata = b && typeof b.metadata_filter === 'object' ? parseMetadataFilter(b.metadata_filter, problems, 'metadata_filter') : undefined;
+    // The schema reports a mistyped include_expired; only an as_of string is judged here.
+    const validity = readValidity({ as_of: typeof b?.as_of === 'string' ? b.as_of : undefined, include_expired: b?.include_expired === true }, deps.clock, problems);
     const scope = collectProblems(problems, () => scopeOf(req));
     throwIfAnyProblem(problems);
 
@@ -181,11 +186,12 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
       { scope: scope as Scope, userId: principal.userId, surface: 'g4', arrivedAt: req.arrivedAt },
       {
         vector: b.vector, limit: limit + offset, threshold,
-        filter: { tagsAny: tagList, metadata },
-        logFilters: { tags: tagList, metadata_filter: metadata, limit, offset },
+        filter: { tagsAny: tagList, metadata }, validity: validity.option,
+        logFilters: { tags: tagList, metadata_filter: metadata, limit, offset, as_of: b.as_of, include_expired: b.include_expired },
       },
     );
-    const results = outcome.hits.slice(offset, offset + limit).map(toVectorItem);
+    const lifecycle = lifecycleOf(b.as_of !== undefined || b.include_expired !== undefined, validity);
+    const results = outcome.hits.slice(offset, offset + limit).map((h) => ({ ...toVectorItem(h), ...lifecycle(h.memory) }));
     return {
       success: true as const,
       data: {
@@ -213,13 +219,14 @@ export const g4Routes: FastifyPluginAsync<G4Deps> = async (app, deps) => {
     const q = req.query;
     const problems = schemaProblems(req);
     checkText(q.q, 'q', problems);
+    const validity = readValidity(q, deps.clock, problems);
     const scope = collectProblems(problems, () => scopeOf(req));
     throwIfAnyProblem(problems);
 
     const text = q.q.trim();
     const limit = q.limit ?? DEFAULTS.suggestionLimit;
     const type = q.type ?? 'query';
-    const found = await deps.search.suggest(scope as Scope, type, text, limit);
+    const found = await deps.search.suggest(scope as Scope, type, text, limit, validity.option);
     return {
       success: true as const,
       data: { query: q.q, suggestions: scoreSuggestions(found, text, type) },

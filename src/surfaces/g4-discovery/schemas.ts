@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { AsOfField, IncludeExpiredField, ValidityMarker, ValidityWireFields } from '../http-kit/validity.ts';
 
 /**
  * Wire schemas of G4 (`/v1/search`, `/v1/search/vector`, `/v1/search/suggestions`, `/v1/embeddings`). They describe
@@ -39,6 +40,8 @@ export const SearchQuery = Type.Object({
   metadata_filter: Type.Optional(Type.String({
     description: 'URL-encoded JSON object, for clients that cannot send a body with GET; the same as the JSON body {"metadata_filter": {...}}',
   })),
+  as_of: Type.Optional(AsOfField),
+  include_expired: Type.Optional(IncludeExpiredField),
 });
 
 export const VectorBody = Type.Object({
@@ -53,6 +56,8 @@ export const VectorBody = Type.Object({
     maxItems: MAX_FILTER_TAGS, description: 'A memory matches when it has any of them',
   })),
   metadata_filter: Type.Optional(MetadataFilter),
+  as_of: Type.Optional(AsOfField),
+  include_expired: Type.Optional(IncludeExpiredField),
 });
 
 export const SuggestionsQuery = Type.Object({
@@ -61,6 +66,12 @@ export const SuggestionsQuery = Type.Object({
   type: Type.Optional(Type.Enum(['query', 'tag', 'title'], {
     default: 'query',
     description: 'query: past searches starting with q; tag: tags starting with q; title: memory titles containing q',
+  })),
+  as_of: Type.Optional(Type.String({
+    description: 'Mnemo extension (tag and title): ISO 8601 date or date-time; suggest from the memories valid then (and created by then). Default: now',
+  })),
+  include_expired: Type.Optional(Type.Boolean({
+    description: 'Mnemo extension (tag and title): true suggests from every memory, holding or not. Default false',
   })),
 });
 
@@ -79,6 +90,15 @@ const Pagination = Type.Object({
   has_more: Type.Boolean({ description: 'offset + results.length < total' }),
 });
 
+/** Present only when the request gave as_of or include_expired (a spec request sees the spec's item). */
+const LifecycleFields = {
+  valid_from: Type.Optional(ValidityWireFields.valid_from),
+  valid_until: Type.Optional(ValidityWireFields.valid_until),
+  superseded_by: Type.Optional(ValidityWireFields.superseded_by),
+  version: Type.Optional(ValidityWireFields.version),
+  validity: Type.Optional(ValidityMarker),
+};
+
 export const SemanticItemWire = Type.Object({
   id: Type.String(),
   title: Type.String(),
@@ -90,6 +110,7 @@ export const SemanticItemWire = Type.Object({
   highlights: Type.Array(Type.String(), { description: 'HTML-escaped snippets with matched words in <mark>…</mark>' }),
   created_at: Type.String(),
   updated_at: Type.String(),
+  ...LifecycleFields,
 });
 
 export const VectorItemWire = Type.Object({
@@ -101,6 +122,7 @@ export const VectorItemWire = Type.Object({
   tags: Type.Array(Type.String()),
   metadata: Metadata,
   created_at: Type.String(),
+  ...LifecycleFields,
 });
 
 export const ErrorWire = Type.Object({

@@ -18,8 +18,9 @@ import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit
 import { acceptsEventStream, openSse } from '../http-kit/sse.ts';
 import { createG4ErrorHandler, G4HttpError } from './errors.ts';
 import { runLiveSearch } from './live-search.ts';
-import { dateBound, roundMs, searchModel, splitList, toSemanticItem } from './mappers.ts';
+import { dateBound, lifecycleOf, roundMs, searchModel, splitList, toSemanticItem } from './mappers.ts';
 import { schemaProblems } from '../http-kit/field-problems.ts';
+import { readValidity } from '../http-kit/validity.ts';
 import { SSE_RESPONSE, WEBSOCKET_UPGRADE_RESPONSE } from '../http-kit/stream-docs.ts';
 import { DEFAULTS, ErrorWire, MAX_FILTER_TAGS, SearchQuery } from './schemas.ts';
 import { collectProblems } from '../http-kit/field-problems.ts';
@@ -93,6 +94,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
         problems.push({ field: 'metadata_filter', reason: 'invalid_format', message: 'must be a URL-encoded JSON object' });
       }
     }
+    const validity = readValidity(q, deps.clock, problems);
     const scope = collectProblems(problems, () => scopeOf(req));
     if (problems.length > 0 || !scope) {
       const seen = new Set<string>();
@@ -104,11 +106,15 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
     const outcome = await deps.search.semantic(
       { scope, userId: principal.userId, surface: 'g4', arrivedAt: req.arrivedAt },
       {
-        query: q.q, limit, threshold, filter,
-        logFilters: { tags: tagList, created_after: q.created_after, created_before: q.created_before, metadata_filter: filter.metadata, limit, stream: true },
+        query: q.q, limit, threshold, filter, validity: validity.option,
+        logFilters: {
+          tags: tagList, created_after: q.created_after, created_before: q.created_before, metadata_filter: filter.metadata, limit, stream: true,
+          as_of: q.as_of, include_expired: q.include_expired,
+        },
       },
     );
     const options = { query: q.q, includeContent: q.include_content === true, highlight: q.highlight !== false };
+    const lifecycle = lifecycleOf(q.as_of !== undefined || q.include_expired !== undefined, validity);
     // A short answer, not a standing stream: no stream session. It takes no registry slot (the per-key cap is for
     // long-lived streams), needs no key re-check or timers (the answer is computed before the first frame), and its
     // user.activity is noted by the request observer like any request's (onResponse runs for a hijacked reply too).
@@ -116,7 +122,7 @@ export const g4StreamRoutes: FastifyPluginAsync<G4StreamDeps> = async (app, deps
     let rank = 0;
     for (const hit of outcome.hits) {
       rank += 1;
-      if (!(await sse.send({ event: 'result', data: { ...toSemanticItem(hit, options), rank } }))) return reply;
+      if (!(await sse.send({ event: 'result', data: { ...toSemanticItem(hit, options), ...lifecycle(hit.memory), rank } }))) return reply;
     }
     await sse.send({
       event: 'done',

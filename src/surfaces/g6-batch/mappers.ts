@@ -5,6 +5,9 @@ import { titleFromText } from '../../core/memories/title.ts';
 import type { Memory, MemoryFilter, Metadata } from '../../core/memories/memory.types.ts';
 import { parseMetadataFilter } from '../../core/search/filters.ts';
 import { wireFields } from '../http-kit/wire-fields.ts';
+import { readValidity, validityWire, writeValidity } from '../http-kit/validity.ts';
+import type { Clock } from '../../core/clock.ts';
+import { validityMarker, type ValidityState } from '../../core/memories/validity.ts';
 
 /** G6 wire <-> domain: each operation is parsed on its own, so one bad operation never sinks the others. */
 
@@ -34,7 +37,19 @@ function memoryFields(data: Json, problems: FieldProblem[]) {
     title, content, memoryType, topicId,
     tags: isStringArray(data.tags) ? data.tags : undefined,
     metadata: isObject(data.metadata) ? data.metadata as Metadata : undefined,
+    // Lifecycle (docs/memory-lifecycle.md): ISO 8601 times; valid_until null is open-ended (on update: reopens).
+    ...writeValidity(data, problems, 'data.'),
   };
+}
+
+/** `data.supersedes` of a create: full UUIDs of memories this one replaces (in the same write; the core checks them). */
+function supersedesOf(data: Json, problems: FieldProblem[]): string[] | undefined {
+  if (data.supersedes === undefined) return undefined;
+  if (!isStringArray(data.supersedes)) {
+    problems.push({ field: 'data.supersedes', reason: 'invalid_type', message: 'must be an array of memory ids' });
+    return undefined;
+  }
+  return data.supersedes;
 }
 
 function searchFilter(raw: unknown, problems: FieldProblem[]): MemoryFilter {
@@ -58,7 +73,11 @@ function searchFilter(raw: unknown, problems: FieldProblem[]): MemoryFilter {
   return filter;
 }
 
-export function toBatchOp(raw: unknown): BatchOp {
+/**
+ * One operation from the request. `clock`: "now" for the `validity` marker of a search with include_expired (the
+ * marker is made when the result is rendered: see markerOf).
+ */
+export function toBatchOp(raw: unknown, clock: Pick<Clock, 'now'>): BatchOp {
   if (!isObject(raw)) return invalid('unknown', [{ field: 'operation', reason: 'invalid_type', message: 'must be an object' }]);
   const type = typeof raw.type === 'string' ? raw.type : 'unknown';
   const problems: FieldProblem[] = [];
@@ -72,16 +91,34 @@ export function toBatchOp(raw: unknown): BatchOp {
   };
   switch (type) {
     case 'create': {
-      const f = memoryFields(data(), problems);
+      const d = data();
+      const f = memoryFields(d, problems);
+      const supersedes = supersedesOf(d, problems);
       if (f.content === undefined && !problems.some((p) => p.field === 'data.content')) problems.push({ field: 'data.content', reason: 'required', message: 'is required' });
       if (problems.length) return invalid(type, problems);
-      return { type, input: { title: f.title ?? titleFromText(f.content!) ?? '', content: f.content!, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId } };
+      return {
+        type,
+        input: {
+          title: f.title ?? titleFromText(f.content!) ?? '', content: f.content!, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata,
+          topicId: f.topicId, validFrom: f.validFrom, validUntil: f.validUntil, supersedes,
+        },
+      };
     }
     case 'update': {
       const memoryId = id();
-      const f = memoryFields(data(), problems);
+      const d = data();
+      const f = memoryFields(d, problems);
+      if (d.supersedes !== undefined) {
+        problems.push({ field: 'data.supersedes', reason: 'not_allowed', message: 'is accepted on create only (supersede after the fact: POST /api/v1/memories/{id}/supersede)' });
+      }
       if (problems.length) return invalid(type, problems);
-      return { type, id: memoryId, patch: { title: f.title, content: f.content, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId } };
+      return {
+        type, id: memoryId,
+        patch: {
+          title: f.title, content: f.content, memoryType: f.memoryType, tags: f.tags, metadata: f.metadata, topicId: f.topicId,
+          validFrom: f.validFrom, validUntil: f.validUntil,
+        },
+      };
     }
     case 'read': {
       const memoryId = id();
@@ -101,8 +138,9 @@ export function toBatchOp(raw: unknown): BatchOp {
       const threshold = o.threshold ?? 0.7;
       if (typeof threshold !== 'number' || threshold < 0 || threshold > 1) problems.push({ field: 'options.threshold', reason: 'out_of_range', message: 'must be a number from 0 to 1' });
       const filter = searchFilter(o.filters, problems);
+      const validity = readValidity(o, clock, problems, { asOf: 'options.as_of', includeExpired: 'options.include_expired' });
       if (problems.length) return invalid(type, problems);
-      return { type, query: raw.query as string, limit: limit as number, threshold: threshold as number, filter };
+      return { type, query: raw.query as string, limit: limit as number, threshold: threshold as number, filter, validity: validity.option };
     }
     default:
       return invalid(type, [{ field: 'type', reason: 'invalid_value', message: 'must be one of: create, read, update, delete, search' }]);
@@ -113,7 +151,14 @@ const memoryWire = (m: Memory) => ({
   id: m.id, title: m.title, content: m.content, memory_type: m.memoryType, tags: m.tags, metadata: m.metadata,
   topic_id: m.topicId, created_at: isoTimestamp(m.createdAt), updated_at: isoTimestamp(m.updatedAt),
   access_count: m.accessCount, last_accessed: m.lastAccessed ? isoTimestamp(m.lastAccessed) : null,
+  ...validityWire(m),
 });
+
+/** How a search operation's hits are marked: `validity` at its as_of (else now) when it asked for include_expired. */
+export function markerOf(op: BatchOp, clock: Pick<Clock, 'now'>): (m: Memory) => { validity?: ValidityState } {
+  if (op.type !== 'search' || !('validity' in op) || !op.validity) return () => ({});
+  return validityMarker(op.validity, clock.now());
+}
 
 /** Every domain code as G6 shows it inside an operation's error (no status: the batch answers 200 or 207). */
 export const OPERATION_ERROR_CODES = {
@@ -128,7 +173,7 @@ export const OPERATION_ERROR_CODES = {
 const operationErrorCode = (code: DomainErrorCode | BatchFailureCode): string =>
   (Object.hasOwn(OPERATION_ERROR_CODES, code) ? OPERATION_ERROR_CODES[code as DomainErrorCode] : code);
 
-export function toResultEntry(o: OpOutcome) {
+export function toResultEntry(o: OpOutcome, mark: (m: Memory) => { validity?: ValidityState } = () => ({})) {
   const base = { index: o.index, type: o.type, status: o.status, attempts: o.attempts };
   if (o.status === 'failed') {
     const e = o.error;
@@ -141,7 +186,10 @@ export function toResultEntry(o: OpOutcome) {
     case 'read': return { ...base, result: memoryWire(v.memory) };
     case 'updated': return { ...base, result: { id: v.memory.id, updated_at: isoTimestamp(v.memory.updatedAt) } };
     case 'deleted': return { ...base, result: { id: v.id, deleted_at: isoTimestamp(v.deletedAt) } };
-    case 'searched': return { ...base, result: { results: v.hits.map((h) => ({ id: h.memory.id, content: h.memory.content, score: Math.round(h.score * 1e6) / 1e6 })), total: v.total } };
+    case 'searched': {
+      const results = v.hits.map((h) => ({ id: h.memory.id, content: h.memory.content, score: Math.round(h.score * 1e6) / 1e6, ...mark(h.memory) }));
+      return { ...base, result: { results, total: v.total } };
+    }
     case 'valid': return { ...base, result: { valid: true } };
   }
 }

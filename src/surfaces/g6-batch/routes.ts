@@ -6,7 +6,7 @@ import { randomBase62 } from '../../core/ids.ts';
 import type { LimitsService } from '../../core/rate-limit/tier-limits.ts';
 import { authGuard, requirePrincipal, scopeOf, type AuthDeps } from '../http-kit/auth.ts';
 import { createG6ErrorHandler, MAX_BATCH_BYTES } from './errors.ts';
-import { toBatchOp, toResultEntry } from './mappers.ts';
+import { markerOf, toBatchOp, toResultEntry } from './mappers.ts';
 import { checkOperations, parseOptions } from './requests.ts';
 import { BatchBody, BatchResponse, ErrorWire } from './schemas.ts';
 
@@ -35,7 +35,7 @@ export const g6Routes: FastifyPluginAsync<G6Deps> = async (app, deps) => {
     const principal = requirePrincipal(req);
     const operations = checkOperations(req.body.operations);
     const options = parseOptions(req.body.options);
-    const ops = operations.map(toBatchOp);
+    const ops = operations.map((op) => toBatchOp(op, deps.clock));
     await deps.batch.admit(principal, ops);
     const header = req.headers['x-batch-id'];
     const batchId = typeof header === 'string' && SAFE_BATCH_ID.test(header) ? header : `batch_${randomBase62(20)}`;
@@ -52,7 +52,7 @@ export const g6Routes: FastifyPluginAsync<G6Deps> = async (app, deps) => {
         failed,
         total: outcomes.length,
         execution_time: Math.round(executionMs * 100) / 100,
-        operations: outcomes.map(toResultEntry),
+        operations: outcomes.map((o) => toResultEntry(o, markerOf(ops[o.index]!, deps.clock))),
         summary: { creates: count('create'), reads: count('read'), updates: count('update'), deletes: count('delete'), searches: count('search') },
       },
     });

@@ -4,6 +4,7 @@ import type { ApiKeyService } from '../../core/api-keys/api-key.service.ts';
 import { isoTimestamp, type Clock } from '../../core/clock.ts';
 import { validationError, type FieldProblem } from '../../core/errors.ts';
 import type { ActivityTracker } from '../../core/events/user-activity.ts';
+import { MEMORY_EVENT_TYPES } from '../../core/events/event.types.ts';
 import type { Scope } from '../../core/scope.ts';
 import { newConnectionId, type ConnectionRegistry } from '../../core/streams/connection-registry.ts';
 import type { StreamSlots } from '../../core/streams/stream-slots.port.ts';
@@ -47,8 +48,7 @@ const HEARTBEAT_ID = /^heartbeat_\d+_(evt_[A-Za-z0-9]+)$/;
 
 const describe = (text: string) => Type.Optional(Type.Unknown({ description: text }));
 const StreamQuery = Type.Object({
-  events: describe('Event types, comma-separated and/or repeated (`events=a&events=b`): memory.created, memory.updated, '
-    + 'memory.deleted, search.performed, user.activity, system.health, analytics.update, embedding.generated. None: all of them'),
+  events: describe(`Event types, comma-separated and/or repeated (\`events=a&events=b\`): ${MEMORY_EVENT_TYPES.join(', ')}. None: all of them`),
   'filters[tags]': describe('Memory events whose tags include any of these (comma-separated)'),
   'filters[memory_type]': describe('Memory events of this memory_type (comma-separated: any of them)'),
   'filters[<key>]': describe('Any other key: memory events whose metadata[key] equals the value (compared as text)'),

@@ -1,7 +1,7 @@
 import { hasMemoryFilter, type MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { pgInt, SqlParams, type PgQueryable } from './pg-executor.ts';
-import { filterSql, scopeSql } from './pg-memory-filter.ts';
+import { filterSql, scopeSql, validAtSql } from './pg-memory-filter.ts';
 import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type RankedKeywordHit } from '../bm25.ts';
 
 /** The text search configuration of `memories.keywords` (stemming, stop words): queries must use the same. */
@@ -40,17 +40,23 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
   const tsquery = (ph: Phrase) => `(${ph.map((t) => quoteLexeme(t.lexeme)).join(' & ')})`;
   const single = phrases.map((ph) => ph.length === 1);
 
-  // Single-token words: the newest `cap` memories of the scope holding the token, and how many hold it.
+  // Single-token words: the newest `cap` memories of the scope holding the token, how many hold it, and how many of
+  // those are valid at `filter.validAt` (as a filter: validity leaves memories out of the candidates, never out of the
+  // corpus statistics).
   const singles = phrases.filter((_, i) => single[i]).map(tsquery);
-  const newest = new Map<number, { seqs: Set<number>; holding: number }>();
+  const newest = new Map<number, { seqs: Set<number>; holding: number; kept: number }>();
   if (singles.length > 0) {
     const p = new SqlParams();
     const inScope = `${scopeSql(p, scope)} AND m.keywords @@ w.q::tsquery`;
-    const rows = await db.query<{ ord: number | string; holding: number | string; seqs: (number | string)[] }>(
-      `SELECT w.ord, (SELECT COUNT(*) FROM memories m WHERE ${inScope}) AS holding,
+    const kept = filter.validAt ? `COUNT(*) FILTER (WHERE ${validAtSql(p, filter.validAt)})` : 'COUNT(*)';
+    const rows = await db.query<{ ord: number | string; holding: number | string; kept: number | string; seqs: (number | string)[] }>(
+      `SELECT w.ord, c.holding, c.kept,
          ARRAY(SELECT m.seq FROM memories m WHERE ${inScope} ORDER BY m.seq DESC LIMIT ${p.add(Math.min(cap, Number.MAX_SAFE_INTEGER))}::bigint) AS seqs
-       FROM unnest(${p.add(singles)}::text[]) WITH ORDINALITY AS w(q, ord)`, p.values);
-    for (const r of rows) newest.set(pgInt(r.ord) - 1, { seqs: new Set(r.seqs.map(pgInt)), holding: pgInt(r.holding) });
+       FROM unnest(${p.add(singles)}::text[]) WITH ORDINALITY AS w(q, ord),
+         LATERAL (SELECT COUNT(*) AS holding, ${kept} AS kept FROM memories m WHERE ${inScope}) c`, p.values);
+    for (const r of rows) {
+      newest.set(pgInt(r.ord) - 1, { seqs: new Set(r.seqs.map(pgInt)), holding: pgInt(r.holding), kept: pgInt(r.kept) });
+    }
   }
   const singleIndex = phrases.map((_, i) => single.slice(0, i).filter(Boolean).length);
   const candidateSeqs = [...new Set([...newest.values()].flatMap((n) => [...n.seqs]))];
@@ -96,19 +102,21 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
       }
       if (tf > 0) out.set(seq, tf);
     }
-    if (own) return { frequencies: out, holding: own.holding };
+    if (own) return { frequencies: out, holding: own.holding, kept: own.kept };
     // A phrase: every memory holding it was read; the same cap as a token's (its newest `cap`), applied here.
-    return capFrequencies(out, cap);
+    return { ...capFrequencies(out, cap), kept: [...out.keys()].filter((seq) => docs.get(seq)!.wanted).length };
   });
 
   const frequencies = perPhrase.map((x) => x.frequencies);
   const holding = perPhrase.map((x) => x.holding);
+  // Without a filter but validity, a capped word's memories valid then are all matches: `total` is at least their count.
+  const kept = perPhrase.map((x) => x.kept);
   const documents = stats!.n;
   const candidates = [...docs].filter(([seq, doc]) => doc.wanted && frequencies.some((f) => f.has(seq))).map(([seq]) => seq);
   return rankBm25({
     frequencies, holding, candidates, lengthOf: (seq) => docs.get(seq)!.length,
     documents, averageLength: documents > 0 ? stats!.total / documents : 0, limit,
-    totalAtLeast: holding.some((n) => n > cap) && !hasMemoryFilter(filter) ? Math.max(...holding) : 0,
+    totalAtLeast: holding.some((n) => n > cap) && !hasMemoryFilter(filter) ? Math.max(...kept) : 0,
   });
 }
 

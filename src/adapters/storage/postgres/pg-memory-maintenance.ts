@@ -1,26 +1,12 @@
-import { contentHash } from '../../../core/memories/content-hash.ts';
 import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memory-maintenance.ts';
-import type { Memory } from '../../../core/memories/memory.types.ts';
-import type { KeyMode } from '../../../core/scope.ts';
-import { pgInt, pgJson, pgTime, pgTimeOrNull, SqlParams, type PgExecutor } from './pg-executor.ts';
+import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
+import {
+  MEMORY_INSERT_COLUMNS, MEMORY_INSERT_PLACEHOLDERS, memoryColumns, memoryInsertValues, toMemory, type MemoryRow,
+} from './pg-memory-row.ts';
 import { vectorText, type PgVectorIndexes } from './pg-vector-search.ts';
 
-interface Row {
-  seq: number | string; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string;
-  title: string; content: string; memory_type: string; tags: string[]; metadata: Record<string, unknown>;
-  topic_id: string | null; created_at: Date; updated_at: Date; created_by: string; updated_by: string;
-  access_count: number; last_accessed: Date | null;
-}
-
-const COLUMNS = 'm.seq, m.id, m.client_id, m.tenant_id, m.mode, m.workspace, m.title, m.content, m.memory_type, m.tags, '
-  + 'm.metadata, m.topic_id, m.created_at, m.updated_at, m.created_by, m.updated_by, m.access_count, m.last_accessed';
-
-const toMemory = (r: Row): Memory => ({
-  id: r.id, clientId: r.client_id, scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
-  title: r.title, content: r.content, memoryType: r.memory_type, tags: r.tags, metadata: r.metadata, topicId: r.topic_id,
-  createdAt: r.created_at, updatedAt: r.updated_at, createdBy: r.created_by, updatedBy: r.updated_by,
-  accessCount: r.access_count, lastAccessed: r.last_accessed,
-});
+type Row = MemoryRow;
+const COLUMNS = memoryColumns('m');
 
 /** `m.tenant_id = $n AND …` for the fields the filter names (`true` when it names none). */
 function filterWhere(p: SqlParams, filter: ScopeFilter): string {
@@ -98,13 +84,8 @@ export function createPgMemoryMaintenance(db: PgExecutor, indexes: PgVectorIndex
         const skipped: string[] = [];
         for (const { memory: m, vectors } of items) {
           // ON CONFLICT DO NOTHING covers the id and the (scope, client id) unique constraints alike.
-          const [row] = await tx.query<{ seq: number | string }>(`INSERT INTO memories (id, client_id, tenant_id, mode,
-            workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by,
-            access_count, last_accessed, content_hash)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT DO NOTHING RETURNING seq`,
-          [m.id, m.clientId, m.scope.tenantId, m.scope.mode, m.scope.workspace, m.title, m.content, m.memoryType, m.tags,
-            pgJson(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
-            m.accessCount, pgTimeOrNull(m.lastAccessed), contentHash(m.content)]);
+          const [row] = await tx.query<{ seq: number | string }>(`INSERT INTO memories (${MEMORY_INSERT_COLUMNS})
+            VALUES (${MEMORY_INSERT_PLACEHOLDERS}) ON CONFLICT DO NOTHING RETURNING seq`, memoryInsertValues(m));
           if (!row) {
             skipped.push(m.id);
             continue;

@@ -1,12 +1,19 @@
-import { AtomicStepFailed, MIN_COSINE_SLACK, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
+import {
+  AtomicStepFailed, MIN_COSINE_SLACK, type AtomicStep, type Deletion, type EventsFor, type MemoryRepository,
+} from '../../../core/memories/memory.repository.ts';
 import {
   KEYWORD_CANDIDATES_PER_TERM, type ListQuery, type Memory, type MemoryPatch, type SimilarityHit, type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { DomainError } from '../../../core/errors.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
-import type { KeyMode, Scope } from '../../../core/scope.ts';
-import { isPgUniqueViolation, pgInt, pgJson, pgTime, pgTimeOrNull, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
-import { filterSql, scopeSql } from './pg-memory-filter.ts';
+import type { Scope } from '../../../core/scope.ts';
+import { isPgUniqueViolation, pgInt, pgJson, pgTime, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
+import { excludedAtSql, filterSql, scopeSql, validAtSql } from './pg-memory-filter.ts';
+import {
+  MEMORY_COLUMNS, MEMORY_INSERT_COLUMNS, MEMORY_INSERT_PLACEHOLDERS, memoryColumns, memoryInsertValues, toMemory,
+  toMemoryTombstone, toMemoryVersion, VERSION_COLUMNS, type MemoryRow, type MemoryTombstoneRow, type MemoryVersionRow,
+} from './pg-memory-row.ts';
+import { forgetMemoryTraces } from './pg-forget-traces.ts';
 import { seqsOf } from '../memory-refs.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
@@ -15,36 +22,10 @@ import { toKeywordCandidates, toKeywordHits } from '../bm25.ts';
 import { createPgMemoryMaintenance } from './pg-memory-maintenance.ts';
 import { contentHash } from '../../../core/memories/content-hash.ts';
 
-interface Row {
-  seq: number | string; id: string; client_id: string | null; tenant_id: string; mode: string; workspace: string;
-  title: string; content: string; memory_type: string; tags: string[]; metadata: Record<string, unknown>;
-  topic_id: string | null; created_at: Date; updated_at: Date; created_by: string; updated_by: string;
-  access_count: number; last_accessed: Date | null;
-}
+type Row = MemoryRow;
 
-/** Every column but the keyword index ones, which only the database reads. */
-const COLUMNS = ['seq', 'id', 'client_id', 'tenant_id', 'mode', 'workspace', 'title', 'content', 'memory_type', 'tags',
-  'metadata', 'topic_id', 'created_at', 'updated_at', 'created_by', 'updated_by', 'access_count', 'last_accessed'];
-const M_COLUMNS = COLUMNS.map((c) => `m.${c}`).join(', ');
-const RETURNING = `RETURNING ${COLUMNS.join(', ')}`;
-
-const toMemory = (r: Row): Memory => ({
-  id: r.id,
-  clientId: r.client_id,
-  scope: { tenantId: r.tenant_id, mode: r.mode as KeyMode, workspace: r.workspace },
-  title: r.title,
-  content: r.content,
-  memoryType: r.memory_type,
-  tags: r.tags,
-  metadata: r.metadata,
-  topicId: r.topic_id,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  createdBy: r.created_by,
-  updatedBy: r.updated_by,
-  accessCount: r.access_count,
-  lastAccessed: r.last_accessed,
-});
+const M_COLUMNS = memoryColumns('m');
+const RETURNING = `RETURNING ${MEMORY_COLUMNS.join(', ')}`;
 
 /** A client-id unique violation as the domain's CONFLICT; anything else unchanged. */
 function asConflict(err: unknown, memory: Memory): unknown {
@@ -86,13 +67,8 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
   async function insertIn(tx: PgQueryable, m: Memory, v: StoredVector): Promise<Row> {
     let row: Row;
     try {
-      [row] = (await tx.query<Row>(`INSERT INTO memories (id, client_id, tenant_id, mode, workspace, title, content,
-        memory_type, tags, metadata, topic_id, created_at, updated_at, created_by, updated_by, access_count, last_accessed,
-        content_hash)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ${RETURNING}`,
-      [m.id, m.clientId, m.scope.tenantId, m.scope.mode, m.scope.workspace, m.title, m.content, m.memoryType, m.tags,
-        pgJson(m.metadata), m.topicId, pgTime(m.createdAt), pgTime(m.updatedAt), m.createdBy, m.updatedBy,
-        m.accessCount, pgTimeOrNull(m.lastAccessed), contentHash(m.content)])) as [Row];
+      [row] = (await tx.query<Row>(`INSERT INTO memories (${MEMORY_INSERT_COLUMNS}) VALUES (${MEMORY_INSERT_PLACEHOLDERS})
+        ${RETURNING}`, memoryInsertValues(m))) as [Row];
     } catch (err) {
       throw asConflict(err, m);
     }
@@ -100,12 +76,19 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     return row;
   }
 
+  /**
+   * Applies a patch in one statement: the row is locked and read (`old`), its state kept as a version (written as the
+   * row has it, replaced by this update's time and author), and the patched row gets the next version. Racing updates
+   * of one memory take turns on the row lock, each keeping the state the other left.
+   */
   async function updateIn(tx: PgQueryable, scope: Scope, id: string, patch: MemoryPatch, at: Date, by: string,
     v: StoredVector | null): Promise<Row | undefined> {
     const p = new SqlParams();
+    const time = `${p.add(pgTime(at))}::timestamptz`;
+    const author = p.add(by);
     // updated_at always moves forward, even when the clock did not.
-    const sets = [`updated_by = ${p.add(by)}`,
-      `updated_at = GREATEST(${p.add(pgTime(at))}::timestamptz, m.updated_at + interval '1 millisecond')`];
+    const sets = [`updated_by = ${author}`, `updated_at = GREATEST(${time}, m.updated_at + interval '1 millisecond')`,
+      'version = m.version + 1'];
     const set = (column: string, value: unknown, cast = '') => sets.push(`${column} = ${p.add(value)}${cast}`);
     if (patch.title !== undefined) set('title', patch.title);
     if (patch.content !== undefined) {
@@ -116,15 +99,57 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     if (patch.tags !== undefined) set('tags', patch.tags, '::text[]');
     if (patch.metadata !== undefined) set('metadata', pgJson(patch.metadata), '::jsonb');
     if (patch.topicId !== undefined) set('topic_id', patch.topicId);
-    const [row] = await tx.query<Row>(
-      `UPDATE memories AS m SET ${sets.join(', ')} WHERE ${scopeSql(p, scope)} AND m.id = ${p.add(id)} ${RETURNING}`, p.values);
+    if (patch.validFrom !== undefined) set('valid_from', pgTime(patch.validFrom), '::timestamptz');
+    if (patch.validUntil !== undefined) set('valid_until', patch.validUntil === null ? null : pgTime(patch.validUntil), '::timestamptz');
+    const [row] = await tx.query<Row>(`WITH old AS (
+        SELECT o.* FROM memories o WHERE ${scopeSql(p, scope, 'o')} AND o.id = ${p.add(id)} FOR UPDATE
+      ), kept AS (
+        INSERT INTO memory_versions (memory_id, version, tenant_id, mode, workspace, title, content, memory_type, tags, metadata,
+          topic_id, valid_from, valid_until, written_at, written_by, replaced_at, replaced_by)
+        SELECT old.id, old.version, old.tenant_id, old.mode, old.workspace, old.title, old.content, old.memory_type, old.tags,
+          old.metadata, old.topic_id, old.valid_from, old.valid_until, old.updated_at, old.updated_by, ${time}, ${author} FROM old
+        ON CONFLICT (memory_id, version) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, mode = EXCLUDED.mode,
+          workspace = EXCLUDED.workspace, title = EXCLUDED.title, content = EXCLUDED.content, memory_type = EXCLUDED.memory_type,
+          tags = EXCLUDED.tags, metadata = EXCLUDED.metadata, topic_id = EXCLUDED.topic_id, valid_from = EXCLUDED.valid_from,
+          valid_until = EXCLUDED.valid_until, written_at = EXCLUDED.written_at, written_by = EXCLUDED.written_by,
+          replaced_at = EXCLUDED.replaced_at, replaced_by = EXCLUDED.replaced_by
+      )
+      UPDATE memories AS m SET ${sets.join(', ')} FROM old WHERE m.seq = old.seq RETURNING ${M_COLUMNS}`,
+    p.values);
     if (row && v) await upsertVector(tx, pgInt(row.seq), v);
     return row;
   }
 
-  async function deleteIn(tx: PgQueryable, scope: Scope, id: string): Promise<Row | undefined> {
+  /**
+   * Forgets a memory, in the caller's transaction: the row (its vectors follow it: ON DELETE CASCADE; tags and keywords
+   * are columns of it) and its kept versions go, a tombstone stays (the latest deletion's, should the id come back and
+   * go again), and what it left elsewhere goes too (forgetMemoryTraces). Undefined when absent.
+   */
+  async function deleteIn(tx: PgQueryable, scope: Scope, id: string, deletion: Deletion): Promise<Row | undefined> {
     const p = new SqlParams();
-    const [row] = await tx.query<Row>(`DELETE FROM memories AS m WHERE ${scopeSql(p, scope)} AND m.id = ${p.add(id)} ${RETURNING}`, p.values);
+    const [row] = await tx.query<Row>(`WITH gone AS (
+        DELETE FROM memories AS m WHERE ${scopeSql(p, scope)} AND m.id = ${p.add(id)} ${RETURNING}
+      ), versions AS (
+        DELETE FROM memory_versions v USING gone
+        WHERE v.memory_id = gone.id AND v.tenant_id = gone.tenant_id AND v.mode = gone.mode AND v.workspace = gone.workspace
+      ), tombstone AS (
+        INSERT INTO memory_tombstones (memory_id, tenant_id, mode, workspace, deleted_at, deleted_by, reason)
+        SELECT gone.id, gone.tenant_id, gone.mode, gone.workspace, ${p.add(pgTime(deletion.at))}::timestamptz,
+          ${p.add(deletion.by)}, ${p.add(deletion.reason)} FROM gone
+        ON CONFLICT (memory_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, mode = EXCLUDED.mode,
+          workspace = EXCLUDED.workspace, deleted_at = EXCLUDED.deleted_at, deleted_by = EXCLUDED.deleted_by,
+          reason = EXCLUDED.reason
+      )
+      SELECT * FROM gone`, p.values);
+    if (row) await forgetMemoryTraces(tx, scope, id);
+    return row;
+  }
+
+  /** Marks memory `id` replaced by `by` (not a version: its content does not change). Undefined when absent. */
+  async function supersedeIn(tx: PgQueryable, scope: Scope, id: string, by: string, validUntil: Date): Promise<Row | undefined> {
+    const p = new SqlParams();
+    const [row] = await tx.query<Row>(`UPDATE memories AS m SET superseded_by = ${p.add(by)},
+      valid_until = ${p.add(pgTime(validUntil))}::timestamptz WHERE ${scopeSql(p, scope)} AND m.id = ${p.add(id)} ${RETURNING}`, p.values);
     return row;
   }
 
@@ -191,7 +216,10 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
               row = await updateIn(tx, scope, step.id, step.patch, step.at, step.by, step.vector);
               break;
             case 'delete':
-              row = await deleteIn(tx, scope, step.id);
+              row = await deleteIn(tx, scope, step.id, step.deletion);
+              break;
+            case 'supersede':
+              row = await supersedeIn(tx, scope, step.id, step.by, step.validUntil);
               break;
             case 'read':
               row = await touchIn(tx, scope, step.id, step.at);
@@ -291,17 +319,51 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       return row ? toMemory(row) : null;
     },
 
-    async delete(scope, id, events) {
-      return (await withEvents((tx) => deleteIn(tx, scope, id), events)) !== undefined;
+    async delete(scope, id, deletion, events) {
+      return (await withEvents((tx) => deleteIn(tx, scope, id, deletion), events)) !== undefined;
+    },
+
+    async history(scope, id, page) {
+      const p = new SqlParams();
+      const where = `v.tenant_id = ${p.add(scope.tenantId)} AND v.mode = ${p.add(scope.mode)} AND v.workspace = ${p.add(scope.workspace)}
+        AND v.memory_id = ${p.add(id)}`;
+      // The count and the page in one statement; a page past the end still has its row of the count.
+      const rows = await db.query<Partial<MemoryVersionRow> & { total: number }>(`SELECT n.total, page.*
+        FROM (SELECT COUNT(*)::int AS total FROM memory_versions v WHERE ${where}) n
+        LEFT JOIN LATERAL (SELECT ${VERSION_COLUMNS} FROM memory_versions v WHERE ${where}
+          ORDER BY v.version DESC LIMIT ${p.add(page.limit)} OFFSET ${p.add(page.offset)}) page ON TRUE
+        ORDER BY page.version DESC`, p.values);
+      const total = rows[0]?.total ?? 0;
+      return { versions: rows.filter((r) => r.memory_id != null).map((r) => toMemoryVersion(r as MemoryVersionRow)), total };
+    },
+
+    async findSupersededBy(scope, id) {
+      const p = new SqlParams();
+      const rows = await db.query<Row>(`SELECT ${M_COLUMNS} FROM memories m WHERE ${scopeSql(p, scope)}
+        AND m.superseded_by = ${p.add(id)} ORDER BY m.created_at, m.seq`, p.values);
+      return rows.map(toMemory);
+    },
+
+    async tombstoneOf(scope, id) {
+      const [row] = await db.query<MemoryTombstoneRow>(`SELECT memory_id, tenant_id, mode, workspace, deleted_at, deleted_by, reason
+        FROM memory_tombstones WHERE memory_id = $1 AND tenant_id = $2 AND mode = $3 AND workspace = $4`,
+      [id, scope.tenantId, scope.mode, scope.workspace]);
+      return row ? toMemoryTombstone(row) : null;
     },
 
     async list(scope, query: ListQuery) {
       const dir = query.sortOrder === 'asc' ? 'ASC' : 'DESC';
+      const { validAt, ...others } = query.filter;
+      const whereOf = (p: SqlParams) => `FROM memories m WHERE ${scopeSql(p, scope)}${filterSql(p, others)}`;
+      // The total as without validity (often an index-only count), less the memories not valid then (pg-memory-filter.ts).
+      const c = new SqlParams();
+      const where = whereOf(c);
+      const [count] = await db.query<{ n: number }>(validAt
+        ? `SELECT ((SELECT COUNT(*) ${where}) - (SELECT COUNT(*) ${where} AND m.seq = ANY(${excludedAtSql(c, scope, validAt)})))::int AS n`
+        : `SELECT COUNT(*)::int AS n ${where}`, c.values);
       const p = new SqlParams();
-      const where = `FROM memories m WHERE ${scopeSql(p, scope)}${filterSql(p, query.filter)}`;
-      const [count] = await db.query<{ n: number }>(`SELECT COUNT(*)::int AS n ${where}`, p.values);
-      const rows = await db.query<Row>(`SELECT ${M_COLUMNS} ${where} ORDER BY ${SORT_COLUMNS[query.sortBy]} ${dir}, m.seq ${dir}
-        LIMIT ${p.add(query.limit)} OFFSET ${p.add(query.offset)}`, p.values);
+      const rows = await db.query<Row>(`SELECT ${M_COLUMNS} ${whereOf(p)}${validAt ? ` AND ${validAtSql(p, validAt)}` : ''}
+        ORDER BY ${SORT_COLUMNS[query.sortBy]} ${dir}, m.seq ${dir} LIMIT ${p.add(query.limit)} OFFSET ${p.add(query.offset)}`, p.values);
       return { items: rows.map(toMemory), total: count!.n };
     },
 
@@ -368,20 +430,30 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       return new Map(rows.map((r) => [r.id, parseVector(r.embedding)]));
     },
 
-    async suggestTags(scope, prefix, limit) {
+    async suggestTags(scope, prefix, limit, validAt) {
       const p = new SqlParams();
       return db.query<{ text: string; frequency: number }>(`SELECT t.tag AS text, COUNT(DISTINCT m.seq)::int AS frequency
         FROM memories m, unnest(m.tags) AS t(tag)
-        WHERE ${scopeSql(p, scope)} AND t.tag ILIKE ${p.add(`${likeLiteral(prefix)}%`)} ESCAPE '\\'
+        WHERE ${scopeSql(p, scope)} AND t.tag ILIKE ${p.add(`${likeLiteral(prefix)}%`)} ESCAPE '\\'${validAt ? ` AND ${validAtSql(p, validAt)}` : ''}
         GROUP BY t.tag ORDER BY frequency DESC, t.tag COLLATE "C" LIMIT ${p.add(limit)}`, p.values);
     },
 
-    async suggestTitles(scope, text, limit) {
+    async suggestTitles(scope, text, limit, validAt) {
       const p = new SqlParams();
-      return db.query<{ text: string; frequency: number }>(`SELECT m.title AS text, COUNT(*)::int AS frequency FROM memories m
-        WHERE ${scopeSql(p, scope)} AND m.title ILIKE ${p.add(`%${likeLiteral(text)}%`)} ESCAPE '\\'
-        GROUP BY m.title ORDER BY (m.title ILIKE ${p.add(`${likeLiteral(text)}%`)} ESCAPE '\\') DESC, frequency DESC,
-          m.title COLLATE "C" LIMIT ${p.add(limit)}`, p.values);
+      const where = `WHERE ${scopeSql(p, scope)} AND m.title ILIKE ${p.add(`%${likeLiteral(text)}%`)} ESCAPE '\\'`;
+      const prefix = `ILIKE ${p.add(`${likeLiteral(text)}%`)} ESCAPE '\\'`;
+      if (!validAt) {
+        return db.query<{ text: string; frequency: number }>(`SELECT m.title AS text, COUNT(*)::int AS frequency FROM memories m
+          ${where} GROUP BY m.title ORDER BY (m.title ${prefix}) DESC, frequency DESC, m.title COLLATE "C" LIMIT ${p.add(limit)}`, p.values);
+      }
+      // Each title's count (an index-only scan of the scope's titles) less its memories not valid then (pg-memory-filter.ts).
+      return db.query<{ text: string; frequency: number }>(`SELECT a.title AS text, (a.n - COALESCE(x.n, 0))::int AS frequency
+        FROM (SELECT m.title, COUNT(*) AS n FROM memories m ${where} GROUP BY m.title) a
+        LEFT JOIN (SELECT m.title, COUNT(*) AS n FROM memories m ${where} AND m.seq = ANY(${excludedAtSql(p, scope, validAt)})
+          GROUP BY m.title) x
+          ON x.title = a.title
+        WHERE a.n > COALESCE(x.n, 0)
+        ORDER BY (a.title ${prefix}) DESC, frequency DESC, a.title COLLATE "C" LIMIT ${p.add(limit)}`, p.values);
     },
   };
 }

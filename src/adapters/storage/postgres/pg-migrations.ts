@@ -521,6 +521,61 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         SELECT DISTINCT ON (tenant_id, mode) tenant_id, mode, seq, hash FROM audit_logs ORDER BY tenant_id, mode, seq DESC;
     `,
   },
+  {
+    version: 18,
+    name: 'memory validity, supersession, history and tombstones',
+    sql: `
+      -- As SQLite's migration 18 (docs/memory-lifecycle.md).
+      ALTER TABLE memories ADD COLUMN valid_from timestamptz;
+      UPDATE memories SET valid_from = created_at;
+      ALTER TABLE memories ALTER COLUMN valid_from SET NOT NULL;
+      ALTER TABLE memories ADD COLUMN valid_until timestamptz;
+      ALTER TABLE memories ADD COLUMN superseded_by text COLLATE "C";
+      ALTER TABLE memories ADD COLUMN version integer NOT NULL DEFAULT 1;
+      CREATE INDEX memories_scope_bounded ON memories (tenant_id, mode, workspace, seq)
+        WHERE valid_until IS NOT NULL OR valid_from > created_at;
+      CREATE INDEX memories_scope_superseded_by ON memories (tenant_id, mode, workspace, superseded_by)
+        WHERE superseded_by IS NOT NULL;
+
+      CREATE TABLE memory_versions (
+        memory_id   text COLLATE "C" NOT NULL,
+        version     integer NOT NULL,
+        tenant_id   text NOT NULL,
+        mode        text NOT NULL,
+        workspace   text NOT NULL,
+        title       text NOT NULL,
+        content     text NOT NULL,
+        memory_type text NOT NULL,
+        tags        text[] NOT NULL,
+        metadata    jsonb NOT NULL,
+        topic_id    text,
+        valid_from  timestamptz NOT NULL,
+        valid_until timestamptz,
+        written_at  timestamptz NOT NULL,
+        written_by  text NOT NULL,
+        replaced_at timestamptz NOT NULL,
+        replaced_by text NOT NULL,
+        PRIMARY KEY (memory_id, version)
+      );
+      CREATE INDEX memory_versions_scope ON memory_versions (tenant_id, mode, workspace, memory_id);
+
+      CREATE TABLE memory_tombstones (
+        memory_id  text COLLATE "C" PRIMARY KEY,
+        tenant_id  text NOT NULL,
+        mode       text NOT NULL,
+        workspace  text NOT NULL,
+        deleted_at timestamptz NOT NULL,
+        deleted_by text NOT NULL,
+        reason     text NOT NULL
+      );
+      CREATE INDEX memory_tombstones_scope ON memory_tombstones (tenant_id, mode, workspace, deleted_at);
+
+      ALTER TABLE events ADD COLUMN memory_id text COLLATE "C";
+      UPDATE events SET memory_id = CASE WHEN type = 'embedding.generated' THEN data->>'memory_id' ELSE data->>'id' END
+        WHERE type IN ('memory.created', 'memory.updated', 'memory.deleted', 'embedding.generated');
+      CREATE INDEX events_memory ON events (memory_id) WHERE memory_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -1,4 +1,5 @@
 import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
+import { eventMemoryId, storedEventData } from '../../../core/events/memory-events.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import { fanOut, fanOutCandidates } from '../../../core/webhooks/fan-out.ts';
 import { pgInt, pgJson, pgTime, type PgQueryable } from './pg-executor.ts';
@@ -43,9 +44,12 @@ export class PgOutbox extends CommitListeners {
     if (this.serializeAppends) await tx.query('SELECT pg_advisory_xact_lock($1)', [EVENT_APPEND_LOCK]);
     const stored: StoredEvent[] = [];
     for (const e of events) {
-      const [row] = await tx.query<PgEventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [e.id, e.scope.tenantId, e.scope.mode, e.scope.workspace, e.type, pgJson(e.data), pgTime(e.createdAt)]);
+      // The log keeps storedEventData (a memory.deleted: only its id and the deletion's facts); the fan-out judges
+      // the event as built (webhook filters read the deleted memory's tags and metadata). As SqliteOutbox.
+      const [row] = await tx.query<PgEventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at, memory_id)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      [e.id, e.scope.tenantId, e.scope.mode, e.scope.workspace, e.type, pgJson(storedEventData(e)), pgTime(e.createdAt),
+        eventMemoryId(e.type, e.data)]);
       const event = toStoredEvent(row!);
       stored.push(event);
       const which = fanOutCandidates(e);
@@ -53,7 +57,7 @@ export class PgOutbox extends CommitListeners {
         ? await tx.query<PgWebhookRow>("SELECT * FROM webhooks WHERE status = 'active'")
         : await tx.query<PgWebhookRow>("SELECT * FROM webhooks WHERE tenant_id = $1 AND mode = $2 AND status = 'active'",
           [which.tenantId, which.mode]);
-      for (const d of fanOut(event, candidates.map(toWebhook))) {
+      for (const d of fanOut({ ...event, data: e.data }, candidates.map(toWebhook))) {
         await tx.query(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, state, next_attempt_at, created_at)
           VALUES ($1, $2, $3, 'pending', $4, $5)`, [d.id, d.webhookId, d.eventSeq, pgTime(d.dueAt), pgTime(d.createdAt)]);
       }

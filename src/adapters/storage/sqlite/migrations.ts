@@ -645,5 +645,76 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT tenant_id, mode, MAX(seq), hash FROM audit_logs GROUP BY tenant_id, mode;
     `,
   },
-];
+  {
+    version: 18,
+    name: 'memory validity, supersession, history and tombstones',
+    sql: `
+      -- Validity in time (docs/memory-lifecycle.md): a memory holds from valid_from (epoch ms; its creation time unless
+      -- set) until valid_until (NULL: open). superseded_by names the memory that replaced it (its valid_until is then
+      -- the successor's valid_from). version counts the memory's states: 1 as created, +1 per update.
+      ALTER TABLE memories ADD COLUMN valid_from INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE memories ADD COLUMN valid_until INTEGER;
+      ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+      ALTER TABLE memories ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+      UPDATE memories SET valid_from = created_at;
+      -- The few memories whose validity is bounded: a search finds those not valid now through this index alone.
+      CREATE INDEX memories_scope_bounded ON memories (tenant_id, mode, workspace, seq)
+        WHERE valid_until IS NOT NULL OR valid_from > created_at;
+      CREATE INDEX memories_scope_superseded_by ON memories (tenant_id, mode, workspace, superseded_by)
+        WHERE superseded_by IS NOT NULL;
 
+      -- Every earlier state of a memory, written in the transaction of the update that replaced it. Deleted with the
+      -- memory (forgetting leaves no content behind).
+      CREATE TABLE memory_versions (
+        memory_id   TEXT NOT NULL,
+        version     INTEGER NOT NULL,
+        tenant_id   TEXT NOT NULL,
+        mode        TEXT NOT NULL,
+        workspace   TEXT NOT NULL,
+        title       TEXT NOT NULL,
+        content     TEXT NOT NULL,
+        memory_type TEXT NOT NULL,
+        tags        TEXT NOT NULL,
+        metadata    TEXT NOT NULL,
+        topic_id    TEXT,
+        valid_from  INTEGER NOT NULL,
+        valid_until INTEGER,
+        written_at  INTEGER NOT NULL,
+        written_by  TEXT NOT NULL,
+        replaced_at INTEGER NOT NULL,
+        replaced_by TEXT NOT NULL,
+        PRIMARY KEY (memory_id, version)
+      );
+      CREATE INDEX memory_versions_scope ON memory_versions (tenant_id, mode, workspace, memory_id);
+
+      -- What a delete leaves: who deleted which memory, when and why; never its content.
+      CREATE TABLE memory_tombstones (
+        memory_id  TEXT PRIMARY KEY,
+        tenant_id  TEXT NOT NULL,
+        mode       TEXT NOT NULL,
+        workspace  TEXT NOT NULL,
+        deleted_at INTEGER NOT NULL,
+        deleted_by TEXT NOT NULL,
+        reason     TEXT NOT NULL
+      );
+      CREATE INDEX memory_tombstones_scope ON memory_tombstones (tenant_id, mode, workspace, deleted_at);
+
+      -- The memory an event is about (memory.* and embedding.generated), so forgetting can find its stored events.
+      ALTER TABLE events ADD COLUMN memory_id TEXT;
+      UPDATE events SET memory_id = CASE WHEN type = 'embedding.generated' THEN json_extract(data, '$.memory_id')
+        ELSE json_extract(data, '$.id') END
+        WHERE type IN ('memory.created', 'memory.updated', 'memory.deleted', 'embedding.generated') AND json_valid(data);
+      CREATE INDEX events_memory ON events (memory_id) WHERE memory_id IS NOT NULL;
+    `,
+  },
+  {
+    version: 19,
+    name: 'keyword index: secure delete',
+    sql: `
+      -- FTS5 removes a deleted memory's entries from the index's segments at once instead of adding delete markers
+      -- that leave its words in the file until a merge (SQLite 3.44+; kept in memories_fts_config). With PRAGMA
+      -- secure_delete (sqlite.database.ts), a forgotten memory's words leave the file (docs/api.md, "Forgetting").
+      INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
+    `,
+  },
+];

@@ -45,6 +45,27 @@ export class Posting {
     return { seqs: this.seqs, frequencies: this.frequencies, lengths: this.lengths, start: Math.max(0, this.size - cap), end: this.size };
   }
 
+  /**
+   * How many of `seqs` (ascending) the list holds: a binary search each, from where the previous one ended (for a few
+   * seqs, as MemoryFilter.validAt leaves out).
+   */
+  countOf(seqs: ArrayLike<number>): number {
+    let n = 0;
+    let lo = 0;
+    for (let i = 0; i < seqs.length; i++) {
+      const seq = seqs[i]!;
+      let hi = this.size;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.seqs[mid]! < seq) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo === this.size) break;
+      if (this.seqs[lo] === seq) n++;
+    }
+    return n;
+  }
+
   /** Appends a memory above every seq held (the order of a read from the index). */
   push(seq: number, frequency: number, length: number): void {
     this.reserve(this.size + 1);

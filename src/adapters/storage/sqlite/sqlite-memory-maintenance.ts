@@ -3,7 +3,7 @@ import type { MemoryMaintenance, ScopeFilter } from '../../../core/memories/memo
 import type { Memory, StoredVector } from '../../../core/memories/memory.types.ts';
 import { vectorToBlob, type SqliteDb } from './sqlite.database.ts';
 import type { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
-import { toMemory, type MemoryRow } from './sqlite-memory-row.ts';
+import { INSERT_MEMORY_SQL, memoryParams, toMemory, type MemoryRow } from './sqlite-memory-row.ts';
 
 /** `m.tenant_id = ? AND …` for the fields the filter names (`1` when it names none). */
 function filterWhere(filter: ScopeFilter): { sql: string; params: string[] } {
@@ -41,11 +41,7 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, keywords: Pick<Sqlit
   const idTaken = db.prepare<[string], number>('SELECT 1 FROM memories WHERE id = ?').pluck();
   const clientIdTaken = db.prepare<[string, string, string, string], number>(
     'SELECT 1 FROM memories WHERE tenant_id = ? AND mode = ? AND workspace = ? AND client_id = ?').pluck();
-  const insertMemory = db.prepare(`INSERT INTO memories
-    (id, client_id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
-     created_by, updated_by, access_count, last_accessed, content_hash)
-    VALUES (@id, @client_id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
-     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed, @content_hash)`);
+  const insertMemory = db.prepare(INSERT_MEMORY_SQL);
   const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
   const insertVector = db.prepare('INSERT OR REPLACE INTO memory_vectors (memory_seq, model_id, dims, vector) VALUES (?, ?, ?, ?)');
 
@@ -67,13 +63,7 @@ export function createSqliteMemoryMaintenance(db: SqliteDb, keywords: Pick<Sqlit
         skipped.push(m.id);
         continue;
       }
-      const seq = Number(insertMemory.run({
-        id: m.id, client_id: m.clientId, tenant_id: m.scope.tenantId, mode: m.scope.mode, workspace: m.scope.workspace,
-        title: m.title, content: m.content, memory_type: m.memoryType, tags: JSON.stringify(m.tags),
-        metadata: JSON.stringify(m.metadata), topic_id: m.topicId, created_at: m.createdAt.getTime(),
-        updated_at: m.updatedAt.getTime(), created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
-        last_accessed: m.lastAccessed?.getTime() ?? null, content_hash: contentHash(m.content),
-      }).lastInsertRowid);
+      const seq = Number(insertMemory.run(memoryParams(m, contentHash(m.content))).lastInsertRowid);
       for (const tag of m.tags) insertTag.run(seq, tag);
       for (const v of vectors) insertVector.run(seq, v.modelId, v.vector.length, vectorToBlob(v.vector));
       inserted.push({ memory: m, seq });

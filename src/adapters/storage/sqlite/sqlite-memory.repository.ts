@@ -1,4 +1,6 @@
-import { AtomicStepFailed, MIN_COSINE_SLACK, type AtomicStep, type EventsFor, type MemoryRepository } from '../../../core/memories/memory.repository.ts';
+import {
+  AtomicStepFailed, MIN_COSINE_SLACK, type AtomicStep, type Deletion, type EventsFor, type MemoryRepository,
+} from '../../../core/memories/memory.repository.ts';
 import {
   hasMemoryFilter, KEYWORD_CANDIDATES_PER_TERM, METADATA_KEY_PATTERN, type KeywordQuery, type ListQuery, type Memory, type MemoryFilter,
   type CosineEstimate, type MemoryPatch, type MemoryRef, type SimilarityHit, type SimilarityQuery, type StoredVector,
@@ -23,7 +25,11 @@ import { createStatementCache } from './sqlite-statement-cache.ts';
 import { floatView } from './sqlite-vector-rows.ts';
 import { exactScores } from './vector-scan/rerank.ts';
 import { unitRowInto } from './vector-scan/matrix-storage.ts';
-import { toMemory, type MemoryRow } from './sqlite-memory-row.ts';
+import {
+  INSERT_MEMORY_SQL, memoryParams, toMemory, toMemoryTombstone, toMemoryVersion, type MemoryRow, type MemoryTombstoneRow,
+  type MemoryVersionRow,
+} from './sqlite-memory-row.ts';
+import { forgetMemoryTraces } from './sqlite-forget-traces.ts';
 
 const SCOPE_WHERE = 'm.tenant_id = ? AND m.mode = ? AND m.workspace = ?';
 const scopeParams = (s: Scope): [string, string, string] => [s.tenantId, s.mode, s.workspace];
@@ -78,8 +84,33 @@ function filterSql(filter: MemoryFilter, guarded = false): { sql: string; params
     // CASE, unlike AND, guarantees that json_valid is evaluated first.
     parts.push(`CASE WHEN json_valid(m.metadata) THEN (${metadataParts.join(' AND ')}) ELSE ${UNREADABLE_METADATA}(m.id) END`);
   } else parts.push(...metadataParts);
+  // Validity (filter.validAt) is not SQL here: every path leaves out the scope's few memories not valid then by seq
+  // (excludedAt in createSqliteMemoryRepository). As a condition on the rows it would make the filters' index-only
+  // plans read every row they pass (a type filter's similarity prefilter took 4x as long).
   return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
 }
+
+/** `m.seq NOT IN` a JSON array of seqs (parameter: the array's text): one statement text whatever their number. */
+const NOT_EXCLUDED_SQL = ' AND m.seq NOT IN (SELECT value FROM json_each(?))';
+
+/** Lifecycle reads whose plans matter (test/storage/sqlite.storage.test.ts checks them with EXPLAIN QUERY PLAN). */
+export const LIFECYCLE_SQL = {
+  /**
+   * The scope's memories not valid at a moment (MemoryFilter.validAt, `isValidAt`), by seq; parameters: scope, moment
+   * twice. Only time-bounded memories can be (valid_until set, or valid_from after creation: the partial index
+   * memories_scope_bounded holds only those, and its WHERE is repeated verbatim so that the planner uses it): those that
+   * have ended or not begun. Nearly always empty: then every search runs as without validity. (`as_of`'s "recorded by
+   * then" is the filter's createdTo, an ordinary filter.)
+   */
+  excludedAt: `SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE} AND (m.valid_until IS NOT NULL OR m.valid_from > m.created_at)
+      AND (m.valid_until <= ? OR (m.valid_from > ? AND m.valid_from > m.created_at))`,
+  /**
+   * The memories one superseded (parameters: scope, its id), in no order: an ORDER BY the scope's created_at index
+   * answers leads the planner to walk the whole scope on that index instead of reading the few rows of the partial
+   * index memories_scope_superseded_by, so the caller sorts.
+   */
+  supersededBy: `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.superseded_by = ?`,
+} as const;
 
 /** A SQL function that notes a row whose metadata SQLite cannot read, and answers 0 (no match). */
 const UNREADABLE_METADATA = 'mnemo_unreadable_metadata';
@@ -170,11 +201,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     }
   }
 
-  const insertMemory = db.prepare(`INSERT INTO memories
-    (id, client_id, tenant_id, mode, workspace, title, content, memory_type, tags, metadata, topic_id, created_at, updated_at,
-     created_by, updated_by, access_count, last_accessed, content_hash)
-    VALUES (@id, @client_id, @tenant_id, @mode, @workspace, @title, @content, @memory_type, @tags, @metadata, @topic_id,
-     @created_at, @updated_at, @created_by, @updated_by, @access_count, @last_accessed, @content_hash)`);
+  const insertMemory = db.prepare(INSERT_MEMORY_SQL);
   const byContentHash = db.prepare<[string, string, string, string], MemoryRow>(
     `SELECT m.* FROM memories m WHERE ${SCOPE_WHERE} AND m.content_hash = ? ORDER BY m.seq LIMIT 1`);
   const insertTag = db.prepare('INSERT OR IGNORE INTO memory_tags (memory_seq, tag) VALUES (?, ?)');
@@ -199,6 +226,42 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
      RETURNING *`);
   const remove = db.prepare<[string, string, string, string], MemoryRow>(
     `DELETE FROM memories AS m WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`);
+  // The state an update replaces, kept (history): written as the row has it, replaced by the update's time and author.
+  const keepVersion = db.prepare<[number, string, string, string, string, string]>(
+    `INSERT OR REPLACE INTO memory_versions (memory_id, version, tenant_id, mode, workspace, title, content, memory_type, tags,
+       metadata, topic_id, valid_from, valid_until, written_at, written_by, replaced_at, replaced_by)
+     SELECT m.id, m.version, m.tenant_id, m.mode, m.workspace, m.title, m.content, m.memory_type, m.tags, m.metadata, m.topic_id,
+       m.valid_from, m.valid_until, m.updated_at, m.updated_by, ?, ? FROM memories m WHERE ${SCOPE_WHERE} AND m.id = ?`);
+  const supersede = db.prepare<[string, number, string, string, string, string], MemoryRow>(
+    `UPDATE memories AS m SET superseded_by = ?, valid_until = ? WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`);
+  const dropVersions = db.prepare<[string, string, string, string]>(
+    'DELETE FROM memory_versions WHERE tenant_id = ? AND mode = ? AND workspace = ? AND memory_id = ?');
+  const writeTombstone = db.prepare<[string, string, string, string, number, string, string]>(
+    `INSERT OR REPLACE INTO memory_tombstones (memory_id, tenant_id, mode, workspace, deleted_at, deleted_by, reason)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const versionCount = db.prepare<[string, string, string, string], number>(
+    'SELECT COUNT(*) FROM memory_versions WHERE tenant_id = ? AND mode = ? AND workspace = ? AND memory_id = ?').pluck();
+  const versionPage = db.prepare<[string, string, string, string, number, number], MemoryVersionRow>(
+    `SELECT * FROM memory_versions WHERE tenant_id = ? AND mode = ? AND workspace = ? AND memory_id = ?
+     ORDER BY version DESC LIMIT ? OFFSET ?`);
+  const supersededBy = db.prepare<[string, string, string, string], MemoryRow>(LIFECYCLE_SQL.supersededBy);
+  const tombstone = db.prepare<[string, string, string, string], MemoryTombstoneRow>(
+    'SELECT * FROM memory_tombstones WHERE memory_id = ? AND tenant_id = ? AND mode = ? AND workspace = ?');
+  const excludedAtStatement = db.prepare<[string, string, string, number, number], number>(
+    LIFECYCLE_SQL.excludedAt).pluck();
+  const excludedAt = (scope: Scope, at: Date): number[] => {
+    const t = at.getTime();
+    return excludedAtStatement.all(...scopeParams(scope), t, t);
+  };
+  /**
+   * The seqs MemoryFilter.validAt leaves out (each once, all of the scope), or null when none need be (no validAt,
+   * or every memory valid then: the usual case, which then runs exactly as without validity).
+   */
+  const exclusionsOf = (scope: Scope, filter: Pick<MemoryFilter, 'validAt'>): number[] | null => {
+    if (!filter.validAt) return null;
+    const seqs = excludedAt(scope, filter.validAt);
+    return seqs.length > 0 ? seqs : null;
+  };
 
   // Hot-path SQL whose IN list varies in length: each text prepared once.
   const prepared = createStatementCache(db);
@@ -215,17 +278,24 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     const matrix = await vectors.get(scope, query.modelId, query.vector.length);
     let allowed: Set<number> | null = null;
     if (hasFilter(query.filter)) {
-      allowed = new Set(filtered(scope, query.filter, (f) => db.prepare(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
+      allowed = new Set(filtered(scope, query.filter, (f) => prepared(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
         .pluck().all(...scopeParams(scope), ...f.params) as number[]));
     }
+    // The few memories not valid at validAt are masked out of the scan (usually none: the plain scan).
+    const seqs = exclusionsOf(scope, query.filter);
+    const excluded = seqs ? new Set(seqs) : null;
     return matrix.searchIn(vectors.pool(), query.vector, query.limit, query.minCosine - MIN_COSINE_SLACK, allowed,
-      { callerBusy });
+      { callerBusy, excluded });
   }
 
   /** The keyword ranking by seq; the filter runs inside its candidate query (a row it cannot read: retried guarded). */
   function keywordSeqs(scope: Scope, query: KeywordQuery) {
-    return filtered(scope, query.filter, (f) => keywordRanking.rank(scope, query.terms, hasFilter(query.filter) ? f : null,
-      query.limit, query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM));
+    const cap = query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM;
+    // The memories not valid at validAt are left out of the candidates (usually none).
+    const seqs = exclusionsOf(scope, query.filter);
+    const excluded = seqs ? new Set(seqs) : null;
+    if (!hasFilter(query.filter)) return keywordRanking.rank(scope, query.terms, null, query.limit, cap, excluded);
+    return filtered(scope, query.filter, (f) => keywordRanking.rank(scope, query.terms, f, query.limit, cap, excluded));
   }
 
   /**
@@ -241,13 +311,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   };
 
   const insertTx = db.transaction((m: Memory, v: StoredVector): number => {
-    const { lastInsertRowid } = insertMemory.run({
-      id: m.id, client_id: m.clientId, tenant_id: m.scope.tenantId, mode: m.scope.mode, workspace: m.scope.workspace, title: m.title,
-      content: m.content, memory_type: m.memoryType, tags: JSON.stringify(m.tags), metadata: JSON.stringify(m.metadata),
-      topic_id: m.topicId, created_at: m.createdAt.getTime(), updated_at: m.updatedAt.getTime(),
-      created_by: m.createdBy, updated_by: m.updatedBy, access_count: m.accessCount,
-      last_accessed: m.lastAccessed?.getTime() ?? null, content_hash: contentHash(m.content),
-    });
+    const { lastInsertRowid } = insertMemory.run(memoryParams(m, contentHash(m.content)));
     const seq = Number(lastInsertRowid);
     writeTags(seq, m.tags);
     upsertVector.run(seq, v.modelId, v.vector.length, vectorToBlob(v.vector));
@@ -256,7 +320,9 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
   const updateTx = db.transaction((scope: Scope, id: string, patch: MemoryPatch, at: number, by: string,
     v: StoredVector | null): MemoryRow | undefined => {
-    const sets: string[] = ['updated_by = ?', 'updated_at = MAX(?, updated_at + 1)'];
+    // The state replaced first (nothing when the memory is absent: the update below finds nothing either).
+    if (keepVersion.run(at, by, ...scopeParams(scope), id).changes === 0) return undefined;
+    const sets: string[] = ['updated_by = ?', 'updated_at = MAX(?, updated_at + 1)', 'version = version + 1'];
     const params: unknown[] = [by, at];
     const column = (name: string, value: unknown) => { sets.push(`${name} = ?`); params.push(value); };
     if (patch.title !== undefined) column('title', patch.title);
@@ -268,7 +334,9 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     if (patch.tags !== undefined) column('tags', JSON.stringify(patch.tags));
     if (patch.metadata !== undefined) column('metadata', JSON.stringify(patch.metadata));
     if (patch.topicId !== undefined) column('topic_id', patch.topicId);
-    const row = db.prepare<unknown[], MemoryRow>(
+    if (patch.validFrom !== undefined) column('valid_from', patch.validFrom.getTime());
+    if (patch.validUntil !== undefined) column('valid_until', patch.validUntil?.getTime() ?? null);
+    const row = prepared<unknown[], MemoryRow>(
       `UPDATE memories AS m SET ${sets.join(', ')} WHERE ${SCOPE_WHERE} AND m.id = ? RETURNING *`,
     ).get(...params, ...scopeParams(scope), id);
     if (!row) return undefined;
@@ -279,6 +347,19 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     if (v) upsertVector.run(row.seq, v.modelId, v.vector.length, vectorToBlob(v.vector));
     return row;
   });
+
+  /**
+   * Deletes a memory, in the caller's transaction: the row (its tags, vectors and keyword entries follow it), its kept
+   * versions, and what it left elsewhere (forgetMemoryTraces); a tombstone stays. Undefined when absent.
+   */
+  const forget = (scope: Scope, id: string, deletion: Deletion): MemoryRow | undefined => {
+    const row = remove.get(...scopeParams(scope), id);
+    if (!row) return undefined;
+    dropVersions.run(...scopeParams(scope), id);
+    writeTombstone.run(id, ...scopeParams(scope), deletion.at.getTime(), deletion.by, deletion.reason);
+    forgetMemoryTraces(db, scope, id);
+    return row;
+  };
 
   /** Steps in one transaction; afterwards, the in-memory vector index follows what was committed. */
   const atomicTx = db.transaction((scope: Scope, steps: readonly AtomicStep[]) => {
@@ -305,7 +386,14 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
           break;
         }
         case 'delete': {
-          const row = remove.get(...scopeParams(scope), step.id);
+          const row = forget(scope, step.id, step.deletion);
+          if (!row) throw notFound(i);
+          rows.push(row);
+          break;
+        }
+        case 'supersede': {
+          // Not a version (no content changes): the chain is read apart (findSupersededBy).
+          const row = supersede.get(step.by, step.validUntil.getTime(), ...scopeParams(scope), step.id);
           if (!row) throw notFound(i);
           rows.push(row);
           break;
@@ -343,9 +431,9 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     const row = updateTx(scope, id, patch, at, by, v);
     return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [], before, after: versions.of(scope) } : null;
   });
-  const deleteWithEvents = db.transaction((scope: Scope, id: string, events?: EventsFor) => {
+  const deleteWithEvents = db.transaction((scope: Scope, id: string, deletion: Deletion, events?: EventsFor) => {
     const before = versions.of(scope);
-    const row = remove.get(...scopeParams(scope), id);
+    const row = forget(scope, id, deletion);
     return row ? { row, stored: events ? outbox.appendInTx(events(toMemory(row))) : [], before, after: versions.of(scope) } : null;
   });
 
@@ -475,8 +563,8 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return toMemory(written.row);
     },
 
-    async delete(scope, id, events) {
-      const written = await group.run(() => deleteWithEvents(scope, id, events));
+    async delete(scope, id, deletion, events) {
+      const written = await group.run(() => deleteWithEvents(scope, id, deletion, events));
       if (!written) return false;
       vectors.remove(scope, written.row.seq);
       vectors.noteWrite(scope, written.before, written.after);
@@ -488,12 +576,21 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     async list(scope, query: ListQuery) {
       const order = `${SORT_COLUMNS[query.sortBy]} ${query.sortOrder === 'asc' ? 'ASC' : 'DESC'}, m.seq ${
         query.sortOrder === 'asc' ? 'ASC' : 'DESC'}`;
+      // The few memories not valid at validAt (usually none) are left out by seq: the count stays index-only, the
+      // excluded ones matching the filter taken off it (all of them, without a filter).
+      const excluded = exclusionsOf(scope, query.filter);
+      const excludedJson = excluded ? JSON.stringify(excluded) : null;
       return filtered(scope, query.filter, (f) => {
         const where = `FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`;
         const params = [...scopeParams(scope), ...f.params];
-        const total = (db.prepare(`SELECT COUNT(*) AS n ${where}`).get(...params) as { n: number }).n;
-        const rows = db.prepare<unknown[], MemoryRow>(`SELECT m.* ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
-          .all(...params, query.limit, query.offset);
+        let total = prepared<unknown[], number>(`SELECT COUNT(*) ${where}`).pluck().get(...params)!;
+        if (excluded) {
+          total -= f.sql === '' ? excluded.length : prepared<unknown[], number>(
+            `SELECT COUNT(*) FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))
+             AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`).pluck().get(excludedJson, ...params)!;
+        }
+        const rows = prepared<unknown[], MemoryRow>(`SELECT m.* ${where}${excluded ? NOT_EXCLUDED_SQL : ''} ORDER BY ${order} LIMIT ? OFFSET ?`)
+          .all(...params, ...(excluded ? [excludedJson] : []), query.limit, query.offset);
         return { items: rows.map(toMemory), total };
       });
     },
@@ -587,19 +684,38 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       return new Map(rows.map((r) => [r.id, blobToVector(r.vector)]));
     },
 
-    async suggestTags(scope, prefix, limit) {
-      return db.prepare<unknown[], { text: string; frequency: number }>(
+    async suggestTags(scope, prefix, limit, validAt) {
+      const excluded = exclusionsOf(scope, { validAt });
+      return prepared<unknown[], { text: string; frequency: number }>(
         `SELECT t.tag AS text, COUNT(*) AS frequency FROM memory_tags t JOIN memories m ON m.seq = t.memory_seq
-         WHERE ${SCOPE_WHERE} AND t.tag LIKE ? ESCAPE '\\' GROUP BY t.tag ORDER BY frequency DESC, t.tag LIMIT ?`,
-      ).all(...scopeParams(scope), `${likeLiteral(prefix)}%`, limit);
+         WHERE ${SCOPE_WHERE} AND t.tag LIKE ? ESCAPE '\\'${excluded ? NOT_EXCLUDED_SQL : ''}
+         GROUP BY t.tag ORDER BY frequency DESC, t.tag LIMIT ?`,
+      ).all(...scopeParams(scope), `${likeLiteral(prefix)}%`, ...(excluded ? [JSON.stringify(excluded)] : []), limit);
     },
 
-    async suggestTitles(scope, text, limit) {
-      return db.prepare<unknown[], { text: string; frequency: number }>(
+    async suggestTitles(scope, text, limit, validAt) {
+      const excluded = exclusionsOf(scope, { validAt });
+      return prepared<unknown[], { text: string; frequency: number }>(
         `SELECT m.title AS text, COUNT(*) AS frequency FROM memories m
-         WHERE ${SCOPE_WHERE} AND m.title LIKE ? ESCAPE '\\'
+         WHERE ${SCOPE_WHERE} AND m.title LIKE ? ESCAPE '\\'${excluded ? NOT_EXCLUDED_SQL : ''}
          GROUP BY m.title ORDER BY (m.title LIKE ? ESCAPE '\\') DESC, frequency DESC, m.title LIMIT ?`,
-      ).all(...scopeParams(scope), `%${likeLiteral(text)}%`, `${likeLiteral(text)}%`, limit);
+      ).all(...scopeParams(scope), `%${likeLiteral(text)}%`, ...(excluded ? [JSON.stringify(excluded)] : []),
+        `${likeLiteral(text)}%`, limit);
+    },
+
+    async history(scope, id, page) {
+      const total = versionCount.get(...scopeParams(scope), id)!;
+      if (total === 0) return { versions: [], total };
+      return { versions: versionPage.all(...scopeParams(scope), id, page.limit, page.offset).map(toMemoryVersion), total };
+    },
+
+    async findSupersededBy(scope, id) {
+      return supersededBy.all(...scopeParams(scope), id).sort((a, b) => a.created_at - b.created_at || a.seq - b.seq).map(toMemory);
+    },
+
+    async tombstoneOf(scope, id) {
+      const row = tombstone.get(id, ...scopeParams(scope));
+      return row ? toMemoryTombstone(row) : null;
     },
   };
 }

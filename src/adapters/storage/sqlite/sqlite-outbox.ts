@@ -1,4 +1,5 @@
 import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
+import { eventMemoryId, storedEventData } from '../../../core/events/memory-events.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import { fanOut, fanOutCandidates } from '../../../core/webhooks/fan-out.ts';
 import type { SqliteDb } from './sqlite.database.ts';
@@ -33,8 +34,8 @@ export class SqliteOutbox extends CommitListeners {
 
   constructor(private readonly db: SqliteDb) {
     super();
-    this.insertEvent = db.prepare<unknown[], EventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`);
+    this.insertEvent = db.prepare<unknown[], EventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at, memory_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`);
     this.candidates = db.prepare<[string, string], WebhookRow>(
       "SELECT * FROM webhooks WHERE tenant_id = ? AND mode = ? AND status = 'active'");
     this.systemCandidates = db.prepare<[], WebhookRow>("SELECT * FROM webhooks WHERE status = 'active'");
@@ -46,13 +47,15 @@ export class SqliteOutbox extends CommitListeners {
   appendInTx(events: readonly NewEvent[]): StoredEvent[] {
     const stored: StoredEvent[] = [];
     for (const e of events) {
+      // The log keeps storedEventData (a memory.deleted: only its id and the deletion's facts); the fan-out judges
+      // the event as built (webhook filters read the deleted memory's tags and metadata).
       const row = this.insertEvent.get(e.id, e.scope.tenantId, e.scope.mode, e.scope.workspace, e.type,
-        JSON.stringify(e.data), e.createdAt.getTime())!;
+        JSON.stringify(storedEventData(e)), e.createdAt.getTime(), eventMemoryId(e.type, e.data))!;
       const event = toStoredEvent(row);
       stored.push(event);
       const which = fanOutCandidates(e);
       const candidates = which.kind === 'all' ? this.systemCandidates.all() : this.candidates.all(which.tenantId, which.mode);
-      for (const d of fanOut(event, candidates.map(toWebhook))) {
+      for (const d of fanOut({ ...event, data: e.data }, candidates.map(toWebhook))) {
         this.insertDelivery.run(d.id, d.webhookId, d.eventSeq, d.dueAt.getTime(), d.createdAt.getTime());
       }
     }

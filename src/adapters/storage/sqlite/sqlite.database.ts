@@ -41,6 +41,10 @@ export function openSqlite(file: string, options: SqliteOptions & { log?: Warnin
   db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.synchronous ?? 'full']}`);
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // What a write deletes or replaces is overwritten with zeros in the file (and its WAL), not left in free space:
+  // a forgotten memory's content must not be recoverable from the file (docs/api.md, "Forgetting"). FTS5's own
+  // secure-delete (migration 19) does the same inside the keyword index.
+  db.pragma('secure_delete = ON');
   migrateSqlite(db);
   return db;
 }

@@ -110,11 +110,12 @@ export class VectorMatrix {
   /**
    * The `limit` rows most similar to `query` with cosine >= `minCosine`, best first (equal scores by ascending key),
    * and how many rows reach the threshold in all. `allowed`, when given, restricts the scan to those keys (a SQL
-   * prefilter's result). Runs in this thread.
+   * prefilter's result); `excluded` leaves those keys out (memories not valid at the query's moment). Runs in this
+   * thread.
    */
-  search(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null):
-    { hits: MatrixHit[]; total: number } {
-    const job = this.prepare(query, limit, minCosine, allowed);
+  search(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null,
+    excluded?: ReadonlySet<number> | null): { hits: MatrixHit[]; total: number } {
+    const job = this.prepare(query, limit, minCosine, allowed, excluded);
     if (!job) return { hits: [], total: 0 };
     this.dots ??= int8Dots(this.rows.memory);
     // Nothing can write in between here: a stale row is one whose source changed without telling the matrix.
@@ -134,12 +135,14 @@ export class VectorMatrix {
    * matches its codes marks the part stale; with a write queued meanwhile the search runs again once it applied.
    */
   async searchIn(pool: ScanPool | null, query: ArrayLike<number>, limit: number, minCosine: number,
-    allowed?: ReadonlySet<number> | null, options: { callerBusy?: boolean | undefined } = {}): Promise<{ hits: MatrixHit[]; total: number }> {
+    allowed?: ReadonlySet<number> | null,
+    options: { callerBusy?: boolean | undefined; excluded?: ReadonlySet<number> | null | undefined } = {},
+  ): Promise<{ hits: MatrixHit[]; total: number }> {
     for (let attempt = 1; ; attempt++) {
       // Writes queued behind earlier searches must be visible to this one.
       while (this.pending.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-      if (!pool || this.count * this.dims < pool.inlineBelow) return this.search(query, limit, minCosine, allowed);
-      const job = this.prepare(query, limit, minCosine, allowed);
+      if (!pool || this.count * this.dims < pool.inlineBelow) return this.search(query, limit, minCosine, allowed, options.excluded);
+      const job = this.prepare(query, limit, minCosine, allowed, options.excluded);
       if (!job) return { hits: [], total: 0 };
       // The matrix grew into new buffers since the workers last read it: they let go of the old ones (ScanPool.retire),
       // which their heaps would otherwise keep mapped.
@@ -234,17 +237,25 @@ export class VectorMatrix {
     };
   }
 
-  private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null):
-    Omit<PartJob, 'slot' | 'start' | 'end'> | null {
+  private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null,
+    excluded?: ReadonlySet<number> | null): Omit<PartJob, 'slot' | 'start' | 'end'> | null {
     const unit = unitQuery(query, this.dims);
     if (!unit) return null;
     const quantized = quantizeQuery(unit, this.stride);
+    // The rows a search may score (1) or not (0); none: every row. A row left out is neither ranked nor counted.
     let mask: Uint8Array | null = null;
     if (allowed) {
       mask = new Uint8Array(this.count);
       for (const key of allowed) {
         const row = this.rowOf.get(key);
         if (row >= 0) mask[row] = 1;
+      }
+    }
+    if (excluded && excluded.size > 0) {
+      mask ??= new Uint8Array(this.count).fill(1);
+      for (const key of excluded) {
+        const row = this.rowOf.get(key);
+        if (row >= 0) mask[row] = 0;
       }
     }
     return {

@@ -1,0 +1,84 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import { validationError, type FieldProblem } from '../core/errors.ts';
+import { FORGET_PREVIEW_IDS, MAX_FORGET_PER_CALL, type MemoryForget } from '../core/memories/memory-forget.ts';
+import type { MemoryFilter } from '../core/memories/memory.types.ts';
+import type { OperationName } from '../core/operations/catalog.ts';
+import { checkFilter, parseMetadataFilter, parseTimestamp } from '../core/search/filters.ts';
+import type { McpSession } from './session.ts';
+import { toolCall } from './tool-call.ts';
+
+/** memory_forget: forgetting by filter (core/memories/memory-forget.ts) over MCP. */
+export interface ForgetToolDeps {
+  memoryForget: Pick<MemoryForget, 'forget'>;
+}
+
+/** The core operation the tool runs (part of MEMORY_TOOL_OPERATIONS): its own permission, `memories:forget`. */
+export const FORGET_TOOL_OPERATIONS = {
+  memory_forget: 'memory.forget',
+} as const satisfies Record<string, OperationName>;
+
+/** The filter as memory_search takes it (the same names, so an agent filters both alike). */
+const FORGET = z.object({
+  filter: z.object({
+    memory_type: z.union([z.string(), z.array(z.string())]).optional().describe('One type, or any of several'),
+    tags_any: z.array(z.string()).optional().describe('Memories having at least one of these tags'),
+    tags_all: z.array(z.string()).optional().describe('Memories having every one of these tags'),
+    metadata: z.record(z.string(), z.unknown()).optional()
+      .describe('key: value (equal) or key: [values] (any of); dotted keys reach nested objects, e.g. "source.kind"'),
+    topic_id: z.string().optional().describe('Only memories of this topic'),
+    created_from: z.string().optional().describe('ISO 8601: created at or after'),
+    created_to: z.string().optional().describe('ISO 8601: created at or before'),
+  }).describe('Which memories to forget: at least one condition (an empty filter is refused)'),
+  dry_run: z.boolean().default(false).describe('true: only count them and list their ids; nothing is deleted'),
+  workspace: z.string().optional()
+    .describe('Workspace to act in (1-64 of letters, digits, _ . : -). Default: the connection\'s workspace (X-Workspace-ID on HTTP, --workspace on stdio), else "default".'),
+});
+
+type ForgetFilterArgs = z.infer<typeof FORGET>['filter'];
+
+/** The tool's filter as a MemoryFilter, checked by the core's rules (metadata keys, dates); every problem at once. */
+function forgetFilter(f: ForgetFilterArgs): MemoryFilter {
+  const problems: FieldProblem[] = [];
+  const date = (value: string | undefined, field: string): Date | undefined => {
+    if (value === undefined) return undefined;
+    const d = parseTimestamp(value);
+    if (d === null) problems.push({ field, reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time' });
+    return d ?? undefined;
+  };
+  const types = f.memory_type === undefined ? undefined : [f.memory_type].flat();
+  const filter: MemoryFilter = {
+    types: types && types.length > 0 ? types : undefined,
+    tagsAny: f.tags_any && f.tags_any.length > 0 ? f.tags_any : undefined,
+    tagsAll: f.tags_all && f.tags_all.length > 0 ? f.tags_all : undefined,
+    metadata: parseMetadataFilter(f.metadata, problems, 'filter.metadata'),
+    topicId: f.topic_id,
+    createdFrom: date(f.created_from, 'filter.created_from'),
+    createdTo: date(f.created_to, 'filter.created_to'),
+  };
+  checkFilter(filter, problems, { from: 'filter.created_from', to: 'filter.created_to' });
+  if (problems.length > 0) throw validationError(problems);
+  return filter;
+}
+
+/** memory_forget, run like every memory tool (permission, workspace, tool errors). */
+export function registerForgetTool(server: McpServer, deps: ForgetToolDeps, session: McpSession): void {
+  const call = toolCall(session);
+  server.registerTool('memory_forget', {
+    title: 'Forget memories',
+    description: 'Permanently forgets every memory of the workspace that `filter` matches (type, tags, metadata, creation dates; '
+      + 'superseded and expired memories too), in one step: their content is gone from search, reads, events and exports, and only '
+      + 'a tombstone (id, when, who) remains. Call it with dry_run: true first and show the person the count: '
+      + `it answers {count, ids} (the first ${FORGET_PREVIEW_IDS}) and deletes nothing. Then call it again without dry_run, only `
+      + `if they agree; it answers {deleted, ids}. An empty filter is refused; so is a filter matching more than ${MAX_FORGET_PER_CALL} `
+      + 'memories (narrow it). To remove one memory you know, use memory_delete. Needs the memories:forget scope (keys get it only when '
+      + 'it is asked for); counts one memory write against the quota.',
+    inputSchema: FORGET,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  }, call(FORGET_TOOL_OPERATIONS.memory_forget, async (a, { principal, scope }) => {
+    const out = await deps.memoryForget.forget(scope, principal, forgetFilter(a.filter), { dryRun: a.dry_run });
+    return out.dryRun
+      ? { dry_run: true, count: out.count, ids: out.ids, ids_truncated: out.idsTruncated }
+      : { dry_run: false, deleted: out.deleted, ids: out.ids };
+  }));
+}
