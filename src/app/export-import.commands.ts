@@ -4,12 +4,12 @@ import type { Command } from 'commander';
 import { permissionVerdict } from '../adapters/storage/file-permissions.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
 import {
-  EXPORT_FORMAT_VERSION, ExportLineError, memoryLine, parseHeader, parseRecord, topicLine, type ExportRecord,
+  EXPORT_FORMAT_VERSION, ExportLineError, memoryLine, parseHeader, parseRecord, topicLine, versionLine, type ExportRecord,
 } from '../core/memories/memory-export.ts';
 import { ImportLeftOutTopics, ImportTopicCheck, type KnownTopic } from '../core/memories/import-topic-check.ts';
 import { matchesScopeFilter, type ImportedMemory, type ScopeFilter } from '../core/memories/memory-maintenance.ts';
 import { memoryEmbeddingText } from '../core/memories/memory.service.ts';
-import type { Memory, StoredVector } from '../core/memories/memory.types.ts';
+import type { Memory, MemoryVersion, StoredVector } from '../core/memories/memory.types.ts';
 import type { KeyMode } from '../core/scope.ts';
 import type { Storage } from '../core/storage.port.ts';
 import { TRANSFER_TABLES, type TransferRow } from '../core/storage-transfer.ts';
@@ -38,6 +38,21 @@ const memoryOf = (r: TransferRow): Memory => ({
   accessCount: r.access_count as number, lastAccessed: r.last_accessed === null ? null : date(r.last_accessed),
   validFrom: date(r.valid_from), validUntil: r.valid_until === null ? null : date(r.valid_until),
   supersededBy: r.superseded_by as string | null, version: r.version as number,
+});
+
+const versionOf = (r: TransferRow): MemoryVersion => ({
+  memoryId: r.memory_id as string, version: r.version as number, title: r.title as string, content: r.content as string,
+  memoryType: r.memory_type as string, tags: r.tags as string[], metadata: r.metadata as Record<string, unknown>,
+  topicId: r.topic_id as string | null, validFrom: date(r.valid_from), validUntil: r.valid_until === null ? null : date(r.valid_until),
+  writtenAt: date(r.written_at), writtenBy: r.written_by as string, replacedAt: date(r.replaced_at), replacedBy: r.replaced_by as string,
+});
+
+/** A kept version as its transfer row (the import loads them as `mnemo migrate` does). */
+const versionRow = (scope: { tenantId: string; mode: string; workspace: string }, v: MemoryVersion): TransferRow => ({
+  memory_id: v.memoryId, version: v.version, tenant_id: scope.tenantId, mode: scope.mode, workspace: scope.workspace,
+  title: v.title, content: v.content, memory_type: v.memoryType, tags: v.tags, metadata: v.metadata, topic_id: v.topicId,
+  valid_from: v.validFrom.getTime(), valid_until: v.validUntil === null ? null : v.validUntil.getTime(),
+  written_at: v.writtenAt.getTime(), written_by: v.writtenBy, replaced_at: v.replacedAt.getTime(), replaced_by: v.replacedBy,
 });
 
 async function progressFor(io: CliIo, label: string, unit: string, enabled: boolean): Promise<CountProgress | null> {
@@ -98,6 +113,13 @@ async function exportStore(storage: Storage, filter: ScopeFilter, pageSize: numb
     out(lines.join(''));
     done += lines.length;
     progress?.update(done, Math.max(total, done));
+  }
+  // Then every kept earlier version of those memories (their history).
+  for (let after: TransferRow | null = null; ;) {
+    const rows = await storage.transfer.dump(table('memory_versions'), after, pageSize);
+    if (rows.length === 0) break;
+    after = rows[rows.length - 1]!;
+    out(rows.filter((r) => matchesScopeFilter(filter, scopeOfRow(r))).map((r) => `${versionLine(scopeOfRow(r), versionOf(r))}\n`).join(''));
   }
   return done;
 }
@@ -163,6 +185,8 @@ async function importFile(storage: Storage, embedder: Embedder, textOf: (t: stri
         if (!matchesScopeFilter(filter, record.topic.scope)) continue;
         topics.topic(record.topic);
         leftOut.topic(record.topic, n);
+      } else if (record.kind === 'version') {
+        continue;
       } else if (matchesScopeFilter(filter, record.memory.scope)) {
         topics.memory(record.memory);
         leftOut.memory(record.memory, n);
@@ -187,6 +211,9 @@ async function importFile(storage: Storage, embedder: Embedder, textOf: (t: stri
   let reembedded = 0;
   let topicsInserted = 0;
   const skipped: string[] = [];
+  /** Memories this import wrote, and the kept versions of theirs it found (loaded once they are all in). */
+  const written = new Set<string>();
+  const versions: TransferRow[] = [];
   let batch: ImportedMemory[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
@@ -202,6 +229,8 @@ async function importFile(storage: Storage, embedder: Embedder, textOf: (t: stri
     const result = await storage.memories.importMemories(batch);
     inserted += result.inserted;
     skipped.push(...result.skipped);
+    const notWritten = new Set(result.skipped);
+    for (const b of batch) if (!notWritten.has(b.memory.id)) written.add(b.memory.id);
     done += batch.length;
     progress?.update(done, memories);
     batch = [];
@@ -218,11 +247,18 @@ async function importFile(storage: Storage, embedder: Embedder, textOf: (t: stri
         topicsInserted++;
         continue;
       }
+      if (record.kind === 'version') {
+        if (matchesScopeFilter(filter, record.scope)) versions.push(versionRow(record.scope, record.version));
+        continue;
+      }
       if (!matchesScopeFilter(filter, record.memory.scope)) continue;
       batch.push({ memory: record.memory, vectors: record.vectors });
       if (batch.length >= flags.batchSize) await flush();
     }
     await flush();
+    // A memory already stored keeps its own history: only the imported ones get theirs.
+    const theirs = versions.filter((v) => written.has(v.memory_id as string));
+    for (let i = 0; i < theirs.length; i += flags.batchSize) await storage.transfer.load(table('memory_versions'), theirs.slice(i, i + flags.batchSize));
   } finally {
     progress?.stop();
   }

@@ -78,7 +78,7 @@ describe('mnemo export / import', () => {
     const lines = original.trimEnd().split('\n');
     expect(JSON.parse(lines[0]!)).toMatchObject({ mnemo_export: 1, filter: {} });
     const rs = records(original);
-    expect(rs.map((r) => r.kind)).toEqual(['topic', 'memory', 'memory', 'memory']);
+    expect(rs.map((r) => r.kind)).toEqual(['topic', 'memory', 'memory', 'memory', 'version']);
     expect(rs[1]).toMatchObject({
       kind: 'memory', tenant: 'acme', mode: 'live', workspace: 'default', title: 'Deploys', tags: ['ops'], memory_type: 'workflow',
       metadata: { team: 'infra', n: 3, nested: { on: true } }, topic_id: rs[0]!.id, access_count: 1, client_id: null,
@@ -86,6 +86,9 @@ describe('mnemo export / import', () => {
     expect(rs[1]!.last_accessed).toEqual(expect.any(String));
     expect(rs[1]!.vectors!.map((v) => [v.model, v.dims])).toEqual([['hashing:v1-128', 128], ['hashing:v1-256', 256]]);
     expect(Buffer.from(rs[1]!.vectors![1]!.f32, 'base64').length).toBe(256 * 4);
+    expect(rs[1]).toMatchObject({ version: 2, valid_until: null, superseded_by: null, valid_from: rs[1]!.created_at });
+    // The edit kept the state it replaced: the history travels too (round-tripped below with every other line).
+    expect(rs[4]).toMatchObject({ kind: 'version', memory_id: rs[1]!.id, version: 1, tags: ['ops', 'release'], title: 'Deploys', tenant: 'acme' });
   });
 
   it('round-trips every field into SQLite and into PostgreSQL with the same model, reusing the vectors', async () => {

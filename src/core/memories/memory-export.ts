@@ -1,4 +1,4 @@
-import { MEMORY_TYPE_PATTERN, type Memory, type StoredVector } from './memory.types.ts';
+import { MEMORY_TYPE_PATTERN, type Memory, type MemoryVersion, type StoredVector } from './memory.types.ts';
 import type { Topic } from '../topics/topic.types.ts';
 import { WORKSPACE_PATTERN, type KeyMode, type Scope } from '../scope.ts';
 
@@ -20,7 +20,9 @@ export interface WireVector { model: string; dims: number; f32: string }
 
 export type ExportRecord =
   | { kind: 'topic'; topic: Topic }
-  | { kind: 'memory'; memory: Memory; vectors: StoredVector[] };
+  | { kind: 'memory'; memory: Memory; vectors: StoredVector[] }
+  /** An earlier state of a memory (its kept history), after every memory line. */
+  | { kind: 'version'; scope: Scope; version: MemoryVersion };
 
 const iso = (d: Date): string => d.toISOString();
 
@@ -47,6 +49,15 @@ export function memoryLine(m: Memory, vectors: readonly StoredVector[]): string 
     last_accessed: m.lastAccessed === null ? null : iso(m.lastAccessed), valid_from: iso(m.validFrom),
     valid_until: m.validUntil === null ? null : iso(m.validUntil), superseded_by: m.supersededBy, version: m.version,
     vectors: vectors.map(vectorToWire),
+  });
+}
+
+export function versionLine(scope: Scope, v: MemoryVersion): string {
+  return JSON.stringify({
+    kind: 'version', memory_id: v.memoryId, version: v.version, tenant: scope.tenantId, mode: scope.mode, workspace: scope.workspace,
+    title: v.title, content: v.content, memory_type: v.memoryType, tags: v.tags, metadata: v.metadata, topic_id: v.topicId,
+    valid_from: iso(v.validFrom), valid_until: v.validUntil === null ? null : iso(v.validUntil), written_at: iso(v.writtenAt),
+    written_by: v.writtenBy, replaced_at: iso(v.replacedAt), replaced_by: v.replacedBy,
   });
 }
 
@@ -127,7 +138,20 @@ export function parseRecord(line: string): ExportRecord {
       },
     };
   }
-  if (o.kind !== 'memory') return fail('kind must be "topic" or "memory"');
+  if (o.kind === 'version') {
+    if (!Array.isArray(o.tags) || o.tags.some((t) => typeof t !== 'string')) fail('tags must be an array of strings');
+    return {
+      kind: 'version', scope: scopeOf(o),
+      version: {
+        memoryId: str(o, 'memory_id'), version: positive(o, 'version'), title: str(o, 'title'), content: str(o, 'content'),
+        memoryType: str(o, 'memory_type', { pattern: MEMORY_TYPE_PATTERN }), tags: o.tags as string[], metadata: metadataOf(o),
+        topicId: strOrNull(o, 'topic_id'), validFrom: time(o, 'valid_from'),
+        validUntil: o.valid_until === null ? null : time(o, 'valid_until'), writtenAt: time(o, 'written_at'),
+        writtenBy: str(o, 'written_by'), replacedAt: time(o, 'replaced_at'), replacedBy: str(o, 'replaced_by'),
+      },
+    };
+  }
+  if (o.kind !== 'memory') return fail('kind must be "topic", "memory" or "version"');
   if (!Array.isArray(o.tags) || o.tags.some((t) => typeof t !== 'string')) fail('tags must be an array of strings');
   if (!Number.isSafeInteger(o.access_count) || (o.access_count as number) < 0) fail('access_count must be a whole number');
   if (!Array.isArray(o.vectors)) fail('vectors must be an array');
