@@ -1,15 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import type { Principal } from '../core/api-keys/api-key.types.ts';
 import { validationError, type FieldProblem } from '../core/errors.ts';
 import type { MemoryService } from '../core/memories/memory.service.ts';
 import type { MemoryFilter } from '../core/memories/memory.types.ts';
 import { validityAt } from '../core/memories/validity.ts';
 import type { OperationName } from '../core/operations/catalog.ts';
-import { authorize } from '../core/operations/runner.ts';
 import { titleFromText } from '../core/memories/title.ts';
-import type { Scope } from '../core/scope.ts';
-import { workspaceProblem } from '../core/scope.ts';
 import { checkFilter, parseMetadataFilter, parseTimestamp } from '../core/search/filters.ts';
 import type { ScoredHit, SearchService } from '../core/search/search.service.ts';
 import type { TopicService } from '../core/topics/topic.service.ts';
@@ -20,7 +16,7 @@ import {
 } from './lifecycle-tools.ts';
 import { FORGET_TOOL_OPERATIONS } from './forget-tool.ts';
 import type { McpSession } from './session.ts';
-import { toolError, toolResult } from './tool-errors.ts';
+import { toolCall } from './tool-call.ts';
 
 export interface MemoryToolDeps extends LifecycleToolDeps {
   memories: Pick<MemoryService, 'create' | 'get' | 'update' | 'delete' | 'list'> & LifecycleToolDeps['memories'];
@@ -123,20 +119,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
    * Runs one call for the session's caller, as the core operation `operationOf(args)` (its permission first), in the
    * workspace it names; failures become tool errors.
    */
-  const call = <A extends { workspace?: string | undefined }>(operationOf: OperationName | ((args: A) => OperationName),
-    run: (args: A, who: { principal: Principal; scope: Scope }) => Promise<Record<string, unknown>>) =>
-    async (args: A) => {
-      try {
-        const principal = await session.caller();
-        authorize(typeof operationOf === 'function' ? operationOf(args) : operationOf, principal);
-        const named = args.workspace ?? session.defaultWorkspace;
-        const problem = workspaceProblem(named, 'workspace');
-        if (problem) throw validationError([problem], 'Invalid workspace id');
-        return toolResult(await run(args, { principal, scope: { tenantId: principal.tenantId, mode: principal.mode, workspace: named } }));
-      } catch (err) {
-        return toolError(err);
-      }
-    };
+  const call = toolCall(session);
 
   server.registerTool('memory_create', {
     title: 'Create a memory',
