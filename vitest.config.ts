@@ -43,6 +43,9 @@ const NOT_ON_POSTGRES = [
   'test/g1/paraphrase-quality.test.ts',
   // What it tests is the bundled model's queue (a search's query ahead of an ingest's texts), not the store.
   'test/g1/search-during-ingest.test.ts',
+  // The route fuzz and the isolation property on PostgreSQL too are `npm run test:long`'s (MNEMO_TEST_LONG): in
+  // `npm test` they run on SQLite only, which keeps the suite nearer its 5-minute budget (docs/testing.md).
+  ...(process.env.MNEMO_TEST_LONG ? [] : ['test/hardening/fuzz.test.ts', 'test/hardening/isolation.property.test.ts']),
 ];
 /**
  * The files that keep a process of their own (the `isolated` project). Every other file of `suite` and `postgres`
