@@ -1,12 +1,10 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { validationError, type FieldProblem } from '../core/errors.ts';
 import { FORGET_PREVIEW_IDS, MAX_FORGET_PER_CALL, type MemoryForget } from '../core/memories/memory-forget.ts';
-import type { MemoryFilter } from '../core/memories/memory.types.ts';
 import type { OperationName } from '../core/operations/catalog.ts';
-import { checkFilter, parseMetadataFilter, parseTimestamp } from '../core/search/filters.ts';
 import type { McpSession } from './session.ts';
 import { toolCall } from './tool-call.ts';
+import { toolFilter } from './tool-filter.ts';
 
 /** memory_forget: forgetting by filter (core/memories/memory-forget.ts) over MCP. */
 export interface ForgetToolDeps {
@@ -35,31 +33,6 @@ const FORGET = z.object({
     .describe('Workspace to act in (1-64 of letters, digits, _ . : -). Default: the connection\'s workspace (X-Workspace-ID on HTTP, --workspace on stdio), else "default".'),
 });
 
-type ForgetFilterArgs = z.infer<typeof FORGET>['filter'];
-
-/** The tool's filter as a MemoryFilter, checked by the core's rules (metadata keys, dates); every problem at once. */
-function forgetFilter(f: ForgetFilterArgs): MemoryFilter {
-  const problems: FieldProblem[] = [];
-  const date = (value: string | undefined, field: string): Date | undefined => {
-    if (value === undefined) return undefined;
-    const d = parseTimestamp(value);
-    if (d === null) problems.push({ field, reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time' });
-    return d ?? undefined;
-  };
-  const types = f.memory_type === undefined ? undefined : [f.memory_type].flat();
-  const filter: MemoryFilter = {
-    types: types && types.length > 0 ? types : undefined,
-    tagsAny: f.tags_any && f.tags_any.length > 0 ? f.tags_any : undefined,
-    tagsAll: f.tags_all && f.tags_all.length > 0 ? f.tags_all : undefined,
-    metadata: parseMetadataFilter(f.metadata, problems, 'filter.metadata'),
-    topicId: f.topic_id,
-    createdFrom: date(f.created_from, 'filter.created_from'),
-    createdTo: date(f.created_to, 'filter.created_to'),
-  };
-  checkFilter(filter, problems, { from: 'filter.created_from', to: 'filter.created_to' });
-  if (problems.length > 0) throw validationError(problems);
-  return filter;
-}
 
 /** memory_forget, run like every memory tool (permission, workspace, tool errors). */
 export function registerForgetTool(server: McpServer, deps: ForgetToolDeps, session: McpSession): void {
@@ -76,7 +49,7 @@ export function registerForgetTool(server: McpServer, deps: ForgetToolDeps, sess
     inputSchema: FORGET,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   }, call(FORGET_TOOL_OPERATIONS.memory_forget, async (a, { principal, scope }) => {
-    const out = await deps.memoryForget.forget(scope, principal, forgetFilter(a.filter), { dryRun: a.dry_run });
+    const out = await deps.memoryForget.forget(scope, principal, toolFilter(a.filter, 'filter'), { dryRun: a.dry_run });
     return out.dryRun
       ? { dry_run: true, count: out.count, ids: out.ids, ids_truncated: out.idsTruncated }
       : { dry_run: false, deleted: out.deleted, ids: out.ids };

@@ -1,12 +1,10 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { validationError, type FieldProblem } from '../core/errors.ts';
+import { validationError } from '../core/errors.ts';
 import type { MemoryService } from '../core/memories/memory.service.ts';
-import type { MemoryFilter } from '../core/memories/memory.types.ts';
 import { validityAt } from '../core/memories/validity.ts';
 import type { OperationName } from '../core/operations/catalog.ts';
 import { titleFromText } from '../core/memories/title.ts';
-import { checkFilter, parseMetadataFilter, parseTimestamp } from '../core/search/filters.ts';
 import type { ScoredHit, SearchService } from '../core/search/search.service.ts';
 import type { TopicService } from '../core/topics/topic.service.ts';
 import { toMemoryJson, toSearchHitJson, toTopicJson } from './mappers.ts';
@@ -17,6 +15,7 @@ import {
 import { FORGET_TOOL_OPERATIONS } from './forget-tool.ts';
 import type { McpSession } from './session.ts';
 import { toolCall } from './tool-call.ts';
+import { toolFilter } from './tool-filter.ts';
 
 export interface MemoryToolDeps extends LifecycleToolDeps {
   memories: Pick<MemoryService, 'create' | 'get' | 'update' | 'delete' | 'list'> & LifecycleToolDeps['memories'];
@@ -146,7 +145,7 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
     inputSchema: SEARCH,
     annotations: readOnly,
   }, call(searchOperation, async (a, { principal, scope }) => {
-    const filter = searchFilter(a.filters);
+    const filter = a.filters ? toolFilter(a.filters, 'filters') : {};
     const { option: validity, mark } = readValidity(a, deps.clock);
     const hitJson = (h: ScoredHit) => ({ ...toSearchHitJson(h), ...mark(h.memory) });
     const ctx = { scope, userId: principal.userId, surface: 'mcp', arrivedAt: performance.now() };
@@ -244,31 +243,3 @@ export function registerMemoryTools(server: McpServer, deps: MemoryToolDeps, ses
   }));
 }
 
-interface SearchFilters {
-  memory_type?: string | string[] | undefined; tags_any?: string[] | undefined; tags_all?: string[] | undefined;
-  metadata?: Record<string, unknown> | undefined; topic_id?: string | undefined; created_from?: string | undefined; created_to?: string | undefined;
-}
-
-/** A search's filters, checked by the core's rules (metadata keys, dates); every problem is named at once. */
-function searchFilter(f: SearchFilters | undefined): MemoryFilter {
-  if (!f) return {};
-  const problems: FieldProblem[] = [];
-  const date = (value: string | undefined, field: string): Date | undefined => {
-    if (value === undefined) return undefined;
-    const d = parseTimestamp(value);
-    if (d === null) problems.push({ field, reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time' });
-    return d ?? undefined;
-  };
-  const filter: MemoryFilter = {
-    types: f.memory_type === undefined ? undefined : [f.memory_type].flat(),
-    tagsAny: f.tags_any && f.tags_any.length > 0 ? f.tags_any : undefined,
-    tagsAll: f.tags_all && f.tags_all.length > 0 ? f.tags_all : undefined,
-    metadata: parseMetadataFilter(f.metadata, problems, 'filters.metadata'),
-    topicId: f.topic_id,
-    createdFrom: date(f.created_from, 'filters.created_from'),
-    createdTo: date(f.created_to, 'filters.created_to'),
-  };
-  checkFilter(filter, problems, { from: 'filters.created_from', to: 'filters.created_to' });
-  if (problems.length > 0) throw validationError(problems);
-  return filter;
-}
