@@ -2,7 +2,7 @@ import type { FastifySchemaValidationError } from 'fastify';
 import { validationError, type FieldProblem } from '../../core/errors.ts';
 import type { MemoryFilter } from '../../core/memories/memory.types.ts';
 import { DEFAULT_WORKSPACE, workspaceProblem } from '../../core/scope.ts';
-import { checkFilter, MAX_FILTER_VALUES, parseMetadataFilter, parseTimestamp } from '../../core/search/filters.ts';
+import { parseFilterWire } from '../http-kit/filter-wire.ts';
 import { fieldProblemsFromValidation } from '../http-kit/validation.ts';
 import { readValidity, type ReadValidity } from '../http-kit/validity.ts';
 import type { WorkspaceOf } from '../http-kit/workspace.ts';
@@ -95,111 +95,6 @@ function checkQuery(query: unknown, field: string, problems: FieldProblem[]): vo
 // ---------------------------------------------------------------------------------------------------------------
 // filters
 
-const LIST_MESSAGE = `must be an array of 1-${MAX_FILTER_VALUES} non-empty strings`;
-
-function stringList(value: unknown, field: string, problems: FieldProblem[]): string[] | undefined {
-  if (Array.isArray(value) && value.length >= 1 && value.length <= MAX_FILTER_VALUES
-    && value.every((v) => typeof v === 'string' && v.length > 0)) {
-    return value as string[];
-  }
-  problems.push({ field, reason: 'invalid_value', message: LIST_MESSAGE });
-  return undefined;
-}
-
-function parseType(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
-  if (typeof value === 'string' && value.length > 0) filter.types = [value];
-  else if (Array.isArray(value)) filter.types = stringList(value, field, problems);
-  else problems.push({ field, reason: 'invalid_value', message: `must be a non-empty string or an array of 1-${MAX_FILTER_VALUES} of them` });
-}
-
-function parseTags(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
-  if (Array.isArray(value)) {
-    filter.tagsAny = stringList(value, field, problems);
-    return;
-  }
-  if (!isObject(value)) {
-    problems.push({ field, reason: 'invalid_type', message: 'must be an array of tags, {"$in": [...]} or {"$all": [...]}' });
-    return;
-  }
-  const entries = Object.entries(value);
-  if (entries.length === 0) problems.push({ field, reason: 'invalid_value', message: 'must have $in or $all' });
-  for (const [op, list] of entries) {
-    if (op === '$in') filter.tagsAny = stringList(list, `${field}.$in`, problems);
-    else if (op === '$all') filter.tagsAll = stringList(list, `${field}.$all`, problems);
-    else problems.push({ field: `${field}.${op}`, reason: 'not_allowed', message: 'unknown operator; tags take $in (any of) or $all (every one)' });
-  }
-}
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DAY_MS = 86_400_000;
-
-/**
- * An ISO 8601 bound: a date alone is a UTC day (its start for $gte, its last millisecond for $lte, so both stay
- * inclusive); a date-time without an offset is UTC. Null when it is not ISO 8601.
- */
-function parseBound(value: string, end: boolean): Date | null {
-  const text = value.trim();
-  const d = parseTimestamp(text);
-  if (!d) return null;
-  return end && DATE_ONLY.test(text) ? new Date(d.getTime() + DAY_MS - 1) : d;
-}
-
-function parseDate(value: unknown, field: string, filter: MemoryFilter, problems: FieldProblem[]): void {
-  if (!isObject(value)) {
-    problems.push({ field, reason: 'invalid_type', message: 'must be an object with $gte and/or $lte' });
-    return;
-  }
-  for (const [op, bound] of Object.entries(value)) {
-    const where = `${field}.${op}`;
-    if (op !== '$gte' && op !== '$lte') {
-      problems.push({ field: where, reason: 'not_allowed', message: 'unknown operator; date takes $gte and $lte' });
-      continue;
-    }
-    const at = typeof bound === 'string' ? parseBound(bound, op === '$lte') : null;
-    if (!at) problems.push({ field: where, reason: 'invalid_format', message: 'must be an ISO 8601 date or date-time' });
-    else if (op === '$gte') filter.createdFrom = at;
-    else filter.createdTo = at;
-  }
-  checkFilter(filter, problems, { from: `${field}.$gte`, to: `${field}.$lte` });
-}
-
-/**
- * G3 `filters` -> MemoryFilter: `type`, `tags`, `date`, and every other key a metadata filter (dotted keys for
- * nested metadata). Adds a problem per bad key, named from `field`.
- */
-export function parseFilters(raw: unknown, field: string, problems: FieldProblem[]): MemoryFilter {
-  const filter: MemoryFilter = {};
-  if (raw === undefined) return filter;
-  if (!isObject(raw)) {
-    problems.push({ field, reason: 'invalid_type', message: 'must be an object' });
-    return filter;
-  }
-  // No prototype: a `__proto__` key stays a key (and is refused by parseMetadataFilter) instead of replacing it.
-  const metadata = Object.create(null) as Loose;
-  for (const [key, value] of Object.entries(raw)) {
-    const where = `${field}.${key}`;
-    if (key === 'type') parseType(value, where, filter, problems);
-    else if (key === 'tags') parseTags(value, where, filter, problems);
-    else if (key === 'date') parseDate(value, where, filter, problems);
-    else if (key.startsWith('$')) problems.push({ field: where, reason: 'not_allowed', message: 'unknown operator; filters take type, tags, date and metadata keys' });
-    else if (isObject(value)) {
-      const operators = Object.keys(value).filter((k) => k.startsWith('$'));
-      for (const op of operators) {
-        problems.push({ field: `${where}.${op}`, reason: 'not_allowed', message: 'unknown operator; a metadata filter is a value or an array of values' });
-      }
-      if (operators.length === 0) {
-        problems.push({ field: where, reason: 'invalid_type', message: 'must be a string, number or boolean, or an array of them; write nested keys with dots' });
-      }
-    } else metadata[key] = value;
-  }
-  const parsed = parseMetadataFilter(metadata, problems, field);
-  if (parsed && Object.keys(parsed).length > 0) filter.metadata = parsed;
-  return filter;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// namespace, embedding flag
-
 /**
  * Body `namespace`, else the workspace the request names (http-kit's workspaceOf: `X-Workspace-ID`, else
  * `default`); both given and different is a problem on `namespace`.
@@ -254,7 +149,7 @@ function parseCommon(raw: RawRequest, extraRules: (body: Loose, problems: FieldP
   const body = asObject(raw.body);
   const rules: FieldProblem[] = [];
   checkQuery(body.query, 'query', rules);
-  const filter = parseFilters(body.filters, 'filters', rules);
+  const filter = parseFilterWire(body.filters, 'filters', rules);
   const workspace = resolveWorkspace(body.namespace, raw.workspace, rules);
   const embedding = embeddingFlag(body, rules);
   const validity = readValidity(body, raw.clock, rules);
@@ -325,7 +220,7 @@ export function parseBatch(raw: RawRequest): BatchRequest {
     const rules: FieldProblem[] = [];
     const fields = asObject(item);
     checkQuery(fields.query, prefixed(at, 'query'), rules);
-    const filter = parseFilters(fields.filters, prefixed(at, 'filters'), rules);
+    const filter = parseFilterWire(fields.filters, prefixed(at, 'filters'), rules);
     const own = {
       as_of: fields.as_of ?? batchValidity.as_of,
       include_expired: fields.include_expired ?? batchValidity.include_expired,
