@@ -1,4 +1,5 @@
 import { EmbeddingError, isBlank, type Embedder } from '../../core/embeddings/embedder.port.ts';
+import { endpointUrl, parseRetryAfter, providerMessage, retryDelayMs, sleepMs } from '../http/provider-http.ts';
 
 export interface OpenAiEmbedderOptions {
   /** Base URL such as `https://api.openai.com/v1`; a URL already ending in `/embeddings` is used as is. */
@@ -21,9 +22,6 @@ export interface OpenAiEmbedderOptions {
  * ada-002, the usual models behind this adapter. The first successful answer replaces it with the real width.
  */
 const DEFAULT_OPENAI_DIMENSIONS = 1536;
-const RETRY_BASE_MS = 500;
-const RETRY_CAP_MS = 20_000;
-const MAX_ERROR_TEXT = 500;
 
 type Attempt =
   | { ok: true; json: unknown }
@@ -31,15 +29,14 @@ type Attempt =
 
 export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   const {
-    model, apiKey, maxRetries = 3, timeoutMs = 30_000, batchSize = 96, fetchImpl = fetch,
-    sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+    model, apiKey, maxRetries = 3, timeoutMs = 30_000, batchSize = 96, fetchImpl = fetch, sleep = sleepMs,
   } = options;
   const configured = options.dimensions;
   if (configured !== undefined && (!Number.isInteger(configured) || configured < 1)) {
     throw new RangeError(`invalid dimensions: ${configured}`);
   }
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`invalid batchSize: ${batchSize}`);
-  const endpoint = embeddingsEndpoint(options.url);
+  const endpoint = endpointUrl(options.url, 'embeddings');
   // Voyage AI speaks the same wire format except for two fields: it names the width `output_dimension` and rejects
   // `encoding_format: "float"` (its encoding_format only accepts "base64"/null; floats are its default anyway).
   const voyage = new URL(endpoint).hostname.includes('voyageai');
@@ -70,7 +67,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
           cause: outcome.cause,
         });
       }
-      await sleep(Math.min(RETRY_CAP_MS, outcome.retryAfterMs ?? RETRY_BASE_MS * 2 ** attempt));
+      await sleep(retryDelayMs(attempt, outcome.retryAfterMs));
     }
   }
 
@@ -121,11 +118,6 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   };
 }
 
-function embeddingsEndpoint(url: string): string {
-  const base = url.replace(/\/+$/, '');
-  return base.endsWith('/embeddings') ? base : `${base}/embeddings`;
-}
-
 /** Validates `{ data: [{ index, embedding }] }` and returns the vectors in input order. */
 function parseEmbeddings(json: unknown, count: number): Float32Array[] {
   const data = (json as { data?: unknown } | null)?.data;
@@ -146,26 +138,4 @@ function parseEmbeddings(json: unknown, count: number): Float32Array[] {
     out[index] = v;
   });
   return out as Float32Array[];
-}
-
-/** The provider's own words: OpenAI's `{ error: { message } }`, `{ error: "..." }`, Voyage's `{ detail }`, or text. */
-async function providerMessage(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
-  try {
-    const json = JSON.parse(text) as { error?: { message?: unknown } | string; detail?: unknown; message?: unknown };
-    const message = typeof json.error === 'string' ? json.error : json.error?.message ?? json.detail ?? json.message;
-    if (typeof message === 'string' && message) return message.slice(0, MAX_ERROR_TEXT);
-  } catch {
-    // not JSON: fall through to the raw text
-  }
-  return text.slice(0, MAX_ERROR_TEXT) || res.statusText || 'no error message';
-}
-
-/** `Retry-After` in seconds or as an HTTP date; undefined when absent or unreadable. */
-function parseRetryAfter(value: string | null): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
