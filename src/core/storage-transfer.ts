@@ -171,6 +171,16 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       auto_approved: int, token_digest: text,
     },
   },
+  {
+    // Ingestion jobs with their lease as it stands: a job leased on the source is taken again once the lease lapses.
+    name: 'ingestions', key: ['id'],
+    columns: {
+      id: text, tenant_id: text, mode: text, workspace: text, requested_by_key: text, requested_by_user: text, ingest_mode: text,
+      policy: text, state: text, messages: json, metadata: json, tags: json, proposals: json, error: json, usage: json,
+      prompt_version: text, attempts: int, revision: int, lease_token: text, lease_until: time, created_at: time,
+      updated_at: time, finished_at: time,
+    },
+  },
 ];
 
 /** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */

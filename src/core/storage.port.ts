@@ -14,6 +14,7 @@ import type { McpResourceRepository } from './mcp-access/mcp-resource.repository
 import type { McpApprovalRepository } from './mcp-access/mcp-approval.repository.ts';
 import type { StorageTransfer } from './storage-transfer.ts';
 import type { ReindexProgressRepository } from './embeddings/reindex-progress.repository.ts';
+import type { IngestionRepository } from './ingestion/ingestion.repository.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
 export interface Storage {
@@ -43,6 +44,8 @@ export interface Storage {
   readonly mcpApprovals: McpApprovalRepository;
   /** The last `mnemo reindex` run's progress, one record per store (for `/health`). */
   readonly reindexProgress: ReindexProgressRepository;
+  /** Ingestion jobs (conversations in, proposed memories out), leased by one worker at a time. */
+  readonly ingestions: IngestionRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

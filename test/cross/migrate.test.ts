@@ -14,7 +14,7 @@ import { open } from '../../src/core/secrets/envelope.ts';
 import { memoryDeleted, memorySuperseded } from '../../src/core/events/memory-events.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
 import { fileDatabase, useFreshSchema, type FileDatabase } from '../support/pglite.ts';
-import { makeMemory } from '../support/fixtures.ts';
+import { makeIngestion, makeMemory } from '../support/fixtures.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
 import { createTestApp, json } from '../support/test-app.ts';
 import { mnemo } from '../support/cli.ts';
@@ -146,7 +146,7 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     expect(back.stdout).toMatch(/^memories\s+(\d+)\s+\1$/m);
   });
 
-  it('carries validity, a supersession chain, kept versions and tombstones, to PostgreSQL and back to SQLite', async () => {
+  it('carries validity, a supersession chain, kept versions, tombstones and ingestion jobs, to PostgreSQL and back to SQLite', async () => {
     // The source: a SQLite store written through the storage port (the lifecycle's own writes: supersession, updates
     // that keep versions, a delete that leaves a tombstone), with the events those writes emit.
     const source = tempDir();
@@ -176,6 +176,17 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     await sourceStore.memories.update(scope, gone.id, { content: 'gone, edited' }, day(9), 'bob', null);
     expect(await sourceStore.memories.delete(scope, gone.id, { at: day(10), by: 'eve', reason: 'user_request' },
       (m) => [memoryDeleted(m, day(10), 'eve', 'user_request')])).toBe(true);
+    // An ingestion job whose proposal (superseding third) waits for a review.
+    const job = makeIngestion(scope, { createdAt: day(11), updatedAt: day(11) });
+    await sourceStore.ingestions.insert(job);
+    const leased = (await sourceStore.ingestions.claimNext(day(11), 60_000, 5))!;
+    expect(await sourceStore.ingestions.finish(job.id, leased.lease, {
+      state: 'pending_review', usage: { model: 'm', modelCalls: 1, promptTokens: 12, completionTokens: 3 }, error: null, promptVersion: 'v1',
+      updatedAt: day(12), finishedAt: null, proposals: [{
+        id: 'p1', action: 'supersede', content: 'third, for good', supersedes: [third.id], duplicateOf: null, sources: [0, 1],
+        reason: 'newer', status: 'pending', memoryId: null, decidedBy: null, decidedAt: null,
+      }],
+    })).toBe(true);
 
     const ids = [first, second, third, gone, later].map((m) => m.id);
     /** What the lifecycle left in a store, read through the port. */
@@ -187,6 +198,7 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
       validAt: await Promise.all([2, 4, 6, 35, 45].map(async (d) =>
         (await store.memories.list(scope, { filter: { validAt: day(d), createdTo: day(d) }, limit: 10, offset: 0, sortBy: 'created_at', sortOrder: 'asc' }))
           .items.map((m) => m.title))),
+      ingestions: await store.ingestions.list(scope, { limit: 10, offset: 0 }),
     });
     const expected = await lifecycleOf(sourceStore);
     await sourceStore.close();
@@ -203,6 +215,7 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     expect(expected.supersededBy).toEqual([[], [first.id], [second.id], [], []]);
     expect(expected.tombstones[3]).toEqual({ memoryId: gone.id, scope, deletedAt: day(10), deletedBy: 'eve', reason: 'user_request' });
     expect(expected.validAt).toEqual([['first'], ['second'], ['third (final)'], [], ['later']]);
+    expect(expected.ingestions.items).toMatchObject([{ id: job.id, state: 'pending_review', revision: 2, messages: job.messages, proposals: [{ supersedes: [third.id] }] }]);
     /** Each event's id and the memory it is about (events.memory_id), in order. */
     const sqliteEventMemories = (dir: string) => {
       const db = new Database(join(dir, 'mnemo.db'), { readonly: true });
@@ -224,6 +237,7 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     expect(there.stdout).toMatch(/^memories\s+4\s+4$/m);
     expect(there.stdout).toMatch(/^memory_versions\s+2\s+2$/m);
     expect(there.stdout).toMatch(/^memory_tombstones\s+1\s+1$/m);
+    expect(there.stdout).toMatch(/^ingestions\s+1\s+1$/m);
     const postgresStore = await createStorage(loadConfig({ MNEMO_DATABASE_URL: url, MNEMO_DATABASE_POOL_SIZE: '1' }));
     try {
       expect(await lifecycleOf(postgresStore)).toEqual(expected);
@@ -238,6 +252,7 @@ describe('mnemo migrate --from sqlite:DIR --to postgres://…', () => {
     expect(home.error).toBeUndefined();
     expect(home.stdout).toMatch(/^memory_versions\s+2\s+2$/m);
     expect(home.stdout).toMatch(/^memory_tombstones\s+1\s+1$/m);
+    expect(home.stdout).toMatch(/^ingestions\s+1\s+1$/m);
     const backStore = await createStorage(loadConfig({ MNEMO_DATA_DIR: back }));
     try {
       expect(await lifecycleOf(backStore)).toEqual(expected);

@@ -576,6 +576,44 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX events_memory ON events (memory_id) WHERE memory_id IS NOT NULL;
     `,
   },
+  {
+    // Numbered as SQLite's migration of the same tables (SQLite's 19 has no PostgreSQL counterpart).
+    version: 20,
+    name: 'ingestion jobs',
+    sql: `
+      -- As SQLite's migration 20: times are timestamptz, the JSON columns jsonb (times inside as ISO text).
+      CREATE TABLE ingestions (
+        id                text COLLATE "C" PRIMARY KEY,
+        tenant_id         text NOT NULL,
+        mode              text NOT NULL CHECK (mode IN ('live', 'test')),
+        workspace         text NOT NULL,
+        requested_by_key  text NOT NULL,
+        requested_by_user text NOT NULL,
+        ingest_mode       text NOT NULL CHECK (ingest_mode IN ('extract', 'raw')),
+        policy            text NOT NULL CHECK (policy IN ('review', 'auto')),
+        state             text NOT NULL CHECK (state IN ('queued', 'running', 'pending_review', 'completed', 'failed')),
+        messages          jsonb NOT NULL,
+        metadata          jsonb NOT NULL,
+        tags              jsonb NOT NULL,
+        proposals         jsonb NOT NULL,
+        error             jsonb,
+        usage             jsonb NOT NULL,
+        prompt_version    text,
+        attempts          integer NOT NULL DEFAULT 0,
+        revision          integer NOT NULL DEFAULT 0,
+        lease_token       text,
+        lease_until       timestamptz,
+        created_at        timestamptz NOT NULL,
+        updated_at        timestamptz NOT NULL,
+        finished_at       timestamptz,
+        CHECK ((lease_token IS NULL) = (lease_until IS NULL))
+      );
+      CREATE INDEX ingestions_scope ON ingestions (tenant_id, mode, workspace, created_at, id);
+      CREATE INDEX ingestions_due ON ingestions (created_at, id) WHERE state IN ('queued', 'running');
+      CREATE INDEX ingestions_active ON ingestions (tenant_id, lease_until) WHERE state IN ('queued', 'running');
+      CREATE INDEX ingestions_finished ON ingestions (finished_at) WHERE state IN ('completed', 'failed');
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -14,6 +14,7 @@ import { createPgMcpResourceRepository } from './pg-mcp-resource.repository.ts';
 import { createPgMcpApprovalRepository } from './pg-mcp-approval.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgReindexProgressRepository } from './pg-reindex-progress.repository.ts';
+import { createPgIngestionRepository } from './pg-ingestion.repository.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
 import { createPgRequestMetricsRepository } from './pg-request-metrics.repository.ts';
@@ -55,6 +56,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     mcpResources: createPgMcpResourceRepository(db),
     mcpApprovals: createPgMcpApprovalRepository(db),
     reindexProgress: createPgReindexProgressRepository(db),
+    ingestions: createPgIngestionRepository(db, outbox),
     transfer: createPgTransfer(db),
     async ping() {
       if (closed) return false;

@@ -717,4 +717,48 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
     `,
   },
+  {
+    version: 20,
+    name: 'ingestion jobs',
+    sql: `
+      -- Ingestion jobs (core/ingestion): a conversation in, proposed memories out. mode is the key's mode, ingest_mode
+      -- the job's (extract or raw). A worker leases a job as the outbox leases a delivery (lease_token, lease_until
+      -- epoch ms, both or neither); revision goes up on every save, so a review saves only over what it read.
+      -- messages, metadata, tags, proposals, error and usage are JSON (times inside as ISO text).
+      CREATE TABLE ingestions (
+        id                TEXT PRIMARY KEY,
+        tenant_id         TEXT NOT NULL,
+        mode              TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        workspace         TEXT NOT NULL,
+        requested_by_key  TEXT NOT NULL,
+        requested_by_user TEXT NOT NULL,
+        ingest_mode       TEXT NOT NULL CHECK (ingest_mode IN ('extract', 'raw')),
+        policy            TEXT NOT NULL CHECK (policy IN ('review', 'auto')),
+        state             TEXT NOT NULL CHECK (state IN ('queued', 'running', 'pending_review', 'completed', 'failed')),
+        messages          TEXT NOT NULL,
+        metadata          TEXT NOT NULL,
+        tags              TEXT NOT NULL,
+        proposals         TEXT NOT NULL,
+        error             TEXT,
+        usage             TEXT NOT NULL,
+        prompt_version    TEXT,
+        attempts          INTEGER NOT NULL DEFAULT 0,
+        revision          INTEGER NOT NULL DEFAULT 0,
+        lease_token       TEXT,
+        lease_until       INTEGER,
+        created_at        INTEGER NOT NULL,
+        updated_at        INTEGER NOT NULL,
+        finished_at       INTEGER,
+        CHECK ((lease_token IS NULL) = (lease_until IS NULL))
+      );
+      -- A scope's jobs, newest first.
+      CREATE INDEX ingestions_scope ON ingestions (tenant_id, mode, workspace, created_at, id);
+      -- What a worker may claim, oldest first; finished jobs stay out of it.
+      CREATE INDEX ingestions_due ON ingestions (created_at, id) WHERE state IN ('queued', 'running');
+      -- A tenant's active jobs (the cap on new ones) and their leases (the cap on jobs run at once).
+      CREATE INDEX ingestions_active ON ingestions (tenant_id, lease_until) WHERE state IN ('queued', 'running');
+      -- Finished jobs by age, for their pruning (finished_at lies past the JSON columns: a scan would read them all).
+      CREATE INDEX ingestions_finished ON ingestions (finished_at) WHERE state IN ('completed', 'failed');
+    `,
+  },
 ];

@@ -18,6 +18,7 @@ import { createSqliteMcpResourceRepository } from './sqlite-mcp-resource.reposit
 import { createSqliteMcpApprovalRepository } from './sqlite-mcp-approval.repository.ts';
 import { createSqliteTransfer } from './sqlite-transfer.ts';
 import { createSqliteReindexProgressRepository } from './sqlite-reindex-progress.repository.ts';
+import { createSqliteIngestionRepository } from './sqlite-ingestion.repository.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
 
@@ -58,6 +59,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog; s
     mcpResources: createSqliteMcpResourceRepository(db),
     mcpApprovals: createSqliteMcpApprovalRepository(db),
     reindexProgress: createSqliteReindexProgressRepository(db),
+    ingestions: createSqliteIngestionRepository(db, outbox),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);
