@@ -28,11 +28,16 @@ export interface EmbeddingMetrics {
   start(texts: number): (outcome: 'ok' | 'error') => void;
 }
 
+/** How one call of the reranker ended: answered, one of RerankError's kinds, or given up by the search's deadline. */
+export type RerankOutcome = 'ok' | 'timeout' | 'unavailable' | 'refused' | 'bad_answer' | 'aborted';
+
 export interface MnemoMetrics {
   readonly contentType: string;
   recordRequest(sample: RequestSample): void;
   readonly deliveries: DeliveryObserver;
   readonly embedding: EmbeddingMetrics;
+  /** One reranker call (hybrid search's cross-encoder) and how long it took. */
+  recordRerank(outcome: RerankOutcome, seconds: number): void;
   /** Names what the scrape-time gauges read; until called they read 0. */
   collectFrom(sources: MetricSources): void;
   /** The Prometheus text exposition: this container's metrics, then the process's. */
@@ -69,6 +74,11 @@ export function createMetrics(options: { embeddingModel: string }): MnemoMetrics
   });
   const embedTexts = new Counter({
     name: 'mnemo_embedding_texts_total', help: 'Texts sent to the embedder, by model.', labelNames: ['model'] as const, registers: [registry],
+  });
+  const rerankSeconds = new Histogram({
+    name: 'mnemo_rerank_duration_seconds',
+    help: 'Time of one reranker call of hybrid search, by outcome: ok, timeout, unavailable, refused, bad_answer, aborted (every failure but aborted answered hybrid\'s own order).',
+    labelNames: ['outcome'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
   });
   const embedInFlight = new Gauge({
     name: 'mnemo_embedding_requests_in_flight', help: 'embed() calls started and not yet answered (waiting for or in a model call).',
@@ -109,6 +119,9 @@ export function createMetrics(options: { embeddingModel: string }): MnemoMetrics
       requestSeconds.labels(surface, route, method).observe(seconds);
     },
     deliveries: { outcome: (outcome) => deliveries.labels(outcome).inc() },
+    recordRerank(outcome, seconds) {
+      rerankSeconds.labels(outcome).observe(seconds);
+    },
     embedding: {
       start(texts) {
         const started = process.hrtime.bigint();

@@ -104,7 +104,7 @@ const Metadata = Type.Object({}, { additionalProperties: true, description: "The
 
 export const MatchWire = Type.Object({
   id: Type.String(),
-  score: Type.Number({ description: '/search: the calibrated similarity (docs/api.md, "Scores"); /hybrid: the fused score, 0..1; 6 decimals' }),
+  score: Type.Number({ description: '/search: the calibrated similarity (docs/api.md, "Scores"); /hybrid: the fused score, 0..1, or the reranker\'s score when one is configured (docs/api.md, "Reranking"); 6 decimals' }),
   title: Type.String({ description: "Mnemo extension: the memory's title" }),
   text: Type.String({ description: "The memory's content" }),
   metadata: Type.Optional(Metadata),
@@ -129,8 +129,8 @@ export const HybridResponse = Type.Object({
   matches: Type.Array(MatchWire),
   semantic_results: Type.Integer({ description: 'Memories in scope (after filters) whose similarity is at or above the threshold: every memory with a vector when none is given' }),
   keyword_results: Type.Integer({ description: 'Memories matching at least one query word' }),
-  combined_score_method: Type.String({ description: '`weighted_sum(calibrated_similarity, keyword_coverage)` (rerank true) or `weighted_sum(calibrated_similarity, keyword_relevance/best)` (rerank false); docs/api.md, "Scores"' }),
-  total: Type.Integer({ description: 'Pooled candidates (the semantic best topK and the keyword pool) whose relevance is at or above the threshold' }),
+  combined_score_method: Type.String({ description: '`weighted_sum(calibrated_similarity, keyword_coverage)` (rerank true) or `weighted_sum(calibrated_similarity, keyword_relevance/best)` (rerank false); docs/api.md, "Scores"; `cross_encoder(<model>) over …` when a reranker ordered the matches (docs/api.md, "Reranking")' }),
+  total: Type.Integer({ description: 'Pooled candidates (the semantic best topK and the keyword pool) whose relevance is at or above the threshold; with a reranker, those of the reranked best N it kept (docs/api.md, "Reranking")' }),
   query_embedding_time: Ms('Time spent embedding the query'),
   search_time: Ms('Time spent searching after embedding'),
 });
