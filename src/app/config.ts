@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { SQLITE_SYNCHRONOUS, type SqliteSynchronous } from '../adapters/storage/sqlite/sqlite.database.ts';
 import { parseAllowCidrs } from '../core/webhooks/address-policy.ts';
 import { EXAMPLE_UNIT_PRICES, type UnitPrices } from '../core/analytics/cost-model.ts';
+import { DEFAULT_INGESTION_LIMITS, type IngestionLimits } from '../core/ingestion/ingestion.rules.ts';
 
 /**
  * The whole configuration, parsed once at start from the environment. This is the only module that reads
@@ -36,6 +37,8 @@ export interface Config {
   searchTimeoutMs: number;
   maxConcurrentSearches: number;
   maxQueuedSearches: number;
+  /** The reranker of hybrid search; null: none (MNEMO_RERANK_URL unset). `model` empty: none sent. */
+  rerank: { url: string; model: string; apiKey: string | undefined; topN: number; timeoutMs: number } | null;
   /** 0: load shedding off. */
   maxEventLoopDelayMs: number;
   /** Normalised CIDRs; empty: none. */
@@ -61,6 +64,13 @@ export interface Config {
   trustProxy: boolean;
   /** `*`: the Origin check is off. */
   mcpAllowedOrigins: readonly string[] | '*';
+  /** The OpenAI-compatible chat model ingestion's `extract` uses; null: none (extract is refused). */
+  llm: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | null;
+  ingestion: IngestionLimits;
+  /** How long a node's claim on an ingestion job lasts (renewed while it runs): how long a dead node's job waits. */
+  ingestionLeaseMs: number;
+  /** How long a completed or failed ingestion job is kept (its conversation and proposals included). */
+  ingestionRetentionHours: number;
 }
 
 export type MetricsAccess = { mode: 'off' } | { mode: 'loopback' } | { mode: 'token'; token: string };
@@ -335,6 +345,43 @@ export const CONFIG_TABLE: readonly ConfigVariable[] = [
       + '`Retry-After: 1`, in its surface\'s envelope',
   },
   {
+    name: 'MNEMO_RERANK_URL', default: () => ({ rerank: null }),
+    parse: (raw) => ({ rerank: { url: httpUrl(raw.trim()), model: '', apiKey: undefined, topN: 20, timeoutMs: 2000 } }),
+    doc: 'a reranker (cross-encoder) that reorders hybrid search\'s best candidates on every surface (docs/api.md, G3 '
+      + '"/hybrid", *Reranking*): the base URL of a `/rerank` endpoint, such as `https://api.cohere.com/v2`, '
+      + '`https://api.jina.ai/v1`, `http://localhost:8080` (text-embeddings-inference) or `http://localhost:8080/v1` '
+      + '(llama.cpp\'s `llama-server --reranking`); `/rerank` is appended unless the URL ends in it. Unset: no reranking',
+  },
+  {
+    name: 'MNEMO_RERANK_MODEL',
+    parse: (raw, { rerank }) => (rerank ? { rerank: { ...rerank, model: raw.trim() } } : {}),
+    doc: 'with `MNEMO_RERANK_URL`: the model name sent (Cohere and Jina need one, e.g. `rerank-v3.5`; TEI and llama.cpp '
+      + 'serve the model they loaded)',
+  },
+  {
+    name: 'MNEMO_RERANK_API_KEY',
+    parse: (raw, { rerank }) => (rerank ? { rerank: { ...rerank, apiKey: raw } } : {}),
+    doc: 'with `MNEMO_RERANK_URL`: sent as `Authorization: Bearer`',
+  },
+  {
+    name: 'MNEMO_RERANK_TOP_N', default: '20',
+    parse: (raw, { rerank }) => (rerank ? { rerank: { ...rerank, topN: wholeNumber(1, 1000)(raw) } } : {}),
+    doc: 'with `MNEMO_RERANK_URL`: how many of hybrid\'s best candidates (those at or above its relevance floor) the '
+      + 'reranker scores, or the page asked for (`topK`, `limit`) when that is larger',
+  },
+  {
+    name: 'MNEMO_RERANK_TIMEOUT_MS', default: '2000',
+    parse: (raw, { rerank, searchTimeoutMs }) => {
+      if (!rerank) return {};
+      const timeoutMs = wholeNumber(1, 600_000)(raw);
+      // A reranker waited for until the search's own deadline would turn its slowness into TIMEOUT errors.
+      if (timeoutMs >= searchTimeoutMs) throw new BadValue(`must be below MNEMO_SEARCH_TIMEOUT_MS (${searchTimeoutMs})`);
+      return { rerank: { ...rerank, timeoutMs } };
+    },
+    doc: 'with `MNEMO_RERANK_URL`: a reranker that has not answered after this long is given up and the search answers '
+      + 'in hybrid\'s own order; below `MNEMO_SEARCH_TIMEOUT_MS`',
+  },
+  {
     name: 'MNEMO_MAX_EVENT_LOOP_DELAY_MS', parse: field('maxEventLoopDelayMs', wholeNumber(0, 600_000)), default: '1000',
     doc: 'load shedding: while the mean event-loop delay (measured each second) is above this, every request '
       + 'except `/health`, `/api/v1/health` and `/metrics` is answered at once with 503 `SERVICE_UNAVAILABLE` and '
@@ -435,7 +482,7 @@ export const CONFIG_TABLE: readonly ConfigVariable[] = [
   {
     name: 'MNEMO_COST_STORAGE_GB_MONTH', parse: price('storagePerGbMonth'), default: String(EXAMPLE_UNIT_PRICES.storagePerGbMonth),
     doc: 'G7 cost model: price of 1 GB (2^30 bytes of memory title + content) kept for 30 days, prorated over the '
-      + 'period. The defaults of the three `MNEMO_COST_*` prices are placeholders to show the arithmetic, not '
+      + 'period. The defaults of the four `MNEMO_COST_*` prices are placeholders to show the arithmetic, not '
       + 'anyone\'s real prices: set your own',
   },
   {
@@ -445,6 +492,67 @@ export const CONFIG_TABLE: readonly ConfigVariable[] = [
   {
     name: 'MNEMO_COST_API_CALLS_PER_1000', parse: price('apiCallsPer1000'), default: String(EXAMPLE_UNIT_PRICES.apiCallsPer1000),
     doc: 'G7 cost model: price of 1,000 answered requests; the default is an example',
+  },
+  {
+    name: 'MNEMO_COST_LLM_1M_TOKENS', parse: price('llmPer1MTokens'), default: String(EXAMPLE_UNIT_PRICES.llmPer1MTokens),
+    doc: 'G7 cost model: price of one million tokens (prompt and completion together) of the chat model that '
+      + 'ingestion\'s `extract` mode calls, counted when a job finishes (the `llm` line); the default is an example',
+  },
+  {
+    name: 'MNEMO_LLM_URL', default: () => ({ llm: null }),
+    parse: (raw) => ({ llm: { url: httpUrl(raw.trim()), model: '', apiKey: undefined, timeoutMs: 60_000 } }),
+    doc: 'an OpenAI-compatible chat-completions server for ingestion\'s `extract` mode (docs/ingestion.md): base URL such '
+      + 'as `http://localhost:11434/v1` (Ollama), `http://localhost:8080/v1` (llama.cpp) or `https://api.openai.com/v1`. '
+      + 'Unset: no model; `extract` is refused with a message naming these variables',
+  },
+  {
+    name: 'MNEMO_LLM_MODEL',
+    default: ({ llm }) => {
+      if (llm) throw new BadValue('is required when MNEMO_LLM_URL is set');
+      return {};
+    },
+    parse: (raw, { llm }) => (llm ? { llm: { ...llm, model: raw.trim() } } : {}),
+    doc: 'with `MNEMO_LLM_URL`: the model name the server knows (`llama3.1:8b`, `gpt-4o-mini`, …)',
+  },
+  {
+    name: 'MNEMO_LLM_API_KEY',
+    parse: (raw, { llm }) => (llm ? { llm: { ...llm, apiKey: raw } } : {}),
+    doc: 'with `MNEMO_LLM_URL`: sent as `Authorization: Bearer`',
+  },
+  {
+    name: 'MNEMO_LLM_TIMEOUT_MS', default: '60000',
+    parse: (raw, { llm }) => (llm ? { llm: { ...llm, timeoutMs: wholeNumber(1_000, 600_000)(raw) } } : {}),
+    doc: 'how long one model call may take; 429, 5xx and timeouts are retried 3 times with backoff',
+  },
+  {
+    name: 'MNEMO_INGEST_MAX_MESSAGES', default: String(DEFAULT_INGESTION_LIMITS.maxMessages),
+    parse: (raw) => ({ ingestion: { ...DEFAULT_INGESTION_LIMITS, maxMessages: wholeNumber(1, 10_000)(raw) } }),
+    doc: 'messages one ingestion request may hold',
+  },
+  {
+    name: 'MNEMO_INGEST_MAX_CHARS', default: String(DEFAULT_INGESTION_LIMITS.maxTotalChars),
+    parse: (raw, { ingestion }) => ({ ingestion: { ...ingestion, maxTotalChars: wholeNumber(1_000, 10_000_000)(raw) } }),
+    doc: `characters of all the messages of one ingestion request together (one message: at most ${DEFAULT_INGESTION_LIMITS.maxMessageChars})`,
+  },
+  {
+    name: 'MNEMO_INGEST_MAX_MODEL_CALLS', default: String(DEFAULT_INGESTION_LIMITS.maxModelCalls),
+    parse: (raw, { ingestion }) => ({ ingestion: { ...ingestion, maxModelCalls: wholeNumber(1, 10_000)(raw) } }),
+    doc: 'model calls one ingestion job may make (retries and repairs included); a job needing more fails and writes nothing',
+  },
+  {
+    name: 'MNEMO_INGEST_TENANT_CONCURRENCY', default: String(DEFAULT_INGESTION_LIMITS.tenantConcurrency),
+    parse: (raw, { ingestion }) => ({ ingestion: { ...ingestion, tenantConcurrency: wholeNumber(1, 64)(raw) } }),
+    doc: `ingestion jobs of one tenant that run at once over all nodes (the others wait; more than ${DEFAULT_INGESTION_LIMITS.tenantQueue} queued or running are refused with 429)`,
+  },
+  {
+    name: 'MNEMO_INGEST_LEASE_MS', parse: field('ingestionLeaseMs', wholeNumber(1_000, 3_600_000)), default: '60000',
+    doc: 'how long a node\'s claim on a running ingestion job lasts (renewed every third of it while the job runs): a job '
+      + 'whose node died (SIGKILL, power loss) is taken by another node, or by this one after a restart, this long after',
+  },
+  {
+    name: 'MNEMO_INGEST_RETENTION_HOURS', parse: field('ingestionRetentionHours', wholeNumber(1, 24 * 366)), default: '168',
+    doc: 'how long a completed or failed ingestion job (its conversation, proposals and result) is kept after it ended, in '
+      + 'hours; older ones are deleted hourly with the events. Jobs waiting for review are kept until decided',
   },
   {
     name: 'MNEMO_REDIS_URL', parse: field('redisUrl', serviceUrl(['redis:', 'rediss:'])), default: () => ({ redisUrl: null }),

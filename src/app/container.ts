@@ -4,6 +4,9 @@ import { systemClock, type Clock } from '../core/clock.ts';
 import type { Embedder } from '../core/embeddings/embedder.port.ts';
 import { createMemoryService } from '../core/memories/memory.service.ts';
 import { createMemoryForget } from '../core/memories/memory-forget.ts';
+import { createIngestionService } from '../core/ingestion/ingestion.service.ts';
+import { createIngestionWorker } from '../core/ingestion/ingestion-worker.ts';
+import { createOpenAiChatModel } from '../adapters/llm/openai-chat.model.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
@@ -48,6 +51,8 @@ import { createMcpApprovalService } from '../core/mcp-access/mcp-approval.servic
 import { createMcpRequesterAccess } from '../core/mcp-access/requester-access.ts';
 import { createMetrics } from '../adapters/metrics/metrics.registry.ts';
 import { measuredEmbedder, queuedTexts } from './measured-embedder.ts';
+import { measuredReranker } from './measured-reranker.ts';
+import { createHttpReranker } from '../adapters/rerank/http.reranker.ts';
 
 /** Ports an embedding program (tests, benchmarks) may replace. */
 export interface ContainerOverrides {
@@ -150,6 +155,13 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     maxEmbedChars: config.maxEmbedChars,
     admission: searchAdmission,
     warnings,
+    // Off unless MNEMO_RERANK_URL is set: hybrid search then answers in its own order.
+    rerank: config.rerank ? {
+      reranker: measuredReranker(createHttpReranker({
+        url: config.rerank.url, model: config.rerank.model, apiKey: config.rerank.apiKey, timeoutMs: config.rerank.timeoutMs,
+      }), metrics),
+      topN: config.rerank.topN,
+    } : undefined,
   });
 
   // Analytics counts the searches answered a moment ago too: their log rows are written in batches.
@@ -160,6 +172,18 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const usage = afterFlush(storage.usage, search.flushLog);
 
   const batch = createBatchService({ memories, search, store: storage.memories, limits, clock });
+  // Conversations in (docs/ingestion.md): jobs in the store, run by this node's worker (started by start.ts only).
+  const chat = config.llm
+    ? createOpenAiChatModel({ url: config.llm.url, model: config.llm.model, apiKey: config.llm.apiKey, timeoutMs: config.llm.timeoutMs })
+    : null;
+  const ingestion = createIngestionService({
+    ingestions: storage.ingestions, memories, store: storage.memories, search, chat, clock, limits: config.ingestion, quota: limits,
+    onQueued: () => ingestionWorker.wake(),
+  });
+  const ingestionWorker = createIngestionWorker({
+    ingestions: storage.ingestions, service: ingestion, clock, tenantConcurrency: config.ingestion.tenantConcurrency,
+    options: { leaseMs: config.ingestionLeaseMs },
+  });
   const embeddings = createEmbeddingService({
     embedder, tokens: createTiktokenCounter(), maxEmbedChars: config.maxEmbedChars, quota: limits,
   });
@@ -212,6 +236,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     healthIntervalMs: realtime.healthIntervalMs, analyticsIntervalMs: realtime.analyticsIntervalMs,
     retentionMs: realtime.eventRetentionMs, pruneIntervalMs: realtime.pruneIntervalMs,
     requestMetrics: { prune: (before) => storage.requestMetrics.prune(before), retentionMs: REQUEST_METRICS_RETENTION_MS },
+    ingestions: { pruneFinished: (before) => storage.ingestions.pruneFinished(before), retentionMs: config.ingestionRetentionHours * 3_600_000 },
   });
   // Every answered request, aggregated per minute in memory and written every few seconds (started here: the CLI's
   // container records nothing, so its timer only flushes an empty map); close() writes what is left.
@@ -254,6 +279,8 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     embeddings,
     topics,
     batch,
+    ingestion,
+    ingestionWorker,
     deliveries,
     webhooks,
     producerEvents,
@@ -283,6 +310,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
       closed = true;
       await search.flushLog();
       await requestMetrics.stop();
+      await ingestionWorker.stop();
       await deliveries.stop();
       await periodic.stop();
       eventHub.close();

@@ -35,6 +35,8 @@ export async function startServer(config: Config): Promise<Running> {
   container.periodic.start((what, err) => app.log.warn({ err }, `${what} failed`));
   // Webhook deliveries too; container.close() stops them (waiting for in-flight attempts) before closing storage.
   container.deliveries.start({ logger: app.log });
+  // Ingestion jobs too (docs/ingestion.md); container.close() aborts those in flight, whose leases then lapse.
+  container.ingestionWorker.start({ logger: app.log });
   let stopping: Promise<void> | null = null;
   return {
     app,

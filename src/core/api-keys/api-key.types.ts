@@ -22,6 +22,8 @@ export const ALL_PERMISSIONS = [
   'mcp:access',
   'audit:read',
   'memories:forget',
+  /** Ingestions of the key write without a person's review (policy `auto`, docs/ingestion.md). */
+  'memories:auto_ingest',
 ] as const;
 export type Permission = (typeof ALL_PERMISSIONS)[number];
 
@@ -30,7 +32,7 @@ export type Permission = (typeof ALL_PERMISSIONS)[number];
  * filter erases at once what a filter matches, beyond undo: a key gets that power when someone chose to give it, and
  * the keys made as before (the spec's callers) hold and answer exactly the scopes they did.
  */
-export const OPT_IN_PERMISSIONS: readonly Permission[] = ['memories:forget'];
+export const OPT_IN_PERMISSIONS: readonly Permission[] = ['memories:forget', 'memories:auto_ingest'];
 
 /** What a key created without scopes gets: every permission but the opt-in ones. */
 export const DEFAULT_PERMISSIONS: readonly Permission[] = ALL_PERMISSIONS.filter((p) => !OPT_IN_PERMISSIONS.includes(p));

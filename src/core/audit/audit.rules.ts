@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'apikey.create', 'apikey.list', 'apikey.read', 'apikey.update', 'apikey.revoke', 'apikey.rotate',
   'webhook.create', 'webhook.list', 'webhook.read', 'webhook.update', 'webhook.delete',
   'mcp.register', 'mcp.list', 'mcp.read', 'mcp.request', 'mcp.respond', 'mcp.approval_list', 'mcp.approval_read',
+  'ingestion.review',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

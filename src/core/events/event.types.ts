@@ -3,7 +3,7 @@ import type { KeyMode } from '../scope.ts';
 /** Event types of the memory surfaces (G8 stream, G9 webhooks). */
 export const MEMORY_EVENT_TYPES = [
   'memory.created', 'memory.updated', 'memory.deleted', 'search.performed', 'user.activity', 'system.health',
-  'analytics.update', 'embedding.generated', 'memory.superseded',
+  'analytics.update', 'embedding.generated', 'memory.superseded', 'memory.proposed', 'memory.review.decided',
 ] as const;
 export type MemoryEventType = (typeof MEMORY_EVENT_TYPES)[number];
 

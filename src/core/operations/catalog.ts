@@ -42,6 +42,11 @@ export const OPERATIONS = {
   'memory.forget': { permission: 'memories:forget', quota: 'memory-writes' },
   'memory.supersede': memoryWrite,
   'memory.history': read,
+  /** A conversation in (docs/ingestion.md): one write charged per request; what it writes is decided later. */
+  'memory.ingest': memoryWrite,
+  'memory.ingest_read': read,
+  /** A person's decisions on an ingestion's proposals: audited, and never by the key that asked (ingestion.service.ts). */
+  'memory.ingest_review': { permission: 'memories:write', audit: 'ingestion.review' },
   'memory.stats': read,
   'memory.similar': read,
   'memory.search': read,

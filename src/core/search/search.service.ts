@@ -8,6 +8,7 @@ import type { Scope } from '../scope.ts';
 import { keywordTerms } from './query-terms.ts';
 import { calibrationFor } from './score-calibration.ts';
 import { HYBRID_DEFAULT_THRESHOLD, hybridRelevance } from './relevance.ts';
+import { RerankError, type RerankFailure, type RerankScore, type Reranker } from './reranker.port.ts';
 import type { SearchAdmission } from './search-admission.ts';
 import type { SearchKind, SearchLogEntry, SearchLogRepository } from './search-log.ts';
 import type { EventRepository } from '../events/event.repository.ts';
@@ -25,6 +26,8 @@ export interface SearchContext {
    * waiting (for a search slot, behind other work) counts too. Default: when the search is called.
    */
   arrivedAt?: number | undefined;
+  /** A lookup Mnemo makes for itself (ingestion's candidates), not a caller's search: left out of the search log. */
+  unlogged?: true | undefined;
 }
 
 export interface ScoredHit {
@@ -54,6 +57,8 @@ export interface HybridOutcome extends SearchOutcome {
   semanticResults: number;
   keywordResults: number;
   method: string;
+  /** Whether the reranker's scores order the hits and decided which were kept (false: hybrid's own order). */
+  reranked: boolean;
 }
 
 interface Common {
@@ -92,6 +97,8 @@ export type SuggestionKind = 'query' | 'tag' | 'title';
 /** `combined_score_method` of hybrid search with `rerank` true and false (docs/api.md, "Scores"). */
 export const HYBRID_METHOD_RERANK = 'weighted_sum(calibrated_similarity, keyword_coverage)';
 export const HYBRID_METHOD_PLAIN = 'weighted_sum(calibrated_similarity, keyword_relevance/best)';
+/** `combined_score_method` of a hybrid answer the reranker ordered: its scores, over the candidates `fused` ranked. */
+export const rerankedMethod = (model: string, fused: string): string => `cross_encoder${model ? `(${model})` : ''} over ${fused}`;
 
 interface Candidate {
   ref: MemoryRef;
@@ -163,6 +170,8 @@ export function createSearchService(deps: {
   maxEmbedChars: number;
   /** Bounds concurrent searches (every search waits for a slot); none: unbounded. */
   admission?: SearchAdmission | undefined;
+  /** A cross-encoder reordering hybrid's best `topN` candidates (`rerankHybrid` below); none: hybrid's own order. */
+  rerank?: { reranker: Reranker; topN: number } | undefined;
 }) {
   const { memories, searchLog, events, embedder, clock } = deps;
   const recorder = createSearchRecorder({ searchLog, events, warnings: deps.warnings });
@@ -218,7 +227,7 @@ export function createSearchService(deps: {
         filters: input.logFilters ?? {},
         at: clock.now(),
       };
-      recorder.record(entry);
+      if (!ctx.unlogged) recorder.record(entry);
       return outcome;
     } finally {
       clearTimeout(timer);
@@ -408,6 +417,48 @@ export function createSearchService(deps: {
     return { outcome, gone };
   }
 
+  /** Failure kinds warned about since the reranker last answered: one warning per kind and outage, not per search. */
+  const rerankWarned = new Set<RerankFailure>();
+  /** What the reranker reads of a memory: its title and content, cut as the embedding model's input is. */
+  const documentOf = (m: Memory): string => (m.title ? `${m.title}\n${m.content}` : m.content).slice(0, deps.maxEmbedChars);
+
+  /**
+   * Hybrid's ranked candidates (all at or above its floor, best first) reordered by the reranker: each hit's score
+   * becomes the reranker's, the floor applies to that score, and `total` counts the candidates it kept. On a failure
+   * (timeout, error, bad answer), hybrid's own answer.
+   */
+  async function rerankHybrid(input: HybridInput, ranked: Awaited<ReturnType<typeof hybridOnce>>['outcome'],
+    expired: AbortSignal): Promise<Omit<HybridOutcome, 'embeddingMs' | 'searchMs' | 'embeddingModel'>> {
+    const own = { ...ranked, hits: ranked.hits.slice(0, input.limit), reranked: false };
+    // Nothing reached the floor: nothing to ask the reranker about.
+    if (ranked.hits.length === 0 || !deps.rerank) return own;
+    const { reranker } = deps.rerank;
+    let scores: RerankScore[];
+    try {
+      scores = await reranker.rerank(input.query, ranked.hits.map((h) => documentOf(h.memory)), expired);
+    } catch (err) {
+      // The caller has had its TIMEOUT already.
+      if (expired.aborted) throw expired.reason;
+      const kind: RerankFailure = err instanceof RerankError ? err.kind : 'bad_answer';
+      if (!rerankWarned.has(kind)) {
+        rerankWarned.add(kind);
+        deps.warnings?.warn({ rerankFailure: kind }, `reranker failed, hybrid search answers in its own order until it recovers: ${(err as Error).message}`);
+      }
+      return own;
+    }
+    rerankWarned.clear();
+    const floor = input.threshold ?? HYBRID_DEFAULT_THRESHOLD;
+    // A stable sort: candidates the reranker scores alike keep hybrid's order.
+    const kept = scores.filter((s) => s.score >= floor).sort((a, b) => b.score - a.score);
+    return {
+      ...ranked,
+      hits: kept.slice(0, input.limit).map((s) => ({ ...ranked.hits[s.index]!, score: s.score })),
+      total: kept.length,
+      method: rerankedMethod(reranker.model, ranked.method),
+      reranked: true,
+    };
+  }
+
   return {
     embedQuery,
 
@@ -467,11 +518,14 @@ export function createSearchService(deps: {
     hybrid: (ctx: SearchContext, input: HybridInput) => run(ctx, 'hybrid', input.query, input, async (expired): Promise<HybridOutcome> => {
       const { vector, ms } = await embedQuery(input.query);
       const started = performance.now();
+      // With a reranker, hybrid ranks its best `topN` (at least a page) for the reranker to reorder.
+      const ranking = deps.rerank ? { ...input, limit: Math.max(input.limit, deps.rerank.topN) } : input;
       for (let attempt = 1; ; attempt++) {
-        const { outcome, gone } = await hybridOnce(ctx.scope, vector, input, attempt === HYBRID_ATTEMPTS, expired);
+        const { outcome, gone } = await hybridOnce(ctx.scope, vector, ranking, attempt === HYBRID_ATTEMPTS, expired);
         // Past the deadline the caller has its TIMEOUT: no attempt more.
         if (gone === 0 || attempt === HYBRID_ATTEMPTS || expired.aborted) {
-          return { ...outcome, embeddingMs: ms, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
+          const answer = deps.rerank ? await rerankHybrid(input, outcome, expired) : { ...outcome, reranked: false };
+          return { ...answer, embeddingMs: ms, searchMs: performance.now() - started, embeddingModel: embedder.modelId };
         }
       }
     }),
