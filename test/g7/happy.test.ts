@@ -3,6 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.ts';
 import { RATIO } from '../../src/core/analytics/latency-histogram.ts';
 import type { AnsweredRequest } from '../../src/core/analytics/request-recorder.ts';
+import type { IngestionJob } from '../../src/core/ingestion/ingestion.types.ts';
+import { makeIngestion } from '../support/fixtures.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { analyticsClient } from './client.ts';
 
@@ -117,6 +119,37 @@ describe('G7 analytics: GET /api/v1/analytics', () => {
     expect(c.total).toBeCloseTo(c.storage + c.compute + c.api_calls, 5);
     expect(c.api_calls).toBeCloseTo((7 / 1000) * 0.01, 6); // 2 creates, an update, 3 searches, a get
     expect(d.summary.cost_this_period).toBe(c.total);
+  });
+
+  it('prices the model tokens of ingestion jobs finished in the period as the llm line, in the totals', async () => {
+    const key = await t.freshTenant();
+    const scope = { tenantId: t.tenant, mode: 'live' as const, workspace: 'default' };
+    // Jobs as the extract worker leaves them (the model's usage recorded), stored as such: no model runs here.
+    const job = (over: Partial<IngestionJob>) => makeIngestion(scope, { state: 'completed', attempts: 1, createdAt: new Date(NOW - HOUR), ...over });
+    const usage = (modelCalls: number, promptTokens: number, completionTokens: number) => ({ model: 'test-model', modelCalls, promptTokens, completionTokens });
+    for (const j of [
+      job({ usage: usage(3, 1_500_000, 500_000), finishedAt: new Date(NOW - 2 * MIN) }), // 2M tokens: 2 × 0.5
+      job({ scope: { ...scope, workspace: 'w2' }, state: 'failed', usage: usage(1, 150_000, 50_000), finishedAt: new Date(NOW - 2 * MIN + 1000) }),
+      job({ state: 'pending_review', usage: usage(1, 9_000_000, 0), finishedAt: null }), // not finished: not counted yet
+      job({ scope: { ...scope, mode: 'test' }, usage: usage(1, 9_000_000, 0), finishedAt: new Date(NOW - 2 * MIN) }),
+      job({ usage: usage(1, 9_000_000, 0), finishedAt: new Date(NOW - 2 * HOUR) }), // before the period
+    ]) await t.container.storage.ingestions.insert(j);
+    const d = json(await report(key, 'timeframe=1h')).data;
+    const c = d.cost_breakdown;
+    expect(Object.keys(c)).toEqual(['storage', 'compute', 'api_calls', 'llm', 'total']);
+    expect(c.llm).toBe(1.1); // 2.2M tokens at the example 0.5 per million
+    expect(c.total).toBeCloseTo(c.storage + c.compute + c.api_calls + c.llm, 6);
+    expect(d.summary.cost_this_period).toBe(c.total);
+    const bucket = (d.time_series as Json[]).find((p) => p.timestamp === iso(Math.floor((NOW - 2 * MIN) / MIN) * MIN))!;
+    expect(bucket.cost).toBeGreaterThanOrEqual(1.1);
+    expect((d.time_series as Json[]).reduce((sum, p) => sum + p.cost, 0)).toBeCloseTo(c.total, 4);
+    const projected = json(await report(key, 'timeframe=1h&metrics=cost_breakdown,projected_cost')).data.cost_breakdown;
+    expect(projected.llm).toBe(1.1);
+    expect(projected.projected_cost).toBeGreaterThan(1.1 * 24 * 30 * 0.9);
+    // A day later the jobs are out of the hour reported.
+    clock.advance(DAY);
+    // A day later the jobs are out of the hour reported, and so is the line.
+    expect(json(await report(key, 'timeframe=1h&metrics=cost_breakdown')).data.cost_breakdown).not.toHaveProperty('llm');
   });
 
   it('selects sections with metrics, and shows api_calls and projected_cost only when named', async () => {

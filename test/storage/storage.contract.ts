@@ -35,10 +35,11 @@ import { TRANSFER_TABLES, type TransferRow } from '../../src/core/storage-transf
 import { webhookSecretContext } from '../../src/core/webhooks/webhook-secret.ts';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
 import { copyStore } from '../../src/core/storage-copy.ts';
-import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
+import { axisVector, makeIngestion, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { describeMemoryMaintenanceContract } from './memory-maintenance.contract.ts';
 import { describeReindexProgressContract } from './reindex-progress.contract.ts';
 import { describeMemoryLifecycleContract } from './memory-lifecycle.contract.ts';
+import { describeIngestionContract } from './ingestion.contract.ts';
 
 const MODEL = 'test:axis-8';
 const DIMS = 8;
@@ -92,6 +93,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       if (extras.openSecond && !second) second = await extras.openSecond();
       return second ? [storage, second] : [storage];
     };
+    describeIngestionContract(() => storage, connections);
 
     describe('memories', () => {
       it('stores a memory and reads it back whole', async () => {
@@ -1488,6 +1490,31 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           { minute: at(2), count: 2, totalMs: 0 }, { minute: at(4), count: 1, totalMs: 0 },
         ]);
       });
+
+      it('sums the model calls and tokens of the ingestion jobs finished in [from, to), per minute', async () => {
+        /** Stores a job, then has a worker claim it and end it at `finishedAt` (null: parked for a review). */
+        const ran = async (scope: Scope, modelCalls: number, tokens: [prompt: number, completion: number], finishedAt: Date | null) => {
+          await storage.ingestions.insert(makeIngestion(scope));
+          const leased = (await storage.ingestions.claimNext(at(0), 60_000, 100))!;
+          expect(await storage.ingestions.finish(leased.job.id, leased.lease, {
+            state: finishedAt === null ? 'pending_review' : 'completed', proposals: [], error: null, promptVersion: 'v1',
+            usage: { model: 'm', modelCalls, promptTokens: tokens[0], completionTokens: tokens[1] }, updatedAt: finishedAt ?? at(3), finishedAt,
+          })).toBe(true);
+        };
+        await ran(scopeA, 2, [100, 20], at(1, 0));
+        await ran({ ...scopeA, workspace: 'w2' }, 1, [50, 5], at(1, 59));
+        await ran(scopeA, 3, [300, 30], at(4, 0));
+        await ran(scopeA, 1, [7, 7], null); // waiting for a review: not finished
+        await ran(scopeA, 0, [0, 0], at(5, 0)); // a `raw` job: no model calls
+        await ran(scopeA, 1, [9, 9], at(10, 0)); // at `to`: out
+        await ran(scopeB, 1, [1000, 100], at(2, 0));
+        await ran({ ...scopeA, mode: 'test' }, 1, [1000, 100], at(2, 0));
+        expect(await storage.usage.llmUsagePerMinute(scopeA.tenantId, 'live', at(1), at(10))).toEqual([
+          { minute: at(1), modelCalls: 3, promptTokens: 150, completionTokens: 25 },
+          { minute: at(4), modelCalls: 3, promptTokens: 300, completionTokens: 30 },
+        ]);
+        expect(await storage.usage.llmUsagePerMinute('nobody', 'live', at(0), at(60))).toEqual([]);
+      });
     });
 
     describe('api keys', () => {
@@ -2711,7 +2738,22 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }));
         for (const a of mcpApprovals) await store.mcpApprovals.insert(a, a.requestedAt);
         await store.requestMetrics.append([metricRow({ tenantId: scopeA.tenantId }), metricRow({ tenantId: '', mode: '', keyId: '', userId: '' })]);
-        return { topic, key, webhook, memories, secrets, idem, idemReservation, mcp: { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals } };
+        // Ingestion jobs: one waiting for a review (proposals, usage), one still leased by a worker.
+        const ingestions = [makeIngestion(scopeA), makeIngestion({ ...scopeA, workspace: 'w2' }, { mode: 'raw', policy: 'auto', tags: [] })];
+        for (const job of ingestions) await store.ingestions.insert(job);
+        const reviewed = (await store.ingestions.claimNext(at, 60_000, 5))!;
+        await store.ingestions.finish(reviewed.job.id, reviewed.lease, {
+          state: 'pending_review', usage: { model: 'm', modelCalls: 1, promptTokens: 10, completionTokens: 5 }, error: null,
+          promptVersion: 'v1', updatedAt: at, finishedAt: null, proposals: [{
+            id: 'p1', action: 'supersede', content: 'We deploy on Fridays', supersedes: [memories[0]!.id], duplicateOf: null, sources: [0],
+            reason: null, status: 'pending', memoryId: null, decidedBy: null, decidedAt: null,
+          }],
+        });
+        const running = (await store.ingestions.claimNext(at, 60_000, 5))!;
+        return {
+          topic, key, webhook, memories, secrets, idem, idemReservation, mcp: { owner: mcpOwner, resource: mcpResource, approvals: mcpApprovals },
+          ingestions: { running },
+        };
       }
       type Filled = Awaited<ReturnType<typeof fill>>;
       const eventsOf = (store: Storage, scope: Scope) =>
@@ -2805,6 +2847,16 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         // The copied pending approval still holds its place: a second one of that requester is refused.
         await expect(to.mcpApprovals.insert({ ...mcpApprovals[1]!, id: 'appr_again' }, new Date(Date.UTC(2026, 0, 6))))
           .rejects.toMatchObject({ code: 'CONFLICT', details: { approvalId: mcpApprovals[1]!.id } });
+        // Ingestion jobs as they were, and the running one's lease with them: still held by its worker.
+        for (const scope of [scopeA, { ...scopeA, workspace: 'w2' }]) {
+          const jobs = (s: Storage) => s.ingestions.list(scope, { limit: 10, offset: 0 });
+          expect(await to.ingestions.list(scope, { limit: 10, offset: 0 })).toEqual(await jobs(from));
+          expect((await jobs(to)).total).toBe(1);
+        }
+        expect(await to.ingestions.countActive(scopeA.tenantId)).toBe(1);
+        const { running } = f.ingestions;
+        expect(await to.ingestions.claimNext(new Date(running.leaseUntil.getTime() - 1), 60_000, 5)).toBeNull();
+        expect(await to.ingestions.renew(running.job.id, running.lease, new Date(running.leaseUntil.getTime() + 1000))).toBe(true);
       }
 
       /** New rows after a load continue the copied sequences: a new event reads after the copied ones. */

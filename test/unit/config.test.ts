@@ -43,6 +43,7 @@ describe('configuration', () => {
     [{ MNEMO_DASHBOARD_URL: 'dashboard.example.com' }, 'MNEMO_DASHBOARD_URL'],
     [{ MNEMO_COST_COMPUTE_SECOND: '-1' }, 'MNEMO_COST_COMPUTE_SECOND'],
     [{ MNEMO_COST_API_CALLS_PER_1000: 'free' }, 'MNEMO_COST_API_CALLS_PER_1000'],
+    [{ MNEMO_COST_LLM_1M_TOKENS: '-0.5' }, 'MNEMO_COST_LLM_1M_TOKENS'],
     [{ MNEMO_DASHBOARD_URL: 'ftp://dashboard.example.com' }, 'MNEMO_DASHBOARD_URL'],
     [{ MNEMO_MCP_ALLOWED_ORIGINS: 'https://app.example.com' }, 'MNEMO_MCP_ALLOWED_ORIGINS'],
     [{ MNEMO_MCP_ALLOWED_ORIGINS: 'app.example.com:8443' }, 'MNEMO_MCP_ALLOWED_ORIGINS'],

@@ -31,12 +31,18 @@ export interface AnalyticsReport {
     cost_this_period: number;
     /** Not in the spec's summary: shown only when the `api_calls` metric is asked for. */
     api_calls: number;
+    /** Not in the spec's summary (the dashboard shows them): ingestion's model tokens (prompt + completion) and calls. */
+    llm_tokens: number;
+    model_calls: number;
   };
   time_series: TimeSeriesPoint[];
   top_queries: { query: string; count: number; avg_response_time: number }[];
   memory_usage: { total_size_mb: number; growth_rate: number | null; top_categories: { category: string; size_mb: number; percentage: number }[] };
   performance: { uptime_percentage: number; avg_throughput: number; peak_throughput: number; error_rate: number };
-  /** projected_cost is not in the spec's cost_breakdown: shown only when the `projected_cost` metric is asked for. */
+  /**
+   * projected_cost is not in the spec's cost_breakdown: shown only when the `projected_cost` metric is asked for. llm
+   * is not in it either, but total includes it, so it is shown wherever the other lines are.
+   */
   cost_breakdown: CostBreakdown & { projected_cost: number };
 }
 
@@ -52,8 +58,9 @@ export type AnalyticsReportService = ReturnType<typeof createAnalyticsReport>;
 
 /**
  * Builds G7 reports from the request measurements (latency, errors, throughput, users, API calls), the search log
- * (searches, top queries), the event log (memory operations: only as far back as events are kept) and the memories
- * themselves (counts and sizes). Every figure is the caller's tenant + mode only.
+ * (searches, top queries), the event log (memory operations: only as far back as events are kept), the memories
+ * themselves (counts and sizes) and the finished ingestion jobs (model calls and tokens). Every figure is the caller's
+ * tenant + mode only.
  */
 export function createAnalyticsReport(deps: {
   usage: UsageRepository;
@@ -65,20 +72,21 @@ export function createAnalyticsReport(deps: {
     async report(tenantId: string, mode: KeyMode, w: ReportWindow): Promise<AnalyticsReport> {
       // Request rows are whole minutes: the one holding `from` counts.
       const fromMinute = new Date(Math.floor(w.from.getTime() / MINUTE_MS) * MINUTE_MS);
-      const [minutes, activeUsers, searches, operations, top, storage] = await Promise.all([
+      const [minutes, activeUsers, searches, operations, top, storage, llm] = await Promise.all([
         deps.metrics.minutes(tenantId, mode, fromMinute, w.to),
         deps.metrics.activeUsers(tenantId, mode, fromMinute, w.to),
         deps.usage.searchesPerMinute(tenantId, mode, w.from, w.to),
         deps.usage.operationsPerMinute(tenantId, mode, w.from, w.to),
         deps.usage.topQueries(tenantId, mode, w.from, w.to, TOP_QUERIES),
         deps.usage.memoryStorage(tenantId, mode, w.from),
+        deps.usage.llmUsagePerMinute(tenantId, mode, w.from, w.to),
       ]);
       const periodMs = Math.max(0, w.to.getTime() - w.from.getTime());
       const storedBytes = storage.reduce((s, t) => s + t.bytes, 0);
 
       const n = w.buckets.length;
-      const perBucket = w.buckets.map(() => ({ requests: 0, errors: 0, latencyMs: 0, histogram: {} as LatencyHistogram, ops: 0, searches: 0 }));
-      const total = { requests: 0, errors: 0, latencyMs: 0, timed: 0 };
+      const perBucket = w.buckets.map(() => ({ requests: 0, errors: 0, latencyMs: 0, histogram: {} as LatencyHistogram, ops: 0, searches: 0, llmTokens: 0 }));
+      const total = { requests: 0, errors: 0, latencyMs: 0, timed: 0, llmTokens: 0, modelCalls: 0 };
       for (const m of minutes) {
         const i = bucketIndex(w, m.minute);
         if (i < 0) continue;
@@ -100,8 +108,15 @@ export function createAnalyticsReport(deps: {
         const i = bucketIndex(w, o.minute);
         if (i >= 0) perBucket[i]!.ops += o.count;
       }
+      for (const u of llm) {
+        const i = bucketIndex(w, u.minute);
+        if (i < 0) continue;
+        perBucket[i]!.llmTokens += u.promptTokens + u.completionTokens;
+        total.llmTokens += u.promptTokens + u.completionTokens;
+        total.modelCalls += u.modelCalls;
+      }
 
-      const cost = costOf(deps.prices, { storedBytes, periodMs, latencyMs: total.latencyMs, requests: total.requests });
+      const cost = costOf(deps.prices, { storedBytes, periodMs, latencyMs: total.latencyMs, requests: total.requests, llmTokens: total.llmTokens });
       const time_series = w.buckets.map((start, i): TimeSeriesPoint => {
         const b = perBucket[i]!;
         // A bucket's share of the period: the first and last may be cut by the window's ends.
@@ -114,7 +129,7 @@ export function createAnalyticsReport(deps: {
           search_queries: b.searches,
           response_times: responseTimes(b.latencyMs, b.histogram),
           errors: b.errors,
-          cost: costOf(deps.prices, { storedBytes, periodMs: bucketMs, latencyMs: b.latencyMs, requests: b.requests }).total,
+          cost: costOf(deps.prices, { storedBytes, periodMs: bucketMs, latencyMs: b.latencyMs, requests: b.requests, llmTokens: b.llmTokens }).total,
         };
       });
 
@@ -132,6 +147,8 @@ export function createAnalyticsReport(deps: {
           success_rate: total.requests > 0 ? round(1 - total.errors / total.requests, 4) : 1,
           cost_this_period: cost.total,
           api_calls: total.requests,
+          llm_tokens: total.llmTokens,
+          model_calls: total.modelCalls,
         },
         time_series,
         top_queries: top.map((q) => ({ query: q.query, count: q.count, avg_response_time: round(q.avgMs, 2) })),

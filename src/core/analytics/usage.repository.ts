@@ -28,6 +28,9 @@ export interface MinuteCount { minute: Date; count: number; totalMs: number }
 
 export interface QueryUsage { query: string; count: number; avgMs: number }
 
+/** Model usage (ingestion's `extract` jobs) summed over the jobs that finished in one minute. */
+export interface LlmMinuteUsage { minute: Date; modelCalls: number; promptTokens: number; completionTokens: number }
+
 /** Storage port for analytics: the small summary (G7 stream, `analytics.update` events) and the G7 report. */
 export interface UsageRepository {
   /** The tenant + mode's memories (every workspace) grouped by memory_type, largest first. */
@@ -38,6 +41,12 @@ export interface UsageRepository {
   operationsPerMinute(tenantId: string, mode: KeyMode, from: Date, to: Date): Promise<MinuteCount[]>;
   /** The most frequent non-empty normalised queries in [from, to), most frequent first (ties by query). */
   topQueries(tenantId: string, mode: KeyMode, from: Date, to: Date, limit: number): Promise<QueryUsage[]>;
+  /**
+   * Model calls and tokens of the ingestion jobs (every workspace) that finished in [from, to), per minute of their
+   * `finished_at`, oldest first; minutes without model calls are absent. A job waiting for a review is not finished;
+   * held only as long as finished jobs are.
+   */
+  llmUsagePerMinute(tenantId: string, mode: KeyMode, from: Date, to: Date): Promise<LlmMinuteUsage[]>;
   counts(tenantId: string, mode: KeyMode, from: Date, to: Date): Promise<UsageCounts>;
   /**
    * The (tenant, mode) pairs with memory operations or searches (memory.created / updated / deleted,

@@ -53,7 +53,7 @@ ${TIMEFRAMES.map((t) => html`<option${t === timeframe ? html` selected` : ''}>${
 <dl class="card" id="summary"><dt>Requests</dt><dd>${s.api_calls}</dd><dt>Success rate</dt><dd>${(s.success_rate * 100).toFixed(2)} %</dd>
 <dt>Average latency</dt><dd>${s.avg_response_time === null ? '—' : `${s.avg_response_time} ms`}</dd><dt>Searches</dt><dd>${s.total_searches}</dd>
 <dt>Memory operations</dt><dd>${s.total_operations}</dd><dt>Memories</dt><dd>${s.total_memories}</dd><dt>Active users</dt><dd>${s.active_users}</dd>
-<dt>Cost this period</dt><dd>${s.cost_this_period}</dd></dl>
+<dt>LLM tokens</dt><dd>${s.llm_tokens} (${s.model_calls} model calls)</dd><dt>Cost this period</dt><dd>${s.cost_this_period}</dd></dl>
 <div class="charts">${CHARTS.map((c) => html`<section class="card"><h2>${c.title}</h2><div class="chart"><canvas id="${c.id}" role="img" aria-label="${c.title}"></canvas></div></section>`)}</div>
 <p class="muted">Tenant ${viewer.principal.tenantId}, ${viewer.principal.mode} mode, all workspaces; buckets as G7 cuts them (latency percentiles within ±9 %).</p>
 ${jsonIsland('analytics-data', data)}`, ['chart.umd.min.js']);

@@ -22,10 +22,10 @@ const SERIES_FIELDS: [name: keyof TimeSeriesPoint, metric: MetricName][] = [
 ];
 
 /**
- * `data` of the G7 answer. Without `metrics` it is exactly the spec's shape. With `metrics`, each object keeps the
- * fields of the named metrics and a section with none of them is left out; two fields the spec's response has no
- * place for appear only when named: `summary.api_calls` (api_calls) and `cost_breakdown.projected_cost`
- * (projected_cost).
+ * `data` of the G7 answer. Without `metrics` it is the spec's shape, plus `cost_breakdown.llm` when the period had a
+ * model's cost (it is in `total`: a total its lines do not add up to would mislead). With `metrics`, each object keeps the fields of the
+ * named metrics and a section with none of them is left out; two fields the spec's response has no place for appear
+ * only when named: `summary.api_calls` (api_calls) and `cost_breakdown.projected_cost` (projected_cost).
  */
 export function toAnalyticsData(r: AnalyticsReport, metrics: ReadonlySet<MetricName> | null): Wire {
   const named = (m: MetricName): boolean => metrics !== null && metrics.has(m);
@@ -41,8 +41,11 @@ export function toAnalyticsData(r: AnalyticsReport, metrics: ReadonlySet<MetricN
   const seriesWanted = metrics === null || SERIES_FIELDS.some(([, m]) => metrics.has(m));
   const costBreakdown = pick([
     ['storage', 'cost_breakdown', r.cost_breakdown.storage], ['compute', 'cost_breakdown', r.cost_breakdown.compute],
-    ['api_calls', 'cost_breakdown', r.cost_breakdown.api_calls], ['total', 'cost_breakdown', r.cost_breakdown.total],
+    ['api_calls', 'cost_breakdown', r.cost_breakdown.api_calls], ['llm', 'cost_breakdown', r.cost_breakdown.llm],
+    ['total', 'cost_breakdown', r.cost_breakdown.total],
   ], metrics) ?? {};
+  // Only a period with a model's cost shows its line: without ingestion the answer is exactly the spec's shape.
+  if (costBreakdown.llm === 0) delete costBreakdown.llm;
   if (named('projected_cost')) costBreakdown.projected_cost = r.cost_breakdown.projected_cost;
   const data: Wire = {
     summary: named('api_calls') ? { ...summary, api_calls: r.summary.api_calls } : summary,

@@ -37,6 +37,18 @@ export function createPgUsageRepository(db: PgExecutor): UsageRepository {
         [tenantId, mode, pgTime(from), pgTime(to), limit]);
       return rows.map((r) => ({ query: r.query, count: r.n, avgMs: r.avg }));
     },
+    async llmUsagePerMinute(tenantId, mode, from, to) {
+      const rows = await db.query<{ minute: Date | string; calls: string; prompt: string; completion: string }>(
+        `SELECT date_trunc('minute', finished_at) AS minute, SUM((usage->>'modelCalls')::bigint)::bigint AS calls,
+           SUM((usage->>'promptTokens')::bigint)::bigint AS prompt, SUM((usage->>'completionTokens')::bigint)::bigint AS completion
+         FROM ingestions
+         WHERE tenant_id = $1 AND mode = $2 AND finished_at >= $3 AND finished_at < $4 AND (usage->>'modelCalls')::bigint > 0
+         GROUP BY 1 ORDER BY 1`,
+        [tenantId, mode, pgTime(from), pgTime(to)]);
+      return rows.map((r) => ({
+        minute: new Date(r.minute), modelCalls: pgInt(r.calls), promptTokens: pgInt(r.prompt), completionTokens: pgInt(r.completion),
+      }));
+    },
     async counts(tenantId, mode, from, to) {
       const window = [pgTime(from), pgTime(to), tenantId, mode];
       const [memories] = await db.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM memories WHERE tenant_id = $1 AND mode = $2', [tenantId, mode]);

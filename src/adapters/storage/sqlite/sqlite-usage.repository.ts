@@ -35,6 +35,12 @@ export function createSqliteUsageRepository(db: SqliteDb): UsageRepository {
     `SELECT query_norm AS query, COUNT(*) AS n, AVG(execution_ms) AS avg FROM search_log
      WHERE tenant_id = ? AND mode = ? AND created_at >= ? AND created_at < ? AND query_norm <> ''
      GROUP BY query_norm ORDER BY n DESC, query_norm LIMIT ?`);
+  const llmMinutes = db.prepare<[string, string, number, number], { minute: number; calls: number; prompt: number; completion: number }>(
+    `SELECT (finished_at / 60000) * 60000 AS minute, SUM(json_extract(usage, '$.modelCalls')) AS calls,
+       SUM(json_extract(usage, '$.promptTokens')) AS prompt, SUM(json_extract(usage, '$.completionTokens')) AS completion
+     FROM ingestions
+     WHERE tenant_id = ? AND mode = ? AND finished_at >= ? AND finished_at < ? AND json_extract(usage, '$.modelCalls') > 0
+     GROUP BY minute ORDER BY minute`);
 
   return {
     async memoryStorage(tenantId, mode, since) {
@@ -49,6 +55,11 @@ export function createSqliteUsageRepository(db: SqliteDb): UsageRepository {
     },
     async topQueries(tenantId, mode, from, to, limit) {
       return top.all(tenantId, mode, from.getTime(), to.getTime(), limit).map((r) => ({ query: r.query, count: r.n, avgMs: r.avg }));
+    },
+    async llmUsagePerMinute(tenantId, mode, from, to) {
+      return llmMinutes.all(tenantId, mode, from.getTime(), to.getTime()).map((r) => ({
+        minute: new Date(r.minute), modelCalls: r.calls, promptTokens: r.prompt, completionTokens: r.completion,
+      }));
     },
     async counts(tenantId, mode, from, to) {
       const ops = new Map(operations.all(from.getTime(), to.getTime(), tenantId, mode).map((r) => [r.type, r.n]));
