@@ -179,6 +179,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const ingestion = createIngestionService({
     ingestions: storage.ingestions, memories, store: storage.memories, search, chat, clock, limits: config.ingestion, quota: limits,
     onQueued: () => ingestionWorker.wake(),
+    leaseMs: config.ingestionLeaseMs,
   });
   const ingestionWorker = createIngestionWorker({
     ingestions: storage.ingestions, service: ingestion, clock, tenantConcurrency: config.ingestion.tenantConcurrency,

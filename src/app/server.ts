@@ -64,7 +64,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   const streaming = { streams: c.streams, slots: c.slots, realtime: c.realtime, activity: c.activity };
   const { memories, search, topics, embeddings, batch, webhooks, producerEvents, eventHub, analytics, liveSearch } = c;
   const surfaces: MountedSurface[] = [
-    mount(g1Surface, { ...auth, memories, search, topics, memoryForget: c.memoryForget }),
+    mount(g1Surface, { ...auth, memories, search, topics, memoryForget: c.memoryForget, ingestion: c.ingestion, operations: c.operations }),
     mount(g2Surface, { ...auth, memories, search, topics, embeddings, embedder: c.embedder, config: { maxContentBytes: c.config.maxContentBytes } }),
     mount(g3Surface, { ...auth, search }),
     mount(g4Surface, { ...auth, ...streaming, search, embeddings, liveSearch, eventHub, searchAnalytics: c.searchAnalytics }),
@@ -188,6 +188,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await registerDashboard(app, {
     apiKeys: c.apiKeys, limits: c.limits, clock: c.clock, memories, search, analyticsReport: c.analyticsReport, webhooks: c.webhooks,
     secrets: c.secrets, audit: c.audit, operations: c.operations, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources, sessions: c.dashboardSessions,
+    ingestion: c.ingestion,
   });
 
   app.setNotFoundHandler((req, reply) => {

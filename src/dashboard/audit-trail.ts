@@ -12,7 +12,8 @@ import type { Viewer } from './context.ts';
 export function audited<T>(
   operations: Pick<OperationRunner, 'run'>, req: FastifyRequest, viewer: Viewer,
   entry: { operation: OperationName; resource: string; metadata?: Record<string, unknown> }, run: () => Promise<T>,
+  noted?: (result: T) => Record<string, unknown>,
 ): Promise<T> {
   return operations.run(entry.operation, viewer.principal, { ip: req.ip, userAgent: req.headers['user-agent'] ?? null, requestId: req.id },
-    { resource: entry.resource, metadata: { via: 'dashboard', ...entry.metadata } }, run);
+    { resource: entry.resource, metadata: { via: 'dashboard', ...entry.metadata } }, run, noted);
 }

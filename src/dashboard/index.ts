@@ -9,6 +9,7 @@ import { requireDeclaredOperation } from '../core/operations/catalog.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DashboardSession, DashboardSessionStore } from '../core/dashboard-sessions/dashboard-session.port.ts';
 import { DomainError, isDomainError } from '../core/errors.ts';
+import type { IngestionService } from '../core/ingestion/ingestion.service.ts';
 import type { McpApprovalService } from '../core/mcp-access/mcp-approval.service.ts';
 import type { McpResourceService } from '../core/mcp-access/mcp-resource.service.ts';
 import type { MemoryService } from '../core/memories/memory.service.ts';
@@ -25,6 +26,7 @@ import { approvalRoutes } from './pages/approvals.ts';
 import { auditRoutes } from './pages/audit.ts';
 import { memoryRoutes } from './pages/memories.ts';
 import { memoryLifecycleRoutes } from './pages/memory-history.ts';
+import { reviewRoutes } from './pages/reviews.ts';
 import { secretRoutes } from './pages/secrets.ts';
 import { signInRoutes } from './pages/sign-in.ts';
 import { webhookRoutes } from './pages/webhooks.ts';
@@ -46,6 +48,8 @@ export interface DashboardDeps {
   operations: Pick<OperationRunner, 'run'>;
   mcpApprovals: McpApprovalService;
   mcpResources: McpResourceService;
+  /** Ingestions waiting for a person's review (the Reviews page). */
+  ingestion: Pick<IngestionService, 'list' | 'find' | 'review'>;
   /** Sign-in sessions: in this process, or shared by every node (Redis). */
   sessions: DashboardSessionStore;
 }
@@ -99,7 +103,7 @@ const plugin: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   app.addHook('onRoute', requireDeclaredOperation('dashboard'));
   app.get(DASHBOARD_PREFIX, { config: { operation: null } }, async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/approvals`, 303));
   const routeDeps: DashboardDeps = { ...deps, sessions: answeringSessions(deps.sessions) };
-  for (const routes of [assetRoutes, signInRoutes, approvalRoutes, memoryRoutes, memoryLifecycleRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
+  for (const routes of [assetRoutes, signInRoutes, approvalRoutes, reviewRoutes, memoryRoutes, memoryLifecycleRoutes, analyticsRoutes, webhookRoutes, secretRoutes, auditRoutes]) {
     routes(app, routeDeps);
   }
 };

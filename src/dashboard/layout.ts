@@ -4,7 +4,7 @@ import { html, type HtmlPart, type SafeHtml } from './html.ts';
 export const DASHBOARD_PREFIX = '/dashboard';
 
 const NAV = [
-  ['approvals', 'Approvals'], ['memories', 'Memories'], ['analytics', 'Analytics'], ['webhooks', 'Webhooks'], ['secrets', 'Secrets'], ['audit', 'Audit'],
+  ['approvals', 'Approvals'], ['reviews', 'Reviews'], ['memories', 'Memories'], ['analytics', 'Analytics'], ['webhooks', 'Webhooks'], ['secrets', 'Secrets'], ['audit', 'Audit'],
 ] as const;
 export type Section = (typeof NAV)[number][0];
 

@@ -13,6 +13,7 @@ import {
   type LifecycleToolDeps,
 } from './lifecycle-tools.ts';
 import { FORGET_TOOL_OPERATIONS } from './forget-tool.ts';
+import { INGEST_TOOL_OPERATIONS } from './ingest-tools.ts';
 import type { McpSession } from './session.ts';
 import { toolCall } from './tool-call.ts';
 import { toolFilter } from './tool-filter.ts';
@@ -102,6 +103,7 @@ export const MEMORY_TOOL_OPERATIONS = {
   topic_list: 'topic.list',
   ...LIFECYCLE_TOOL_OPERATIONS,
   ...FORGET_TOOL_OPERATIONS,
+  ...INGEST_TOOL_OPERATIONS,
 } as const satisfies Record<string, OperationName | readonly OperationName[]>;
 
 const searchOperation = (a: z.infer<typeof SEARCH>): OperationName =>

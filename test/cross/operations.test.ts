@@ -57,6 +57,7 @@ describe('operations: one policy per operation, every entry point runs one', () 
       'memory.delete_many': (key, id) => ({ method: 'POST', url: '/api/v1/memory/bulk/delete', headers: { authorization: `Bearer ${key}` }, payload: { memory_ids: [`mem_${id}`] } }),
       'memory.supersede': (key, id) => ({ method: 'POST', url: `/api/v1/memories/${id}/supersede`, headers: { 'x-api-key': key }, payload: { by: id } }),
       'memory.forget': (key) => ({ method: 'POST', url: '/api/v1/memories/forget', headers: { 'x-api-key': key }, payload: { filter: { type: 'context' } } }),
+      'memory.ingest': (key) => ({ method: 'POST', url: '/api/v1/memories/ingest', headers: { 'x-api-key': key }, payload: { mode: 'raw', messages: [{ role: 'user', content: 'c' }] } }),
       'embedding.create': (key) => ({ method: 'POST', url: '/api/v1/embeddings', headers: { authorization: `Bearer ${key}` }, payload: { input: 'x' } }),
       'batch.run': (key) => ({ method: 'POST', url: '/api/v1/batch', headers: { authorization: `Bearer ${key}` }, payload: { operations: [{ type: 'create', data: { content: 'c' } }] } }),
       'webhook.create': (key) => ({ method: 'POST', url: '/v1/webhooks', headers: { 'x-api-key': key }, payload: { url: 'https://example.com/hook', events: ['payment.successful'] } }),

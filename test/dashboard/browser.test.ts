@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { startMockLlm, type MockLlm } from '../support/mock-llm-server.ts';
+import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
 
 /**
  * The dashboard end to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) against
@@ -20,13 +21,20 @@ let page: Page;
 let profile: string;
 const keys: Record<string, string> = {};
 let approvalId = '';
+let llm: MockLlm;
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
 const api = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // A scripted chat model for the review flow's extract job: one fact, which replaces the lunch memory it is shown.
+  llm = await startMockLlm({
+    script: (req) => (req.jsonSchema?.name === 'extracted_facts'
+      ? { json: { facts: [{ content: 'Thursday lunch moved to the canteen on the second floor.', sources: [0] }] } }
+      : { json: { action: 'supersede', supersedes: [/- id: (\S+) .*third floor/.exec(req.prompt)?.[1] ?? 'none'], duplicate_of: null, reason: 'The floor changed.' } }),
+  });
+  t = await createTestApp({ env: { MNEMO_LLM_URL: llm.url, MNEMO_LLM_MODEL: 'mock-chat' } });
   base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   keys.alice = await t.key({ user: 'alice' });
   keys.bot = await t.key({ user: 'bot', scopes: ['mcp:access'] });
@@ -77,6 +85,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await t?.close();
+  await llm?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
   if (!UPDATE_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
 });
@@ -190,5 +199,58 @@ describe('dashboard in Chromium', () => {
     await page.waitForSelector('.refusal');
     expect(await page.textContent('.refusal')).toContain('lacks the secrets:read scope');
     await shot('scope-refused');
+  });
+
+  it('reviews ingestions: another key approves one proposal and rejects the other, and sees a supersession side by side', async () => {
+    // Carol's key asks (review policy, through G1): a raw job (one proposal per turn) and an extract job from the scripted model.
+    keys.carol = await t.key({ user: 'carol' });
+    const carol = async (path: string, body?: unknown): Promise<{ status: number; data: Json }> => {
+      const res = await api(path, keys.carol!, { headers: { 'x-api-key': keys.carol! }, ...(body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) }) });
+      return { status: res.status, data: ((await res.json()) as Json).data as Json };
+    };
+    const raw = await carol('/api/v1/memories/ingest', { mode: 'raw', policy: 'review', messages: [
+      { role: 'user', content: 'The staging database is restored every Sunday night.', timestamp: '2026-03-01T20:15:00Z' },
+      { role: 'assistant', content: 'Sounds good, I will keep that in mind.', timestamp: '2026-03-01T20:15:05Z' },
+    ] });
+    const extracted = await carol('/api/v1/memories/ingest', { mode: 'extract', policy: 'review', messages: [
+      { role: 'user', content: 'Heads up: Thursday lunch is on the second floor from now on.' },
+    ] });
+    expect([raw.status, extracted.status]).toEqual([202, 202]);
+    await t.container.ingestionWorker.drain();
+
+    // Alice signs in at the Reviews page.
+    await browser.clearCookies();
+    await page.goto(`${base}/dashboard/reviews`);
+    await page.fill('input[name=api_key]', keys.alice!);
+    await page.click('#sign-in');
+    await page.waitForURL('**/dashboard/reviews');
+    expect(await page.locator('#reviews tbody tr[data-state=pending_review]').count()).toBe(2);
+    await shot('reviews');
+    await page.click(`#reviews a[href="/dashboard/reviews/${raw.data.id}"]`);
+    await page.waitForSelector('#proposal-p1');
+    expect(await page.textContent('#requested-by')).toContain('carol');
+    expect(await page.textContent('#proposal-p1 .sources')).toMatch(/\[0\] user · 2026-03-01 20:15:00 UTC\s+The staging database is restored every Sunday night\./);
+    await shot('review');
+    await page.click('#proposal-p1 button.approve');
+    await page.waitForURL('**/dashboard/reviews/*?decided=approve&proposal=p1');
+    expect(await page.getAttribute('#proposal-p1', 'data-status')).toBe('applied');
+    await page.click('#proposal-p2 button.reject');
+    await page.waitForURL('**/dashboard/reviews/*?decided=reject&proposal=p2');
+    expect(await page.textContent('#ingestion')).toContain('completed');
+
+    // Exactly the approved proposal was written (read through G1).
+    const job = (await carol(`/api/v1/memories/ingest/${raw.data.id}`)).data;
+    expect([job.state, ...job.proposals.map((p: Json) => p.status)]).toEqual(['completed', 'applied', 'rejected']);
+    const listed = (await carol('/api/v1/memories?limit=100')).data as unknown as { id: string; content: string }[];
+    expect(listed.filter((m) => /staging database|keep that in mind/.test(m.content)).map((m) => m.id)).toEqual([job.proposals[0].memory_id]);
+
+    // The extract job's supersession: the memory it replaces beside the proposed one, then approved with its button.
+    await page.goto(`${base}/dashboard/reviews/${extracted.data.id}`);
+    expect(await page.textContent('#proposal-p1 .side-by-side .pane:not(.proposed)')).toContain('Thursday lunch moved to the canteen on the third floor.');
+    expect(await page.textContent('#proposal-p1 .side-by-side .pane.proposed')).toContain('Thursday lunch moved to the canteen on the second floor.');
+    await shot('review-supersede');
+    await page.click('#approve-all');
+    await page.waitForURL('**/dashboard/reviews/*?decided=approve');
+    expect(await page.getAttribute('#proposal-p1 .side-by-side .pane:not(.proposed) [data-validity]', 'data-validity')).toBe('superseded');
   });
 });

@@ -311,6 +311,7 @@ describe('dashboard approvals, secrets, audit and webhooks', () => {
     expect(data.labels).toHaveLength(60);
     const requests = data.charts[0].series[0].values as number[];
     expect(requests.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(2);
+    expect(res.body).toContain('<dt>LLM tokens</dt><dd>0 (0 model calls)</dd>');
     expect(res.body).toContain('/dashboard/assets/chart.umd.min.js');
     const asset = await t.app.inject({ method: 'GET', url: '/dashboard/assets/chart.umd.min.js' });
     expect(asset.statusCode).toBe(200);

@@ -44,7 +44,7 @@ describe('MCP over Streamable HTTP: tools', () => {
     const { bot } = await world();
     const { tools } = await bot.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual(
-      ['memory_create', 'memory_delete', 'memory_forget', 'memory_get', 'memory_history', 'memory_list', 'memory_search', 'memory_supersede', 'memory_update', 'topic_list']);
+      ['memory_create', 'memory_delete', 'memory_forget', 'memory_get', 'memory_history', 'memory_ingest', 'memory_ingest_status', 'memory_list', 'memory_search', 'memory_supersede', 'memory_update', 'topic_list']);
     for (const tool of tools) {
       expect(tool.description!.length, tool.name).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe('object');

@@ -51,7 +51,7 @@ describe('MCP over stdio (mnemo mcp), beside a running server', () => {
     const { botKey, key } = await world();
     const bot = await stdioClient(botKey);
     expect((await bot.listTools()).tools.map((x) => x.name).sort()).toEqual(
-      ['memory_create', 'memory_delete', 'memory_forget', 'memory_get', 'memory_history', 'memory_list', 'memory_search', 'memory_supersede', 'memory_update', 'topic_list']);
+      ['memory_create', 'memory_delete', 'memory_forget', 'memory_get', 'memory_history', 'memory_ingest', 'memory_ingest_status', 'memory_list', 'memory_search', 'memory_supersede', 'memory_update', 'topic_list']);
 
     const created = (await call(bot, 'memory_create', { content: 'Backups run nightly at 02:00 UTC', tags: ['ops'] })).memory;
     // Written by the MCP process, read by the running server.

@@ -71,6 +71,7 @@ describe('error tables', () => {
       const codeAt = async (url: string) => wireCodeOf((await app.inject({ method: 'GET', url })).json());
       expect(await codeAt('/G1/NOT_FOUND')).toBe('MEMORY_NOT_FOUND');
       expect(await codeAt('/G1/NOT_FOUND?resource=topic')).toBe('TOPIC_NOT_FOUND');
+      expect(await codeAt('/G1/NOT_FOUND?resource=ingestion')).toBe('INGESTION_NOT_FOUND');
       expect(await codeAt('/G9/NOT_FOUND?resource=webhook')).toBe('WEBHOOK_NOT_FOUND');
       expect(await codeAt('/G10/NOT_FOUND')).toBe('NOT_FOUND');
     });

@@ -55,6 +55,8 @@ export function createIngestionService(deps: {
   quota: Pick<LimitsService, 'memoryWrite'>;
   /** Told when a job is queued (wakes this node's worker). */
   onQueued?: (() => void) | undefined;
+  /** The lease a review holds while it writes (the workers' lease): a crash mid-write hands the job to a worker after it. */
+  leaseMs?: number | undefined;
 }) {
   const { ingestions, clock, limits } = deps;
 
@@ -250,7 +252,7 @@ export function createIngestionService(deps: {
         return decision ? { ...p, status: decision === 'approve' ? 'approved' as const : 'rejected' as const, decidedBy: actor.keyId, decidedAt: at } : p;
       });
       const newly = decided.filter((p, i) => p.status !== job.proposals[i]!.status);
-      const lease = { token: prefixedId('lease', 16), until: new Date(at.getTime() + 60_000) };
+      const lease = { token: prefixedId('lease', 16), until: new Date(at.getTime() + (deps.leaseMs ?? 60_000)) };
       const conflict = () => new DomainError('CONFLICT', `Ingestion ${job.id} was changed meanwhile; read it again`);
       if (!await ingestions.saveReview(scope, job.id, job.revision, { ...outcome(job, decided), state: 'running' }, lease)) throw conflict();
       let applied: Proposal[];

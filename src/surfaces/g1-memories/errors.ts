@@ -11,11 +11,17 @@ import type { RequestProblem } from '../http-kit/request-problems.ts';
  */
 interface G1Error { status: number; code: string; message: string; details: WireFieldProblem[] }
 
+/** The code of a missing resource other than a memory (by the error's `resource`). */
+const NOT_FOUND_CODES: Readonly<Record<string, string>> = { topic: 'TOPIC_NOT_FOUND', ingestion: 'INGESTION_NOT_FOUND' };
+
 /** Every domain error as G1 answers it (docs/api.md renders this table). */
 export const G1_ERRORS = errorTable<G1Error>({
   NOT_FOUND: {
-    status: 404, code: 'MEMORY_NOT_FOUND', variants: ['TOPIC_NOT_FOUND'],
-    build: (b, e) => ({ ...b, code: e.details.resource === 'topic' ? 'TOPIC_NOT_FOUND' : b.code, details: wireFields(e.details.fields) }),
+    status: 404, code: 'MEMORY_NOT_FOUND', variants: ['TOPIC_NOT_FOUND', 'INGESTION_NOT_FOUND'],
+    build: (b, e) => {
+      const resource = String(e.details.resource);
+      return { ...b, code: Object.hasOwn(NOT_FOUND_CODES, resource) ? NOT_FOUND_CODES[resource]! : b.code, details: wireFields(e.details.fields) };
+    },
   },
   AMBIGUOUS_ID: {
     status: 409, code: 'AMBIGUOUS_ID',
