@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startCompiledServer, type StartedServer } from '../support/npm-start.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
@@ -42,20 +43,7 @@ describe('durable webhook delivery across SIGKILL', () => {
    * server that `npm start` runs (dist/, brought up to date first as `npm start` does: see the test). Compiled, each
    * of the five starts skips tsx's loader and transforms of src/ (about a quarter of a start, measured).
    */
-  function start(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-    const child = spawn(process.execPath, ['dist/app/main.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    let out = '';
-    return new Promise((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-        if (m) resolve({ child, url: m[1]!, exited });
-      });
-      child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-      void exited.then(() => reject(new Error(`server exited before listening:\n${out}`)));
-    });
-  }
+  const start = (): Promise<StartedServer> => startCompiledServer(env);
 
   it('delivers every acknowledged memory.created at least once', async () => {
     // A receiver that fails the first attempt of every fourth event, so retries happen across crashes too.

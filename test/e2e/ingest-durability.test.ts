@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlm } from '../support/mock-llm-server.ts';
+import { startCompiledServer, type StartedServer } from '../support/npm-start.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
@@ -29,20 +30,10 @@ describe('ingestion across SIGKILL', () => {
   const facts = { facts: [{ content: 'Grace keeps her passport in the blue drawer', sources: [0] }, { content: 'Grace flies to Lima on May 2', sources: [0] }] };
 
   /** The compiled server (what `npm start` runs), so SIGKILL hits the server itself. */
-  function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-    const child = spawn(process.execPath, ['dist/app/main.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    let out = '';
-    return new Promise((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-        if (m) resolve({ child, url: m[1]!, exited });
-      });
-      child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-      void exited.then(() => reject(new Error(`server exited before listening:\n${out}`)));
-    });
+  async function start(env: NodeJS.ProcessEnv): Promise<StartedServer> {
+    const server = await startCompiledServer(env);
+    children.push(server.child);
+    return server;
   }
 
   const until = async (what: string, done: () => boolean | Promise<boolean>, ms: number) => {

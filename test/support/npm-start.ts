@@ -17,6 +17,21 @@ export interface StartedServer {
  */
 export function npmStart(env: Record<string, string>): Promise<StartedServer> {
   const child = spawn('npm', ['start'], { cwd: repositoryRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Generous: after an edit of src/, npm start first recompiles dist/ (10-30 s on a busy 2-core machine).
+  return whenListening(child, 120_000);
+}
+
+/**
+ * Starts the compiled server itself (`node dist/app/main.js`, what `npm start` runs once dist/ is fresh), not npm: a
+ * SIGKILL then hits the server and nothing else gets a chance to clean up. `env` is the whole environment.
+ */
+export function startCompiledServer(env: NodeJS.ProcessEnv): Promise<StartedServer> {
+  const child = spawn(process.execPath, ['dist/app/main.js'], { cwd: repositoryRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return whenListening(child, 60_000);
+}
+
+/** Resolves once the server prints its `listening on` line; rejects if it exits first or takes longer than `ms`. */
+function whenListening(child: ChildProcess, ms: number): Promise<StartedServer> {
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -27,7 +42,6 @@ export function npmStart(env: Record<string, string>): Promise<StartedServer> {
     });
     child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
     void exited.then((code) => reject(new Error(`server exited (${code}) before listening:\n${out}`)));
-    // Generous: after an edit of src/, npm start first recompiles dist/ (10-30 s on a busy 2-core machine).
-    setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 120_000).unref();
+    setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), ms).unref();
   });
 }
