@@ -125,6 +125,20 @@ describe('a forgotten memory is nowhere', () => {
     // An earlier version holds the marker too (kept until the memory is forgotten).
     const updated = await call('PUT', `/api/v1/memories/${doomed.id}`, { content: `The launch code for the north vault changed from ${marker}` });
     expect(updated.status, updated.text).toBe(200);
+    // It also comes in through a conversation (raw ingestion, written at once): the job keeps the turn and the
+    // proposal's text beside the memory. The system turn is kept in the job but never becomes a memory.
+    const ingest = await call('POST', '/api/v1/memories/ingest', {
+      mode: 'raw', policy: 'auto', tags: ['doomed'], metadata: { case: how },
+      messages: [{ role: 'system', content: 'A session about the vaults' }, { role: 'user', content: `The spare vault key is ${marker}, under the mat` }],
+    });
+    expect(ingest.status, ingest.text).toBe(202);
+    const jobId = (JSON.parse(ingest.text) as Json).data.id as string;
+    expect(await t.container.ingestionWorker.drain()).toBe(1);
+    const job = await call('GET', `/api/v1/memories/ingest/${jobId}?include=messages`);
+    expect(job.text).toContain(marker);
+    const [written] = (JSON.parse(job.text) as Json).data.proposals as Json[];
+    expect(written).toMatchObject({ id: 'p1', status: 'applied', sources: [1] });
+    const ingested = written!.memory_id as string;
     const after = await create({ title: 'Weather', content: 'Rain expected on Tuesday afternoon' });
     await live.waitFor((f) => f.event === 'memory.created' && f.data?.id === after.id);
 
@@ -139,13 +153,17 @@ describe('a forgotten memory is nowhere', () => {
       const filter = { tags: ['doomed'], case: 'forget' };
       const preview = await call('POST', '/api/v1/memories/forget', { filter, dry_run: true });
       expect(preview.status, preview.text).toBe(200);
-      expect(JSON.parse(preview.text)).toEqual({ success: true, data: { dry_run: true, count: 1, ids: [doomed.id], ids_truncated: false } });
+      expect(JSON.parse(preview.text)).toMatchObject({ success: true, data: { dry_run: true, count: 2, ids_truncated: false } });
+      expect(((JSON.parse(preview.text) as Json).data.ids as string[]).sort()).toEqual([doomed.id as string, ingested].sort());
       const forgot = await call('POST', '/api/v1/memories/forget', { filter });
       expect(forgot.status, forgot.text).toBe(200);
-      expect(JSON.parse(forgot.text)).toEqual({ success: true, data: { dry_run: false, deleted: 1, ids: [doomed.id] } });
+      expect(JSON.parse(forgot.text)).toMatchObject({ success: true, data: { dry_run: false, deleted: 2 } });
+      expect(((JSON.parse(forgot.text) as Json).data.ids as string[]).sort()).toEqual([doomed.id as string, ingested].sort());
     } else {
-      const deleted = await call('DELETE', `/api/v1/memories/${doomed.id}`);
-      expect(deleted.status, deleted.text).toBe(200);
+      for (const id of [doomed.id as string, ingested]) {
+        const deleted = await call('DELETE', `/api/v1/memories/${id}`);
+        expect(deleted.status, deleted.text).toBe(200);
+      }
     }
     await live.waitFor((f) => f.event === 'memory.deleted' && f.data?.id === doomed.id);
     // Gone from the store at once, the pending deliveries' last_error (the echoed payloads) too: not left to the retries.
@@ -165,6 +183,12 @@ describe('a forgotten memory is nowhere', () => {
     expect((await read('GET', `/api/v1/memory/mem_${doomed.id}`, undefined, bearer(key))).status).toBe(404);
     expect((await read('GET', '/api/v1/memory', undefined, bearer(key))).status).toBe(200);
     await read('GET', `/api/v1/memories/${doomed.id}/history`);
+    // The job: the proposal and the turn it came from are blank, the rest of the job as it was.
+    const jobAfter = await read('GET', `/api/v1/memories/ingest/${jobId}?include=messages`);
+    expect(JSON.parse(jobAfter.text)).toMatchObject({ data: {
+      state: 'completed', messages: [{ role: 'system', content: 'A session about the vaults' }, { role: 'user', content: '' }],
+      proposals: [{ id: 'p1', status: 'applied', memory_id: ingested, content: '', forgotten: true }],
+    } });
     expect(answers.join('\n')).not.toContain(marker);
     expect(answers.join('\n')).toContain(before.id as string);
 
@@ -187,6 +211,9 @@ describe('a forgotten memory is nowhere', () => {
     expect(ofDoomed.map((b) => b.type as string).sort()).toEqual(
       ['embedding.generated', 'embedding.generated', 'memory.created', 'memory.deleted', 'memory.updated']);
     for (const b of ofDoomed) expect(b.data).toMatchObject({ forgotten: true });
+    const ofIngested = retried.filter((b) => b.data.id === ingested || b.data.memory_id === ingested);
+    expect(ofIngested.map((b) => b.type as string)).toContain('memory.created');
+    for (const b of ofIngested) expect(b.data).toMatchObject({ forgotten: true });
     expect(receiver.received.map((r) => r.body).join('\n')).not.toContain(marker);
     receiver.received.length = 0;
     failing = true;

@@ -230,4 +230,37 @@ describe('ingestion (core)', () => {
     await second.drain();
     expect(await ingestion.find(scope, stuck.id)).toMatchObject({ state: 'failed', error: { code: 'abandoned' } });
   });
+
+  it('a memory forgotten between its write and the job\'s save stays forgotten: not saved back, not written or proposed again', async () => {
+    const scope = freshScope();
+    let forgotten: string | null = null;
+    // The write commits, then a forget of its memory lands before the worker saves the job (docs/ingestion.md, "Forgetting").
+    const store = {
+      findByClientId: s.storage.memories.findByClientId,
+      applyAtomically: async (...args: Parameters<typeof s.storage.memories.applyAtomically>) => {
+        const done = await s.storage.memories.applyAtomically(...args);
+        const step = args[1][0]!;
+        if (forgotten === null && step.kind === 'insert') {
+          forgotten = step.memory.id;
+          await s.storage.memories.delete(scope, forgotten, { at: s.clock.now(), by: 'someone', reason: 'forget' });
+        }
+        return done;
+      },
+    };
+    const ingestion = createIngestionService({
+      ingestions: s.storage.ingestions, memories: s.memories, store, search: s.search, chat: null,
+      clock: s.clock, limits: DEFAULT_INGESTION_LIMITS, quota: s.limits,
+    });
+    const worker = createIngestionWorker({ ingestions: s.storage.ingestions, service: ingestion, clock: s.clock, tenantConcurrency: 2 });
+    const job = await ingestion.start(scope, withAuto(actor(scope, 'alice')), {
+      mode: 'raw', messages: [{ role: 'system', content: 'be nice' }, { role: 'user', content: 'My locker code is 0451.' }],
+    });
+    // The first attempt's save is refused (the forget took its lease); the job is taken again and ends at once.
+    expect(await worker.drain()).toBe(2);
+    const done = await ingestion.find(scope, job.id);
+    expect(done).toMatchObject({ state: 'completed', attempts: 2, error: null });
+    expect(done.messages.map((m) => m.content)).toEqual(['be nice', '']);
+    expect(done.proposals).toEqual([expect.objectContaining({ id: 'p1', status: 'applied', memoryId: forgotten, content: '', forgotten: true })]);
+    expect((await s.memories.list(scope, { filter: {}, limit: 10, offset: 0, sortBy: 'created_at', sortOrder: 'asc' })).total).toBe(0);
+  });
 });

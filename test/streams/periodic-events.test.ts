@@ -127,6 +127,24 @@ describe('periodic events, user.activity and retention', () => {
     expect((await rows()).map((r) => r.minute)).toEqual([new Date(Date.UTC(2026, 5, 1) + REQUEST_METRICS_RETENTION_MS - 60_000)]);
   });
 
+  it('prunes ingestion jobs finished longer ago than MNEMO_INGEST_RETENTION_HOURS with the events; a job waiting for review stays', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 5, 1));
+    t = await createTestApp({ overrides: { clock }, env: { MNEMO_INGEST_RETENTION_HOURS: '3' } });
+    const alice = actorIn(acme, 'alice'); // every permission, memories:auto_ingest included
+    const messages = [{ role: 'user', content: 'I walk to work.' }];
+    const old = await t.container.ingestion.start(acme, alice, { mode: 'raw', policy: 'auto', messages });
+    const waiting = await t.container.ingestion.start(acme, alice, { mode: 'raw', policy: 'review', messages });
+    await t.container.ingestionWorker.drain();
+    clock.advance(2 * 3_600_000);
+    const recent = await t.container.ingestion.start(acme, alice, { mode: 'raw', policy: 'auto', messages });
+    await t.container.ingestionWorker.drain();
+    clock.advance(3_600_000 + 1);
+    await t.container.periodic.prune();
+    const left = await t.container.storage.ingestions.list(acme, { limit: 10, offset: 0 });
+    expect(left.items.map((j) => [j.id, j.state])).toEqual([[recent.id, 'completed'], [waiting.id, 'pending_review']]);
+    expect(left.items.map((j) => j.id)).not.toContain(old.id);
+  });
+
   it('starts and stops its timers', async () => {
     t = await createTestApp({ overrides: { realtime: { healthIntervalMs: 10, analyticsIntervalMs: 10_000, pruneIntervalMs: 10_000 } } });
     t.container.periodic.start();

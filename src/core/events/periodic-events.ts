@@ -63,6 +63,8 @@ export function createPeriodicEvents(deps: {
   pruneIntervalMs: number;
   /** Also pruned at each pruning tick: request measurements older than their own retention (90 days). */
   requestMetrics?: { prune(before: Date): Promise<number>; retentionMs: number } | undefined;
+  /** Also pruned at each pruning tick: ingestion jobs finished longer ago than their retention (MNEMO_INGEST_RETENTION_HOURS). */
+  ingestions?: { pruneFinished(before: Date): Promise<number>; retentionMs: number } | undefined;
   /**
    * With several nodes, each timer's tick runs on the node that claims it for the interval (the others skip it),
    * so an event fires once per cluster. Absent: every tick runs here (one node).
@@ -118,6 +120,7 @@ export function createPeriodicEvents(deps: {
     const now = deps.clock.now().getTime();
     const pruned = await deps.events.prune(new Date(now - deps.retentionMs));
     if (deps.requestMetrics) await deps.requestMetrics.prune(new Date(now - deps.requestMetrics.retentionMs));
+    if (deps.ingestions) await deps.ingestions.pruneFinished(new Date(now - deps.ingestions.retentionMs));
     return pruned;
   }
 

@@ -28,6 +28,7 @@ interface ForgettableProposal {
  * proposal is the memory's when its `memoryId` names it, or when it is `approved` and `written` (from the memory's
  * client id) names it: the write committed but the job was not saved yet — it becomes `applied`, so no later attempt
  * writes it again. A message it came from is blanked even when other proposals came from it too: forgetting wins.
+ * Proposals naming the memory only in `supersedes` or `duplicateOf` keep their own text.
  */
 export function forgetInJob<P extends ForgettableProposal, M extends { content: string }>(
   proposals: readonly P[], messages: readonly M[], memoryId: string, written: { proposalId: string } | null,

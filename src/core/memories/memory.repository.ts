@@ -87,7 +87,9 @@ export interface MemoryStore extends MemoryMaintenance {
   /**
    * Forgets a memory, in one transaction: the row, its vectors, tags, keyword postings and kept versions go; a
    * tombstone (`deletion`, no content) stays; its stored events keep only its id (`forgottenEventData`, which the
-   * webhook deliveries still due read); answers kept for idempotent retries that hold it are dropped. False when absent.
+   * webhook deliveries still due read); answers kept for idempotent retries that hold it are dropped; the ingestion
+   * job that wrote it keeps neither the proposal's text nor its source turns (core/ingestion/ingestion-forget.ts).
+   * False when absent.
    */
   delete(scope: Scope, id: string, deletion: Deletion, events?: EventsFor): Promise<boolean>;
   /** The kept earlier states of a memory, newest first; `total` counts them all. Empty when none (or no such memory). */

@@ -13,7 +13,7 @@ import {
   MEMORY_COLUMNS, MEMORY_INSERT_COLUMNS, MEMORY_INSERT_PLACEHOLDERS, memoryColumns, memoryInsertValues, toMemory,
   toMemoryTombstone, toMemoryVersion, VERSION_COLUMNS, type MemoryRow, type MemoryTombstoneRow, type MemoryVersionRow,
 } from './pg-memory-row.ts';
-import { forgetMemoryTraces } from './pg-forget-traces.ts';
+import { forgetMemoryTraces, lockIngestionOf } from './pg-forget-traces.ts';
 import { seqsOf } from '../memory-refs.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
 import type { PgOutbox } from './pg-outbox.ts';
@@ -126,6 +126,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
    * go again), and what it left elsewhere goes too (forgetMemoryTraces). Undefined when absent.
    */
   async function deleteIn(tx: PgQueryable, scope: Scope, id: string, deletion: Deletion): Promise<Row | undefined> {
+    await lockIngestionOf(tx, scope, id);
     const p = new SqlParams();
     const [row] = await tx.query<Row>(`WITH gone AS (
         DELETE FROM memories AS m WHERE ${scopeSql(p, scope)} AND m.id = ${p.add(id)} ${RETURNING}
@@ -141,7 +142,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
           reason = EXCLUDED.reason
       )
       SELECT * FROM gone`, p.values);
-    if (row) await forgetMemoryTraces(tx, scope, id);
+    if (row) await forgetMemoryTraces(tx, scope, id, row.client_id);
     return row;
   }
 

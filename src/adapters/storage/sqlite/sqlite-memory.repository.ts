@@ -357,7 +357,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     if (!row) return undefined;
     dropVersions.run(...scopeParams(scope), id);
     writeTombstone.run(id, ...scopeParams(scope), deletion.at.getTime(), deletion.by, deletion.reason);
-    forgetMemoryTraces(db, scope, id);
+    forgetMemoryTraces(db, scope, id, row.client_id);
     return row;
   };
 
