@@ -51,9 +51,9 @@ describe('API key service', () => {
     expect(principal).toMatchObject({ keyId: record.id, tenantId: 't', userId: 'u', tier: 'pro', mode: 'test' });
     expect([...principal.scopes]).toEqual(['memories:read']);
     const { record: all } = await svc.create({ tenantId: 't', userId: 'u', tier: 'free', mode: 'live' });
-    // Every scope but the opt-in ones (memories:forget), which a key gets only when asked for by name.
+    // Every scope but the opt-in ones (memories:forget, memories:auto_ingest), which a key gets only when asked for by name.
     expect(all.scopes).toEqual([...DEFAULT_PERMISSIONS]);
-    expect(all.scopes).toEqual(ALL_PERMISSIONS.filter((p) => p !== 'memories:forget'));
+    expect(all.scopes).toEqual(ALL_PERMISSIONS.filter((p) => p !== 'memories:forget' && p !== 'memories:auto_ingest'));
     await storage.close();
   });
 

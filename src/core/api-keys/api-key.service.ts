@@ -14,7 +14,7 @@ export interface CreateKeyInput {
   name?: string | undefined;
   tier: Tier;
   mode: KeyMode;
-  /** Empty or absent: DEFAULT_PERMISSIONS (every scope but the opt-in `memories:forget`). */
+  /** Empty or absent: DEFAULT_PERMISSIONS (every scope but the opt-in `memories:forget` and `memories:auto_ingest`). */
   scopes?: readonly Permission[] | undefined;
   expiresAt?: Date | null | undefined;
 }

@@ -29,8 +29,9 @@ export type Permission = (typeof ALL_PERMISSIONS)[number];
 
 /**
  * Permissions granted only when asked for by name: a key created without scopes does not get them. Forgetting by
- * filter erases at once what a filter matches, beyond undo: a key gets that power when someone chose to give it, and
- * the keys made as before (the spec's callers) hold and answer exactly the scopes they did.
+ * filter erases at once what a filter matches, beyond undo, and auto-ingestion writes what a model proposed with no
+ * person's review: a key gets such power when someone chose to give it, and the keys made as before (the spec's
+ * callers) hold and answer exactly the scopes they did.
  */
 export const OPT_IN_PERMISSIONS: readonly Permission[] = ['memories:forget', 'memories:auto_ingest'];
 
