@@ -13,6 +13,14 @@ import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '
 import { fmt, median } from '../lib/stats.ts';
 import { cpuSplit, threadTimes, type CpuSplit } from '../lib/thread-cpu.ts';
 import { profileShares } from './profile.ts';
+import pg from 'pg';
+import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import { pgPoolExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
+import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
+import type { Storage } from '../../src/core/storage.port.ts';
+import type { Memory } from '../../src/core/memories/memory.types.ts';
+import { createServerDatabase, startPglite } from '../lib/postgres.ts';
+import { seedStoreDirectly } from '../lib/seed-store.ts';
 import { startRawModel } from './raw-model.ts';
 
 /**
@@ -24,15 +32,20 @@ import { startRawModel } from './raw-model.ts';
  */
 const program = new Command('bench:ingest')
   .description('ingest throughput: local model on both cores vs the raw model; hashing G1 single creates vs G6 batches')
-  .option('--part <which>', 'local, hashing or all', 'all')
+  .option('--part <which>', 'local, hashing, all, or stores (SQLite beside PostgreSQL: G6 atomic batches and G1 creates)', 'all')
   .option('--rounds <n>', 'rounds (every variant measured once per round)', '3')
   .option('--duration <s>', 'measured seconds per variant', '8')
   .option('--connections <n>', 'concurrent G1 clients (hashing)', '16')
   .option('--local-connections <n>', 'concurrent G1 clients (local model: a few per worker keep every worker busy)', '6')
   .option('--batches <list>', 'raw-model batch sizes tried (the best counts)', '1,4,16')
+  .option('--store <store>', 'stores part: sqlite, postgres (PGlite in a child process unless --database-url) or both', 'both')
+  .option('--database-url <url>', 'stores part: this PostgreSQL server (pgvector installed) instead of PGlite; a new database per measurement, dropped after')
+  .option('--memories <n>', 'stores part: memories written per G6 measurement', '10000')
+  .option('--batch <n>', 'stores part: creates per atomic batch', '1000')
+  .option('--clients <list>', 'stores part: concurrent clients', '1,8')
   .option('--write', 'update the ingest sections of BENCHMARKS.md')
   .parse();
-const o = program.opts<{ part: string; rounds: string; duration: string; connections: string; localConnections: string; batches: string; write?: boolean }>();
+const o = program.opts<{ store: string; databaseUrl?: string; memories: string; batch: string; clients: string; part: string; rounds: string; duration: string; connections: string; localConnections: string; batches: string; write?: boolean }>();
 const rounds = Number(o.rounds);
 const durationS = Number(o.duration);
 const connections = Number(o.connections);
@@ -59,7 +72,9 @@ const header = (command: string, started: number, loadAtStart: number) => [
   `- Machine: ${machineLine(describeMachine())}`,
   `- 1-minute load average: ${fmt(loadAtStart, 1)} when the run started, ${fmt(loadAverage(), 1)} when it ended`,
 ].join('\n');
-const command = `npm run bench:ingest -- --part ${o.part} --rounds ${rounds} --duration ${durationS}${o.write ? ' --write' : ''}`;
+const command = `npm run bench:ingest -- --part ${o.part} --rounds ${rounds} --duration ${durationS}` +
+  (o.part === 'stores' ? ` --store ${o.store}${o.databaseUrl ? ' --database-url URL' : ''} --memories ${o.memories} --batch ${o.batch} --clients ${o.clients}` : '') +
+  (o.write ? ' --write' : '');
 
 async function g1Creates(server: ServerHandle, key: string, label: string, clients = connections): Promise<LoadResult> {
   // No warm-up run for the local model: a second may not complete a single create; warmLocal() warmed it instead.
@@ -309,12 +324,110 @@ async function profilePart(): Promise<string> {
 
 }
 
+/** A fresh store of kind `store` for one measurement: its server env, a direct handle for G6 seeding, and cleanup. */
+async function freshStore(store: 'sqlite' | 'postgres'): Promise<{ env: Record<string, string>; open: () => Promise<Storage>; describe: () => Promise<string>; drop: () => Promise<void> }> {
+  if (store === 'sqlite') {
+    const dir = await mkdtemp(join(tmpdir(), 'mnemo-ingest-sqlite-'));
+    const file = join(dir, 'mnemo.db');
+    return {
+      env: { MNEMO_DATABASE_FILE: file }, open: async () => createSqliteStorage({ file }), describe: async () => 'SQLite (better-sqlite3), synchronous=full',
+      drop: () => rm(dir, { recursive: true, force: true }),
+    };
+  }
+  const db = o.databaseUrl ? await createServerDatabase(o.databaseUrl, { log }) : await startPglite();
+  const poolSize = Number(db.env.MNEMO_DATABASE_POOL_SIZE ?? 10);
+  return {
+    env: db.env, describe: () => db.describe(), drop: () => db.stop(),
+    open: () => createPostgresStorage(pgPoolExecutor(new pg.Pool({ connectionString: db.url, max: poolSize }))),
+  };
+}
+
+/**
+ * SQLite beside PostgreSQL on the write paths: G6 atomic batches straight into the store (`applyAtomically`, as the
+ * G6 service calls it and as bench corpora are seeded), `--memories` in batches of `--batch`, each client its own
+ * workspace; and G1 single creates over HTTP (hashing embedder), one fresh store per measurement.
+ */
+async function storesPart(): Promise<string> {
+  const started = Date.now();
+  const loadAtStart = loadAverage();
+  const kinds = o.store === 'both' ? ['sqlite', 'postgres'] as const : [o.store as 'sqlite' | 'postgres'];
+  const clientCounts = o.clients.split(',').map(Number);
+  const total = Number(o.memories);
+  const batch = Number(o.batch);
+  /** Rates by `store:g6|g1:client index`, one per round. */
+  const samples = new Map<string, number[]>();
+  const record = (key: string, rate: number) => samples.set(key, [...samples.get(key) ?? [], rate]);
+  let postgres = '';
+  for (let round = 0; round < rounds; round++) {
+    for (const kind of kinds) {
+      for (const [c, clients] of clientCounts.entries()) {
+        const fresh = await freshStore(kind);
+        try {
+          if (kind === 'postgres') postgres = await fresh.describe();
+          const storage = await fresh.open();
+          const t0 = performance.now();
+          await Promise.all(Array.from({ length: clients }, (_, k) => seedStoreDirectly({
+            applyAtomically: (scope, steps) => {
+              const chunks = [];
+              for (let i = 0; i < steps.length; i += batch) chunks.push(steps.slice(i, i + batch));
+              return chunks.reduce<Promise<Memory[]>>(async (prev, chunk) => [...await prev, ...await storage.memories.applyAtomically(scope, chunk)], Promise.resolve([]));
+            },
+          }, { tenantId: 'bench', mode: 'live', workspace: `w${k}` }, { size: Math.ceil(total / clients), dims: 512 })));
+          const perSecond = clients * Math.ceil(total / clients) / ((performance.now() - t0) / 1000);
+          record(`${kind}:g6:${c}`, perSecond);
+          log(`round ${round + 1}: ${kind}, G6 atomic batches of ${batch}, ${clients} client(s): ${fmt(perSecond, 0)} memories/s`);
+          await storage.close();
+          const server = await startServer('hashing', { env: { ...SERVER_ENV, ...fresh.env } });
+          try {
+            const key = await createEnterpriseKey(server, 'hashing', fresh.env);
+            const g1 = await measure({
+              label: `${kind} G1`, baseUrl: server.url, apiKey: key, path: MEMORIES_PATH, nextBody, connections: clients, durationSeconds: durationS, warmupSeconds: 1,
+            });
+            assertClean(`${kind} G1`, g1);
+            record(`${kind}:g1:${c}`, g1.perSecond);
+            log(`round ${round + 1}: ${kind}, G1 single creates, ${clients} client(s): ${fmt(g1.perSecond, 0)} creates/s`);
+            await server.stop();
+          } finally {
+            await server.dispose();
+          }
+        } finally {
+          await fresh.drop();
+        }
+      }
+    }
+  }
+  const med = (kind: string, what: 'g6' | 'g1', c: number) => median(samples.get(`${kind}:${what}:${c}`) ?? [NaN]);
+  const rowsOut = clientCounts.flatMap((clients, c) => (['g6', 'g1'] as const).map((what) => {
+    const label = what === 'g6' ? `G6 atomic batches of ${batch}, memories/s` : 'G1 single creates/s';
+    const sqlite = med('sqlite', what, c);
+    const pgRate = med('postgres', what, c);
+    return [label, String(clients), ...kinds.map((k) => fmt(med(k, what, c), 0)),
+      ...(kinds.length === 2 ? [`**${fmt(pgRate / sqlite)}×**`] : [])];
+  }));
+  return [
+    header(command, started, loadAtStart),
+    ...(postgres ? [`- PostgreSQL: ${postgres}${o.databaseUrl ? ` (${new URL(o.databaseUrl).hostname})` : ''}`] : []),
+    '',
+    `Hashing embedder (512 dimensions), a fresh store per measurement, medians of ${rounds} round(s). G6: ${total.toLocaleString('en')} memories ` +
+      `straight into the store through \`applyAtomically\` (as the G6 service calls it), in atomic batches of ${batch}, each client its own ` +
+      `workspace; G1: \`POST /api/v1/memories\` over loopback for ${durationS} s after 1 s of warm-up, as many autocannon connections as clients. ` +
+      'The last column is PostgreSQL\'s rate over SQLite\'s (target ≥ 0.5×).',
+    '',
+    table(['write', 'clients', ...kinds.map((k) => (k === 'sqlite' ? 'SQLite' : 'PostgreSQL')), ...(kinds.length === 2 ? ['PostgreSQL / SQLite'] : [])],
+      rowsOut, `lr${kinds.map(() => 'r').join('')}${kinds.length === 2 ? 'r' : ''}`),
+  ].join('\n');
+}
+
 const write = async (id: string, title: string, body: string) => {
   console.log(`\n${body}\n`);
   if (o.write) await updateSections(join(REPO_ROOT, 'BENCHMARKS.md'), [{ id, title, body }]);
 };
 if (o.part === 'profile') console.log(await profilePart());
 if (o.part === 'local' || o.part === 'all') await write('ingest-local', 'Ingest: the local model on both cores', await localPart());
+if (o.part === 'stores') {
+  const title = o.databaseUrl ? 'Ingest: SQLite beside a PostgreSQL server' : 'Ingest: SQLite beside PostgreSQL (PGlite)';
+  await write(o.databaseUrl ? 'ingest-stores-server' : 'ingest-stores', title, await storesPart());
+}
 if (o.part === 'hashing' || o.part === 'all') {
   await write('ingest-hashing', 'Ingest: G1 single creates vs G6 batches (hashing)', await hashingPart());
 }

@@ -13,14 +13,16 @@ const program = new Command('bench:search')
   .option('--duration <s>', 'measured seconds per surface', '10')
   .option('--connections <n>', 'autocannon connections', '10')
   .option('--warmup <s>', 'warm-up seconds per surface (at least one answer must arrive in it)', '2')
-  .option('--store <store>', 'sqlite, postgres (PGlite with pgvector, in a child process) or both, side by side', 'sqlite')
+  .option('--store <store>', 'sqlite, postgres (PGlite with pgvector, in a child process, unless --database-url) or both, side by side', 'sqlite')
+  .option('--database-url <url>', 'postgres: this PostgreSQL server (pgvector installed) instead of PGlite; each corpus gets a new database on it, dropped after')
+  .option('--keep-database', 'with --database-url: leave each corpus\'s database on the server (its URL is logged), e.g. for EXPLAIN')
   .option('--ef-search <list>', 'hnsw.ef_search values whose HNSW recall@10 is measured (postgres)', '40,100,200')
   .option('--ratio-rounds <n>', 'G1 and G3 measured this many times in turn (the surfaces\' pass is the first); the hybrid ratio is the median', '3')
   .option('--quick', 'a smoke run: 1000 memories, 3 s per surface')
   .option('--write', 'update the "Search surfaces" section of BENCHMARKS.md')
   .parse();
 
-const opts = program.opts<{ ratioRounds: string; efSearch: string; embedders: string; store: string; warmup: string; sizes: string; duration: string; connections: string; quick?: boolean; write?: boolean }>();
+const opts = program.opts<{ databaseUrl?: string; keepDatabase?: boolean; ratioRounds: string; efSearch: string; embedders: string; store: string; warmup: string; sizes: string; duration: string; connections: string; quick?: boolean; write?: boolean }>();
 const embedders = opts.embedders.split(',').map((e) => e.trim()) as EmbedderKind[];
 const sizes = opts.sizes.split(',').map(Number);
 // One embedder: a run per size (e.g. 10k and 100k side by side); several: one size each, in order.
@@ -30,18 +32,22 @@ const runs = opts.quick ? embedders.map((embedder) => ({ embedder, size: 1000 })
 const STORES: Record<string, StoreKind[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
 const stores = STORES[opts.store];
 if (!stores) program.error(`--store must be sqlite, postgres or both, not ${opts.store}`);
+if (opts.databaseUrl && !stores!.includes('postgres')) program.error('--database-url needs --store postgres or both');
 if (!(Number.isInteger(Number(opts.ratioRounds)) && Number(opts.ratioRounds) >= 1)) program.error(`--ratio-rounds must be a whole number of at least 1, not ${opts.ratioRounds}`);
 const rounds = opts.quick ? 1 : Number(opts.ratioRounds);
 const duration = opts.quick ? 3 : Number(opts.duration);
 const started = Date.now();
-const { rows, recalls, seedPerSecond, copySeconds } = await runSearchSuite({
-  runs, stores: stores!, efSearch: opts.efSearch.split(',').map(Number), ratioRounds: rounds, connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : Number(opts.warmup), seedConcurrency: 16,
+const { rows, recalls, seedPerSecond, copySeconds, postgres } = await runSearchSuite({
+  runs, stores: stores!, databaseUrl: opts.databaseUrl, keepDatabase: opts.keepDatabase, efSearch: opts.efSearch.split(',').map(Number), ratioRounds: rounds, connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : Number(opts.warmup), seedConcurrency: 16,
 });
-const command = `npm run bench:search -- ${process.argv.slice(2).join(' ')}`.trim();
+// The server's address is the reader's own: the command shows where it goes, not the credentials.
+const argv = process.argv.slice(2).map((arg) => (opts.databaseUrl ? arg.replace(opts.databaseUrl, 'URL') : arg));
+const command = `npm run bench:search -- ${argv.join(' ')}`.trim();
 const body = [
   `- Command: \`${command}\``,
   `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (suite took ${Math.round((Date.now() - started) / 1000)} s)`,
   `- Machine: ${machineLine(describeMachine())}`,
+  ...(postgres ? [`- PostgreSQL: ${postgres}${opts.databaseUrl ? ` (${new URL(opts.databaseUrl).hostname})` : ''}`] : []),
   '',
   `${runs.map((r) => `${r.embedder}: ${r.size.toLocaleString('en')}`).join(', ')} memories in one workspace, seeded once through G1 into SQLite (seed rate: ${Object.entries(seedPerSecond).map(([e, r]) => `${e} ${fmt(r, 0)}/s`).join(', ')})` +
   (Object.keys(copySeconds).length > 0 ? `; PostgreSQL answers from a copy of that store made by \`mnemo migrate\` (${Object.entries(copySeconds).map(([e, t]) => `${e} ${fmt(t, 0)} s`).join(', ')}, then ANALYZE). ` : '. ') +
@@ -64,6 +70,8 @@ const body = [
 process.stdout.write(`${body}\n`);
 // A run with PostgreSQL gets its own section, so the SQLite-only one (and its reading) stays as it was.
 const section = stores!.includes('postgres')
-  ? { id: 'search-stores', title: 'Search on SQLite beside PostgreSQL (PGlite with pgvector), and HNSW recall', body }
+  ? opts.databaseUrl
+    ? { id: 'search-stores-server', title: 'Search on SQLite beside a PostgreSQL server (pgvector), and HNSW recall', body }
+    : { id: 'search-stores', title: 'Search on SQLite beside PostgreSQL (PGlite with pgvector), and HNSW recall', body }
   : { id: 'search', title: 'Search surfaces over HTTP (G1, G3 hybrid, G4, vector)', body };
 if (opts.write) await updateSections(`${REPO_ROOT}BENCHMARKS.md`, [section]);

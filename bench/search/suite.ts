@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { searchQueries } from '../lib/corpus.ts';
 import { log } from '../lib/progress.ts';
 import { createEnterpriseKey, REPO_ROOT, startServer, type EmbedderKind } from '../lib/server.ts';
-import { startPglite, type PostgresHandle } from '../lib/postgres.ts';
+import { createServerDatabase, startPglite, type PostgresHandle } from '../lib/postgres.ts';
 import { fmt, median } from '../lib/stats.ts';
 import { hnswRecall, type RecallResult } from './recall.ts';
 import { assertClean, measure, type LoadResult } from '../http/load.ts';
@@ -21,6 +23,10 @@ export interface SearchSuiteOptions {
   seedConcurrency: number;
   /** The stores to run each corpus on, one after the other (postgres: PGlite with pgvector in a child process). */
   stores: StoreKind[];
+  /** postgres on this server instead of PGlite: a new database per corpus on it (bench/lib/postgres.ts). */
+  databaseUrl?: string | undefined;
+  /** Leave each server database in place after the run (for EXPLAIN), its URL logged. */
+  keepDatabase?: boolean | undefined;
   /** `hnsw.ef_search` values whose recall is measured. */
   efSearch: number[];
   /**
@@ -42,7 +48,8 @@ export interface SearchRow {
 export interface RecallRow { embedder: EmbedderKind; size: number; efSearch: number; recall: RecallResult }
 
 export async function runSearchSuite(o: SearchSuiteOptions):
-  Promise<{ rows: SearchRow[]; recalls: RecallRow[]; seedPerSecond: Record<string, number>; copySeconds: Record<string, number> }> {
+  Promise<{ rows: SearchRow[]; recalls: RecallRow[]; seedPerSecond: Record<string, number>; copySeconds: Record<string, number>; postgres: string | null }> {
+  let postgres: string | null = null;
   const rows: SearchRow[] = [];
   const recalls: RecallRow[] = [];
   const seedPerSecond: Record<string, number> = {};
@@ -61,13 +68,16 @@ export async function runSearchSuite(o: SearchSuiteOptions):
       await seeded.stop();
       if (!o.stores.includes('postgres')) continue;
 
-      database = await startPglite();
+      database = o.databaseUrl ? await createServerDatabase(o.databaseUrl, { keep: o.keepDatabase, log }) : await startPglite();
+      postgres ??= await database.describe();
       const t0 = performance.now();
       await copyStore(seeded.dataDir, database.url, `copy ${embedder} ${size} to PostgreSQL`);
       // PGlite runs no autovacuum: without statistics the planner joins blind. A server's autovacuum would have run.
       await database.analyze();
       copySeconds[`${embedder} ${size.toLocaleString('en')}`] = (performance.now() - t0) / 1000;
-      const server = await startServer(embedder, { env: database.env });
+      // The copy holds secrets sealed under the seeded server's master key: the PostgreSQL server needs that key.
+      const masterKey = (await readFile(join(seeded.dataDir, 'master.key'), 'utf8')).trim();
+      const server = await startServer(embedder, { env: { ...database.env, MNEMO_MASTER_KEY: masterKey } });
       try {
         rows.push(...await measureSurfaces(server.url, key, embedder, 'postgres', size, queries, vectors, o));
         await server.stop();
@@ -83,7 +93,7 @@ export async function runSearchSuite(o: SearchSuiteOptions):
       await database?.stop();
     }
   }
-  return { rows, recalls, seedPerSecond, copySeconds };
+  return { rows, recalls, seedPerSecond, copySeconds, postgres };
 }
 
 /** 200 generated questions, and for the first 50 the query vectors of POST /v1/embeddings (1536 numbers). */

@@ -268,6 +268,49 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }
       });
 
+      it('filters similarity exactly for broad and narrow tags, tags crowded in another workspace, and tags with more', async () => {
+        // Issue 39: a store may read a tag filter from its tag index or walk the scope; hits and totals stay exact.
+        const n = 60;
+        const weight = (i: number) => i / 8;
+        const cosine = (i: number) => 1 / Math.sqrt(1 + weight(i) ** 2);
+        const tagsOf = (i: number) => [
+          ...(i % 2 === 0 ? ['broad'] : []), ...(i % 20 === 3 ? ['narrow'] : []), ...(i % 3 === 0 ? ['third'] : []),
+          ...(i % 5 === 0 ? ['crowd'] : []),
+        ];
+        const typeOf = (i: number) => (i % 4 === 0 ? 'project' : 'context');
+        const ids = new Map<number, string>();
+        for (const i of Array.from({ length: n }, (_, j) => (j * 29) % n)) {
+          const m = makeMemory(scopeA, { tags: tagsOf(i), memoryType: typeOf(i) });
+          ids.set(i, m.id);
+          await storage.memories.insert(m, vec(0, 1, weight(i)));
+        }
+        // Another workspace holds far more rows tagged `crowd` than scopeA has memories, and a few tagged `broad`.
+        await storage.memories.applyAtomically(scopeB, Array.from({ length: 3 * n }, (_, j) => ({
+          kind: 'insert' as const, memory: makeMemory(scopeB, { tags: j < 10 ? ['crowd', 'broad'] : ['crowd'], memoryType: 'project' }),
+          vector: vec(0),
+        })));
+        const matches = (i: number, f: MemoryFilter) => (!f.tagsAny || f.tagsAny.some((t) => tagsOf(i).includes(t)))
+          && (!f.tagsAll || f.tagsAll.every((t) => tagsOf(i).includes(t))) && (!f.types || f.types.includes(typeOf(i)));
+        const filters: MemoryFilter[] = [
+          { tagsAny: ['broad'] }, { tagsAny: ['narrow'] }, { tagsAny: ['broad', 'narrow'] }, { tagsAny: ['crowd'] },
+          { tagsAny: ['missing'] }, { tagsAll: ['broad', 'third'] }, { tagsAll: ['narrow'] }, { tagsAll: ['crowd', 'broad'] },
+          { tagsAny: ['broad'], types: ['project'] }, { tagsAny: ['crowd'], types: ['project'] },
+          { tagsAll: ['third', 'broad'], tagsAny: ['crowd', 'narrow'] }, { types: ['project'] },
+        ];
+        for (const minCosine of [-1, 0.6]) {
+          for (const filter of filters) {
+            const expected = [...ids.keys()].filter((i) => cosine(i) >= minCosine && matches(i, filter))
+              .sort((a, b) => cosine(b) - cosine(a));
+            const query = { vector: axisVector(DIMS, 0), modelId: MODEL, minCosine, filter };
+            const found = await storage.memories.searchSimilar(scopeA, { ...query, limit: 5 });
+            expect(found.total, `${minCosine} ${JSON.stringify(filter)}`).toBe(expected.length);
+            expect(found.hits.map((h) => h.memory.id)).toEqual(expected.slice(0, 5).map((i) => ids.get(i)));
+            const everything = await storage.memories.searchSimilar(scopeA, { ...query, limit: 100 });
+            expect(everything.hits.map((h) => h.memory.id)).toEqual(expected.map((i) => ids.get(i)));
+          }
+        }
+      });
+
       it('answers the same after warmUp(), and keeps up with writes made during and after it', async () => {
         const query = { vector: axisVector(DIMS, 5), modelId: MODEL, limit: 10, minCosine: 0.8, filter: {} };
         const first = makeMemory(scopeA);
@@ -857,6 +900,31 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           { kind: 'insert', memory: makeMemory(scopeA, { clientId: 'c1' }), vector: vec(0) },
         ])).rejects.toMatchObject({ index: 1, error: { code: 'CONFLICT' } });
         expect(await storage.memories.findById(scopeA, dup.id)).toBeNull();
+      });
+
+      it('fails a run of inserts at the first client-id conflict (stored or earlier in the run), writing none of it', async () => {
+        const stored = makeMemory(scopeA, { clientId: 'taken' });
+        await storage.memories.insert(stored, vec(0));
+        const seqBefore = await storage.events.latestSeq();
+        const created = (m: { id: string; scope: Scope; createdAt: Date }): NewEvent[] => [{ id: `evt_${randomUUID()}`, type: 'memory.created', scope: m.scope, createdAt: m.createdAt, data: { id: m.id } }];
+        const run = (clientIds: (string | null)[]) => clientIds.map((clientId, i) => ({
+          kind: 'insert' as const, memory: makeMemory(scopeA, { clientId, title: `run ${i}`, tags: ['run'] }), vector: vec(i % 4 + 1), events: created,
+        }));
+        for (const [clientIds, index] of [[[null, 'a', 'b', 'taken', 'c'], 3], [['x', null, 'y', 'x', 'taken'], 3]] as const) {
+          const steps = run([...clientIds]);
+          await expect(storage.memories.applyAtomically(scopeA, steps)).rejects.toMatchObject({ index, error: { code: 'CONFLICT' } });
+          for (const s of steps) expect(await storage.memories.findById(scopeA, s.memory.id)).toBeNull();
+        }
+        expect(await storage.events.latestSeq()).toBe(seqBefore);
+        expect((await storage.memories.list(scopeA, listAll())).total).toBe(1);
+        expect((await storage.memories.searchKeyword(scopeA, { terms: ['run'], limit: 5, filter: {} })).total).toBe(0);
+        // Another scope's client ids are no conflict; the run commits in step order, events too.
+        const steps = run(['taken', 'b', null]).map((s) => ({ ...s, memory: { ...s.memory, scope: scopeB } }));
+        const out = await storage.memories.applyAtomically(scopeB, steps);
+        expect(out.map((m) => m.title)).toEqual(['run 0', 'run 1', 'run 2']);
+        expect(out.map((m) => m.tags)).toEqual([['run'], ['run'], ['run']]);
+        const appended = await storage.events.readAfter({ tenantId: scopeB.tenantId, mode: scopeB.mode, workspace: scopeB.workspace, afterSeq: seqBefore, limit: 10 });
+        expect(appended.map((e) => e.data.id)).toEqual(out.map((m) => m.id));
       });
     });
 

@@ -19,15 +19,27 @@ import { clustered } from '../support/clustered-vectors.ts';
 const pool = new ScanPool({ threads: 2, inlineBelow: 0 });
 afterAll(() => pool.close());
 
+/** `v` scaled to unit length, in float32. */
+function toUnit(v: ArrayLike<number>, dims: number): Float32Array {
+  let sq = 0;
+  for (let i = 0; i < dims; i++) sq += v[i]! * v[i]!;
+  const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+  const out = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) out[i] = v[i]! * inv;
+  return out;
+}
+
+/** Each row's unit vector, made once: the reference scans the same rows for every query (no test changes a row in place). */
+const units = new WeakMap<ArrayLike<number>, Float32Array>();
+
 function reference(rows: Map<number, Float32Array>, query: ArrayLike<number>, k: number, minCosine: number, allowed?: Set<number>) {
   const dims = query.length;
-  const unit = (v: ArrayLike<number>) => {
-    let sq = 0;
-    for (let i = 0; i < dims; i++) sq += v[i]! * v[i]!;
-    const inv = sq > 0 ? 1 / Math.sqrt(sq) : 0;
-    return Float32Array.from({ length: dims }, (_, i) => v[i]! * inv);
+  const unit = (v: Float32Array) => {
+    let u = units.get(v);
+    if (u === undefined || u.length !== dims) units.set(v, (u = toUnit(v, dims)));
+    return u;
   };
-  const q = unit(query);
+  const q = toUnit(query, dims);
   const scored = [...rows].filter(([key]) => !allowed || allowed.has(key))
     .map(([key, v]) => ({ key, cosine: exactScore(unit(v), 0, q, dims) }))
     .filter((h) => h.cosine >= minCosine)
@@ -63,6 +75,21 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
         expect(there).toEqual(expected);
       },
     ), { numRuns: 60 });
+  });
+
+  it('takes `allowed` as any list of keys: repeats and keys it does not hold change nothing', async () => {
+    const rows = new Map<number, Float32Array>();
+    const matrix = new VectorMatrix(16, 4);
+    clustered(7, 120, 16, 3, 0.05).forEach((v, key) => { rows.set(key, v); matrix.upsert(key, v); });
+    const query = clustered(8, 1, 16, 1, 0)[0]!;
+    const keys = [...rows.keys()].filter((key) => key % 2 === 0);
+    // As a store's tag index lists them: a key once per matching tag, and keys of rows in other scopes.
+    const listed = [...keys, ...keys.slice(0, 20), 1_000_001, 1_000_002];
+    for (const minCosine of [-1, 0.3]) {
+      const expected = reference(rows, query, 5, minCosine, new Set(keys));
+      expect(matrix.search(query, 5, minCosine, listed)).toEqual(expected);
+      expect(await matrix.searchIn(pool, query, 5, minCosine, listed)).toEqual(expected);
+    }
   });
 
   it('stays exact on arbitrary vectors (fast-check floats), including zero and duplicate rows', async () => {

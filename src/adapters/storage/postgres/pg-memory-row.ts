@@ -60,6 +60,33 @@ export const memoryInsertValues = (m: Memory): unknown[] => [
   m.version,
 ];
 
+/**
+ * The array types of MEMORY_INSERT_COLUMNS for `unnest`, one parameter per column whatever the number of rows: tags
+ * (text[] per row, which a rectangular text[][] cannot hold) travel as JSON text, times as text, cast on the way in.
+ */
+const MEMORY_UNNEST_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text',
+  'text', 'text', 'int', 'text', 'text', 'text', 'text', 'text', 'int'];
+const MEMORY_INSERT_NAMES = MEMORY_INSERT_COLUMNS.split(', ');
+const MEMORY_INSERT_CASTS: Readonly<Record<string, string>> = {
+  tags: 'ARRAY(SELECT t.tag FROM jsonb_array_elements_text(x.tags::jsonb) WITH ORDINALITY AS t(tag, n) ORDER BY t.n)', metadata: 'x.metadata::jsonb',
+  created_at: 'x.created_at::timestamptz', updated_at: 'x.updated_at::timestamptz', last_accessed: 'x.last_accessed::timestamptz',
+  valid_from: 'x.valid_from::timestamptz', valid_until: 'x.valid_until::timestamptz',
+};
+/** `unnest($1::text[], …) WITH ORDINALITY AS x(<columns>, ord)`: rows of memories from {@link memoryInsertArrays}. */
+export const MEMORY_UNNEST = `unnest(${MEMORY_UNNEST_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+  WITH ORDINALITY AS x(${MEMORY_INSERT_NAMES.join(', ')}, ord)`;
+/** The SELECT list of MEMORY_INSERT_COLUMNS over MEMORY_UNNEST's `x`. */
+export const MEMORY_UNNEST_SELECT = MEMORY_INSERT_NAMES.map((c) => MEMORY_INSERT_CASTS[c] ?? `x.${c}`).join(', ');
+/** Memories as the column arrays of MEMORY_UNNEST ($1 … $22). */
+export const memoryInsertArrays = (memories: readonly Memory[]): unknown[][] => {
+  const rows = memories.map((m) => {
+    const values = memoryInsertValues(m);
+    values[8] = pgJson(m.tags);
+    return values;
+  });
+  return MEMORY_INSERT_NAMES.map((_, c) => rows.map((r) => r[c]));
+};
+
 /** A `memory_versions` row. */
 export interface MemoryVersionRow {
   memory_id: string; version: number; title: string; content: string; memory_type: string; tags: string[];

@@ -7,10 +7,10 @@ import {
 import { DomainError } from '../../../core/errors.ts';
 import type { StoredEvent } from '../../../core/events/event.types.ts';
 import type { Scope } from '../../../core/scope.ts';
-import { isPgUniqueViolation, pgInt, pgJson, pgTime, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
+import { pgInt, pgJson, pgTime, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 import { excludedAtSql, filterSql, scopeSql, validAtSql } from './pg-memory-filter.ts';
 import {
-  MEMORY_COLUMNS, MEMORY_INSERT_COLUMNS, MEMORY_INSERT_PLACEHOLDERS, memoryColumns, memoryInsertValues, toMemory,
+  MEMORY_COLUMNS, MEMORY_INSERT_COLUMNS, MEMORY_UNNEST, MEMORY_UNNEST_SELECT, memoryColumns, memoryInsertArrays, toMemory,
   toMemoryTombstone, toMemoryVersion, VERSION_COLUMNS, type MemoryRow, type MemoryTombstoneRow, type MemoryVersionRow,
 } from './pg-memory-row.ts';
 import { forgetMemoryTraces, lockIngestionOf } from './pg-forget-traces.ts';
@@ -27,9 +27,8 @@ type Row = MemoryRow;
 const M_COLUMNS = memoryColumns('m');
 const RETURNING = `RETURNING ${MEMORY_COLUMNS.join(', ')}`;
 
-/** A client-id unique violation as the domain's CONFLICT; anything else unchanged. */
-function asConflict(err: unknown, memory: Memory): unknown {
-  if (!isPgUniqueViolation(err, 'memories_scope_client_id')) return err;
+/** The domain's CONFLICT for a memory whose client id is taken. */
+function conflictOf(memory: Memory): DomainError {
   return new DomainError('CONFLICT', `A memory with id ${memory.clientId} already exists`, {
     fields: [{ field: 'id', reason: 'conflict', message: 'already exists' }],
   });
@@ -64,15 +63,37 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     [seq, v.modelId, v.vector.length, vectorText(v.vector)]);
   }
 
+  /**
+   * Inserts memories and their vectors in one statement, whatever their number (the keywords come from the row
+   * trigger): rows in the order given, so their seqs follow it. A memory whose client id is taken (by a stored memory
+   * or an earlier one of these) is skipped, and undefined in its place; the caller fails it as a CONFLICT and rolls back.
+   * A new row has no vectors yet, so none of another model needs deleting (as upsertVector does).
+   */
+  async function insertRows(tx: PgQueryable, items: readonly { memory: Memory; vector: StoredVector }[]): Promise<(Row | undefined)[]> {
+    const vectors = items.map((it) => vectorText(it.vector.vector));
+    const p = new SqlParams(memoryInsertArrays(items.map((it) => it.memory)));
+    const model = p.add(items.map((it) => it.vector.modelId));
+    const dims = p.add(items.map((it) => it.vector.vector.length));
+    const embedding = p.add(vectors);
+    const rows = await tx.query<Row>(`WITH x AS (
+        SELECT x.*, v.model_id, v.dims, v.embedding FROM ${MEMORY_UNNEST}
+        JOIN unnest(${model}::text[], ${dims}::int[], ${embedding}::text[]) WITH ORDINALITY AS v(model_id, dims, embedding, ord) ON v.ord = x.ord
+      ), ins AS (
+        INSERT INTO memories (${MEMORY_INSERT_COLUMNS}) SELECT ${MEMORY_UNNEST_SELECT} FROM x ORDER BY x.ord
+        ON CONFLICT (tenant_id, mode, workspace, client_id) WHERE client_id IS NOT NULL DO NOTHING
+        ${RETURNING}
+      ), vec AS (
+        INSERT INTO memory_vectors (memory_seq, model_id, dims, embedding)
+        SELECT ins.seq, x.model_id, x.dims, x.embedding::vector FROM ins JOIN x ON x.id = ins.id
+      )
+      SELECT * FROM ins`, p.values);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return items.map((it) => byId.get(it.memory.id));
+  }
+
   async function insertIn(tx: PgQueryable, m: Memory, v: StoredVector): Promise<Row> {
-    let row: Row;
-    try {
-      [row] = (await tx.query<Row>(`INSERT INTO memories (${MEMORY_INSERT_COLUMNS}) VALUES (${MEMORY_INSERT_PLACEHOLDERS})
-        ${RETURNING}`, memoryInsertValues(m))) as [Row];
-    } catch (err) {
-      throw asConflict(err, m);
-    }
-    await upsertVector(tx, pgInt(row.seq), v);
+    const [row] = await insertRows(tx, [{ memory: m, vector: v }]);
+    if (!row) throw conflictOf(m);
     return row;
   }
 
@@ -203,16 +224,25 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       const { rows, events } = await db.transaction(async (tx) => {
         const rows: Row[] = [];
         const events: StoredEvent[] = [];
-        for (const [i, step] of steps.entries()) {
+        for (let i = 0; i < steps.length; i++) {
+          const step = steps[i]!;
+          if (step.kind === 'insert') {
+            // A run of consecutive inserts (a G6 batch of creates): one statement for the rows and their vectors, one
+            // for their events, in step order; the first conflicting step fails the group as it would one by one.
+            let end = i + 1;
+            while (end < steps.length && steps[end]!.kind === 'insert') end++;
+            const run = steps.slice(i, end) as (AtomicStep & { kind: 'insert' })[];
+            const inserted = await insertRows(tx, run);
+            const missing = inserted.findIndex((r) => r === undefined);
+            if (missing >= 0) throw new AtomicStepFailed(i + missing, conflictOf(run[missing]!.memory));
+            rows.push(...inserted as Row[]);
+            const runEvents = run.flatMap((s, k) => (s.events ? s.events(toMemory(inserted[k]!)) : []));
+            events.push(...await outbox.appendInTx(tx, runEvents));
+            i = end - 1;
+            continue;
+          }
           let row: Row | undefined;
           switch (step.kind) {
-            case 'insert':
-              try {
-                row = await insertIn(tx, step.memory, step.vector);
-              } catch (err) {
-                throw err instanceof DomainError ? new AtomicStepFailed(i, err) : err;
-              }
-              break;
             case 'update':
               row = await updateIn(tx, scope, step.id, step.patch, step.at, step.by, step.vector);
               break;

@@ -97,28 +97,37 @@ export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery
   const p = new SqlParams();
   const from = 'FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq';
   const ofModel = `${scopeSql(p, scope)} AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims}`;
-  // How many vectors of the model the scope holds, counted no further than the exact-scan limit: no distances.
-  const exact = dims > HNSW_MAX_DIMS || (await db.query<{ n: number }>(
-    `SELECT COUNT(*)::int AS n FROM (SELECT 1 ${from} WHERE ${ofModel} LIMIT ${pgLimit(o.exactScanBelow + 1)}) AS s`, p.values,
-  ))[0]!.n <= o.exactScanBelow;
-
   const distance = `(v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims}))`;
-  const where = `${ofModel}${filterSql(p, q.filter)} AND ${distance} <= ${p.add(1 - q.minCosine)}`;
-  const columns = `m.seq, m.id, 1 - ${distance} AS cosine${q.withVectors ? ', v.embedding::text AS embedding' : ''}`;
+  const filtered = `${ofModel}${filterSql(p, q.filter)}`;
+  const maxDistance = p.add(1 - q.minCosine);
+  const shared = p.values.length;
   type Row = { seq: number | string; id: string; cosine: number; embedding?: string };
   let rows: Row[];
   let total: number;
-  if (exact) {
-    const [count] = await db.query<{ n: number }>(`SELECT COUNT(*)::int AS n ${from} WHERE ${where}`, p.values);
-    total = count!.n;
-    if (total === 0) return { hits: [], total };
-    rows = await db.query<Row>(`SELECT ${columns} ${from} WHERE ${where} ORDER BY cosine DESC, m.seq LIMIT ${p.add(q.limit)}`, p.values);
+  // One round trip: the scope's vector count (no distances) gates an exact scan that computes each distance once into
+  // rows without the vector (sorting rows holding one spilled to disk); above the limit the index query below runs.
+  const hnsw = dims <= HNSW_MAX_DIMS;
+  const gate = hnsw ? ` AND (SELECT n FROM probe) <= ${pgLimit(o.exactScanBelow)}` : '';
+  const embedding = q.withVectors ? ', v.embedding::text AS embedding' : '';
+  const [first, ...more] = await db.query<Row & { vectors: number; total: number }>(
+    `WITH probe AS (SELECT ${hnsw ? `COUNT(*)::int AS n FROM (SELECT 1 ${from} WHERE ${ofModel} LIMIT ${pgLimit(o.exactScanBelow + 1)}) AS s` : '0 AS n'}),
+       scored AS MATERIALIZED (SELECT m.seq, m.id, ${distance} AS d${embedding} ${from} WHERE ${filtered}${gate}),
+       kept AS (SELECT * FROM scored WHERE d <= ${maxDistance})
+     SELECT (SELECT n FROM probe) AS vectors, c.total, top.*
+     FROM (SELECT COUNT(*)::int AS total FROM kept) c
+       LEFT JOIN LATERAL (SELECT seq, id, 1 - d AS cosine${q.withVectors ? ', embedding' : ''} FROM kept ORDER BY 1 - d DESC, seq LIMIT ${p.add(q.limit)}) top ON TRUE`,
+    p.values);
+  if (!hnsw || first!.vectors <= o.exactScanBelow) {
+    total = first!.total;
+    rows = first!.seq === null ? [] : [first!, ...more];
   } else {
+    const h = new SqlParams(p.values.slice(0, shared));
     const efSearch = Math.min(1000, Math.max(o.hnswEfSearch, q.limit + 1));
     rows = await db.transaction(async (tx: PgQueryable) => {
       // Keep walking the graph until enough rows pass the filters; relaxed order is re-sorted below.
       await tx.exec(`SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = ${efSearch}`);
-      return tx.query<Row>(`SELECT ${columns} ${from} WHERE ${where} ORDER BY ${distance} LIMIT ${p.add(q.limit + 1)}`, p.values);
+      return tx.query<Row>(`SELECT m.seq, m.id, 1 - ${distance} AS cosine${embedding} ${from}
+        WHERE ${filtered} AND ${distance} <= ${maxDistance} ORDER BY ${distance} LIMIT ${h.add(q.limit + 1)}`, h.values);
     });
     total = rows.length;
   }

@@ -123,6 +123,9 @@ const isUnreadableJson = (err: unknown): boolean => err instanceof Error && /mal
 
 const hasFilter = hasMemoryFilter;
 
+/** Tag-index rows a tag-filtered similarity scan reads at most per row of the scope's matrix (one costs ~⅓ of a walked row). */
+const TAG_INDEX_ROWS_PER_SCOPE_ROW = 2;
+
 /** `%`, `_` and `\` taken literally in a LIKE pattern (with ESCAPE '\'). */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -273,14 +276,40 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     return new Map(rows.map((r) => [r.memory_seq, blobToVector(r.vector)]));
   }
 
+  /**
+   * The seqs a filtered similarity scan may score (repeats, and seqs of other scopes, which the scope's matrix of
+   * `scopeRows` rows does not hold, are harmless). A tag filter is read from the tag index, by tag, when its tags have
+   * fewer than TAG_INDEX_ROWS_PER_SCOPE_ROW × scopeRows rows (a LIMIT tells): the scope walk probes every row's tags,
+   * which made a 1 % tag filter 6× slower than no filter at 100k (BENCHMARKS.md). Otherwise, and for filters without
+   * tags, the scope is walked.
+   */
+  function allowedSeqs(scope: Scope, filter: MemoryFilter, scopeRows: number): number[] {
+    const any = filter.tagsAny?.length ? filter.tagsAny : null;
+    const all = filter.tagsAll?.length ? [...new Set(filter.tagsAll)] : null;
+    if (any || all) {
+      const cap = Math.ceil(TAG_INDEX_ROWS_PER_SCOPE_ROW * scopeRows) + 1;
+      // One tag list drives (tagsAny's, else tagsAll's first tag); with nothing else, the tag index alone answers.
+      const driving = any ?? [all![0]!];
+      const marks = driving.map(() => '?').join(', ');
+      if (any && !hasFilter({ ...filter, tagsAny: undefined })) {
+        const seqs = prepared(`SELECT memory_seq FROM memory_tags WHERE tag IN (${marks}) LIMIT ?`).pluck().all(...driving, cap) as number[];
+        if (seqs.length < cap) return seqs;
+      } else if ((prepared(`SELECT COUNT(*) FROM (SELECT 1 FROM memory_tags WHERE tag IN (${marks}) LIMIT ?)`).pluck()
+        .get(...driving, cap) as number) < cap) {
+        // The driving tag's rows are few enough to bound the join; the rest of the filter (tags too) is checked per row.
+        return filtered(scope, filter, (f) => prepared(`SELECT m.seq FROM memory_tags t0 CROSS JOIN memories m ON m.seq = t0.memory_seq
+          WHERE t0.tag IN (${marks}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`)
+          .pluck().all(...driving, ...scopeParams(scope), ...f.params) as number[]);
+      }
+    }
+    return filtered(scope, filter, (f) => prepared(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
+      .pluck().all(...scopeParams(scope), ...f.params) as number[]);
+  }
+
   /** The similarity ranking by seq: the scope's index scanned, the filter applied in SQL first. */
   async function similarSeqs(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>, callerBusy: boolean) {
     const matrix = await vectors.get(scope, query.modelId, query.vector.length);
-    let allowed: Set<number> | null = null;
-    if (hasFilter(query.filter)) {
-      allowed = new Set(filtered(scope, query.filter, (f) => prepared(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
-        .pluck().all(...scopeParams(scope), ...f.params) as number[]));
-    }
+    const allowed = hasFilter(query.filter) ? allowedSeqs(scope, query.filter, matrix.size) : null;
     // The few memories not valid at validAt are masked out of the scan (usually none: the plain scan).
     const seqs = exclusionsOf(scope, query.filter);
     const excluded = seqs ? new Set(seqs) : null;

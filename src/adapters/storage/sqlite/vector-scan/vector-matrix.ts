@@ -110,10 +110,10 @@ export class VectorMatrix {
   /**
    * The `limit` rows most similar to `query` with cosine >= `minCosine`, best first (equal scores by ascending key),
    * and how many rows reach the threshold in all. `allowed`, when given, restricts the scan to those keys (a SQL
-   * prefilter's result); `excluded` leaves those keys out (memories not valid at the query's moment). Runs in this
-   * thread.
+   * prefilter's result; repeats and keys the matrix does not hold are ignored); `excluded` leaves those keys out
+   * (memories not valid at the query's moment). Runs in this thread.
    */
-  search(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null,
+  search(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: Iterable<number> | null,
     excluded?: ReadonlySet<number> | null): { hits: MatrixHit[]; total: number } {
     const job = this.prepare(query, limit, minCosine, allowed, excluded);
     if (!job) return { hits: [], total: 0 };
@@ -135,7 +135,7 @@ export class VectorMatrix {
    * matches its codes marks the part stale; with a write queued meanwhile the search runs again once it applied.
    */
   async searchIn(pool: ScanPool | null, query: ArrayLike<number>, limit: number, minCosine: number,
-    allowed?: ReadonlySet<number> | null,
+    allowed?: Iterable<number> | null,
     options: { callerBusy?: boolean | undefined; excluded?: ReadonlySet<number> | null | undefined } = {},
   ): Promise<{ hits: MatrixHit[]; total: number }> {
     for (let attempt = 1; ; attempt++) {
@@ -237,7 +237,7 @@ export class VectorMatrix {
     };
   }
 
-  private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: ReadonlySet<number> | null,
+  private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: Iterable<number> | null,
     excluded?: ReadonlySet<number> | null): Omit<PartJob, 'slot' | 'start' | 'end'> | null {
     const unit = unitQuery(query, this.dims);
     if (!unit) return null;

@@ -1,0 +1,112 @@
+/**
+ * `npx tsx bench/search/filtered.ts`: SQLite similarity search (the store's searchSimilar, no HTTP) with no filter, a
+ * broad tag filter (half the rows), a narrow one (1 %), and a broad and a narrow metadata filter, interleaved in one
+ * process on one store of hashing vectors (issue 39: a filter never makes a search slower than the unfiltered one).
+ * `--before DIR` runs a second copy of the sources (DIR/src, e.g. an older checkout) on the same store file beside
+ * this one, interleaved query by query, for before/after figures from one run.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Command } from 'commander';
+import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
+import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
+import type { Memory, MemoryFilter } from '../../src/core/memories/memory.types.ts';
+import type { Scope } from '../../src/core/scope.ts';
+import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
+import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
+import { log } from '../lib/progress.ts';
+import { fmt, median } from '../lib/stats.ts';
+
+const opts = new Command('bench:filtered')
+  .option('--size <n>', 'memories in the one workspace', '100000')
+  .option('--dims <n>', 'hashing embedder dimensions', '512')
+  .option('--rounds <n>', 'measured queries per case (after 3 warm-up rounds)', '40')
+  .option('--min-cosine <x>', 'the searches\' minCosine (-1: every row counts, as G1 with threshold 0)', '-1')
+  .option('--threads <n>', 'scan threads', '2')
+  .option('--dir <dir>', 'the store directory (seeded when it holds no store)', '/tmp/mnemo-bench-filtered')
+  .option('--before <dir>', 'a second source tree (DIR/src) measured beside this one')
+  .parse().opts<{ size: string; dims: string; rounds: string; minCosine: string; threads: string; dir: string; before?: string }>();
+const size = Number(opts.size);
+const dims = Number(opts.dims);
+const modelId = `hashing:v1-${dims}`;
+const scope = { tenantId: 'bench', mode: 'live', workspace: 'filtered' } as Scope;
+const file = join(opts.dir, 'mnemo.db');
+
+const cases: Record<string, MemoryFilter> = {
+  'no filter': {},
+  'tag, 50 %': { tagsAny: ['broad'] },
+  'tag, 1 %': { tagsAny: ['narrow'] },
+  'metadata, 99 %': { metadata: { project: 'common' } },
+  'metadata, 1 %': { metadata: { project: 'rare' } },
+};
+
+if (!existsSync(file)) {
+  mkdirSync(opts.dir, { recursive: true });
+  const storage = createSqliteStorage({ file, synchronous: 'normal' });
+  const next = memoryGenerator(42);
+  log(`seeding ${size} memories x ${dims}`);
+  for (let done = 0; done < size;) {
+    const n = Math.min(1000, size - done);
+    const steps = Array.from({ length: n }, (_, j) => {
+      const i = done + j;
+      const body = next();
+      const at = new Date();
+      // Every other memory has tag `broad`, one in 100 `narrow`; one in 100 has metadata project "rare".
+      const tags = [...body.tags, ...(i % 2 === 0 ? ['broad'] : []), ...(i % 100 === 7 ? ['narrow'] : [])];
+      const memory: Memory = {
+        id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags,
+        metadata: { project: i % 100 === 3 ? 'rare' : 'common' }, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench',
+        updatedBy: 'bench', accessCount: 0, lastAccessed: null, validFrom: at, validUntil: null, supersededBy: null, version: 1,
+      };
+      return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${body.title}\n\n${body.content}`, dims) } };
+    });
+    await storage.memories.applyAtomically(scope, steps);
+    done += n;
+  }
+  await storage.close();
+}
+
+type Storage = ReturnType<typeof createSqliteStorage>;
+const builds: { name: string; storage: Storage }[] = [];
+if (opts.before) {
+  const url = pathToFileURL(resolve(opts.before, 'src/adapters/storage/sqlite/sqlite.storage.ts')).href;
+  const before = await import(url) as { createSqliteStorage: typeof createSqliteStorage };
+  builds.push({ name: 'before', storage: before.createSqliteStorage({ file, synchronous: 'normal', searchThreads: Number(opts.threads) }) });
+}
+builds.push({ name: opts.before ? 'after' : 'this build', storage: createSqliteStorage({ file, synchronous: 'normal', searchThreads: Number(opts.threads) }) });
+
+const vectors = searchQueries(7, 200).map((q) => hashEmbed(q, dims));
+const minCosine = Number(opts.minCosine);
+const rounds = Number(opts.rounds);
+const times = new Map<string, number[]>();
+const totals = new Map<string, number[]>();
+for (let round = 0; round < rounds + 3; round++) {
+  // The order alternates every round, so that neither a case nor a build always follows the same one; both builds
+  // answer the same query of a case in a round, and must agree on its total.
+  const order = Object.keys(cases).flatMap((c) => builds.map((b) => ({ c, b })));
+  if (round % 2 === 1) order.reverse();
+  const roundTotals = new Map<string, number>();
+  for (const { c, b } of order) {
+    const vector = vectors[(round * Object.keys(cases).length + Object.keys(cases).indexOf(c)) % vectors.length]!;
+    const t0 = performance.now();
+    const { total } = await b.storage.memories.searchSimilar(scope, { vector, modelId, limit: 10, minCosine, filter: { ...cases[c], validAt: new Date() } });
+    const ms = performance.now() - t0;
+    const key = `${c}|${b.name}`;
+    if (round >= 3) times.set(key, [...(times.get(key) ?? []), ms]);
+    if (roundTotals.has(c) && roundTotals.get(c) !== total) throw new Error(`${c}: total ${total} on ${b.name}, ${roundTotals.get(c)} on the other build`);
+    roundTotals.set(c, total);
+    totals.set(c, [...(totals.get(c) ?? []), total]);
+  }
+}
+for (const b of builds) await b.storage.close();
+
+const machine = `${machineLine(describeMachine())}, load average ${loadAverage().toFixed(1)}`;
+console.log(`${size.toLocaleString('en')} memories x ${dims} (hashing), limit 10, minCosine ${minCosine}, ${opts.threads} scan threads, `
+  + `p50 of ${rounds} queries a case, interleaved; ${machine}\n`);
+console.log(`| filter | total (median) | ${builds.map((b) => `${b.name} p50`).join(' | ')} |`);
+console.log(`|---|---:|${builds.map(() => '---:').join('|')}|`);
+for (const c of Object.keys(cases)) {
+  console.log(`| ${c} | ${median(totals.get(c)!).toLocaleString('en')} | ${builds.map((b) => `${fmt(median(times.get(`${c}|${b.name}`)!))} ms`).join(' | ')} |`);
+}
