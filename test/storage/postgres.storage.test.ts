@@ -11,6 +11,7 @@ import { ManualClock } from '../../src/core/clock.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { axisVector, makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { emptiedSchema, fileDatabase, type FileDatabase, useFreshSchema } from '../support/pglite.ts';
+import { longTests } from '../support/test-depth.ts';
 import { describeStorageContract } from './storage.contract.ts';
 
 // The worker's in-process PostgreSQL (PGlite with pgvector, shared with the worker's other files: support/pglite.ts):
@@ -47,7 +48,11 @@ const auditSql = {
   liftAppendOnlyGuard: async () => { await pglite.exec('ALTER TABLE audit_logs DISABLE TRIGGER USER'); },
 };
 
-describeStorageContract('postgres (PGlite + pgvector)', emptyStore, { audit: auditSql });
+// The contract through this in-process executor (one session: PgExecutor.sessions 'one') is `npm run test:long`'s. In
+// `npm test` it runs in postgres-socket.storage.test.ts on the same PGlite, adapter and assertions, through the `pg`
+// driver and pool that production uses; the single-session path is what the `postgres` project's every app runs on
+// (test/support/test-store.ts), and the specifics below keep this executor.
+if (longTests()) describeStorageContract('postgres (PGlite + pgvector)', emptyStore, { audit: auditSql });
 
 describe('postgres specifics', () => {
   it('copies every table with `mnemo migrate`, except those rebuilt from the copied rows', async () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,8 +176,10 @@ describe('SQLite vector cache: per-workspace invalidation', () => {
     // Big enough (rows x dims) to be scanned in the workers rather than inline (the loader thread is forced by workerLoadAbove: 0).
     const rows = 4200;
     const dims = 128;
-    for (let i = 0; i < rows; i++) {
-      await writer.memories.insert(makeMemory(i % 2 === 0 ? scopeA : scopeB), { modelId: 'm', vector: axisVector(dims, i % 4, (i + 1) % 4, (i % 97) / 100) });
+    // Row i in A when even, in B when odd; one transaction per workspace (4,200 single inserts took seconds).
+    for (const [parity, scope] of [[0, scopeA], [1, scopeB]] as const) {
+      await writer.memories.applyAtomically(scope, Array.from({ length: rows / 2 }, (_, k) => 2 * k + parity).map((i) => ({
+        kind: 'insert' as const, memory: makeMemory(scope), vector: { modelId: 'm', vector: axisVector(dims, i % 4, (i + 1) % 4, (i % 97) / 100) } })));
     }
     await writer.close();
     const srv = server(file, 3, { workerLoadAbove: 0 });
@@ -260,8 +262,7 @@ function vectors(seed: number, count: number, dims: number): Float32Array[] {
 }
 
 /** A store of `rows` memories in each of scopes A and B (model m), plus a few of another model in A. */
-async function seeded(name: string, rows: number, dims: number): Promise<{ file: string; byScope: Map<Scope, Float32Array[]> }> {
-  const file = join(dir, name);
+async function seed(file: string, rows: number, dims: number): Promise<Map<Scope, Float32Array[]>> {
   const writer = createSqliteStorage({ file, synchronous: 'normal' });
   const byScope = new Map<Scope, Float32Array[]>();
   for (const [i, scope] of [scopeA, scopeB].entries()) {
@@ -271,7 +272,27 @@ async function seeded(name: string, rows: number, dims: number): Promise<{ file:
   }
   await writer.memories.applyAtomically(scopeA, vectors(99, 5, 8).map((vector) => ({ kind: 'insert' as const, memory: makeMemory(scopeA), vector: { modelId: 'other', vector } })));
   await writer.close();
-  return { file, byScope };
+  return byScope;
+}
+
+/**
+ * `seed`'s store as a file of its own named `name`: seeded once per size for the file (half a second each time), then
+ * copied, closed and checkpointed, so each test starts from the same rows on a file no other test opens.
+ */
+const seededOnce = new Map<string, Promise<{ file: string; byScope: Map<Scope, Float32Array[]> }>>();
+async function seeded(name: string, rows: number, dims: number): Promise<{ file: string; byScope: Map<Scope, Float32Array[]> }> {
+  const size = `${rows}x${dims}`;
+  let original = seededOnce.get(size);
+  if (!original) {
+    const file = join(dir, `seeded-${size}.db`);
+    original = seed(file, rows, dims).then((byScope) => ({ file, byScope }));
+    seededOnce.set(size, original);
+  }
+  const { file, byScope } = await original;
+  // Closed by the writer, the store is the one file (SQLite checkpoints and removes the WAL on the last close).
+  expect(existsSync(`${file}-wal`)).toBe(false);
+  copyFileSync(file, join(dir, name));
+  return { file: join(dir, name), byScope };
 }
 
 describe('SQLite vector cache: the cold-start loader', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -260,16 +260,26 @@ describe('vector re-rank from the store', () => {
 
 const DIMS = 48;
 
+/** The 6,000 rows of racingStore, written once for the file (seconds) and copied for each test. */
+let racingRows: Promise<string> | undefined;
+async function seedRacingRows(): Promise<string> {
+  const file = join(dir, 'racing-rows.db');
+  const writer = createSqliteStorage({ file, synchronous: 'normal' });
+  await writer.memories.applyAtomically(scopeA, clustered(7, 6000, DIMS, 6, 0.3).map((vector) => ({
+    kind: 'insert' as const, memory: makeMemory(scopeA), vector: { modelId: 'm', vector } })));
+  await writer.close();
+  // Closed, the store is the one file (SQLite checkpoints and removes the WAL on the last close).
+  expect(existsSync(`${file}-wal`)).toBe(false);
+  return file;
+}
+
 /**
  * A store file of 6,000 clustered vectors in scope A (model m), opened as the server does, with a vector cache of
  * `threads` scan threads shared by the repository (whose writes update the cache's matrices) and the test.
  */
 async function racingStore(name: string, threads: number) {
   const file = join(dir, name);
-  const writer = createSqliteStorage({ file, synchronous: 'normal' });
-  await writer.memories.applyAtomically(scopeA, clustered(7, 6000, DIMS, 6, 0.3).map((vector) => ({
-    kind: 'insert' as const, memory: makeMemory(scopeA), vector: { modelId: 'm', vector } })));
-  await writer.close();
+  copyFileSync(await (racingRows ??= seedRacingRows()), file);
   const db = openSqlite(file, { synchronous: 'normal' });
   const cache = new SqliteVectorCache(db, { threads });
   const memories = createSqliteMemoryRepository(db, new SqliteOutbox(db), undefined, cache);

@@ -30,10 +30,31 @@ const SLOW_FIRST = [
   'suite:test/mcp/stdio.test.ts',
 ];
 
+/**
+ * The file that starts the run, before the slowest: load shedding reads the event loop of its process, so it runs
+ * first in a new one, where no earlier file can have left work running (vitest.config.ts, LOAD_SHEDDING_TEST). The
+ * first file of a run always gets a new process; the `suite` block comes first (PROJECT_ORDER) to make this one first.
+ */
+const FIRST = 'suite:test/cross/load-shedding.test.ts';
+
+/**
+ * The projects' blocks in this order (a project not listed keeps its place after these). Fixed rather than whatever
+ * order vitest's own sort gave, so that FIRST is the run's first file. The `timing` project is a group of its own,
+ * run after the others whatever its place here (its `sequence.groupOrder`).
+ */
+const PROJECT_ORDER = ['suite', 'postgres', 'timing'];
+
+/** The order of the `timing` project's files, which run one after the other in one process: the one nearest its bound first. */
+const TIMING_ORDER = ['timing:test/hardening/big-inputs-event-loop.test.ts', 'timing:test/streams/resume-replay.test.ts'];
+
+const nameOf = (spec: TestSpecification): string =>
+  `${spec.project.name}:${spec.moduleId.slice(spec.project.config.root.length + 1).replaceAll('\\', '/')}`;
+
 const rank = (spec: TestSpecification): number => {
-  const rel = spec.moduleId.slice(spec.project.config.root.length + 1).replaceAll('\\', '/');
-  const i = SLOW_FIRST.indexOf(`${spec.project.name}:${rel}`);
-  return i === -1 ? SLOW_FIRST.length : i;
+  const name = nameOf(spec);
+  if (name === FIRST) return -1;
+  const listed = [...SLOW_FIRST, ...TIMING_ORDER].indexOf(name);
+  return listed === -1 ? SLOW_FIRST.length + TIMING_ORDER.length : listed;
 };
 
 /**
@@ -46,7 +67,7 @@ const rank = (spec: TestSpecification): number => {
 export class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const projectOrder = [...new Set(sorted.map((s) => s.project.name))];
+    const projectOrder = [...new Set([...PROJECT_ORDER, ...sorted.map((s) => s.project.name)])];
     const block = (spec: TestSpecification) => projectOrder.indexOf(spec.project.name);
     // Array.prototype.sort is stable: the unlisted files keep the order vitest gave them.
     return sorted.sort((a, b) => block(a) - block(b) || rank(a) - rank(b));

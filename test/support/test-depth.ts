@@ -23,3 +23,13 @@ export function countFromEnv(name: string, fallback: number): number {
  * assertions run on both stores in `npm test`.
  */
 export const repeatsOnThisStore = (): boolean => process.env.MNEMO_TEST_STORE !== 'postgres' || longTests();
+
+/**
+ * Of a loop of `total` requests that spends an hourly quota (1,000 embedding requests), how many go over HTTP: all
+ * in `npm run test:long`; in `npm test` the last `last`, the ones before spent directly through the limits service
+ * the routes call (`t.container.limits`, as test/g11/errors.test.ts does for G11's 1,000), on the same clock. That
+ * each request counts once against the quota, whatever it holds, is checked request by request elsewhere (e.g.
+ * test/g5/errors.test.ts, "counts a request against the hourly limit (once)"); what stays over HTTP is the edge of
+ * the quota: the last requests allowed, the first one refused, and the answer's figures.
+ */
+export const requestsOverHttp = (total: number, last = 10): number => (longTests() ? total : Math.min(total, last));
