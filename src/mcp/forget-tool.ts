@@ -4,7 +4,7 @@ import { FORGET_PREVIEW_IDS, MAX_FORGET_PER_CALL, type MemoryForget } from '../c
 import type { OperationName } from '../core/operations/catalog.ts';
 import type { McpSession } from './session.ts';
 import { toolCall } from './tool-call.ts';
-import { toolFilter } from './tool-filter.ts';
+import { TOOL_FILTER, toolFilter } from './tool-filter.ts';
 
 /** memory_forget: forgetting by filter (core/memories/memory-forget.ts) over MCP. */
 export interface ForgetToolDeps {
@@ -18,16 +18,7 @@ export const FORGET_TOOL_OPERATIONS = {
 
 /** The filter as memory_search takes it (the same names, so an agent filters both alike). */
 const FORGET = z.object({
-  filter: z.object({
-    memory_type: z.union([z.string(), z.array(z.string())]).optional().describe('One type, or any of several'),
-    tags_any: z.array(z.string()).optional().describe('Memories having at least one of these tags'),
-    tags_all: z.array(z.string()).optional().describe('Memories having every one of these tags'),
-    metadata: z.record(z.string(), z.unknown()).optional()
-      .describe('key: value (equal) or key: [values] (any of); dotted keys reach nested objects, e.g. "source.kind"'),
-    topic_id: z.string().optional().describe('Only memories of this topic'),
-    created_from: z.string().optional().describe('ISO 8601: created at or after'),
-    created_to: z.string().optional().describe('ISO 8601: created at or before'),
-  }).describe('Which memories to forget: at least one condition (an empty filter is refused)'),
+  filter: TOOL_FILTER.describe('Which memories to forget: at least one condition (an empty filter is refused)'),
   dry_run: z.boolean().default(false).describe('true: only count them and list their ids; nothing is deleted'),
   workspace: z.string().optional()
     .describe('Workspace to act in (1-64 of letters, digits, _ . : -). Default: the connection\'s workspace (X-Workspace-ID on HTTP, --workspace on stdio), else "default".'),

@@ -16,7 +16,7 @@ import { FORGET_TOOL_OPERATIONS } from './forget-tool.ts';
 import { INGEST_TOOL_OPERATIONS } from './ingest-tools.ts';
 import type { McpSession } from './session.ts';
 import { toolCall } from './tool-call.ts';
-import { toolFilter } from './tool-filter.ts';
+import { TOOL_FILTER, toolFilter } from './tool-filter.ts';
 
 export interface MemoryToolDeps extends LifecycleToolDeps {
   memories: Pick<MemoryService, 'create' | 'get' | 'update' | 'delete' | 'list'> & LifecycleToolDeps['memories'];
@@ -53,16 +53,7 @@ const SEARCH = z.object({
     .describe('Lowest score kept, on the calibrated scale (docs/api.md, "Scores"; default 0.7 = relevant, 0 = keep all): for semantic the similarity, for hybrid the relevance (the similarity raised by keyword coverage)'),
   semantic_weight: z.number().min(0).max(1).default(0.7).describe('Hybrid: weight of semantic similarity'),
   keyword_weight: z.number().min(0).max(1).default(0.3).describe('Hybrid: weight of keyword relevance'),
-  filters: z.object({
-    memory_type: z.union([z.string(), z.array(z.string())]).optional().describe('One type, or any of several'),
-    tags_any: z.array(z.string()).optional().describe('Memories having at least one of these tags'),
-    tags_all: z.array(z.string()).optional().describe('Memories having every one of these tags'),
-    metadata: z.record(z.string(), z.unknown()).optional()
-      .describe('key: value (equal) or key: [values] (any of); dotted keys reach nested objects, e.g. "source.kind"'),
-    topic_id: z.string().optional().describe('Only memories of this topic'),
-    created_from: z.string().optional().describe('ISO 8601: created at or after'),
-    created_to: z.string().optional().describe('ISO 8601: created at or before'),
-  }).optional(),
+  filters: TOOL_FILTER.optional(),
   ...VALIDITY_READ_ARGS,
   workspace,
 });

@@ -1,12 +1,20 @@
+import * as z from 'zod';
 import { validationError, type FieldProblem } from '../core/errors.ts';
 import type { MemoryFilter } from '../core/memories/memory.types.ts';
 import { checkFilter, parseMetadataFilter, parseTimestamp } from '../core/search/filters.ts';
 
-/** The filter fields memory_search and memory_forget share (the same names, so an agent filters both alike). */
-export interface ToolFilterArgs {
-  memory_type?: string | string[] | undefined; tags_any?: string[] | undefined; tags_all?: string[] | undefined;
-  metadata?: Record<string, unknown> | undefined; topic_id?: string | undefined; created_from?: string | undefined; created_to?: string | undefined;
-}
+/** The filter memory_search and memory_forget take (one schema, so an agent filters both alike). */
+export const TOOL_FILTER = z.object({
+  memory_type: z.union([z.string(), z.array(z.string())]).optional().describe('One type, or any of several'),
+  tags_any: z.array(z.string()).optional().describe('Memories having at least one of these tags'),
+  tags_all: z.array(z.string()).optional().describe('Memories having every one of these tags'),
+  metadata: z.record(z.string(), z.unknown()).optional()
+    .describe('key: value (equal) or key: [values] (any of); dotted keys reach nested objects, e.g. "source.kind"'),
+  topic_id: z.string().optional().describe('Only memories of this topic'),
+  created_from: z.string().optional().describe('ISO 8601: created at or after'),
+  created_to: z.string().optional().describe('ISO 8601: created at or before'),
+});
+export type ToolFilterArgs = z.infer<typeof TOOL_FILTER>;
 
 /**
  * A tool's filter as a MemoryFilter, checked by the core's rules (metadata keys, dates); every problem at once, named
