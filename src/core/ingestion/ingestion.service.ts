@@ -34,7 +34,6 @@ export interface ReviewInput {
 
 export type IngestionService = ReturnType<typeof createIngestionService>;
 
-const clientIdOf = ingestionClientId;
 
 /**
  * Ingestion (docs/ingestion.md): a conversation is stored as a job and answered at once; a worker (ingestion-worker.ts)
@@ -83,7 +82,7 @@ export function createIngestionService(deps: {
       ? { role: source.role, position: p.sources[0], session: job.metadata.session ?? job.id, ...(source.timestamp ? { timestamp: source.timestamp.toISOString() } : {}) }
       : {};
     return {
-      title: titleFromText(p.content) ?? p.id, content: p.content, tags: job.tags, clientId: clientIdOf(job.id, p.id),
+      title: titleFromText(p.content) ?? p.id, content: p.content, tags: job.tags, clientId: ingestionClientId(job.id, p.id),
       metadata: { ...job.metadata, ...raw, ingestion: trace },
     };
   }
@@ -98,10 +97,10 @@ export function createIngestionService(deps: {
     const approved = job.proposals.filter((p) => p.status === 'approved');
     if (approved.length === 0) return job.proposals;
     const written = new Map<string, string>();
-    const already = await deps.store.findByClientId(job.scope, clientIdOf(job.id, approved[0]!.id));
+    const already = await deps.store.findByClientId(job.scope, ingestionClientId(job.id, approved[0]!.id));
     if (already) {
       for (const p of approved) {
-        const m = await deps.store.findByClientId(job.scope, clientIdOf(job.id, p.id));
+        const m = await deps.store.findByClientId(job.scope, ingestionClientId(job.id, p.id));
         if (m) written.set(p.id, m.id);
       }
     } else {
