@@ -2,7 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'coverage/**'] },
+  // The client's types are generated from the OpenAPI document (`npm run client:types`): tsc checks them, and linting
+  // 650 KB of generated declarations (a tenth of the lint's time) finds nothing anyone would fix by hand.
+  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'coverage/**', 'src/client/openapi-types.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -44,7 +44,9 @@ const NOT_ON_POSTGRES = [
   'test/mcp/stdio.test.ts',
   // Real Chromium against a real server: what it adds over routes.test.ts (which does run on PostgreSQL) is the
   // browser, not the store; a second run would only double the slowest file of the suite.
-  'test/dashboard/browser.test.ts',
+  'test/dashboard/browser.test.ts', 'test/dashboard/look.browser.test.ts',
+  // The managing pages in Chromium; test/dashboard/manage-forms.test.ts posts the same forms on PostgreSQL.
+  'test/dashboard/manage-browser.test.ts',
   // Load shedding reads the event loop of the test process; in this project that process also runs PGlite (WASM, in
   // process) and other files unisolated, whose work moves the samples. Shedding involves no store.
   LOAD_SHEDDING_TEST,
@@ -53,6 +55,9 @@ const NOT_ON_POSTGRES = [
   // other file of the project creates, all of which the project runs on PostgreSQL. A second run would spend the
   // suite's budget on HTTP behaviour that does not depend on the store.
   'test/cross/oversized-bodies.test.ts',
+  // They open no store of the project's (MNEMO_TEST_STORE reaches only createTestApp): units of the stream code, and
+  // the event hub over a SQLite file it opens itself. A second run would repeat the same tests.
+  'test/streams/units.test.ts', 'test/streams/event-hub.test.ts',
   // The OpenAPI document is built from the routes' schemas, which no store changes; linting it starts a process.
   'test/cross/openapi.test.ts',
   // Runs both stores itself on one loaded model (loading the bundled model twice, once per project, cost seconds).
@@ -68,7 +73,17 @@ const NOT_ON_POSTGRES = [
   ...(process.env.MNEMO_TEST_LONG ? [] : ['test/g5/*.test.ts']),
 ];
 
+const ROOT = import.meta.dirname;
+
 export default defineConfig({
+  // `mnemo/client` and `mnemo/integrations/*` (package.json "exports") resolve to their sources, as Node does under
+  // the `mnemo-source` condition: Vite does not resolve a package's imports of itself.
+  resolve: {
+    alias: [
+      { find: /^mnemo\/client$/, replacement: `${ROOT}/src/client/index.ts` },
+      { find: /^mnemo\/integrations\/([\w-]+)$/, replacement: `${ROOT}/integrations/$1/index.ts` },
+    ],
+  },
   test: {
     testTimeout: 30_000,
     hookTimeout: 120_000,

@@ -7,8 +7,10 @@ import { join } from 'node:path';
 export const ROOT = join(import.meta.dirname, '..');
 export const DIST = join(ROOT, 'dist');
 export const FINGERPRINT_FILE = join(DIST, '.build-fingerprint');
-/** What the compiled output depends on, besides every file under src/. */
-const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json'];
+/** What the compiled output depends on, besides every file under src/ and integrations/. */
+const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json', 'tsconfig.package.json'];
+/** Source directories; integrations/ is compiled into dist/package/ (tsconfig.package.json). */
+const SOURCE_DIRS = ['src', 'integrations'];
 
 /** False when the sources are not here (e.g. a Docker layer that installs dependencies before copying them). */
 export function haveSources() {
@@ -21,7 +23,8 @@ export function haveSources() {
  */
 export function sourceFingerprint() {
   const hash = createHash('sha256');
-  const files = readdirSync(join(ROOT, 'src'), { recursive: true }).map((file) => join('src', String(file))).sort();
+  const files = SOURCE_DIRS.filter((dir) => existsSync(join(ROOT, dir)))
+    .flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true }).map((file) => join(dir, String(file)))).sort();
   for (const file of [...CONFIG_FILES, ...files]) {
     const stat = statSync(join(ROOT, file));
     if (stat.isFile()) hash.update(`${file}\0${stat.size}\0${stat.mtimeMs}\n`);

@@ -15,13 +15,22 @@ import { registerSecretsCommands } from './secrets.command.ts';
 import { registerAuditCommands } from './audit.command.ts';
 import { describeLocation, lineProgress, migrate, parseStoreLocation, terminalProgress, type StoreLocation } from './migrate.command.ts';
 import { rotateMaster } from './rotate-master.command.ts';
-import { MCP_API_KEY_ENV, serveMcpStdio } from './mcp.command.ts';
-import { main as serve } from './start.ts';
+import { MCP_API_KEY_ENV } from './mcp-env.ts';
+import type { serveMcpStdio as ServeMcpStdio } from './mcp.command.ts';
 import { VERSION } from './version.ts';
+import { defaultDataDir } from './default-data-dir.ts';
 
 /** `mnemo`: the operator's command line. Every command has --help. */
 
 export { CliError, type CliIo } from './cli-store.ts';
+
+/**
+ * The server and the MCP server are imported when their command runs: they load most of the app (Fastify, the MCP
+ * SDK), 1.5 s of CPU that every other `mnemo` command would pay at start for nothing (measured from dist/).
+ */
+const serve = async (): Promise<void> => (await import('./start.ts')).main();
+const serveMcpStdio = async (...args: Parameters<typeof ServeMcpStdio>): Promise<void> =>
+  (await import('./mcp.command.ts')).serveMcpStdio(...args);
 
 export const processIo: CliIo = {
   env: process.env,
@@ -76,12 +85,20 @@ export function buildCli(io: CliIo = processIo): Command {
     .showHelpAfterError()
     .addHelpText('after', '\nConfiguration comes from the environment (MNEMO_DATA_DIR, HOST, PORT, ...): `mnemo serve --help` lists it,\n'
       + 'docs/configuration.md says what each variable means.\n'
-      + 'Key commands must see the same MNEMO_DATA_DIR as the server; they print the database they use on stderr.');
+      + 'Key commands must see the same MNEMO_DATA_DIR as the server; they print the database they use on stderr.\n'
+      + 'MNEMO_DATA_DIR defaults to ./data in a checkout of the repository and to a per-user directory when installed\n'
+      + `(here: ${defaultDataDir(io.env)}).`);
 
   program.command('serve')
+    .alias('start')
     .description('start the HTTP server (same as npm start)')
     .addHelpText('after', configurationHelp())
-    .action(async () => { await serve(); });
+    .action(async () => {
+      // Installed, the data lands in a per-user directory nobody typed: say where, as the key commands do.
+      const config = loadConfig(io.env);
+      if (config.databaseUrl === null) io.err(`mnemo: database ${config.databaseFile}\n`);
+      await serve();
+    });
 
   program.command('mcp')
     .description(`serve the MCP server on stdin/stdout for an AI tool (Claude Desktop, ...); the API key comes from ${MCP_API_KEY_ENV}`)

@@ -4,6 +4,7 @@ import { SQLITE_SYNCHRONOUS, type SqliteSynchronous } from '../adapters/storage/
 import { parseAllowCidrs } from '../core/webhooks/address-policy.ts';
 import { EXAMPLE_UNIT_PRICES, type UnitPrices } from '../core/analytics/cost-model.ts';
 import { DEFAULT_INGESTION_LIMITS, type IngestionLimits } from '../core/ingestion/ingestion.rules.ts';
+import { defaultDataDir } from './default-data-dir.ts';
 
 /**
  * The whole configuration, parsed once at start from the environment. This is the only module that reads
@@ -56,6 +57,10 @@ export interface Config {
   masterKey: string | null;
   /** Without a trailing slash. */
   dashboardUrl: string;
+  /** Mnemo's public origin (OAuth issuer; the MCP resource is `<publicUrl>/mcp`), without a trailing slash. */
+  publicUrl: string;
+  /** Lifetime of an OAuth access token, in seconds. */
+  oauthAccessTtlSeconds: number;
   metrics: MetricsAccess;
   costPrices: UnitPrices;
   analytics: boolean;
@@ -99,10 +104,10 @@ export interface ConfigVariable {
    */
   parse?: (raw: string, above: Readonly<Config>) => Partial<Config>;
   /**
-   * When it is unset or blank: a value parsed as if it had been set, or the fields computed from the variables above;
-   * absent: the fields keep what the variables above gave them.
+   * When it is unset or blank: a value parsed as if it had been set, or the fields computed from the variables above
+   * (and from the environment: the per-user data directory); absent: the fields keep what the variables above gave them.
    */
-  default?: string | ((above: Readonly<Config>) => Partial<Config>);
+  default?: string | ((above: Readonly<Config>, env: Env) => Partial<Config>);
   /** The default as people read it, when it is not a plain value (computed, or none: shown as —). */
   shown?: string;
   /** What it means: one Markdown table cell. */
@@ -164,6 +169,13 @@ const serviceUrl = (schemes: readonly string[]) => (value: string): string => {
   return raw;
 };
 
+/** An http(s) origin: scheme, host and port only. */
+function publicOrigin(value: string): string {
+  const url = new URL(dashboardUrl(value));
+  if (url.pathname !== '/') throw new BadValue(`must be an origin without a path (got "${value.trim()}")`);
+  return url.origin;
+}
+
 /** An http(s) URL with no query or fragment (approval paths are appended to it), without a trailing slash. */
 function dashboardUrl(value: string): string {
   const raw = value.trim();
@@ -219,6 +231,11 @@ function metricsToken(token: string, { metrics }: Readonly<Config>): Partial<Con
   return { metrics: { mode: 'token', token } };
 }
 
+const dataDirFields = (dir: string): Partial<Config> => {
+  const dataDir = resolve(dir.trim());
+  return { dataDir, databaseFile: resolve(dataDir, 'mnemo.db') };
+};
+
 /** A start-up error must not print a password given in a URL. */
 export const redactPassword = (raw: string): string => raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
 
@@ -247,12 +264,14 @@ export const CONFIG_TABLE: readonly ConfigVariable[] = [
     doc: 'port to listen on (`0` picks a free one; the `listening on` line tells which)',
   },
   {
-    name: 'MNEMO_DATA_DIR', default: './data',
-    parse: (raw) => {
-      const dataDir = resolve(raw.trim());
-      return { dataDir, databaseFile: resolve(dataDir, 'mnemo.db') };
-    },
-    doc: 'where the SQLite file (`mnemo.db`) lives',
+    name: 'MNEMO_DATA_DIR',
+    default: (_above, env) => dataDirFields(defaultDataDir(env)),
+    shown: '`./data` in a checkout; per-user when installed',
+    parse: (raw) => dataDirFields(raw),
+    doc: 'where the SQLite file (`mnemo.db`) and `master.key` live. The installed package\'s per-user default: '
+      + '`$XDG_DATA_HOME/mnemo` else `~/.local/share/mnemo` (Linux), `~/Library/Application Support/mnemo` (macOS), '
+      + '`%LOCALAPPDATA%\\mnemo` (Windows). A checkout is told apart by `src/` and `tsconfig.json` beside the code '
+      + '(docs/cli.md, "Installing the package")',
   },
   {
     name: 'MNEMO_EMBEDDINGS', default: 'local',
@@ -474,6 +493,17 @@ export const CONFIG_TABLE: readonly ConfigVariable[] = [
       + 'dropped); set it when clients reach the server under another address (a load balancer, TLS in front)',
   },
   {
+    name: 'MNEMO_PUBLIC_URL', shown: 'the origin of `MNEMO_DASHBOARD_URL`', parse: field('publicUrl', publicOrigin),
+    default: ({ dashboardUrl: d }) => ({ publicUrl: new URL(d).origin }),
+    doc: 'the origin remote MCP clients reach Mnemo at (`https://mnemo.example.com`): the OAuth issuer, and the '
+      + 'resource `<MNEMO_PUBLIC_URL>/mcp` that access tokens are for (docs/oauth.md). An http(s) origin without '
+      + 'path, query or credentials; hosted clients need https',
+  },
+  {
+    name: 'MNEMO_OAUTH_ACCESS_TTL_SECONDS', parse: field('oauthAccessTtlSeconds', wholeNumber(60, 86_400)), default: '3600',
+    doc: 'how long an OAuth access token works, in seconds (60–86400); clients then use their refresh token (docs/oauth.md)',
+  },
+  {
     // Read by `mnemo mcp` (app/mcp.command.ts), listed here so that operators find it with the others.
     name: 'MNEMO_API_KEY',
     doc: '`mnemo mcp` only: the API key the stdio MCP server acts for (an environment variable, so that it never '
@@ -598,7 +628,7 @@ export function loadConfig(env: Env = process.env): Config {
     try {
       const fields = raw !== undefined && raw.trim() !== '' ? v.parse(raw, config)
         : typeof v.default === 'string' ? v.parse(v.default, config)
-          : v.default?.(config) ?? {};
+          : v.default?.(config, env) ?? {};
       Object.assign(config, fields);
     } catch (err) {
       if (err instanceof BadValue) throw new ConfigError(v.name, err.message);

@@ -8,6 +8,7 @@ import { createIngestionService } from '../core/ingestion/ingestion.service.ts';
 import { createIngestionWorker } from '../core/ingestion/ingestion-worker.ts';
 import { createOpenAiChatModel } from '../adapters/llm/openai-chat.model.ts';
 import type { RateLimiter } from '../core/rate-limit/rate-limiter.port.ts';
+import { createOAuthService } from '../core/oauth/oauth.service.ts';
 import { createLimitsService, defaultTierLimits } from '../core/rate-limit/tier-limits.ts';
 import { createSearchService } from '../core/search/search.service.ts';
 import { afterFlush } from '../core/search/search-recorder.ts';
@@ -203,6 +204,11 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
   const mcpApprovals = createMcpApprovalService({
     resources: storage.mcpResources, approvals: storage.mcpApprovals, clock, dashboardUrl: config.dashboardUrl,
   });
+  // Mnemo as the OAuth authorization server of its own /mcp (docs/oauth.md).
+  const oauth = createOAuthService({
+    oauth: storage.oauth, keys: storage.apiKeys, audit, limiter, clock,
+    settings: { issuer: config.publicUrl, resource: `${config.publicUrl}/mcp`, accessTtlSeconds: config.oauthAccessTtlSeconds },
+  });
   // The MCP server's reads: the requester's own approvals open them, without the token (requester-access.ts).
   const mcpRequesterAccess = createMcpRequesterAccess({
     resources: storage.mcpResources, approvals: storage.mcpApprovals, resourceService: mcpResources, approvalService: mcpApprovals, clock,
@@ -238,6 +244,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     retentionMs: realtime.eventRetentionMs, pruneIntervalMs: realtime.pruneIntervalMs,
     requestMetrics: { prune: (before) => storage.requestMetrics.prune(before), retentionMs: REQUEST_METRICS_RETENTION_MS },
     ingestions: { pruneFinished: (before) => storage.ingestions.pruneFinished(before), retentionMs: config.ingestionRetentionHours * 3_600_000 },
+    oauth: storage.oauth,
   });
   // Every answered request, aggregated per minute in memory and written every few seconds (started here: the CLI's
   // container records nothing, so its timer only flushes an empty map); close() writes what is left.
@@ -292,6 +299,7 @@ function wire(config: Config, overrides: ContainerOverrides, storage: Storage, k
     mcpResources,
     mcpApprovals,
     mcpRequesterAccess,
+    oauth,
     realtime,
     eventHub,
     streams,

@@ -6,13 +6,12 @@ import { reindexRunHealth } from './reindex-run-health.ts';
 
 const startedAt = Date.now();
 
-/** `/health` and `/api/v1/health`: no key needed; 503 when the store does not answer. */
-export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async (app, { container: c }) => {
+/** What `/health` answers (and the dashboard's overview shows): the store's answer and the embeddings' coverage. */
+export function createHealthCheck(c: Container) {
   const embeddings = embeddingsHealth(c.storage.memories, c.embedder);
   const reindexRun = reindexRunHealth(c.storage.reindexProgress, c.clock);
-  const handler = async (_req: unknown, reply: { status: (n: number) => unknown }) => {
+  return async () => {
     const storageOk = await c.storage.ping().catch(() => false);
-    if (!storageOk) reply.status(503);
     // No store, no run record to read (on PostgreSQL a read would wait for a pool connection to a store that is down).
     const [coverage, run] = await Promise.all([embeddings(), storageOk ? reindexRun() : null]);
     return {
@@ -22,6 +21,16 @@ export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async 
       storage: { kind: c.storage.kind, ok: storageOk },
       embeddings: { ...coverage, reindex_run: run },
     };
+  };
+}
+
+/** `/health` and `/api/v1/health`: no key needed; 503 when the store does not answer. */
+export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async (app, { container: c }) => {
+  const check = createHealthCheck(c);
+  const handler = async (_req: unknown, reply: { status: (n: number) => unknown }) => {
+    const health = await check();
+    if (!health.storage.ok) reply.status(503);
+    return health;
   };
   app.get('/health', { schema: { tags: ['health'], summary: 'Liveness and readiness', security: [] } }, handler);
   app.get('/api/v1/health', { schema: { tags: ['health'], summary: 'Liveness and readiness', security: [] } }, handler);

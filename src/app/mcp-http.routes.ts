@@ -3,10 +3,12 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { toWebRequest } from '@modelcontextprotocol/node';
-import { createMcpHandler, localhostAllowedOrigins, validateOriginHeader, type AuthInfo } from '@modelcontextprotocol/server';
+import { createMcpHandler, getOAuthProtectedResourceMetadataUrl, localhostAllowedOrigins, validateOriginHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Principal } from '../core/api-keys/api-key.types.ts';
 import { DomainError, isDomainError } from '../core/errors.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../core/json-limits.ts';
+import type { OAuthService } from '../core/oauth/oauth.service.ts';
+import { ACCESS_TOKEN_PREFIX } from '../core/oauth/oauth.rules.ts';
 import { createMnemoMcpServer, type McpServerDeps } from '../mcp/mcp-server.ts';
 import type { McpSession } from '../mcp/session.ts';
 import { errorBody, MCP_ERROR_STATUS } from '../mcp/tool-errors.ts';
@@ -40,10 +42,14 @@ const INVALID_REQUEST = -32600;
  * fallback for 2025-era clients). The key (`Authorization: Bearer`, or `X-API-Key`) is authenticated and counted
  * against the gateway limit before any MCP processing: a missing or invalid key is a 401 with
  * `WWW-Authenticate: Bearer`, an exhausted limit a 429 with Retry-After, a bad `X-Workspace-ID` a 400, all as a
- * JSON-RPC error body (`id: null`) whose `error.data` holds Mnemo's code.
+ * JSON-RPC error body (`id: null`) whose `error.data` holds Mnemo's code. An OAuth access token (docs/oauth.md) is
+ * accepted in place of a key: it acts as its granting key with the granted scopes, in the granted workspace only; the
+ * 401's challenge names the protected-resource metadata (RFC 9728) so that MCP clients can start the OAuth flow.
  */
 export const mcpHttpRoutes: FastifyPluginAsync<{
   auth: AuthDeps; mcp: McpServerDeps; version: string;
+  /** Access tokens of Mnemo's OAuth server, and the resource they are for (`<public base>/mcp`). */
+  oauth: Pick<OAuthService, 'authenticate' | 'settings'>;
   /** Origin hostnames allowed besides loopback names (MNEMO_MCP_ALLOWED_ORIGINS and the dashboard's host); `*`: any. */
   allowedOrigins: readonly string[] | '*';
 }> = async (app, deps) => {
@@ -63,7 +69,8 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
   });
   app.addHook('onClose', async () => { await handler.close(); });
 
-  app.setErrorHandler((error: FastifyError, req, reply) => mcpErrorHandler(error, req, reply));
+  const challenge = `Bearer realm="mnemo", resource_metadata="${getOAuthProtectedResourceMetadataUrl(new URL(deps.oauth.settings.resource))}"`;
+  app.setErrorHandler((error: FastifyError, req, reply) => mcpErrorHandler(error, req, reply, challenge));
 
   app.route({
     method: ['GET', 'POST', 'DELETE'],
@@ -76,19 +83,23 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
         const origin = validateOriginHeader(req.headers.origin, allowedOrigins);
         if (!origin.ok) throw new DomainError('PERMISSION_DENIED', `Origin not allowed: ${origin.message}`, { reason: 'origin_not_allowed' });
       }
-      const principal = await authenticate(deps.auth, req, reply);
+      const { principal, workspaceOnly } = await authenticate(deps.auth, deps.oauth, req, reply);
       const named = workspaceOf(req);
       if (!named.ok) throw new DomainError('VALIDATION_FAILED', 'Invalid workspace id', { fields: [named.problem] });
+      if (workspaceOnly !== undefined && req.headers['x-workspace-id'] !== undefined && named.workspace !== workspaceOnly) {
+        throw new DomainError('PERMISSION_DENIED', `This access token is for workspace ${workspaceOnly} only`);
+      }
       if (exceedsJsonDepth(req.body, MAX_MCP_MESSAGE_DEPTH)) {
         throw new DomainError('VALIDATION_FAILED', `The JSON-RPC message nests deeper than ${MAX_MCP_MESSAGE_DEPTH} levels`, {
           reason: 'too_deep', fields: [{ field: 'body', reason: 'too_deep', message: `must nest at most ${MAX_MCP_MESSAGE_DEPTH} levels of objects and arrays` }],
         });
       }
       const session: McpSession = {
-        caller: async () => principal, defaultWorkspace: named.workspace, transport: 'mcp-http',
+        caller: async () => principal, defaultWorkspace: workspaceOnly ?? named.workspace, transport: 'mcp-http',
+        ...(workspaceOnly === undefined ? {} : { workspaceOnly }),
         ip: req.ip, userAgent: req.headers['user-agent'] ?? null, requestId: req.id,
       };
-      const authInfo: AuthInfo = { token: 'api-key', clientId: principal.keyId, scopes: [...principal.scopes], extra: { [SESSION_KEY]: session } };
+      const authInfo: AuthInfo = { token: workspaceOnly === undefined ? 'api-key' : 'oauth', clientId: principal.keyId, scopes: [...principal.scopes], extra: { [SESSION_KEY]: session } };
       // A client that goes away ends the exchange (and its SSE stream) at once.
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
@@ -109,19 +120,24 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
   });
 };
 
-/** The key of the request, authenticated and counted (gateway limit), with its X-RateLimit-* headers. */
-async function authenticate(auth: AuthDeps, req: FastifyRequest, reply: FastifyReply): Promise<Principal> {
+/**
+ * The key or OAuth access token of the request, authenticated and counted (the key's gateway limit), with its
+ * X-RateLimit-* headers; a token also names the one workspace it may act in.
+ */
+async function authenticate(auth: AuthDeps, oauth: Pick<OAuthService, 'authenticate'>, req: FastifyRequest, reply: FastifyReply):
+  Promise<{ principal: Principal; workspaceOnly?: string }> {
   const credential = readCredential(req, 'bearer');
   if (credential === undefined) throw new DomainError('UNAUTHENTICATED', MISSING_CREDENTIAL_MESSAGE);
-  const principal = await auth.apiKeys.authenticate(credential);
+  const token = credential.startsWith(ACCESS_TOKEN_PREFIX) ? await oauth.authenticate(credential) : undefined;
+  const principal = token?.principal ?? await auth.apiKeys.authenticate(credential);
   req.principal = principal;
   const decision = await auth.limits.gateway(principal);
   if (decision) setRateLimitHeaders(reply, decision);
-  return principal;
+  return token ? { principal, workspaceOnly: token.workspace } : { principal };
 }
 
 /** A refusal before MCP processing, as a JSON-RPC error (the request's id is not known yet: null). */
-export function mcpErrorHandler(error: FastifyError | DomainError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function mcpErrorHandler(error: FastifyError | DomainError, req: FastifyRequest, reply: FastifyReply, challenge = 'Bearer realm="mnemo"'): FastifyReply {
   let status: number;
   let body: ReturnType<typeof errorBody>;
   let rpcCode: number | undefined;
@@ -131,7 +147,7 @@ export function mcpErrorHandler(error: FastifyError | DomainError, req: FastifyR
     body = errorBody(error);
     const retry = error.details.limit?.retryAfterMs ?? error.details.retryAfterMs;
     if (retry !== undefined) reply.header('Retry-After', retryAfterSeconds(retry));
-    if (error.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer realm="mnemo"');
+    if (error.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', challenge);
   } else {
     const problem = classifyRequestError(error);
     if (!problem) req.log.error({ err: error }, 'unhandled error');

@@ -5,12 +5,10 @@ import { createMnemoMcpServer } from '../mcp/mcp-server.ts';
 import { keySession } from '../mcp/session.ts';
 import { CliError, stderrWarnings, type CliIo } from './cli-store.ts';
 import { loadConfig, redactPassword } from './config.ts';
+import { MCP_API_KEY_ENV } from './mcp-env.ts';
 import { createContainer } from './container.ts';
 import { mcpDeps } from './mcp-deps.ts';
 import { VERSION } from './version.ts';
-
-/** The environment variable `mnemo mcp` reads its API key from (a key on the command line would show in `ps`). */
-export const MCP_API_KEY_ENV = 'MNEMO_API_KEY';
 
 /**
  * `mnemo mcp`: the MCP server over stdio, for a client that starts it as a subprocess (Claude Desktop and the like).

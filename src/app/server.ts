@@ -25,7 +25,7 @@ import { wsErrorHandler } from '../surfaces/http-kit/ws.ts';
 import { recordArrival } from '../surfaces/http-kit/arrival.ts';
 import { DomainError } from '../core/errors.ts';
 import type { Container } from './container.ts';
-import { healthRoutes } from './health.routes.ts';
+import { createHealthCheck, healthRoutes } from './health.routes.ts';
 import { registerOpenApi } from './openapi.ts';
 import { METRICS_PATH, metricsRoutes } from './metrics.routes.ts';
 import { requestMetricsHook } from './request-metrics.ts';
@@ -37,6 +37,8 @@ import { mcpDeps } from './mcp-deps.ts';
 import { MCP_PATH, mcpErrorHandler, mcpHttpRoutes } from './mcp-http.routes.ts';
 import { VERSION } from './version.ts';
 import { DASHBOARD_PREFIX, dashboardErrorHandler, registerDashboard } from '../dashboard/index.ts';
+import { OAUTH_CONSENT_PATH } from '../dashboard/pages/oauth-consent.ts';
+import { oauthRoutes } from '../surfaces/oauth/index.ts';
 
 /** How long a client may take to finish sending a body the server will not read (see body-drain.ts). */
 const BODY_DRAIN_TIMEOUT_MS = 10_000;
@@ -181,14 +183,17 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   for (const surface of surfaces) await surface.register(app);
   // The MCP server over Streamable HTTP, on the same services (src/mcp; stdio: `mnemo mcp`).
   await app.register(mcpHttpRoutes, {
-    auth, mcp: mcpDeps(c), version: VERSION,
+    auth, mcp: mcpDeps(c), version: VERSION, oauth: c.oauth,
     // The dashboard's own host is this server's public name: its pages may call /mcp.
     allowedOrigins: c.config.mcpAllowedOrigins === '*' ? '*' : [...c.config.mcpAllowedOrigins, new URL(c.config.dashboardUrl).hostname],
   });
+  // Mnemo as the OAuth authorization server of /mcp (docs/oauth.md); its consent page is the dashboard's.
+  await app.register(oauthRoutes, { oauth: c.oauth, consentPath: OAUTH_CONSENT_PATH });
   await registerDashboard(app, {
     apiKeys: c.apiKeys, limits: c.limits, clock: c.clock, memories, search, analyticsReport: c.analyticsReport, webhooks: c.webhooks,
     secrets: c.secrets, audit: c.audit, operations: c.operations, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources, sessions: c.dashboardSessions,
-    ingestion: c.ingestion,
+    ingestion: c.ingestion, health: createHealthCheck(c), searchAnalytics: c.searchAnalytics, oauth: c.oauth,
+    apiKeyManagement: c.apiKeyManagement, embeddingModel: c.embedder.modelId,
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -181,6 +181,29 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       updated_at: time, finished_at: time,
     },
   },
+  {
+    // OAuth (core/oauth): codes and tokens travel as digests, so connected apps keep working on the copy.
+    name: 'oauth_clients', key: ['id'],
+    columns: { id: text, name: text, redirect_uris: json, created_at: time },
+  },
+  {
+    name: 'oauth_grants', key: ['id'],
+    columns: {
+      id: text, client_id: text, tenant_id: text, mode: text, workspace: text, key_id: text, user_id: text, scopes: json,
+      created_at: time, last_used_at: time, revoked_at: time,
+    },
+  },
+  {
+    name: 'oauth_codes', key: ['digest'],
+    columns: {
+      digest: text, client_id: text, redirect_uri: text, code_challenge: text, resource: text, grant_id: text, tenant_id: text,
+      mode: text, workspace: text, key_id: text, user_id: text, scopes: json, created_at: time, expires_at: time, used_at: time,
+    },
+  },
+  {
+    name: 'oauth_tokens', key: ['digest'],
+    columns: { digest: text, grant_id: text, kind: text, created_at: time, expires_at: time, used_at: time },
+  },
 ];
 
 /** Dump and load of whole tables (see TRANSFER_TABLES); used offline, by `mnemo migrate`. */

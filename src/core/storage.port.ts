@@ -15,6 +15,7 @@ import type { McpApprovalRepository } from './mcp-access/mcp-approval.repository
 import type { StorageTransfer } from './storage-transfer.ts';
 import type { ReindexProgressRepository } from './embeddings/reindex-progress.repository.ts';
 import type { IngestionRepository } from './ingestion/ingestion.repository.ts';
+import type { OAuthRepository } from './oauth/oauth.repository.ts';
 
 /** The storage port: every repository of one store, opened and closed together. */
 export interface Storage {
@@ -46,6 +47,8 @@ export interface Storage {
   readonly reindexProgress: ReindexProgressRepository;
   /** Ingestion jobs (conversations in, proposed memories out), leased by one worker at a time. */
   readonly ingestions: IngestionRepository;
+  /** OAuth 2.1 for remote MCP clients: registered clients, codes, grants and tokens (digests only). */
+  readonly oauth: OAuthRepository;
   /** Whole-table dump and load, for copying one store into another (`mnemo migrate`). */
   readonly transfer: StorageTransfer;
   /** Cheap liveness probe for /health. */

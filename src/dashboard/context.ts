@@ -69,7 +69,12 @@ export class SeeOther {
   constructor(readonly location: string) {}
 }
 
-export type PageHandler = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer) => Promise<SafeHtml | SeeOther>;
+/** A handler's answer that is a file to save (an export), not a page. */
+export class Download {
+  constructor(readonly filename: string, readonly type: string, readonly body: string) {}
+}
+
+export type PageHandler = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer) => Promise<SafeHtml | SeeOther | Download>;
 
 /**
  * A signed-in route: its options (`config.operation`, the core operation it runs, listed like every API route's) and
@@ -120,6 +125,7 @@ export function signedIn(deps: KitDeps, operation: OperationName | readonly Oper
     };
     const page = await handler(req, reply, viewer);
     if (page instanceof SeeOther) return reply.redirect(page.location, 303);
+    if (page instanceof Download) return reply.type(page.type).header('Content-Disposition', `attachment; filename="${page.filename}"`).send(page.body);
     return reply.type('text/html; charset=utf-8').send(page.value);
   };
   return { config: { operation: declared }, handler: run };

@@ -1,12 +1,9 @@
 import type { Principal } from '../core/api-keys/api-key.types.ts';
 import { html, type HtmlPart, type SafeHtml } from './html.ts';
+import { NAV, type Section } from './nav.ts';
 
 export const DASHBOARD_PREFIX = '/dashboard';
-
-const NAV = [
-  ['approvals', 'Approvals'], ['reviews', 'Reviews'], ['memories', 'Memories'], ['analytics', 'Analytics'], ['webhooks', 'Webhooks'], ['secrets', 'Secrets'], ['audit', 'Audit'],
-] as const;
-export type Section = (typeof NAV)[number][0];
+export type { Section };
 
 /** What the chrome of a signed-in page shows. */
 export interface Chrome {
@@ -24,11 +21,15 @@ export const csrfField = (token: string): SafeHtml => html`<input type="hidden" 
 function document(title: string, body: HtmlPart, scripts: readonly string[] = []): SafeHtml {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Mnemo</title><link rel="stylesheet" href="${DASHBOARD_PREFIX}/assets/dashboard.css"></head>
+<title>${title} · Mnemo</title><link rel="icon" href="${DASHBOARD_PREFIX}/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="${DASHBOARD_PREFIX}/assets/dashboard.css"></head>
 <body>${body}
 ${scripts.map((s) => html`<script src="${DASHBOARD_PREFIX}/assets/${s}"></script>`)}
 </body></html>`;
 }
+
+const navigation = (current: Section | null): SafeHtml => html`<nav aria-label="Sections">${NAV.map((n) =>
+  html`<a href="${DASHBOARD_PREFIX}${n.path}"${current === n.id ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>`;
 
 /** A signed-in page: navigation, who is signed in, the workspace switcher and sign-out around `main`. */
 export function page(title: string, chrome: Chrome, main: HtmlPart, scripts: readonly string[] = []): SafeHtml {
@@ -36,7 +37,7 @@ export function page(title: string, chrome: Chrome, main: HtmlPart, scripts: rea
   return document(title, html`
 <header>
   <a class="brand" href="${DASHBOARD_PREFIX}">Mnemo</a>
-  <nav>${NAV.map(([id, label]) => html`<a href="${DASHBOARD_PREFIX}/${id}"${chrome.section === id ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>
+  ${navigation(chrome.section)}
   <form class="workspace" method="get" action="${chrome.path}">
     <label>Workspace <input name="workspace" value="${chrome.workspace}" size="12" required></label><button>Switch</button>
   </form>
@@ -46,9 +47,13 @@ export function page(title: string, chrome: Chrome, main: HtmlPart, scripts: rea
 <main><h1>${title}</h1>${main}</main>`, [...scripts, 'dashboard.js']);
 }
 
-/** A page outside a session (sign-in, errors before sign-in). */
-export const barePage = (title: string, main: HtmlPart): SafeHtml =>
-  document(title, html`<header><a class="brand" href="${DASHBOARD_PREFIX}">Mnemo</a></header><main class="narrow"><h1>${title}</h1>${main}</main>`);
+/**
+ * A page outside a session (sign-in, errors). `withNav`: the sections' links too (an error page, so that a person
+ * who followed a dead link can go on; a section they are not signed in for asks them to sign in).
+ */
+export const barePage = (title: string, main: HtmlPart, withNav = false): SafeHtml =>
+  document(title, html`<header><a class="brand" href="${DASHBOARD_PREFIX}">Mnemo</a>${withNav ? navigation(null) : ''}</header>
+<main class="narrow"><h1>${title}</h1>${main}</main>`);
 
 export const dateTime = (d: Date | null): SafeHtml =>
   (d === null ? html`<span class="muted">—</span>` : html`<time datetime="${d.toISOString()}">${d.toISOString().replace('T', ' ').slice(0, 19)} UTC</time>`);

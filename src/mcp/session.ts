@@ -12,6 +12,8 @@ export interface McpSession {
   caller(): Promise<Principal>;
   /** The workspace of a tool call that names none (`X-Workspace-ID` on HTTP, `--workspace` on stdio). */
   defaultWorkspace: string;
+  /** Set when the caller may act in this workspace only (an OAuth grant's): a call naming another is refused. */
+  workspaceOnly?: string;
   /** For the audit log: the transport (`mcp-http`, `mcp-stdio`), the client's address and agent, a request id. */
   transport: 'mcp-http' | 'mcp-stdio';
   ip: string | null;

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Principal } from '../core/api-keys/api-key.types.ts';
-import { validationError } from '../core/errors.ts';
+import { DomainError, validationError } from '../core/errors.ts';
 import type { OperationName } from '../core/operations/catalog.ts';
 import { authorize } from '../core/operations/runner.ts';
 import { workspaceProblem, type Scope } from '../core/scope.ts';
@@ -28,6 +28,9 @@ export const toolCall = (session: McpSession) =>
         const named = args.workspace ?? session.defaultWorkspace;
         const problem = workspaceProblem(named, 'workspace');
         if (problem) throw validationError([problem], 'Invalid workspace id');
+        if (session.workspaceOnly !== undefined && named !== session.workspaceOnly) {
+          throw new DomainError('PERMISSION_DENIED', `This access token is for workspace ${session.workspaceOnly} only`);
+        }
         return toolResult(await run(args, { principal, scope: { tenantId: principal.tenantId, mode: principal.mode, workspace: named } }));
       } catch (err) {
         return toolError(err);

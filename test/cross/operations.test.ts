@@ -19,7 +19,9 @@ import { createTestApp, json, type TestApp } from '../support/test-app.ts';
  */
 
 /** Routes that run no operation, each for a reason: the framework's and the server's own (no key involved). */
-const OUTSIDE_OPERATIONS = [/^\/docs/, /^\/openapi\.json$/, /^\/health$/, /^\/api\/v1\/health$/, /^\/metrics$/, /^\/mcp$/];
+const OUTSIDE_OPERATIONS = [/^\/docs/, /^\/openapi\.json$/, /^\/health$/, /^\/api\/v1\/health$/, /^\/metrics$/, /^\/mcp$/,
+  // OAuth's protocol endpoints: no key involved (core/oauth decides and audits what they do).
+  /^\/\.well-known\/oauth-/, /^\/oauth\//];
 
 /** Operations no route runs: run by MCP tools only, or by the dashboard only. */
 const NOT_ON_ROUTES: readonly OperationName[] = ['memory.search_keyword'];
@@ -35,9 +37,9 @@ describe('operations: one policy per operation, every entry point runs one', () 
     expect(unnamed.map((r) => `${r.methods.join(',')} ${r.url}`)).toEqual([]);
     const named = (r: (typeof routes)[number]): string[] => (r.operation === undefined || r.operation === null ? [] : [r.operation].flat());
     for (const name of routes.flatMap(named)) expect(Object.hasOwn(OPERATIONS, name), name).toBe(true);
-    // Only the dashboard's sign-in, assets and landing redirect run none; every API route runs one.
+    // Only the dashboard's sign-in and assets run none; every API route runs one.
     const without = routes.filter((r) => r.operation === null && !r.methods.includes('HEAD')).map((r) => `${r.methods.join(',')} ${r.url}`);
-    expect(without.sort()).toEqual(['GET /dashboard', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'POST /dashboard/sign-in'].sort());
+    expect(without.sort()).toEqual(['GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'POST /dashboard/sign-in'].sort());
     // Every operation is run somewhere: no policy is written for nothing.
     const run = new Set<string>([...routes.flatMap(named), ...Object.values(MEMORY_TOOL_OPERATIONS).flat()]);
     const idle = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => !run.has(name) && !NOT_ON_ROUTES.includes(name));

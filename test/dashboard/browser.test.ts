@@ -5,15 +5,13 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlm } from '../support/mock-llm-server.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { screenshot } from './screenshots.ts';
 
 /**
  * The dashboard end to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) against
  * the real server listening on loopback: one browser and one page for the whole file, used in order like a person
- * would. Each page visited is kept as a screenshot: in a temporary directory, or, with MNEMO_UPDATE_SCREENSHOTS=1
- * (`npm run screenshots`), in docs/screenshots/ where docs/dashboard.md shows them (a plain test run leaves the tree clean).
+ * would. `npm run screenshots` keeps the pages visited in docs/screenshots/ (./screenshots.ts); a plain run writes none.
  */
-const UPDATE_SHOTS = process.env.MNEMO_UPDATE_SCREENSHOTS === '1';
-const SHOTS = UPDATE_SHOTS ? join(import.meta.dirname, '..', '..', 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'mnemo-shots-'));
 let t: TestApp;
 let base: string;
 let browser: BrowserContext;
@@ -23,7 +21,7 @@ const keys: Record<string, string> = {};
 let approvalId = '';
 let llm: MockLlm;
 
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const shot = (name: string) => screenshot(page, name);
 const api = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
 
@@ -87,7 +85,6 @@ afterAll(async () => {
   await t?.close();
   await llm?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
-  if (!UPDATE_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
 });
 
 describe('dashboard in Chromium', () => {
@@ -124,7 +121,6 @@ describe('dashboard in Chromium', () => {
     await page.click('#search button');
     await page.waitForSelector('#results');
     expect(await page.locator('#results mark').first().textContent()).toMatch(/database|migrations/i);
-    await shot('memories-search');
     await page.click('#results tbody tr:first-child a');
     await page.waitForSelector('#content');
     expect(await page.textContent('#content')).toContain('Run the database migrations');
@@ -160,7 +156,6 @@ describe('dashboard in Chromium', () => {
     expect(charts[1]!.datasets.map((d) => d.label)).toEqual(['p50', 'p95', 'p99']);
     expect(charts[1]!.datasets[2]!.data.some((v) => v !== null && v > 0)).toBe(true);
     expect(sum(charts[2]!.datasets[0]!.data)).toBeGreaterThanOrEqual(1);
-    await shot('analytics');
   });
 
   it('shows webhooks, secrets (revealed on request) and the verified audit log', async () => {
@@ -168,7 +163,6 @@ describe('dashboard in Chromium', () => {
     await page.click('.webhooks tbody tr:first-child a');
     await page.waitForSelector('#deliveries');
     expect(await page.locator('#deliveries tbody tr').count()).toBeGreaterThanOrEqual(1);
-    await shot('webhook-deliveries');
     await page.goto(`${base}/dashboard/secrets`);
     expect(await page.textContent('#secrets')).not.toContain('hunter2');
     await shot('secrets');
@@ -230,7 +224,6 @@ describe('dashboard in Chromium', () => {
     await page.waitForSelector('#proposal-p1');
     expect(await page.textContent('#requested-by')).toContain('carol');
     expect(await page.textContent('#proposal-p1 .sources')).toMatch(/\[0\] user · 2026-03-01 20:15:00 UTC\s+The staging database is restored every Sunday night\./);
-    await shot('review');
     await page.click('#proposal-p1 button.approve');
     await page.waitForURL('**/dashboard/reviews/*?decided=approve&proposal=p1');
     expect(await page.getAttribute('#proposal-p1', 'data-status')).toBe('applied');

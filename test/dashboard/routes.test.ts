@@ -77,7 +77,7 @@ describe('dashboard sign-in, session cookie and sign-out', () => {
     const page = await t.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
     const headers = { ...FORM, cookie: `mnemo_dashboard_signin=${cookieOf(page, 'mnemo_dashboard_signin')!.value}` };
     const res = await t.app.inject({ method: 'POST', url: '/dashboard/sign-in', headers, payload: form({ _csrf: csrfIn(page.body), api_key: key, next: '//evil.example/x' }) });
-    expect(res.headers.location).toBe('/dashboard/approvals');
+    expect(res.headers.location).toBe('/dashboard');
   });
 
   it('marks the cookie Secure behind a trusted TLS proxy (MNEMO_TRUST_PROXY=on, X-Forwarded-Proto: https)', async () => {
@@ -318,10 +318,12 @@ describe('dashboard approvals, secrets, audit and webhooks', () => {
     expect(asset.body).toContain('Chart');
   });
 
-  it('answers an unknown dashboard page with an HTML 404', async () => {
+  it('answers an unknown dashboard page with an HTML 404 that links every section', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/dashboard/nowhere' });
     expect(res.statusCode).toBe(404);
     expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.body).toContain('Page not found');
+    for (const path of ['/dashboard"', '/dashboard/memories"', '/dashboard/webhooks"', '/dashboard/audit"']) expect(res.body).toContain(`href="${path}`);
   });
 });
 

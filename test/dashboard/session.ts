@@ -28,7 +28,7 @@ export async function signIn(app: FastifyInstance, key: string): Promise<Dashboa
   });
   if (res.statusCode !== 303) throw new Error(`sign-in answered ${res.statusCode}: ${res.body}`);
   const cookie = `mnemo_dashboard=${cookieOf(res, 'mnemo_dashboard')!.value}`;
-  const page = await app.inject({ method: 'GET', url: '/dashboard/analytics', headers: { cookie } });
+  const page = await app.inject({ method: 'GET', url: '/dashboard', headers: { cookie } });
   const csrf = csrfIn(page.body);
   return {
     cookie, csrf,

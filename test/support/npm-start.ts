@@ -31,7 +31,7 @@ export function startCompiledServer(env: NodeJS.ProcessEnv): Promise<StartedServ
 }
 
 /** Resolves once the server prints its `listening on` line; rejects if it exits first or takes longer than `ms`. */
-function whenListening(child: ChildProcess, ms: number): Promise<StartedServer> {
+export function whenListening(child: ChildProcess, ms: number): Promise<StartedServer> {
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {

@@ -1,7 +1,8 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first within a project).
+ * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first within a project;
+ * browser, oversized-bodies and sqlite.storage added from the per-file times of a whole run on 2026-11-29).
  * Vitest orders a fresh clone's files by size, which put some of these last: one worker then ran a 30-40 s file alone
  * while the other sat idle. Starting them first lets the two workers end together. Files not listed keep vitest's own
  * order (cached durations when it has them, else size).
@@ -14,19 +15,24 @@ const SLOW_FIRST = [
   'postgres:test/g1/errors.test.ts',
   'postgres:test/g2/errors.test.ts',
   'postgres:test/mcp/http.test.ts',
+  // Beside the first file (load shedding, which reads its event loop): a file that mostly waits on the servers it
+  // spawns, rather than the bundled model's worker threads.
   'suite:test/e2e/durability.test.ts',
   'suite:test/e2e/server.test.ts',
   'suite:test/hardening/fuzz.test.ts',
   'suite:test/g1/paraphrase-quality.test.ts',
   'suite:test/embeddings/local.embedder.test.ts',
   'suite:test/e2e/two-nodes-postgres.test.ts',
+  'suite:test/dashboard/browser.test.ts',
+  'suite:test/storage/postgres-socket.storage.test.ts',
+  'suite:test/cross/oversized-bodies.test.ts',
+  'suite:test/storage/sqlite.storage.test.ts',
   'suite:test/hardening/isolation.property.test.ts',
   'suite:test/g5/errors.test.ts',
   'suite:test/storage/postgres.storage.test.ts',
   'suite:test/g2/errors.test.ts',
   'suite:test/g4/errors.test.ts',
   'suite:test/storage/sqlite-vector-cache.test.ts',
-  'suite:test/storage/postgres-socket.storage.test.ts',
   'suite:test/mcp/stdio.test.ts',
 ];
 

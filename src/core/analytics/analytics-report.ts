@@ -36,6 +36,8 @@ export interface AnalyticsReport {
     model_calls: number;
   };
   time_series: TimeSeriesPoint[];
+  /** Not in the spec (the dashboard shows it): the response-time percentiles of the whole period. */
+  response_times: ResponseTimes;
   top_queries: { query: string; count: number; avg_response_time: number }[];
   memory_usage: { total_size_mb: number; growth_rate: number | null; top_categories: { category: string; size_mb: number; percentage: number }[] };
   performance: { uptime_percentage: number; avg_throughput: number; peak_throughput: number; error_rate: number };
@@ -46,7 +48,11 @@ export interface AnalyticsReport {
   cost_breakdown: CostBreakdown & { projected_cost: number };
 }
 
+/** The routes of a tenant and mode that answered errors in a period, with how many (the dashboard's "errors by route"). */
+export interface RouteErrors { surface: string; route: string; requests: number; clientErrors: number; serverErrors: number }
+
 export const TOP_QUERIES = 10;
+export const TOP_ERROR_ROUTES = 20;
 export const TOP_CATEGORIES = 10;
 const MB = 1024 * 1024;
 const MINUTE_MS = 60_000;
@@ -64,11 +70,14 @@ export type AnalyticsReportService = ReturnType<typeof createAnalyticsReport>;
  */
 export function createAnalyticsReport(deps: {
   usage: UsageRepository;
-  metrics: Pick<RequestMetricsRepository, 'minutes' | 'activeUsers'>;
+  metrics: Pick<RequestMetricsRepository, 'minutes' | 'activeUsers' | 'list'>;
   prices: UnitPrices;
   clock: Clock;
 }) {
   return {
+    /** The unit prices the costs are computed with (MNEMO_COST_*). */
+    prices: deps.prices,
+
     async report(tenantId: string, mode: KeyMode, w: ReportWindow): Promise<AnalyticsReport> {
       // Request rows are whole minutes: the one holding `from` counts.
       const fromMinute = new Date(Math.floor(w.from.getTime() / MINUTE_MS) * MINUTE_MS);
@@ -87,6 +96,7 @@ export function createAnalyticsReport(deps: {
       const n = w.buckets.length;
       const perBucket = w.buckets.map(() => ({ requests: 0, errors: 0, latencyMs: 0, histogram: {} as LatencyHistogram, ops: 0, searches: 0, llmTokens: 0 }));
       const total = { requests: 0, errors: 0, latencyMs: 0, timed: 0, llmTokens: 0, modelCalls: 0 };
+      const periodHistogram: LatencyHistogram = {};
       for (const m of minutes) {
         const i = bucketIndex(w, m.minute);
         if (i < 0) continue;
@@ -95,6 +105,7 @@ export function createAnalyticsReport(deps: {
         b.errors += m.errors;
         b.latencyMs += m.latencySumMs;
         mergeHistogram(b.histogram, m.histogram);
+        mergeHistogram(periodHistogram, m.histogram);
         total.requests += m.requests;
         total.errors += m.errors;
         total.latencyMs += m.latencySumMs;
@@ -151,6 +162,7 @@ export function createAnalyticsReport(deps: {
           model_calls: total.modelCalls,
         },
         time_series,
+        response_times: responseTimes(total.latencyMs, periodHistogram),
         top_queries: top.map((q) => ({ query: q.query, count: q.count, avg_response_time: round(q.avgMs, 2) })),
         memory_usage: {
           total_size_mb: round(storedBytes / MB, 4),
@@ -170,6 +182,27 @@ export function createAnalyticsReport(deps: {
         },
         cost_breakdown: { ...cost, projected_cost: projectedMonthlyCost(cost.total, periodMs) },
       };
+    },
+
+    /**
+     * The routes that answered 4xx or 5xx in the window, most errors first (at most TOP_ERROR_ROUTES). It adds up
+     * the window's request rows, one per (minute, route, status class, key, user, flush): a long window of a busy
+     * tenant reads many.
+     */
+    async errorsByRoute(tenantId: string, mode: KeyMode, w: ReportWindow): Promise<RouteErrors[]> {
+      const fromMinute = new Date(Math.floor(w.from.getTime() / MINUTE_MS) * MINUTE_MS);
+      const byRoute = new Map<string, RouteErrors>();
+      for (const row of await deps.metrics.list(tenantId, mode, fromMinute, w.to)) {
+        const key = `${row.surface} ${row.route}`;
+        const r = byRoute.get(key) ?? { surface: row.surface, route: row.route, requests: 0, clientErrors: 0, serverErrors: 0 };
+        r.requests += row.requests;
+        if (row.statusClass === 4) r.clientErrors += row.requests;
+        if (row.statusClass === 5) r.serverErrors += row.requests;
+        byRoute.set(key, r);
+      }
+      return [...byRoute.values()].filter((r) => r.clientErrors + r.serverErrors > 0)
+        .sort((a, b) => b.clientErrors + b.serverErrors - (a.clientErrors + a.serverErrors) || a.route.localeCompare(b.route))
+        .slice(0, TOP_ERROR_ROUTES);
     },
   };
 }

@@ -14,6 +14,7 @@ export const AUDIT_ACTIONS = [
   'webhook.create', 'webhook.list', 'webhook.read', 'webhook.update', 'webhook.delete',
   'mcp.register', 'mcp.list', 'mcp.read', 'mcp.request', 'mcp.respond', 'mcp.approval_list', 'mcp.approval_read',
   'ingestion.review',
+  'oauth.grant', 'oauth.revoke', 'oauth.refresh_reuse', 'oauth.code_reuse',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -65,6 +65,8 @@ export function createPeriodicEvents(deps: {
   requestMetrics?: { prune(before: Date): Promise<number>; retentionMs: number } | undefined;
   /** Also pruned at each pruning tick: ingestion jobs finished longer ago than their retention (MNEMO_INGEST_RETENTION_HOURS). */
   ingestions?: { pruneFinished(before: Date): Promise<number>; retentionMs: number } | undefined;
+  /** Also pruned at each pruning tick: OAuth codes and tokens past their expiry (core/oauth). */
+  oauth?: { pruneExpired(before: Date): Promise<number> } | undefined;
   /**
    * With several nodes, each timer's tick runs on the node that claims it for the interval (the others skip it),
    * so an event fires once per cluster. Absent: every tick runs here (one node).
@@ -121,6 +123,7 @@ export function createPeriodicEvents(deps: {
     const pruned = await deps.events.prune(new Date(now - deps.retentionMs));
     if (deps.requestMetrics) await deps.requestMetrics.prune(new Date(now - deps.requestMetrics.retentionMs));
     if (deps.ingestions) await deps.ingestions.pruneFinished(new Date(now - deps.ingestions.retentionMs));
+    if (deps.oauth) await deps.oauth.pruneExpired(new Date(now));
     return pruned;
   }
 

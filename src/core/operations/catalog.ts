@@ -103,6 +103,13 @@ export const OPERATIONS = {
   'mcp.respond': secretsOp('mcp:access', 'mcp.respond', true),
   'mcp.approval_list': secretsOp('mcp:access', 'mcp.approval_list'),
   'mcp.approval_read': secretsOp('mcp:access', 'mcp.approval_read'),
+  /**
+   * OAuth for remote MCP clients (core/oauth): the consent page, and the Connected apps list and revoke. Any valid key;
+   * what it may grant or revoke (never a scope it lacks) and the audit rows are the OAuth service's.
+   */
+  'oauth.authorize': { permission: null },
+  'oauth.grant_list': { permission: null },
+  'oauth.grant_revoke': { permission: null },
   /** Signing in and out of the dashboard: any valid key. */
   'session.sign_out': { permission: null },
 } as const satisfies Record<string, OperationPolicy>;

@@ -1,8 +1,19 @@
 /* global document, window, setInterval */
-// The dashboard's only script of its own: expiry countdowns and the analytics charts. Pages work without it
-// (the server renders the countdown's starting text and every figure in tables).
+// The dashboard's only script of its own: expiry countdowns, the analytics charts, and keyboard access to tables that
+// scroll sideways. Pages work without it (the server renders the countdown's starting text and every figure in tables).
 (function () {
   'use strict';
+
+  // A table wider than the screen scrolls inside its box: that box takes the keyboard focus (arrow keys scroll it)
+  // while, and only while, there is something to scroll.
+  function focusableScrollers() {
+    document.querySelectorAll('.table-scroll').forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth) box.setAttribute('tabindex', '0');
+      else box.removeAttribute('tabindex');
+    });
+  }
+  focusableScrollers();
+  window.addEventListener('resize', focusableScrollers);
 
   function remaining(ms) {
     if (ms <= 0) return 'expired';

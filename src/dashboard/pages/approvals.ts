@@ -83,10 +83,10 @@ export const approvalRoutes: RouteRegistrar = (app, deps) => {
 ${['all', ...MCP_APPROVAL_STATUSES].map((s) => html`<option${s === status ? html` selected` : ''}>${s}</option>`)}
 </select></label><button>Show</button></form>
 <p class="muted">${listed.total} ${status === 'all' ? '' : status} request(s) of MCP clients in this tenant (${viewer.principal.mode}).</p>
-<table id="approvals"><thead><tr><th>Request</th><th>Resource</th><th>Requester</th><th>Reason</th><th>Status</th><th>Expiry</th></tr></thead><tbody>
+<div class="table-scroll"><table id="approvals"><thead><tr><th>Request</th><th>Resource</th><th>Requester</th><th>Reason</th><th>Status</th><th>Expiry</th></tr></thead><tbody>
 ${listed.items.map((a) => html`<tr><td><a href="${base}/${a.id}">${a.id}</a></td><td><code>${a.operation}</code> ${a.resource}</td>
 <td>${a.requestedBy}</td><td>${a.reason}</td><td>${statusBadge(a.status)}</td><td>${expiry(a, now)}</td></tr>`)}
-</tbody></table>
+</tbody></table></div>
 ${listed.items.length === 0 ? html`<p class="muted">Nothing here.</p>` : ''}
 ${listed.nextCursor ? html`<p><a href="${base}${query({ status, cursor: listed.nextCursor })}">Older</a></p>` : ''}`);
   }));

@@ -31,11 +31,11 @@ export const auditRoutes: RouteRegistrar = (app, deps) => {
   <label>Actor <input type="text" name="actor" value="${filter.actor ?? ''}"></label>
   <label>Resource <input type="text" name="resource" value="${filter.resource ?? ''}"></label><button>Filter</button>
 </form>
-<table id="audit"><thead><tr><th>#</th><th>When</th><th>Actor</th><th>Action</th><th>Resource</th><th>Outcome</th><th>Details</th></tr></thead><tbody>
+<div class="table-scroll"><table id="audit"><thead><tr><th>#</th><th>When</th><th>Actor</th><th>Action</th><th>Resource</th><th>Outcome</th><th>Details</th></tr></thead><tbody>
 ${listed.items.map((r) => html`<tr><td>${r.seq}</td><td>${dateTime(r.timestamp)}</td><td>${r.actor.userId}</td><td><code>${r.action}</code></td>
 <td>${r.resource}</td><td><span class="status status-${r.outcome === 'success' ? 'ok' : 'failed'}">${r.status}</span></td>
 <td class="muted">${Object.keys(r.metadata).length > 0 ? JSON.stringify(r.metadata) : ''}</td></tr>`)}
-</tbody></table>
+</tbody></table></div>
 ${listed.nextCursor ? html`<p><a href="${base}${query({ ...filter, cursor: listed.nextCursor })}">Older</a></p>` : ''}`);
   }));
 };

@@ -1,19 +1,38 @@
 import type { FastifyRequest } from 'fastify';
 import { validationError } from '../../core/errors.ts';
-import type { Memory, MemoryFilter, MemoryPatch } from '../../core/memories/memory.types.ts';
+import type { Memory, MemoryFilter } from '../../core/memories/memory.types.ts';
 import { highlight } from '../../core/search/highlights.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
 import { authorize } from '../../core/operations/runner.ts';
-import { field, param, SeeOther, signedIn } from '../context.ts';
+import { param, signedIn } from '../context.ts';
 import { html, trusted, type SafeHtml } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { RELEVANT_SCORE } from '../../core/search/score-calibration.ts';
-import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
+import { DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
 import { supersedeForm, validityBadge, validityRows } from './memory-history.ts';
+import { selectBox, selectionControls } from './manage-memories.ts';
 
 const PAGE_SIZE = 25;
-/** Semantic search's floor on the calibrated similarity unless the page asks for another: every surface's default (docs/api.md, "Scores"). */
+/** The threshold unless the page asks for another: every surface's default, semantic and hybrid alike (docs/api.md, "Scores"). */
 const DEFAULT_THRESHOLD = RELEVANT_SCORE;
+/** Hybrid's weights: MCP memory_search's and G3's defaults. */
+const SEMANTIC_WEIGHT = 0.7;
+const KEYWORD_WEIGHT = 0.3;
+
+/** The threshold an empty answer suggests: 0.2 lower (0.1 lower from 0.2 down), or null at 0 already. */
+function lowerThreshold(t: number): number | null {
+  if (t <= 0) return null;
+  return Math.max(0, Math.round((t - (t > 0.2 ? 0.2 : 0.1)) * 100) / 100);
+}
+
+/** Why a hit is there: its similarity, and for hybrid the two parts of its score. */
+function explain(mode: 'semantic' | 'hybrid', h: ScoredHit): SafeHtml {
+  const similarity = h.similarity ?? 0;
+  if (mode === 'semantic') return html`<div class="explain">similarity ${similarity.toFixed(3)}</div>`;
+  const keyword = h.keywordScore ?? 0;
+  return html`<div class="explain" data-semantic="${(SEMANTIC_WEIGHT * similarity).toFixed(3)}" data-keyword="${(KEYWORD_WEIGHT * keyword).toFixed(3)}">semantic ${SEMANTIC_WEIGHT} × ${similarity.toFixed(3)}
+ + keyword ${KEYWORD_WEIGHT} × ${keyword.toFixed(3)}</div>`;
+}
 
 const tagList = (text: string | undefined): string[] =>
   (text ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
@@ -52,23 +71,33 @@ export const memoryRoutes: RouteRegistrar = (app, deps) => {
     if (q !== undefined) {
       const ctx = { scope: viewer.scope, userId: viewer.principal.userId, surface: 'dashboard' };
       const outcome = mode === 'hybrid'
-        ? await deps.search.hybrid(ctx, { query: q, limit: PAGE_SIZE, filter, semanticWeight: 0.7, keywordWeight: 0.3, rerank: false, validity })
+        ? await deps.search.hybrid(ctx, { query: q, limit: PAGE_SIZE, filter, semanticWeight: SEMANTIC_WEIGHT, keywordWeight: KEYWORD_WEIGHT, rerank: false, threshold, validity })
         : await deps.search.semantic(ctx, { query: q, limit: PAGE_SIZE, filter, threshold, validity });
-      body = html`<p class="muted">${outcome.total} match(es) for “${q}” (${mode}${mode === 'semantic' ? `, similarity ≥ ${threshold}` : ''}).</p>
-<table id="results"><thead><tr><th>Memory</th><th>Score</th><th>Highlights</th><th>Tags</th></tr></thead><tbody>
+      const lower = lowerThreshold(threshold);
+      body = html`<p id="search-summary">${outcome.hits.length === outcome.total ? '' : `The best ${outcome.hits.length} of `}${outcome.total} memor${outcome.total === 1 ? 'y' : 'ies'} for “${q}”.</p>
+<p class="muted" id="search-rule">${mode === 'hybrid'
+    ? html`Hybrid search: a memory is kept when its relevance (its calibrated similarity, raised by the share of the query's words it holds)
+      reaches the threshold <strong>${threshold}</strong>; the kept ones are ordered by ${SEMANTIC_WEIGHT} × similarity + ${KEYWORD_WEIGHT} × keyword score
+      (keyword relevance relative to the best keyword match). ${'semanticResults' in outcome ? `The semantic part found ${outcome.semanticResults}, the keyword part ${outcome.keywordResults}.` : ''}`
+    : html`Semantic search: a memory is kept when its calibrated similarity to the query reaches the threshold <strong>${threshold}</strong>
+      (0.7 means relevant for the configured model, <code>${outcome.embeddingModel}</code>).`}</p>
+${outcome.hits.length === 0 ? html`<p class="notice" id="no-results">No memory reaches the threshold ${threshold} for this query.
+${lower === null ? '' : html`<a id="lower-threshold" href="${base}${query({ q, search: mode, threshold: lower, type, tag, expired })}">Search again with threshold ${lower}</a>`}</p>` : html`
+<div class="table-scroll"><table id="results"><thead><tr><th>Memory</th><th>Score</th><th>Why it matched</th><th>Tags</th></tr></thead><tbody>
 ${outcome.hits.map((h: ScoredHit) => {
         // highlight() escapes the text itself and adds only <mark>: safe to insert as markup.
         const snippets = highlight(`${h.memory.title}\n${h.memory.content}`, q);
         return html`<tr><td><a href="${base}/${h.memory.id}">${h.memory.title || h.memory.id}</a> ${validityBadge(h.memory, now)}</td><td>${h.score.toFixed(3)}</td>
-<td class="highlights">${snippets.length > 0 ? snippets.map((s) => html`<div>${trusted(s)}</div>`) : html`<span class="muted">${preview(h.memory)}</span>`}</td>
+<td class="highlights">${explain(mode, h)}${snippets.length > 0 ? snippets.map((s) => html`<div>${trusted(s)}</div>`) : html`<div class="muted">No query word appears in it: ${preview(h.memory)}</div>`}</td>
 <td>${tags(h.memory)}</td></tr>`;
-      })}</tbody></table>`;
+      })}</tbody></table></div>`}`;
     } else {
       const listed = await deps.memories.list(viewer.scope, { filter, limit: PAGE_SIZE, offset, sortBy: 'updated_at', sortOrder: 'desc' }, validity);
       body = html`<p class="muted">${listed.total} memor${listed.total === 1 ? 'y' : 'ies'} in workspace ${viewer.scope.workspace}${expired ? ', expired and superseded ones included' : ''}.</p>
-<table id="memories"><thead><tr><th>Title</th><th>Type</th><th>Tags</th><th>Content</th><th>Updated</th></tr></thead><tbody>
-${listed.items.map((m) => html`<tr><td><a href="${base}/${m.id}">${m.title || m.id}</a> ${validityBadge(m, now)}</td><td>${m.memoryType}</td><td>${tags(m)}</td>
-<td>${preview(m)}</td><td>${dateTime(m.updatedAt)}</td></tr>`)}</tbody></table>
+<div class="table-scroll"><table id="memories"><thead><tr><th>Select</th><th>Title</th><th>Type</th><th>Tags</th><th>Content</th><th>Updated</th></tr></thead><tbody>
+${listed.items.map((m) => html`<tr><td>${selectBox(m)}</td><td><a href="${base}/${m.id}">${m.title || m.id}</a> ${validityBadge(m, now)}</td><td>${m.memoryType}</td><td>${tags(m)}</td>
+<td>${preview(m)}</td><td>${dateTime(m.updatedAt)}</td></tr>`)}</tbody></table></div>
+${selectionControls(req, viewer)}
 <p>${offset > 0 ? html`<a href="${base}${query({ type, tag, expired, offset: Math.max(0, offset - PAGE_SIZE) })}">Newer</a> ` : ''}
 ${offset + PAGE_SIZE < listed.total ? html`<a href="${base}${query({ type, tag, expired, offset: offset + PAGE_SIZE })}">Older</a>` : ''}</p>`;
     }
@@ -78,10 +107,11 @@ ${param(req, 'deleted') ? html`<p class="notice">Memory ${param(req, 'deleted')}
   <label>Search <input type="text" name="q" value="${q ?? ''}" placeholder="words or a question"></label>
   <label>Mode <select name="search"><option value="semantic"${mode === 'semantic' ? html` selected` : ''}>semantic</option>
   <option value="hybrid"${mode === 'hybrid' ? html` selected` : ''}>hybrid</option></select></label>
+  <label>Threshold <input type="number" name="threshold" value="${threshold}" min="0" max="1" step="0.05"></label>
   <label>Type <input type="text" name="type" value="${type ?? ''}" size="10"></label>
   <label>Tags (any) <input type="text" name="tag" value="${tag ?? ''}" size="14"></label>
   <label class="check"><input type="checkbox" name="expired" value="1" id="include-expired"${expired ? html` checked` : ''}> Include expired</label>
-  <button>Go</button> <a href="${base}">Clear</a>
+  <button class="primary">Go</button> <a href="${base}">Clear</a>
 </form>${body}`);
   }));
 
@@ -97,40 +127,5 @@ ${await validityRows(deps, m)}</dl>
 <h2>Metadata</h2><pre>${JSON.stringify(m.metadata, null, 2)}</pre>
 ${canWrite ? html`<p><a href="${base}/${m.id}/edit" id="edit">Edit</a></p>` : html`<p class="muted">This key lacks memories:write: read only.</p>`}
 ${supersedeForm(m, canWrite, viewer.session.csrfToken)}`);
-  }));
-
-  app.get<{ Params: { id: string } }>(`${base}/:id/edit`, signedIn(deps, 'memory.update', async (req, _reply, viewer) => {
-    const m = await deps.memories.find(viewer.scope, (req.params as { id: string }).id);
-    const csrf = csrfField(viewer.session.csrfToken);
-    return page(`Edit ${m.title || m.id}`, viewer.chrome('memories'), html`
-<form method="post" action="${base}/${m.id}" class="card" id="edit-form">${csrf}
-  <p><label>Title <input type="text" name="title" value="${m.title}" size="60"></label></p>
-  <p><label>Type <input type="text" name="memory_type" value="${m.memoryType}"></label></p>
-  <p><label>Tags (comma separated) <input type="text" name="tags" value="${m.tags.join(', ')}" size="60"></label></p>
-  <p><label>Content <textarea name="content" required>${m.content}</textarea></label></p>
-  <button id="save">Save</button> <a href="${base}/${m.id}">Cancel</a>
-</form>
-<form method="post" action="${base}/${m.id}/delete" class="card">${csrf}
-  <p>Deleting is permanent (a memory.deleted event is sent).</p><button id="delete">Delete this memory</button>
-</form>`);
-  }));
-
-  app.post<{ Params: { id: string } }>(`${base}/:id`, signedIn(deps, 'memory.update', async (req, _reply, viewer) => {
-    const patch: MemoryPatch = {};
-    const title = field(req, 'title');
-    const content = field(req, 'content');
-    const memoryType = field(req, 'memory_type')?.trim();
-    const tagText = field(req, 'tags');
-    if (title !== undefined) patch.title = title.trim();
-    if (content !== undefined) patch.content = content;
-    if (memoryType) patch.memoryType = memoryType;
-    if (tagText !== undefined) patch.tags = tagList(tagText);
-    const m = await deps.memories.update(viewer.scope, viewer.principal, (req.params as { id: string }).id, patch);
-    return new SeeOther(`${base}/${m.id}`);
-  }));
-
-  app.post<{ Params: { id: string } }>(`${base}/:id/delete`, signedIn(deps, 'memory.delete', async (req, _reply, viewer) => {
-    const { id } = await deps.memories.delete(viewer.scope, viewer.principal, (req.params as { id: string }).id);
-    return new SeeOther(`${base}${query({ deleted: id })}`);
   }));
 };

@@ -122,10 +122,10 @@ by ${t.deletedBy} (${t.reason}). Its content and its versions are gone; only thi
 </div>
 <h2>Versions</h2>
 <p class="muted">${h.total} earlier version${h.total === 1 ? '' : 's'}, newest first: each update keeps the state it replaced.</p>
-<table id="versions"><thead><tr><th>Version</th><th>Written</th><th>Replaced</th><th>Changed by the update that replaced it</th><th>Then</th></tr></thead><tbody>
+<div class="table-scroll"><table id="versions"><thead><tr><th>Version</th><th>Written</th><th>Replaced</th><th>Changed by the update that replaced it</th><th>Then</th></tr></thead><tbody>
 ${offset === 0 ? html`<tr data-version="${m.version}" class="current"><td>${m.version} (current)</td><td>${dateTime(m.updatedAt)} by ${m.updatedBy}</td>
 <td><span class="muted">—</span></td><td><span class="muted">—</span></td><td><details><summary>${m.title}</summary><pre>${m.content}</pre></details></td></tr>` : ''}
-${rows}</tbody></table>
+${rows}</tbody></table></div>
 <p>${offset > 0 ? html`<a id="newer" href="${nav(Math.max(0, offset - VERSIONS_PAGE))}">Newer</a> ` : ''}
 ${offset + VERSIONS_PAGE < h.total ? html`<a id="older" href="${nav(offset + VERSIONS_PAGE)}">Older</a>` : ''}</p>`);
   }));

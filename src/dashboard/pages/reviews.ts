@@ -173,11 +173,11 @@ ${['pending_review', 'all', ...STATES.slice(1)].map((s) => html`<option value="$
 </select></label><button>Show</button></form>
 <p class="muted">${listed.total} ingestion${listed.total === 1 ? '' : 's'}${state === 'all' ? '' : ` ${state.replace('_', ' ')}`} in workspace ${viewer.scope.workspace} (${viewer.principal.mode}).
 Conversations sent with policy “review” wait here until a person decides their proposals; the key that asked cannot.</p>
-<table id="reviews"><thead><tr><th>Ingestion</th><th>State</th><th>Mode</th><th>Asked by</th><th>Proposals</th><th>Created</th></tr></thead><tbody>
+<div class="table-scroll"><table id="reviews"><thead><tr><th>Ingestion</th><th>State</th><th>Mode</th><th>Asked by</th><th>Proposals</th><th>Created</th></tr></thead><tbody>
 ${listed.items.map((j) => html`<tr data-state="${j.state}"><td><a href="${base}/${j.id}">${j.id}</a></td><td>${badge(j.state)}</td><td>${j.mode} · ${j.policy}</td>
 <td>${j.requestedBy.userId} <span class="muted">${j.requestedBy.keyId === mine ? '(this key)' : j.requestedBy.keyId}</span></td>
 <td>${pendingOf(j).length} pending of ${j.proposals.length}</td><td>${dateTime(j.createdAt)}</td></tr>`)}
-</tbody></table>
+</tbody></table></div>
 ${listed.items.length === 0 ? html`<p class="muted">Nothing here.</p>` : ''}
 <p>${offset > 0 ? html`<a href="${base}${query({ state, offset: Math.max(0, offset - PAGE_SIZE) })}">Newer</a> ` : ''}
 ${offset + PAGE_SIZE < listed.total ? html`<a href="${base}${query({ state, offset: offset + PAGE_SIZE })}">Older</a>` : ''}</p>`);

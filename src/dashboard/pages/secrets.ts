@@ -4,6 +4,7 @@ import { param, signedIn } from '../context.ts';
 import { html } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
+import { newSecretLink, secretManageLink } from './manage-secrets.ts';
 
 const PAGE_SIZE = 50;
 const secretResource = (name: string): string => (secretNameProblem(name) === undefined ? `secret:${name}` : 'secret');
@@ -25,12 +26,13 @@ export const secretRoutes: RouteRegistrar = (app, deps) => {
     const csrf = csrfField(viewer.session.csrfToken);
     return page('Secrets', viewer.chrome('secrets'), html`
 <form class="filters" method="get" action="${base}"><label>Tag <input type="text" name="tag" value="${tag ?? ''}"></label><button>Filter</button></form>
+${newSecretLink(viewer)}
 <p class="muted">${listed.total} secret(s) of tenant ${viewer.principal.tenantId} (${viewer.principal.mode}). Values stay hidden; revealing one is recorded in the audit log.</p>
-<table id="secrets"><thead><tr><th>Name</th><th>Version</th><th>Tags</th><th>Updated</th><th>Expires</th><th></th></tr></thead><tbody>
+<div class="table-scroll"><table id="secrets"><thead><tr><th>Name</th><th>Version</th><th>Tags</th><th>Updated</th><th>Expires</th><th></th></tr></thead><tbody>
 ${listed.items.map((s) => html`<tr><td><code>${s.name}</code></td><td>${s.version}</td><td>${s.tags.map((t) => html`<span class="status">${t}</span> `)}</td>
 <td>${dateTime(s.updatedAt)}</td><td>${dateTime(s.expiresAt)}</td>
-<td><form method="post" class="inline" action="${base}/${encodeURIComponent(s.name)}/reveal">${csrf}<button class="reveal">Reveal</button></form></td></tr>`)}
-</tbody></table>
+<td><form method="post" class="inline" action="${base}/${encodeURIComponent(s.name)}/reveal">${csrf}<button class="reveal">Reveal</button></form>${secretManageLink(s.name, viewer)}</td></tr>`)}
+</tbody></table></div>
 ${listed.nextCursor ? html`<p><a href="${base}${query({ tag, cursor: listed.nextCursor })}">More</a></p>` : ''}`);
   }));
 

@@ -11,7 +11,7 @@ const SIGN_IN_TOKEN_SECONDS = 3600;
 
 /** Where to go after sign-in: a dashboard path only (never another site: `//host`, `/\host`). */
 export function safeNext(next: string | undefined): string {
-  return next !== undefined && /^\/dashboard(\/[^\\]*)?$/.test(next) && !next.startsWith('//') ? next : `${DASHBOARD_PREFIX}/approvals`;
+  return next !== undefined && /^\/dashboard(\/[^\\]*)?$/.test(next) && !next.startsWith('//') ? next : DASHBOARD_PREFIX;
 }
 
 const NOTICES: Record<string, string> = {
@@ -32,8 +32,15 @@ ${opts.error ? html`<p class="refusal" role="alert">${opts.error}</p>` : ''}
   <p class="muted">The key stays on the server for the session; the cookie holds only a random session id.
   Pages need the scopes they show: approvals <code>mcp:access</code>, memories <code>memories:read</code>
   (editing <code>memories:write</code>), secrets and G11 webhooks <code>secrets:read</code>, audit <code>audit:read</code>.</p>
-  <button id="sign-in">Sign in</button>
-</form>`);
+  <button id="sign-in" class="primary">Sign in</button>
+</form>
+<section class="card" id="get-a-key"><h2>No key yet?</h2>
+<p>Whoever runs this server creates keys with the command line, in the server's directory (the CLI must use the same
+data directory as the server):</p>
+<pre>npx mnemo keys create --user YOUR_NAME --json</pre>
+<p>It prints the key once, as <code>key</code> (<code>mnemo_live_…</code>); only its digest is stored. Without
+<code>--scopes</code> the key gets every scope but the opt-in ones. <code>npx mnemo keys --help</code> lists the options.</p>
+</section>`);
 }
 
 export const signInRoutes: RouteRegistrar = (app, deps) => {

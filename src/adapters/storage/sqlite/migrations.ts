@@ -761,4 +761,64 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ingestions_finished ON ingestions (finished_at) WHERE state IN ('completed', 'failed');
     `,
   },
+  {
+    version: 21,
+    name: 'oauth',
+    sql: `
+      -- OAuth 2.1 for remote MCP clients (core/oauth, docs/oauth.md). Clients register themselves (public, no secret);
+      -- codes and tokens are stored as SHA-256 digests only. A code carries the grant it becomes (grant_id, scopes,
+      -- …) and is redeemed once (used_at); a refresh token is spent once (used_at). Times are epoch ms; JSON columns
+      -- hold string arrays.
+      CREATE TABLE oauth_clients (
+        id            TEXT PRIMARY KEY,
+        name          TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,
+        created_at    INTEGER NOT NULL
+      );
+      CREATE TABLE oauth_grants (
+        id           TEXT PRIMARY KEY,
+        client_id    TEXT NOT NULL,
+        tenant_id    TEXT NOT NULL,
+        mode         TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        workspace    TEXT NOT NULL,
+        key_id       TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        scopes       TEXT NOT NULL,
+        created_at   INTEGER NOT NULL,
+        last_used_at INTEGER,
+        revoked_at   INTEGER
+      );
+      -- An owner's grants, newest first (the dashboard's Connected apps).
+      CREATE INDEX oauth_grants_owner ON oauth_grants (tenant_id, mode, created_at, id);
+      CREATE TABLE oauth_codes (
+        digest         TEXT PRIMARY KEY,
+        client_id      TEXT NOT NULL,
+        redirect_uri   TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        resource       TEXT,
+        grant_id       TEXT NOT NULL,
+        tenant_id      TEXT NOT NULL,
+        mode           TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+        workspace      TEXT NOT NULL,
+        key_id         TEXT NOT NULL,
+        user_id        TEXT NOT NULL,
+        scopes         TEXT NOT NULL,
+        created_at     INTEGER NOT NULL,
+        expires_at     INTEGER NOT NULL,
+        used_at        INTEGER
+      );
+      CREATE TABLE oauth_tokens (
+        digest     TEXT PRIMARY KEY,
+        grant_id   TEXT NOT NULL,
+        kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at    INTEGER
+      );
+      CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+      -- Codes and tokens past their expiry, for their pruning (periodic-events.ts).
+      CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
+      CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);
+    `,
+  },
 ];
