@@ -61,8 +61,9 @@ const body = [
   hybridRatioTable(rows),
   ...(recalls.length > 0 ? [
     '',
-    'HNSW recall@10 of the PostgreSQL adapter against its own exact scan, on the same data after the HTTP runs: the adapter opened twice ' +
-    '(`exactScanBelow` above the corpus size: exact; 0: HNSW with iterative scan and the given `hnsw.ef_search`), the 50 query vectors, in process through `pg`.',
+    'Recall@10 of the PostgreSQL adapter against its own exact scan in SQL, on the same data after the HTTP runs: the adapter scoring in SQL ' +
+    '(`vectorScan: \'database\'`; `exactScanBelow` above the corpus size: exact; 0: HNSW with iterative scan and the given `hnsw.ef_search`, its index built first) ' +
+    'and scoring in memory (the default), the 50 query vectors, in process through `pg`.',
     '',
     recallTable(recalls),
   ] : []),

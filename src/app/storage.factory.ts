@@ -29,7 +29,7 @@ export async function createStorage(config: StorageConfig, log?: WarningLog): Pr
       ]);
       const pool = new pg.Pool({ connectionString: config.databaseUrl!, max: config.databasePoolSize });
       try {
-        return await createPostgresStorage(pgPoolExecutor(pool));
+        return await createPostgresStorage(pgPoolExecutor(pool), { searchThreads: config.searchThreads ?? 0 });
       } catch (err) {
         await pool.end().catch(() => undefined);
         throw err;

@@ -42,4 +42,8 @@ describeStorageContract('postgres (pg driver over pglite-socket)', async () => {
   await emptied();
   const pool = new pg.Pool({ connectionString: server.url, max: 4 });
   return createPostgresStorage(pgPoolExecutor(pool));
-}, { audit: auditSql });
+}, {
+  audit: auditSql,
+  // Another node's store on the same database (its own pool and in-memory vector index).
+  openSecond: async () => createPostgresStorage(pgPoolExecutor(new pg.Pool({ connectionString: server.url, max: 2 }))),
+});

@@ -61,9 +61,12 @@ describe('postgres specifics', () => {
     const rows = await db.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'", []);
     const tables = rows.map((r) => r.table_name);
-    // Left out for a reason: the workspace versions (derived from memories), the migrations' own bookkeeping, and the
-    // record of a reindex run on the source (a run resumes on the target from the copied vectors and records itself).
-    const rebuilt = ['workspace_versions', 'schema_migrations', 'reindex_progress'];
+    // Left out for a reason: the workspace versions (derived from memories), the migrations' own bookkeeping, the
+    // record of a reindex run on the source (a run resumes on the target from the copied vectors and records itself),
+    // the vector change log (its triggers write it as the copied vectors load) and the keyword statistics (their
+    // triggers count the copied memories).
+    const rebuilt = ['workspace_versions', 'schema_migrations', 'reindex_progress', 'vector_versions', 'vector_changes',
+      'memory_keyword_stats'];
     expect(tables.filter((t) => !rebuilt.includes(t)).sort()).toEqual(TRANSFER_TABLES.map((t) => t.name).sort());
   });
 
@@ -80,8 +83,9 @@ describe('postgres specifics', () => {
   });
 
   it('answers similarity search from the HNSW index above the exact-scan size: best first, filtered, in scope', async () => {
-    // exactScanBelow 0: every search takes the index path (iterative scan), checked against a brute-force oracle.
-    const storage = await openPostgres({ exactScanBelow: 0 });
+    // Scored in SQL with exactScanBelow 0: every search takes the index path (iterative scan), checked against a
+    // brute-force oracle.
+    const storage = await openPostgres({ vectorScan: 'database', exactScanBelow: 0 });
     const rows = Array.from({ length: 40 }, (_, i) => ({
       memory: makeMemory(i % 4 === 0 ? scopeB : scopeA, { tags: i % 3 === 0 ? ['three'] : [] }),
       vector: axisVector(8, i % 8, (i + 3) % 8, (i % 5) / 10),
@@ -129,6 +133,40 @@ describe('postgres specifics', () => {
     const withStopWord = await storage.memories.searchKeyword(scopeA, { terms: ['the quick deploy'], limit: 10, filter: {} });
     expect(withStopWord.hits.map((h) => h.memory.id)).toEqual([phrase.id]);
   });
+  it('keeps each scope\'s keyword statistics (BM25\'s N and total length) equal to a count over its memories', async () => {
+    const db = await freshSchema();
+    const storage = await createPostgresStorage(db);
+    const vec = { modelId: 'm', vector: axisVector(4, 0) };
+    const counted = () => db.query<{ tenant_id: string; workspace: string; documents: string; total_length: string }>(
+      `SELECT tenant_id, workspace, COUNT(*)::text AS documents, SUM(keyword_length)::text AS total_length FROM memories
+       GROUP BY 1, 2 ORDER BY 1, 2`);
+    const kept = () => db.query<{ tenant_id: string; workspace: string; documents: string; total_length: string }>(
+      `SELECT tenant_id, workspace, documents::text, total_length::text FROM memory_keyword_stats WHERE documents <> 0
+       ORDER BY 1, 2`);
+    const a = [makeMemory(scopeA, { title: 'Deploy notes', content: 'ship it on friday' }), makeMemory(scopeA, { content: 'one' })];
+    await storage.memories.insert(a[0]!, vec);
+    await storage.memories.applyAtomically(scopeA, [{ kind: 'insert', memory: a[1]!, vector: vec }]);
+    await storage.memories.applyAtomically(scopeB, [1, 2, 3].map((i) => ({
+      kind: 'insert' as const, memory: makeMemory(scopeB, { content: `memory number ${i} of scope b` }), vector: vec,
+    })));
+    expect((await kept()).length).toBe(2);
+    expect(await kept()).toEqual(await counted());
+    // Re-measured by a new text, unchanged by a read's access count, lowered by a forget.
+    await storage.memories.update(scopeA, a[0]!.id, { content: 'ship it on friday after the review, then tell the team' },
+      new Date(), 'u', null);
+    await storage.memories.recordAccess(scopeA, a[1]!.id, new Date());
+    await storage.memories.delete(scopeA, a[1]!.id, { at: new Date(), by: 'u', reason: 'test' });
+    expect(await kept()).toEqual(await counted());
+    const ranked = await storage.memories.searchKeyword(scopeA, { terms: ['friday'], limit: 5, filter: {} });
+    expect(ranked.hits.map((h) => h.memory.id)).toEqual([a[0]!.id]);
+
+    // Memories stored before the statistics existed are counted by the migration.
+    await db.exec(`DROP TABLE memory_keyword_stats; DROP FUNCTION memory_keyword_stats_changed() CASCADE;
+      DROP FUNCTION add_keyword_stats; DELETE FROM schema_migrations WHERE version = 24`);
+    expect(await migratePostgres(db)).toEqual([24]);
+    expect(await kept()).toEqual(await counted());
+  });
+
   it('stores text PostgreSQL cannot hold (NUL, lone surrogates) as U+FFFD instead of failing the statement', async () => {
     // SQLite keeps both; PostgreSQL text refuses NUL and jsonb refuses the \u0000 and lone-surrogate escapes.
     const storage = await openPostgres();

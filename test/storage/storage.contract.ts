@@ -40,6 +40,7 @@ import { describeMemoryMaintenanceContract } from './memory-maintenance.contract
 import { describeReindexProgressContract } from './reindex-progress.contract.ts';
 import { describeMemoryLifecycleContract } from './memory-lifecycle.contract.ts';
 import { describeIngestionContract } from './ingestion.contract.ts';
+import { describeOAuthContract } from './oauth.contract.ts';
 
 const MODEL = 'test:axis-8';
 const DIMS = 8;
@@ -94,6 +95,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       return second ? [storage, second] : [storage];
     };
     describeIngestionContract(() => storage, connections);
+    describeOAuthContract(() => storage, connections);
 
     describe('memories', () => {
       it('stores a memory and reads it back whole', async () => {
@@ -326,6 +328,35 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(found.total).toBe(3);
         expect(new Set(found.hits.map((h) => h.memory.id))).toEqual(new Set([first.id, during.id, after.id]));
         expect((await storage.memories.searchSimilar(scopeB, query)).total).toBe(1);
+      });
+
+      it('finds on one connection every vector change committed on another, at once (nodes sharing a store)', async () => {
+        const [writer, reader = writer] = await connections();
+        const search = (vector: Float32Array, modelId = MODEL, filter: MemoryFilter = {}) => reader!.memories.searchSimilar(scopeA,
+          { vector, modelId, limit: 10, minCosine: 0.9, filter });
+        const ids = async (vector: Float32Array, modelId?: string, filter?: MemoryFilter) =>
+          (await search(vector, modelId, filter)).hits.map((h) => h.memory.id).sort();
+        const kept = makeMemory(scopeA, { tags: ['kept'] });
+        const moved = makeMemory(scopeA);
+        const gone = makeMemory(scopeA);
+        await writer!.memories.insert(kept, vec(1));
+        // The reader holds the workspace's index from here on; each change below must reach it before its next search.
+        expect(await ids(axisVector(DIMS, 1))).toEqual([kept.id]);
+        await writer!.memories.applyAtomically(scopeA, [
+          { kind: 'insert', memory: moved, vector: vec(1) }, { kind: 'insert', memory: gone, vector: vec(1) }]);
+        expect(await ids(axisVector(DIMS, 1))).toEqual([kept.id, moved.id, gone.id].sort());
+        expect(await ids(axisVector(DIMS, 1), MODEL, { tagsAny: ['kept'] })).toEqual([kept.id]);
+        await writer!.memories.update(scopeA, moved.id, { content: 'moved' }, new Date(), 'u', vec(2));
+        await writer!.memories.delete(scopeA, gone.id, { at: new Date(), by: 'u', reason: 'test' });
+        expect(await ids(axisVector(DIMS, 1))).toEqual([kept.id]);
+        expect(await ids(axisVector(DIMS, 2))).toEqual([moved.id]);
+        // A reindex's vectors of another model and width, then the old model's dropped.
+        const other = { modelId: 'test:other-4', vector: axisVector(4, 3) };
+        expect(await writer!.memories.putVectors([{ scope: scopeA, id: kept.id, title: kept.title, content: kept.content, vector: other }])).toBe(1);
+        expect(await ids(axisVector(4, 3), other.modelId)).toEqual([kept.id]);
+        await writer!.memories.dropOtherVectors({ tenantId: scopeA.tenantId }, other.modelId);
+        expect(await ids(axisVector(DIMS, 1))).toEqual([]);
+        expect(await ids(axisVector(4, 3), other.modelId)).toEqual([kept.id]);
       });
 
       it('sees memories inserted after the first search', async () => {

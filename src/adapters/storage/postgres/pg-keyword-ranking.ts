@@ -14,83 +14,110 @@ const WEIGHTS: Readonly<Record<string, number>> = {
 /** A query word as index tokens, each with its offset from the first (stop words leave gaps). */
 type Phrase = { lexeme: string; offset: number }[];
 
-interface OccurrenceRow {
-  seq: number | string; keyword_length: number; wanted: boolean; lexeme: string; positions: number[]; weights: string[];
-}
+/** A token `t.lexeme` quoted for tsquery input, in SQL: backslashes and quotes doubled, in single quotes. */
+const QUOTED_LEXEME = String.raw`'''' || replace(replace(t.lexeme, '\', '\\'), '''', '''''') || ''''`;
 
-/** A lexeme quoted for tsquery input. */
-const quoteLexeme = (lexeme: string): string => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+/** A row of the ranking's one statement; `kind` says which columns it fills. */
+interface RankingRow {
+  /** t: a token of word `ord`; w: single-token word `ord`'s holders; o: a candidate's occurrences of a lexeme; s: the scope's N and total length. */
+  kind: 't' | 'w' | 'o' | 's';
+  ord: number | string | null; seq: number | string | null; n: number | string | null; kept: number | string | null;
+  total: number | null; wanted: boolean | null; lexeme: string | null; positions: number[] | null; weights: string[] | null;
+  seqs: (number | string)[] | null;
+}
 
 /**
  * BM25 whose corpus statistics (N, average length, document frequencies) are the caller's scope's own and live, so
  * no other tenant, mode or workspace can move a score: ts_rank / ts_rank_cd use no corpus statistics at all, so they
- * cannot give BM25's ordering, and the contract asks for scores that follow the scope's statistics. The GIN index on
- * `keywords` finds the candidates; their occurrences (positions and weights) come from unnest(tsvector), and the
- * scope's N and total length from `keyword_length`. The candidate cap is applied in SQL before any occurrence is
- * read: per single-token word, the `cap` newest memories of the scope holding it (`ORDER BY seq DESC LIMIT cap`) and
- * a count of all of them (its document frequency); a word the parser splits (a phrase, rare) reads every memory
- * holding all its tokens, then is capped the same way. Positions beyond tsvector's limits (16383, 256 per lexeme)
- * are not counted.
+ * cannot give BM25's ordering, and the contract asks for scores that follow the scope's statistics. One statement
+ * (one round trip) tokenizes the words with the index's configuration, finds the candidates through the GIN index on
+ * `keywords`, reads their occurrences (positions and weights, from unnest(tsvector)) and the scope's N and total
+ * length (`memory_keyword_stats`, kept by triggers). The candidate cap is applied before any occurrence is read: per
+ * single-token word, the `cap` newest memories of the scope holding it and the count of all of them (its document
+ * frequency), from one pass over its holders; a word the parser splits (a phrase, rare) reads every memory holding
+ * all its tokens, then is capped the same way. Positions beyond tsvector's limits (16383, 256 per lexeme) are not
+ * counted.
  */
 export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonly string[], filter: MemoryFilter,
   limit: number, cap: number): Promise<{ hits: RankedKeywordHit[]; total: number }> {
-  const phrases = await tokenize(db, words);
-  if (phrases.length === 0) return { hits: [], total: 0 };
-  const lexemes = [...new Set(phrases.flatMap((ph) => ph.map((t) => t.lexeme)))];
-  const tsquery = (ph: Phrase) => `(${ph.map((t) => quoteLexeme(t.lexeme)).join(' & ')})`;
-  const single = phrases.map((ph) => ph.length === 1);
+  if (words.length === 0) return { hits: [], total: 0 };
+  const p = new SqlParams();
+  const wordList = p.add(words);
+  const where = scopeSql(p, scope);
+  // Validity leaves memories out of the candidates, never out of the corpus statistics: `kept` counts holders valid then.
+  const valid = filter.validAt ? validAtSql(p, filter.validAt) : 'TRUE';
+  const capped = p.add(Math.min(cap, 2 ** 31 - 1));
+  const filterClause = filterSql(p, filter);
+  const statsWhere = scopeSql(p, scope, 's');
+  const rows = await db.query<RankingRow>(`WITH tokens AS MATERIALIZED (
+      SELECT w.ord, k.lexeme, k.positions
+      FROM unnest(${wordList}::text[]) WITH ORDINALITY AS w(word, ord), unnest(to_tsvector('${TEXT_SEARCH_CONFIG}', w.word)) k
+    ), words AS MATERIALIZED (
+      SELECT t.ord, SUM(cardinality(t.positions)) AS tokens, '(' || string_agg(${QUOTED_LEXEME}, ' & ') || ')' AS q
+      FROM tokens t GROUP BY t.ord
+    ), holders AS MATERIALIZED (
+      SELECT w.ord, m.seq, ${valid} AS valid FROM words w JOIN memories m ON m.keywords @@ w.q::tsquery
+      WHERE w.tokens = 1 AND ${where}
+    ), counted AS MATERIALIZED (
+      SELECT h.ord, COUNT(*) AS holding, COUNT(*) FILTER (WHERE h.valid) AS kept,
+        (array_agg(h.seq ORDER BY h.seq DESC))[1:${capped}::int] AS seqs
+      FROM holders h GROUP BY h.ord
+    )
+    SELECT 't' AS kind, t.ord, NULL::bigint AS seq, NULL::bigint AS n, NULL::bigint AS kept, NULL::float8 AS total,
+      NULL::boolean AS wanted, t.lexeme, t.positions, NULL::text[] AS weights, NULL::bigint[] AS seqs FROM tokens t
+    UNION ALL
+    SELECT 'w', c.ord, NULL, c.holding, c.kept, NULL, NULL, NULL, NULL, NULL, c.seqs FROM counted c
+    UNION ALL
+    SELECT 'o', NULL, m.seq, m.keyword_length, NULL, NULL, (TRUE${filterClause}), k.lexeme, k.positions, k.weights, NULL
+    FROM memories m, unnest(m.keywords) k
+    WHERE ${where}
+      AND (m.seq = ANY(ARRAY(SELECT DISTINCT s.seq FROM counted c, unnest(c.seqs) AS s(seq)))
+        OR m.keywords @@ (SELECT string_agg(w.q, ' | ')::tsquery FROM words w WHERE w.tokens > 1))
+      AND k.lexeme IN (SELECT t.lexeme FROM tokens t)
+    UNION ALL
+    SELECT 's', NULL, NULL, SUM(s.documents)::bigint, NULL, COALESCE(SUM(s.total_length), 0)::float8, NULL, NULL, NULL, NULL, NULL
+    FROM memory_keyword_stats s WHERE ${statsWhere}`, p.values);
 
-  // Single-token words: the newest `cap` memories of the scope holding the token, how many hold it, and how many of
-  // those are valid at `filter.validAt` (as a filter: validity leaves memories out of the candidates, never out of the
-  // corpus statistics).
-  const singles = phrases.filter((_, i) => single[i]).map(tsquery);
-  const newest = new Map<number, { seqs: Set<number>; holding: number; kept: number }>();
-  if (singles.length > 0) {
-    const p = new SqlParams();
-    const inScope = `${scopeSql(p, scope)} AND m.keywords @@ w.q::tsquery`;
-    const kept = filter.validAt ? `COUNT(*) FILTER (WHERE ${validAtSql(p, filter.validAt)})` : 'COUNT(*)';
-    const rows = await db.query<{ ord: number | string; holding: number | string; kept: number | string; seqs: (number | string)[] }>(
-      `SELECT w.ord, c.holding, c.kept,
-         ARRAY(SELECT m.seq FROM memories m WHERE ${inScope} ORDER BY m.seq DESC LIMIT ${p.add(Math.min(cap, Number.MAX_SAFE_INTEGER))}::bigint) AS seqs
-       FROM unnest(${p.add(singles)}::text[]) WITH ORDINALITY AS w(q, ord),
-         LATERAL (SELECT COUNT(*) AS holding, ${kept} AS kept FROM memories m WHERE ${inScope}) c`, p.values);
-    for (const r of rows) {
-      newest.set(pgInt(r.ord) - 1, { seqs: new Set(r.seqs.map(pgInt)), holding: pgInt(r.holding), kept: pgInt(r.kept) });
+  const tokensOf = new Map<number, { lexeme: string; position: number }[]>();
+  const holdersByOrd = new Map<number, { seqs: Set<number>; holding: number; kept: number }>();
+  const occurrences: RankingRow[] = [];
+  let stats = { n: 0, total: 0 };
+  for (const r of rows) {
+    if (r.kind === 't') {
+      const tokens = tokensOf.get(pgInt(r.ord)) ?? [];
+      for (const position of r.positions!) tokens.push({ lexeme: r.lexeme!, position });
+      tokensOf.set(pgInt(r.ord), tokens);
+    } else if (r.kind === 'w') {
+      holdersByOrd.set(pgInt(r.ord), { seqs: new Set(r.seqs!.map(pgInt)), holding: pgInt(r.n), kept: pgInt(r.kept) });
+    } else if (r.kind === 'o') {
+      occurrences.push(r);
+    } else {
+      stats = { n: pgInt(r.n ?? 0), total: r.total ?? 0 };
     }
   }
-  const singleIndex = phrases.map((_, i) => single.slice(0, i).filter(Boolean).length);
-  const candidateSeqs = [...new Set([...newest.values()].flatMap((n) => [...n.seqs]))];
-  const multi = phrases.filter((_, i) => !single[i]).map(tsquery).join(' | ');
-
-  const p = new SqlParams();
-  const where = scopeSql(p, scope);
-  const which = [
-    ...(candidateSeqs.length > 0 ? [`m.seq = ANY(${p.add(candidateSeqs)}::bigint[])`] : []),
-    ...(multi ? [`m.keywords @@ ${p.add(multi)}::tsquery`] : []),
-  ];
-  const lexemeList = p.add(lexemes);
-  const filterClause = filterSql(p, filter);
-  const rows = which.length === 0 ? [] : await db.query<OccurrenceRow>(
-    `SELECT m.seq, m.keyword_length, (TRUE${filterClause}) AS wanted, k.lexeme, k.positions, k.weights
-     FROM memories m, unnest(m.keywords) k
-     WHERE ${where} AND (${which.join(' OR ')}) AND k.lexeme = ANY(${lexemeList}::text[])`, p.values);
-  const sp = new SqlParams();
-  const [stats] = await db.query<{ n: number; total: number }>(
-    `SELECT COUNT(*)::int AS n, COALESCE(SUM(m.keyword_length), 0)::float8 AS total FROM memories m WHERE ${scopeSql(sp, scope)}`,
-    sp.values);
+  // Each word as its tokens in position order; words without any (stop words only) are dropped.
+  const ords = [...tokensOf.keys()].sort((a, b) => a - b);
+  const phrases: Phrase[] = ords.map((ord) => {
+    const tokens = tokensOf.get(ord)!.sort((a, b) => a.position - b.position);
+    return tokens.map((t) => ({ lexeme: t.lexeme, offset: t.position - tokens[0]!.position }));
+  });
+  if (phrases.length === 0) return { hits: [], total: 0 };
+  const single = phrases.map((ph) => ph.length === 1);
+  // A single-token word no memory of the scope holds has no holders row.
+  const holdersOf = (i: number) => holdersByOrd.get(ords[i]!) ?? { seqs: new Set<number>(), holding: 0, kept: 0 };
 
   // Per memory: its length, whether the filter keeps it, and lexeme -> (position -> weight label).
   const docs = new Map<number, { length: number; wanted: boolean; occurrences: Map<string, Map<number, string>> }>();
-  for (const r of rows) {
+  for (const r of occurrences) {
     const seq = pgInt(r.seq);
     let doc = docs.get(seq);
-    if (!doc) docs.set(seq, (doc = { length: r.keyword_length, wanted: r.wanted, occurrences: new Map() }));
-    doc.occurrences.set(r.lexeme, new Map(r.positions.map((pos, i) => [pos, r.weights[i] ?? 'D'])));
+    if (!doc) docs.set(seq, (doc = { length: pgInt(r.n), wanted: r.wanted!, occurrences: new Map() }));
+    doc.occurrences.set(r.lexeme!, new Map(r.positions!.map((pos, i) => [pos, r.weights![i] ?? 'D'])));
   }
   // Per phrase, its weighted frequency in each memory read that holds it; a phrase must stay within one column (one
   // weight). A single token counts only in its own newest memories (others were read for another word).
   const perPhrase = phrases.map((phrase, i) => {
-    const own = single[i] ? newest.get(singleIndex[i]!)! : null;
+    const own = single[i] ? holdersOf(i) : null;
     const out = new Map<number, number>();
     for (const [seq, doc] of docs) {
       if (own && !own.seqs.has(seq)) continue;
@@ -111,29 +138,11 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
   const holding = perPhrase.map((x) => x.holding);
   // Without a filter but validity, a capped word's memories valid then are all matches: `total` is at least their count.
   const kept = perPhrase.map((x) => x.kept);
-  const documents = stats!.n;
+  const documents = stats.n;
   const candidates = [...docs].filter(([seq, doc]) => doc.wanted && frequencies.some((f) => f.has(seq))).map(([seq]) => seq);
   return rankBm25({
     frequencies, holding, candidates, lengthOf: (seq) => docs.get(seq)!.length,
-    documents, averageLength: documents > 0 ? stats!.total / documents : 0, limit,
+    documents, averageLength: documents > 0 ? stats.total / documents : 0, limit,
     totalAtLeast: holding.some((n) => n > cap) && !hasMemoryFilter(filter) ? Math.max(...kept) : 0,
-  });
-}
-
-/** Each word as the index's tokens (to_tsvector with the index's configuration); words without any are dropped. */
-async function tokenize(db: PgQueryable, words: readonly string[]): Promise<Phrase[]> {
-  if (words.length === 0) return [];
-  const rows = await db.query<{ ord: number | string; lexeme: string; positions: number[] }>(
-    `SELECT w.ord, k.lexeme, k.positions FROM unnest($1::text[]) WITH ORDINALITY AS w(word, ord),
-     unnest(to_tsvector('${TEXT_SEARCH_CONFIG}', w.word)) k`, [words]);
-  const byWord = new Map<number, { lexeme: string; position: number }[]>();
-  for (const r of rows) {
-    const tokens = byWord.get(pgInt(r.ord)) ?? [];
-    for (const position of r.positions) tokens.push({ lexeme: r.lexeme, position });
-    byWord.set(pgInt(r.ord), tokens);
-  }
-  return [...byWord.keys()].sort((a, b) => a - b).map((ord) => {
-    const tokens = byWord.get(ord)!.sort((a, b) => a.position - b.position);
-    return tokens.map((t) => ({ lexeme: t.lexeme, offset: t.position - tokens[0]!.position }));
   });
 }

@@ -52,7 +52,8 @@ export async function backfillPgContentHashes(db: PgExecutor): Promise<void> {
 }
 
 export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, options: VectorSearchOptions): MemoryRepository {
-  const indexes = new PgVectorIndexes(db);
+  // No HNSW index when vectors are scored in memory (options.index): it would only cost writes.
+  const indexes = new PgVectorIndexes(db, !options.index);
 
   async function upsertVector(tx: PgQueryable, seq: number, v: StoredVector): Promise<void> {
     // A write that (re-)embeds a memory replaces every vector it has: vectors of other models (a reindex's) were made
@@ -427,7 +428,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     async rankSimilar(scope, query) {
       const { hits, total } = await searchVectors(db, scope, {
         vector: query.vector, modelId: query.modelId, limit: query.limit, filter: query.filter,
-        minCosine: query.minCosine - MIN_COSINE_SLACK,
+        minCosine: query.minCosine - MIN_COSINE_SLACK, callerBusy: true,
       }, options);
       return { hits: hits.map((h) => ({ ref: h.seq, cosine: h.cosine })), total };
     },
@@ -438,11 +439,11 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
       return { hits: toKeywordCandidates(hits), total };
     },
 
-    cosinesOf: (scope, refs, query) => cosinesOf(db, scope, seqsOf(refs), query),
+    cosinesOf: (scope, refs, query) => cosinesOf(db, scope, seqsOf(refs), query, Boolean(options.index)),
 
-    // No index in memory to estimate from: the exact cosines, in one query.
+    // The exact cosines, in one query (an in-memory index's codes could lag another node's writes).
     async cosineEstimatesOf(scope, refs, query) {
-      const exact = await cosinesOf(db, scope, seqsOf(refs), query);
+      const exact = await cosinesOf(db, scope, seqsOf(refs), query, Boolean(options.index));
       return new Map([...exact].map(([ref, cosine]) => [ref, { cosine, error: 0 }]));
     },
 

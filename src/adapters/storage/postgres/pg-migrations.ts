@@ -625,6 +625,200 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE memory_vectors SET (toast_tuple_target = 8160);
     `,
   },
+  {
+    version: 22,
+    name: 'oauth',
+    sql: `
+      -- OAuth 2.1 for remote MCP clients: as SQLite's migration 21 (codes and tokens as SHA-256 digests only).
+      CREATE TABLE oauth_clients (
+        id            text PRIMARY KEY,
+        name          text NOT NULL,
+        redirect_uris jsonb NOT NULL,
+        created_at    timestamptz NOT NULL
+      );
+      CREATE TABLE oauth_grants (
+        id           text PRIMARY KEY,
+        client_id    text NOT NULL,
+        tenant_id    text NOT NULL,
+        mode         text NOT NULL CHECK (mode IN ('live', 'test')),
+        workspace    text NOT NULL,
+        key_id       text NOT NULL,
+        user_id      text NOT NULL,
+        scopes       jsonb NOT NULL,
+        created_at   timestamptz NOT NULL,
+        last_used_at timestamptz,
+        revoked_at   timestamptz
+      );
+      CREATE INDEX oauth_grants_owner ON oauth_grants (tenant_id, mode, created_at, id COLLATE "C");
+      CREATE TABLE oauth_codes (
+        digest         text PRIMARY KEY,
+        client_id      text NOT NULL,
+        redirect_uri   text NOT NULL,
+        code_challenge text NOT NULL,
+        resource       text,
+        grant_id       text NOT NULL,
+        tenant_id      text NOT NULL,
+        mode           text NOT NULL CHECK (mode IN ('live', 'test')),
+        workspace      text NOT NULL,
+        key_id         text NOT NULL,
+        user_id        text NOT NULL,
+        scopes         jsonb NOT NULL,
+        created_at     timestamptz NOT NULL,
+        expires_at     timestamptz NOT NULL,
+        used_at        timestamptz
+      );
+      CREATE TABLE oauth_tokens (
+        digest     text PRIMARY KEY,
+        grant_id   text NOT NULL,
+        kind       text NOT NULL CHECK (kind IN ('access', 'refresh')),
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        used_at    timestamptz
+      );
+      CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+      -- Codes and tokens past their expiry, for their pruning (periodic-events.ts).
+      CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
+      CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);
+    `,
+  },
+  {
+    // PostgreSQL only (SQLite's workspace_versions plays this part there).
+    version: 23,
+    name: 'vector change log',
+    sql: `
+      -- Each node keeps a workspace's vectors as int8 codes in memory (pg-vector-index.ts) and brings them up to date
+      -- before every search from this log: per workspace a version, bumped once per statement that changes its
+      -- vectors (the row lock makes concurrent writers take turns, so versions become visible in commit order), and
+      -- per memory the version of its last change. "version > N" is then exactly what a node at N has not seen.
+      CREATE TABLE vector_versions (
+        tenant_id text NOT NULL,
+        mode      text NOT NULL,
+        workspace text NOT NULL,
+        version   bigint NOT NULL,
+        PRIMARY KEY (tenant_id, mode, workspace)
+      );
+      CREATE TABLE vector_changes (
+        tenant_id  text NOT NULL,
+        mode       text NOT NULL,
+        workspace  text NOT NULL,
+        memory_seq bigint NOT NULL,
+        version    bigint NOT NULL,
+        PRIMARY KEY (tenant_id, mode, workspace, memory_seq)
+      );
+      CREATE INDEX vector_changes_version ON vector_changes (tenant_id, mode, workspace, version);
+
+      -- A statement's changed vectors noted: its workspaces' versions bumped once, each memory's change at the new one.
+      CREATE FUNCTION note_vector_changes(tenants text[], modes text[], workspaces text[], seqs bigint[]) RETURNS void
+      LANGUAGE sql AS $fn$
+        WITH changed AS (
+          SELECT DISTINCT * FROM unnest(tenants, modes, workspaces, seqs) AS c(tenant_id, mode, workspace, memory_seq)
+        ), bumped AS (
+          INSERT INTO vector_versions AS w (tenant_id, mode, workspace, version)
+          SELECT DISTINCT tenant_id, mode, workspace, 1 FROM changed
+          ON CONFLICT (tenant_id, mode, workspace) DO UPDATE SET version = w.version + 1
+          RETURNING w.tenant_id, w.mode, w.workspace, w.version
+        )
+        INSERT INTO vector_changes (tenant_id, mode, workspace, memory_seq, version)
+        SELECT c.tenant_id, c.mode, c.workspace, c.memory_seq, b.version FROM changed c
+          JOIN bumped b ON b.tenant_id = c.tenant_id AND b.mode = c.mode AND b.workspace = c.workspace
+        ON CONFLICT (tenant_id, mode, workspace, memory_seq) DO UPDATE SET version = EXCLUDED.version;
+      $fn$;
+      -- A vector deleted with its memory finds no memory to name its workspace here: memory_vectors_forgotten notes it.
+      CREATE FUNCTION memory_vectors_changed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM note_vector_changes(array_agg(m.tenant_id), array_agg(m.mode), array_agg(m.workspace), array_agg(m.seq))
+          FROM changed_rows c JOIN memories m ON m.seq = c.memory_seq;
+        RETURN NULL;
+      END $fn$;
+      CREATE FUNCTION memory_vectors_forgotten() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM note_vector_changes(array_agg(c.tenant_id), array_agg(c.mode), array_agg(c.workspace), array_agg(c.seq))
+          FROM changed_rows c;
+        RETURN NULL;
+      END $fn$;
+      CREATE TRIGGER memory_vectors_inserted AFTER INSERT ON memory_vectors
+        REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_vectors_changed();
+      CREATE TRIGGER memory_vectors_updated AFTER UPDATE ON memory_vectors
+        REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_vectors_changed();
+      CREATE TRIGGER memory_vectors_deleted AFTER DELETE ON memory_vectors
+        REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_vectors_changed();
+      -- Named to fire after the other AFTER triggers of memories (they fire by name): a statement that locks another
+      -- per-workspace row as well then takes the workspace's version last, as inserts and updates do, never the reverse.
+      CREATE TRIGGER memory_vectors_forgotten AFTER DELETE ON memories
+        REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_vectors_forgotten();
+
+      -- Searches score vectors in memory now: the per-model HNSW indexes only slowed writes (BENCHMARKS.md, issue 39).
+      -- A node configured to score in SQL creates its model's index again on its first write of that model.
+      DO $drop$ DECLARE r record; BEGIN
+        FOR r IN SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'memory\\_vectors\\_hnsw\\_%' LOOP
+          EXECUTE format('DROP INDEX %I', r.indexname);
+        END LOOP;
+      END $drop$;
+
+      -- The vectors stored so far: each memory changed at version 1.
+      INSERT INTO vector_versions (tenant_id, mode, workspace, version)
+        SELECT DISTINCT m.tenant_id, m.mode, m.workspace, 1 FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq;
+      INSERT INTO vector_changes (tenant_id, mode, workspace, memory_seq, version)
+        SELECT DISTINCT m.tenant_id, m.mode, m.workspace, m.seq, 1 FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq;
+    `,
+  },
+  {
+    // PostgreSQL only: SQLite reads the lengths from its keyword index (sqlite-keyword-lengths.ts).
+    version: 24,
+    name: 'keyword corpus statistics per scope',
+    sql: `
+      -- BM25's N and average length for a scope (pg-keyword-ranking.ts) were a count and sum over all its memories on
+      -- every keyword search (a sequential scan of memories); this row keeps them, changed by each statement that adds,
+      -- removes or re-measures memories, in its transaction (writers to one scope take turns on its row).
+      CREATE TABLE memory_keyword_stats (
+        tenant_id    text NOT NULL,
+        mode         text NOT NULL,
+        workspace    text NOT NULL,
+        documents    bigint NOT NULL,
+        total_length bigint NOT NULL,
+        PRIMARY KEY (tenant_id, mode, workspace)
+      );
+      INSERT INTO memory_keyword_stats (tenant_id, mode, workspace, documents, total_length)
+        SELECT tenant_id, mode, workspace, COUNT(*), COALESCE(SUM(keyword_length), 0) FROM memories GROUP BY 1, 2, 3;
+
+      -- Per statement: each scope's change in memories and total length, added to its row; a scope whose figures do not
+      -- move (an update of other columns, such as access counts) is not written, so its row is not locked.
+      CREATE FUNCTION add_keyword_stats(tenants text[], modes text[], workspaces text[], documents bigint[], lengths bigint[])
+      RETURNS void LANGUAGE sql AS $fn$
+        INSERT INTO memory_keyword_stats AS s (tenant_id, mode, workspace, documents, total_length)
+        SELECT d.tenant_id, d.mode, d.workspace, SUM(d.documents), SUM(d.total_length)
+        FROM unnest(tenants, modes, workspaces, documents, lengths) AS d(tenant_id, mode, workspace, documents, total_length)
+        GROUP BY 1, 2, 3 HAVING SUM(d.documents) <> 0 OR SUM(d.total_length) <> 0
+        ORDER BY 1, 2, 3
+        ON CONFLICT (tenant_id, mode, workspace) DO UPDATE
+          SET documents = s.documents + EXCLUDED.documents, total_length = s.total_length + EXCLUDED.total_length;
+      $fn$;
+      -- One function for the three events: each branch reads only the transition tables its event has.
+      CREATE FUNCTION memory_keyword_stats_changed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          PERFORM add_keyword_stats(array_agg(n.tenant_id), array_agg(n.mode), array_agg(n.workspace),
+            array_agg(1::bigint), array_agg(n.keyword_length::bigint)) FROM new_rows n;
+        ELSIF TG_OP = 'DELETE' THEN
+          PERFORM add_keyword_stats(array_agg(o.tenant_id), array_agg(o.mode), array_agg(o.workspace),
+            array_agg(-1::bigint), array_agg(-o.keyword_length::bigint)) FROM old_rows o;
+        ELSE
+          PERFORM add_keyword_stats(array_agg(c.tenant_id), array_agg(c.mode), array_agg(c.workspace), array_agg(c.documents),
+            array_agg(c.total_length))
+          FROM (SELECT n.tenant_id, n.mode, n.workspace, 1::bigint AS documents, n.keyword_length::bigint AS total_length FROM new_rows n
+                UNION ALL
+                SELECT o.tenant_id, o.mode, o.workspace, -1::bigint, -o.keyword_length::bigint FROM old_rows o) c;
+        END IF;
+        RETURN NULL;
+      END $fn$;
+      CREATE TRIGGER memory_keyword_stats_inserted AFTER INSERT ON memories
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_keyword_stats_changed();
+      CREATE TRIGGER memory_keyword_stats_updated AFTER UPDATE ON memories
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_keyword_stats_changed();
+      CREATE TRIGGER memory_keyword_stats_deleted AFTER DELETE ON memories
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_keyword_stats_changed();
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

@@ -31,8 +31,8 @@ function toPg(kind: TransferColumnKind, value: unknown): unknown {
  * Whole-table dump and load over PostgreSQL. Rows keep their sequence numbers (OVERRIDING SYSTEM VALUE), and each
  * load moves the identity past them so new rows continue the order; vector indexes are made for each copied model.
  */
-export function createPgTransfer(db: PgExecutor): StorageTransfer {
-  const indexes = new PgVectorIndexes(db);
+export function createPgTransfer(db: PgExecutor, hnsw = true): StorageTransfer {
+  const indexes = new PgVectorIndexes(db, hnsw);
   return {
     async count(table) {
       const [row] = await db.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table.name}`);

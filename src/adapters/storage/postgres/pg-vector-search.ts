@@ -4,6 +4,9 @@ import type { Scope } from '../../../core/scope.ts';
 import { isPgUniqueViolation, pgInt, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 import { filterSql, scopeSql } from './pg-memory-filter.ts';
 import { EXACT_SIMILARITY_SCAN_MAX } from '../../../core/memories/memory.repository.ts';
+import { exactScores } from '../sqlite/vector-scan/rerank.ts';
+import { unitRowInto } from '../sqlite/vector-scan/matrix-storage.ts';
+import { decodeVector, type PgVectorIndex } from './pg-vector-index.ts';
 
 /**
  * Up to this many vectors of the query's model in the scope (before filters), similarity search scans exactly: the
@@ -39,16 +42,16 @@ const checkDims = (dims: number): number => {
 /**
  * One partial HNSW index per (model, width), over `embedding::vector(dims)` with cosine distance, created when this
  * process first writes a vector of that model (while the model has few rows, so the build is short); rows of other
- * models never meet the cast.
+ * models never meet the cast. Only for vectors scored in SQL (`enabled`): the in-memory index needs none.
  */
 export class PgVectorIndexes {
   private readonly known = new Set<string>();
 
-  constructor(private readonly db: PgExecutor) {}
+  constructor(private readonly db: PgExecutor, private readonly enabled = true) {}
 
   async ensure(modelId: string, dims: number): Promise<void> {
     const key = `${modelId}\u0000${dims}`;
-    if (this.known.has(key) || dims > HNSW_MAX_DIMS) return;
+    if (!this.enabled || this.known.has(key) || dims > HNSW_MAX_DIMS) return;
     const name = `memory_vectors_hnsw_${createHash('sha256').update(modelId).digest('hex').slice(0, 16)}_${checkDims(dims)}`;
     try {
       await this.db.exec(`CREATE INDEX IF NOT EXISTS ${name} ON memory_vectors
@@ -64,7 +67,6 @@ export class PgVectorIndexes {
 
 export interface VectorHit {
   seq: number;
-  id: string;
   cosine: number;
   vector?: Float32Array;
 }
@@ -77,12 +79,19 @@ export interface VectorQuery {
   minCosine: number;
   filter: MemoryFilter;
   withVectors?: boolean | undefined;
+  /** The caller ranks keywords meanwhile (hybrid search): an in-memory scan leaves it a core. */
+  callerBusy?: boolean | undefined;
 }
 
 export interface VectorSearchOptions {
   /** Scopes with at most this many vectors of the model are scanned exactly. */
   exactScanBelow: number;
   hnswEfSearch: number;
+  /**
+   * When set, vectors are scored in this process (pg-vector-index.ts), not by the database: the exact scan whatever
+   * the scope's size, and cosinesOf scores as that scan does. Null: in SQL, as above.
+   */
+  index?: PgVectorIndex | null | undefined;
 }
 
 /**
@@ -94,6 +103,7 @@ export interface VectorSearchOptions {
 export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery, o: VectorSearchOptions):
   Promise<{ hits: VectorHit[]; total: number }> {
   const dims = checkDims(q.vector.length);
+  if (o.index) return searchInMemory(db, o.index, scope, q);
   const p = new SqlParams();
   const from = 'FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq';
   const ofModel = `${scopeSql(p, scope)} AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims}`;
@@ -132,21 +142,55 @@ export async function searchVectors(db: PgExecutor, scope: Scope, q: VectorQuery
     total = rows.length;
   }
   const hits = rows.map((r) => ({
-    seq: pgInt(r.seq), id: r.id, cosine: r.cosine, ...(r.embedding !== undefined ? { vector: parseVector(r.embedding) } : {}),
+    seq: pgInt(r.seq), cosine: r.cosine, ...(r.embedding !== undefined ? { vector: parseVector(r.embedding) } : {}),
   }));
   hits.sort((a, b) => b.cosine - a.cosine || a.seq - b.seq);
   return { hits: hits.slice(0, q.limit), total };
 }
 
+/** The exact scan in this process; the hits' stored vectors read afterwards when asked for. */
+async function searchInMemory(db: PgExecutor, index: PgVectorIndex, scope: Scope, q: VectorQuery):
+  Promise<{ hits: VectorHit[]; total: number }> {
+  const { hits, total } = await index.search(scope, {
+    vector: q.vector, modelId: q.modelId, limit: q.limit, minCosine: q.minCosine, filter: q.filter, callerBusy: q.callerBusy,
+  });
+  const vectors = q.withVectors && hits.length > 0 ? await storedVectorsOf(db, hits.map((h) => h.seq), q.modelId, q.vector.length) : null;
+  return {
+    hits: hits.map((h) => ({ seq: h.seq, cosine: h.cosine, ...(vectors ? { vector: vectors.get(h.seq) } : {}) })),
+    total,
+  };
+}
+
+/** The stored vectors of these memories for the model and width (absent when gone), as the in-memory index decodes them. */
+async function storedVectorsOf(db: PgQueryable, seqs: readonly number[], modelId: string, dims: number): Promise<Map<number, Float32Array>> {
+  const rows = await db.query<{ seq: number | string; vector: string }>(`SELECT v.memory_seq AS seq,
+      encode(vector_send(v.embedding), 'base64') AS vector FROM memory_vectors v
+    WHERE v.memory_seq = ANY($1::bigint[]) AND v.model_id = $2 AND v.dims = $3`, [seqs.map(String), modelId, dims]);
+  return new Map(rows.map((r) => [pgInt(r.seq), decodeVector(r.vector, dims)]));
+}
+
 /**
- * The cosine of each given memory's vector of the model (and the query's width) to `vector`, by the expression the
- * search orders by, so that a memory both return has one cosine. pgvector answers NaN when either vector is all
- * zeros: that is 0 here, as core/embeddings/vectors.ts `cosine` has it.
+ * The cosine of each given memory's vector of the model (and the query's width) to `vector`, as the search computes
+ * it, so that a memory both return has one cosine: in SQL by the expression the search orders by, or (`inMemory`)
+ * by the in-memory scan's own exact score. pgvector answers NaN when either vector is all zeros: that is 0 here, as
+ * core/embeddings/vectors.ts `cosine` has it.
  */
-export async function cosinesOf(db: PgQueryable, scope: Scope, seqs: readonly number[], q: { vector: Float32Array; modelId: string }):
-  Promise<Map<number, number>> {
+export async function cosinesOf(db: PgQueryable, scope: Scope, seqs: readonly number[], q: { vector: Float32Array; modelId: string },
+  inMemory = false): Promise<Map<number, number>> {
   if (seqs.length === 0) return new Map();
   const dims = checkDims(q.vector.length);
+  if (inMemory) {
+    const p = new SqlParams();
+    const rows = await db.query<{ seq: number | string; vector: string }>(`SELECT m.seq, encode(vector_send(v.embedding), 'base64') AS vector
+      FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq AND v.model_id = ${p.add(q.modelId)} AND v.dims = ${dims}
+      WHERE ${scopeSql(p, scope)} AND m.seq = ANY(${p.add(seqs.map(String))}::bigint[])`, p.values);
+    const stored = new Map(rows.map((r) => [pgInt(r.seq), decodeVector(r.vector, dims)]));
+    const unit = new Float32Array(dims);
+    unitRowInto(q.vector, dims, unit);
+    const keys = [...stored.keys()];
+    const scores = exactScores({ read: (key) => stored.get(key) }, unit, keys);
+    return new Map(keys.map((key, i) => [key, scores[i]!]));
+  }
   const p = new SqlParams();
   const rows = await db.query<{ seq: number | string; cosine: number }>(
     `SELECT m.seq, 1 - (v.embedding::vector(${dims}) <=> ${p.add(vectorText(q.vector))}::vector(${dims})) AS cosine

@@ -15,16 +15,26 @@ import { createPgMcpApprovalRepository } from './pg-mcp-approval.repository.ts';
 import { createPgTransfer } from './pg-transfer.ts';
 import { createPgReindexProgressRepository } from './pg-reindex-progress.repository.ts';
 import { createPgIngestionRepository } from './pg-ingestion.repository.ts';
+import { createPgOAuthRepository } from './pg-oauth.repository.ts';
 import { createPgTopicRepository } from './pg-topic.repository.ts';
 import { createPgUsageRepository } from './pg-usage.repository.ts';
 import { createPgRequestMetricsRepository } from './pg-request-metrics.repository.ts';
 import { DEFAULT_EXACT_SCAN_BELOW, DEFAULT_HNSW_EF_SEARCH } from './pg-vector-search.ts';
+import { PgVectorIndex } from './pg-vector-index.ts';
 import { createPgWebhookRepository } from './pg-webhook.repository.ts';
 
 export interface PostgresStorageOptions {
-  /** Vectors of a model in a scope up to which similarity search scans exactly instead of using HNSW. */
+  /**
+   * Where similarity search scores vectors: `memory` (the default), each node's in-memory exact index kept current
+   * from the change log (pg-vector-index.ts); `database`, pgvector in SQL (exact scan, then HNSW above
+   * `exactScanBelow`).
+   */
+  vectorScan?: 'memory' | 'database';
+  /** Scan worker threads of the in-memory index (0, the default: on the event loop; the server passes MNEMO_SEARCH_THREADS). */
+  searchThreads?: number;
+  /** `database` scan: vectors of a model in a scope up to which similarity search scans exactly instead of using HNSW. */
   exactScanBelow?: number;
-  /** `hnsw.ef_search` for HNSW scans (recall against speed). */
+  /** `database` scan: `hnsw.ef_search` for HNSW scans (recall against speed). */
   hnswEfSearch?: number;
 }
 
@@ -36,11 +46,12 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
   await migratePostgres(db);
   await backfillPgContentHashes(db);
   const outbox = new PgOutbox(db.sessions === 'many');
+  const index = (options.vectorScan ?? 'memory') === 'memory' ? new PgVectorIndex(db, { threads: options.searchThreads ?? 0 }) : null;
   let closed = false;
   return {
     kind: 'postgres',
     memories: createPgMemoryRepository(db, outbox, {
-      exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW, hnswEfSearch: options.hnswEfSearch ?? DEFAULT_HNSW_EF_SEARCH,
+      exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW, hnswEfSearch: options.hnswEfSearch ?? DEFAULT_HNSW_EF_SEARCH, index,
     }),
     apiKeys: createPgApiKeyRepository(db, outbox),
     searchLog: createPgSearchLogRepository(db),
@@ -57,7 +68,8 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     mcpApprovals: createPgMcpApprovalRepository(db),
     reindexProgress: createPgReindexProgressRepository(db),
     ingestions: createPgIngestionRepository(db, outbox),
-    transfer: createPgTransfer(db),
+    oauth: createPgOAuthRepository(db),
+    transfer: createPgTransfer(db, !index),
     async ping() {
       if (closed) return false;
       try {
@@ -73,11 +85,12 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
       return Number(row?.size ?? 0);
     },
     async warmUp() {
-      // Nothing cached in process: pgvector's index lives in the database.
+      await index?.warmUp();
     },
     async close() {
       if (closed) return;
       closed = true;
+      await index?.close();
       await db.close();
     },
   };

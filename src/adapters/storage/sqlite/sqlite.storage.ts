@@ -19,6 +19,7 @@ import { createSqliteMcpApprovalRepository } from './sqlite-mcp-approval.reposit
 import { createSqliteTransfer } from './sqlite-transfer.ts';
 import { createSqliteReindexProgressRepository } from './sqlite-reindex-progress.repository.ts';
 import { createSqliteIngestionRepository } from './sqlite-ingestion.repository.ts';
+import { createSqliteOAuthRepository } from './sqlite-oauth.repository.ts';
 import { openSqlite, synchronousOf, type SqliteOptions, type SqliteSynchronous } from './sqlite.database.ts';
 import type { WarningLog } from '../../../core/warning-log.ts';
 
@@ -60,6 +61,7 @@ export function createSqliteStorage(options: { file: string; log?: WarningLog; s
     mcpApprovals: createSqliteMcpApprovalRepository(db),
     reindexProgress: createSqliteReindexProgressRepository(db),
     ingestions: createSqliteIngestionRepository(db, outbox),
+    oauth: createSqliteOAuthRepository(db),
     transfer: createSqliteTransfer(db),
     get synchronous() {
       return synchronousOf(db);

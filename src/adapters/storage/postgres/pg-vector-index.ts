@@ -1,0 +1,219 @@
+import { hasMemoryFilter, type MemoryFilter } from '../../../core/memories/memory.types.ts';
+import type { Scope } from '../../../core/scope.ts';
+import { ScanPool } from '../sqlite/vector-scan/scan-pool.ts';
+import { VectorMatrix } from '../sqlite/vector-scan/vector-matrix.ts';
+import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
+import { excludedAtSql, filterSql, scopeSql } from './pg-memory-filter.ts';
+
+/** Changed vectors read per round trip while a workspace loads (about 3 MB of base64 at 512 dimensions). */
+const LOAD_PAGE = 2000;
+/** A search's catch-up reading more changes than this reloads the workspace in pages instead. */
+const MAX_CATCH_UP = 20_000;
+
+export interface PgVectorIndexOptions {
+  /** Scan worker threads (started on first use); 0 scans on the event loop. */
+  threads: number;
+}
+
+export interface IndexQuery {
+  vector: Float32Array;
+  modelId: string;
+  limit: number;
+  minCosine: number;
+  filter: MemoryFilter;
+  /** The caller has work of its own meanwhile (hybrid ranks keywords): the scan leaves it a core. */
+  callerBusy?: boolean;
+}
+
+interface Entry {
+  matrix: VectorMatrix;
+  /** The workspace's vector version the matrix reflects (vector_versions, migration 23); -1 while loading. */
+  version: number;
+  /** Set while the workspace's vectors load. */
+  loading: Promise<void> | null;
+}
+
+type ChangeRow = { kind: number; seq: number | string | null; vector: string | null };
+
+/**
+ * Each node's in-memory exact vector index for PostgreSQL: per (workspace, model, width) the vectors as int8 codes
+ * (VectorMatrix, scanned by the SQLite adapter's scan threads) plus their floats for the exact re-rank, loaded in pages
+ * on first search. Before each search one round trip brings the matrix up to date from the change log that triggers
+ * keep (vector_changes: each memory's last change, at its workspace's version; versions become visible in commit
+ * order), together with the seqs the search's filter allows or its validity excludes; so a search sees every write
+ * committed before it began, on any node, and the scan itself reads nothing from the database.
+ */
+export class PgVectorIndex {
+  private readonly entries = new Map<string, Entry>();
+  private scanPool: ScanPool | null = null;
+  private closed = false;
+
+  constructor(private readonly db: PgExecutor, private readonly options: PgVectorIndexOptions) {}
+
+  /** Best first (equal scores by seq), the exact `total` of the scope's vectors at or above `minCosine`. */
+  async search(scope: Scope, q: IndexQuery): Promise<{ hits: { seq: number; cosine: number }[]; total: number }> {
+    const dims = q.vector.length;
+    const key = `${scope.tenantId}\u0000${scope.mode}\u0000${scope.workspace}\u0000${q.modelId}\u0000${dims}`;
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = { matrix: new VectorMatrix(dims), version: -1, loading: null };
+      this.entries.set(key, entry);
+      entry.loading = this.load(entry, scope, q.modelId, dims).finally(() => { entry!.loading = null; });
+    }
+    if (entry.loading) {
+      try {
+        await entry.loading;
+      } catch (err) {
+        // The next search loads afresh.
+        if (this.entries.get(key) === entry) this.drop(key);
+        throw err;
+      }
+    }
+    if (this.entries.get(key) !== entry) return this.search(scope, q); // dropped meanwhile (a reload): its successor
+    const { allowed, excluded, reload } = await this.catchUp(entry, scope, q, dims);
+    if (reload) {
+      this.drop(key);
+      return this.search(scope, q);
+    }
+    const { hits, total } = await entry.matrix.searchIn(this.pool(), q.vector, q.limit, q.minCosine, allowed,
+      { callerBusy: q.callerBusy, excluded });
+    return { hits: hits.map((h) => ({ seq: h.key, cosine: h.cosine })), total };
+  }
+
+  /**
+   * Loads every (workspace, model, width) holding vectors, one after another, so that first searches find them in
+   * memory (the server starts it before it listens; a search for a workspace not loaded yet loads that one at once).
+   */
+  async warmUp(): Promise<void> {
+    this.pool();
+    const held = await this.db.query<{ tenant_id: string; mode: string; workspace: string; model_id: string; dims: number }>(
+      `SELECT DISTINCT m.tenant_id, m.mode, m.workspace, v.model_id, v.dims FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq`);
+    for (const h of held) {
+      if (this.closed) return;
+      const scope: Scope = { tenantId: h.tenant_id, mode: h.mode as Scope['mode'], workspace: h.workspace };
+      // A search without hits (limit 0) loads and catches up.
+      await this.search(scope, { vector: new Float32Array(h.dims), modelId: h.model_id, limit: 0, minCosine: 1, filter: {} });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.entries.clear();
+    await this.scanPool?.close();
+  }
+
+  private pool(): ScanPool | null {
+    if (this.closed || this.options.threads <= 0) return null;
+    this.scanPool ??= new ScanPool({ threads: this.options.threads });
+    return this.scanPool;
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    this.entries.delete(key);
+    if (entry) this.scanPool?.retire(entry.matrix.id);
+  }
+
+  /**
+   * Every vector of the workspace, in pages by seq (yielding to the event loop between them). The version is read
+   * with the first page: a page read later may already hold a newer change, which the next catch-up (changes after
+   * that version) applies again, as it then is.
+   */
+  private async load(entry: Entry, scope: Scope, modelId: string, dims: number): Promise<void> {
+    let version: number | null = null;
+    for (let after = 0; ;) {
+      const p = new SqlParams();
+      const rows = await this.db.query<ChangeRow>(`${versionSql(p, scope)} UNION ALL (${changesSql(p, scope, modelId, dims, 0)}
+        AND c.memory_seq > ${p.add(after)} ORDER BY c.memory_seq LIMIT ${LOAD_PAGE})`, p.values);
+      let changes = 0;
+      for (const row of rows) {
+        if (row.kind === KIND_VERSION) version ??= pgInt(row.seq ?? 0);
+        else {
+          changes++;
+          after = pgInt(row.seq);
+          apply(entry.matrix, row, dims);
+        }
+      }
+      if (changes < LOAD_PAGE) break;
+    }
+    entry.version = version ?? 0;
+  }
+
+  /**
+   * One round trip: the workspace's version, the changes after the matrix's (applied here when they are newer than
+   * what the matrix holds meanwhile), and the seqs the filter allows (when it restricts anything) or validity excludes.
+   */
+  private async catchUp(entry: Entry, scope: Scope, q: IndexQuery, dims: number):
+    Promise<{ allowed: number[] | null; excluded: Set<number> | null; reload: boolean }> {
+    const from = entry.version;
+    const { validAt, ...others } = q.filter;
+    const filtered = hasMemoryFilter(others);
+    const p = new SqlParams();
+    const parts = [versionSql(p, scope), `(${changesSql(p, scope, q.modelId, dims, from)} LIMIT ${MAX_CATCH_UP + 1})`];
+    if (filtered) parts.push(`SELECT ${KIND_ALLOWED}, m.seq, NULL FROM memories m WHERE ${scopeSql(p, scope)}${filterSql(p, others)}`);
+    if (validAt) parts.push(`SELECT ${KIND_EXCLUDED}, unnest(${excludedAtSql(p, scope, validAt)}), NULL`);
+    const rows = await this.db.query<ChangeRow>(parts.join(' UNION ALL '), p.values);
+    let version = 0;
+    const changes: ChangeRow[] = [];
+    const allowed: number[] | null = filtered ? [] : null;
+    let excluded: Set<number> | null = null;
+    for (const row of rows) {
+      if (row.kind === KIND_VERSION) version = pgInt(row.seq ?? 0);
+      else if (row.kind === KIND_CHANGE) changes.push(row);
+      else if (row.kind === KIND_ALLOWED) allowed!.push(pgInt(row.seq));
+      else (excluded ??= new Set()).add(pgInt(row.seq));
+    }
+    // The log went back (the database was restored or emptied) or too much changed for one answer: load afresh.
+    if (version < from || changes.length > MAX_CATCH_UP) return { allowed, excluded, reload: true };
+    // Another search's catch-up may have brought the matrix further meanwhile: then this one's changes are older.
+    if (version > entry.version) {
+      for (const row of changes) apply(entry.matrix, row, dims);
+      entry.version = version;
+    }
+    return { allowed, excluded, reload: false };
+  }
+}
+
+const KIND_VERSION = 0;
+const KIND_CHANGE = 1;
+const KIND_ALLOWED = 2;
+const KIND_EXCLUDED = 3;
+
+/** The workspace's vector version (0: never written), as a row of kind KIND_VERSION. */
+function versionSql(p: SqlParams, scope: Scope): string {
+  return `SELECT ${KIND_VERSION} AS kind, COALESCE((SELECT w.version FROM vector_versions w WHERE ${scopeSql(p, scope, 'w')}), 0) AS seq,
+    NULL AS vector`;
+}
+
+/**
+ * The memories whose vectors changed after version `after`, each with its vector of the model and width as it is now
+ * (pgvector's binary form in base64; NULL when gone: deleted, or re-embedded by another model or width).
+ */
+function changesSql(p: SqlParams, scope: Scope, modelId: string, dims: number, after: number): string {
+  // A subquery per change: a primary-key probe whatever the statistics say (a join was planned as a scan of the
+  // model's vectors per change on a freshly seeded table).
+  return `SELECT ${KIND_CHANGE}, c.memory_seq, (SELECT encode(vector_send(v.embedding), 'base64') FROM memory_vectors v
+      WHERE v.memory_seq = c.memory_seq AND v.model_id = ${p.add(modelId)} AND v.dims = ${dims})
+    FROM vector_changes c WHERE ${scopeSql(p, scope, 'c')} AND c.version > ${p.add(after)}`;
+}
+
+function apply(matrix: VectorMatrix, row: ChangeRow, dims: number): void {
+  const seq = pgInt(row.seq);
+  if (row.vector === null) matrix.remove(seq);
+  else matrix.upsert(seq, decodeVector(row.vector, dims));
+}
+
+/** pgvector's binary form (int16 width, int16 unused, then big-endian float4s) from base64. */
+export function decodeVector(base64: string, dims: number): Float32Array {
+  const bytes = Buffer.from(base64, 'base64');
+  const width = bytes.length >= 4 ? bytes.readInt16BE(0) : -1;
+  if (width !== dims || bytes.length !== 4 + 4 * dims) throw new RangeError(`a stored vector has ${width} dimensions, not ${dims}`);
+  const out = new Float32Array(dims);
+  const raw = Buffer.from(out.buffer);
+  bytes.copy(raw, 0, 4);
+  // Big-endian on the wire; swapped in native code (a loop of DataView reads cost 10× more).
+  if (IS_LITTLE_ENDIAN) raw.swap32();
+  return out;
+}
+
+const IS_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
