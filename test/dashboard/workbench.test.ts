@@ -158,6 +158,26 @@ describe('analytics a person reads', () => {
     expect(res.body).toContain('id="example-prices"');
     expect(res.body).toMatch(/<option value="7d">Last 7 days<\/option>/);
   });
+
+  it("lists the workspace's queries that found nothing, most frequent first with when last seen, and no other tenant's", async () => {
+    const key = await t.freshTenant();
+    const other = await t.freshTenant();
+    expect((await g1(t.app, key).create({ title: 'Deploy', content: 'Deploy on Fridays with blue/green.' })).statusCode).toBe(201);
+    for (const query of ['deploy', 'Purple  Elephant', 'purple elephant', 'zzzqqq nothing']) await g1(t.app, key).search({ query, threshold: 0.99 });
+    await g1(t.app, key).search({ query: 'deploy', threshold: 0.1 }); // found something: not listed
+    await g1(t.app, other).search({ query: 'other tenant only' }); // an empty store finds nothing
+    const page = async (k: string) => (await (await signIn(t.app, k)).get('/dashboard/analytics?timeframe=1h')).body;
+
+    const body = await page(key);
+    const rows = [...body.slice(body.indexOf('id="zero-result-queries"')).matchAll(/<tr><td>([^<]*)<\/td><td class="num">(\d+)<\/td><td><time datetime="([^"]+)"/g)]
+      .map((m) => [m[1], Number(m[2])]);
+    expect(rows[0]).toEqual(['purple elephant', 2]);
+    // The two ties come latest first, which two searches in one millisecond could swap.
+    expect(rows.slice(1).sort()).toEqual([['deploy', 1], ['zzzqqq nothing', 1]]);
+    expect(body).toMatch(/<table aria-labelledby="zero-result-queries-title">\s*<thead><tr><th scope="col">Query<\/th>/);
+    expect(text(body, 'zero-result-queries')).not.toContain('other tenant only');
+    expect(text(await page(other), 'zero-result-queries')).toMatch(/other tenant only 1 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+  });
 });
 
 describe('webhooks through the dashboard, checked through the API', () => {

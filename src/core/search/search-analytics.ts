@@ -1,5 +1,5 @@
 import type { Scope } from '../scope.ts';
-import type { SearchLogRepository, SearchStats, TimeSlice } from './search-log.ts';
+import type { SearchLogRepository, SearchStats, TimeSlice, ZeroResultQuery } from './search-log.ts';
 
 /**
  * Search analytics (G4 `GET /v1/analytics/search`): what the search log says about one scope's searches in a time
@@ -16,6 +16,8 @@ export const MAX_RANGE_DAYS = 366;
 export const MAX_BUCKETS = 744;
 /** How many of the most searched queries a report lists. */
 export const TOP_QUERIES = 10;
+/** How many of the queries that found nothing most often a list shows. */
+export const ZERO_RESULT_QUERIES = 15;
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -84,7 +86,7 @@ export interface SearchReport extends Omit<SearchStats, 'buckets'> {
   trend: { start: Date; searches: number; avgExecutionMs: number | null }[];
 }
 
-export function createSearchAnalytics(deps: { searchLog: Pick<SearchLogRepository, 'stats'> }) {
+export function createSearchAnalytics(deps: { searchLog: Pick<SearchLogRepository, 'stats' | 'zeroResultQueries'> }) {
   return {
     /** The report of one scope (tenant, mode and workspace) over `[from, to)`; the route has checked the range. */
     async report(scope: Scope, request: SearchReportRequest): Promise<SearchReport> {
@@ -97,6 +99,10 @@ export function createSearchAnalytics(deps: { searchLog: Pick<SearchLogRepositor
           start: b.start, searches: counted[i]?.searches ?? 0, avgExecutionMs: counted[i]?.avgExecutionMs ?? null,
         })),
       };
+    },
+    /** The queries of one scope that found nothing most often over `[from, to)` (the dashboard lists them; G4 and G7 do not). */
+    async zeroResultQueries(scope: Scope, range: { from: Date; to: Date }): Promise<ZeroResultQuery[]> {
+      return deps.searchLog.zeroResultQueries({ scope, from: range.from, to: range.to, limit: ZERO_RESULT_QUERIES });
     },
   };
 }

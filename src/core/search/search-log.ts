@@ -53,6 +53,21 @@ export interface SearchStats {
   buckets: { searches: number; avgExecutionMs: number | null }[];
 }
 
+/** What the zero-result list asks of the log: one scope, searches at `from` <= at < `to`, at most `limit` queries. */
+export interface ZeroResultQueriesQuery {
+  scope: Scope;
+  from: Date;
+  to: Date;
+  limit: number;
+}
+
+/** A normalised query whose searches found nothing: how many of them did, and when the latest ran. */
+export interface ZeroResultQuery {
+  query: string;
+  count: number;
+  lastSeen: Date;
+}
+
 export interface SearchLogRepository {
   /** Entries in one transaction (the search recorder writes searches in batches). */
   appendMany(entries: readonly SearchLogEntry[]): Promise<void>;
@@ -60,4 +75,9 @@ export interface SearchLogRepository {
   suggestQueries(scope: Scope, prefix: string, limit: number): Promise<Suggestion[]>;
   /** Totals, top queries and per-bucket counts of the searches in one scope and time range. */
   stats(query: SearchStatsQuery): Promise<SearchStats>;
+  /**
+   * The queries in one scope and time range whose searches returned no result, most such searches first (ties: the
+   * latest first, then alphabetical); vector searches (no query text) are left out.
+   */
+  zeroResultQueries(query: ZeroResultQueriesQuery): Promise<ZeroResultQuery[]>;
 }

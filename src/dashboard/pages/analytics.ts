@@ -3,7 +3,7 @@ import { timeframeWindow, TIMEFRAMES, type Timeframe } from '../../core/analytic
 import { param, signedIn } from '../context.ts';
 import { html, jsonIsland } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
-import { DASHBOARD_PREFIX, page } from '../layout.ts';
+import { DASHBOARD_PREFIX, dateTime, page } from '../layout.ts';
 
 const isTimeframe = (t: string | undefined): t is Timeframe => t !== undefined && (TIMEFRAMES as readonly string[]).includes(t);
 
@@ -22,8 +22,9 @@ const CHARTS = [
 
 /**
  * Analytics: the G7 report (core/analytics) of the key's tenant and mode over a time range, in figures, tables and
- * Chart.js charts, with the search log's figures of the workspace (core/search/search-analytics.ts). Like G7, any
- * key that reads memories may see it (every workspace: G7 reports per tenant and mode).
+ * Chart.js charts, with the search log's figures of the workspace (core/search/search-analytics.ts: top queries and
+ * the queries that found nothing, which G7's fixed response shape has no room for). Like G7, any key that reads
+ * memories may see it (every workspace: G7 reports per tenant and mode).
  */
 export const analyticsRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/analytics`;
@@ -54,8 +55,9 @@ export const analyticsRoutes: RouteRegistrar = (app, deps) => {
       ],
     };
     const granularity = timeframe === '1h' || timeframe === '24h' ? 'hour' : 'day';
-    const [searches, routes] = await Promise.all([
+    const [searches, zeroResultQueries, routes] = await Promise.all([
       deps.searchAnalytics.report(viewer.scope, { from: window.from, to: window.to, granularity }),
+      deps.searchAnalytics.zeroResultQueries(viewer.scope, window),
       deps.analyticsReport.errorsByRoute(viewer.principal.tenantId, viewer.principal.mode, window),
     ]);
     const s = r.summary;
@@ -89,6 +91,12 @@ ${searches.topQueries.length === 0 ? html`<p class="muted">No searches in this p
 ${searches.topQueries.map((q) => html`<tr${q.avgScore === null ? html` class="zero-result"` : ''}><td>${q.query}</td><td class="num">${q.count}</td>
 <td>${q.avgScore === null ? html`<span class="status status-failed">no results</span>` : q.avgScore.toFixed(3)}</td></tr>`)}</tbody></table></div>`}
 </section>
+<section class="card" id="zero-result-queries"><h2 id="zero-result-queries-title">Queries that found nothing in ${viewer.scope.workspace}</h2>
+${zeroResultQueries.length === 0 ? html`<p class="muted">No search came back empty in this period.</p>` : html`<div class="table-scroll"><table aria-labelledby="zero-result-queries-title">
+<thead><tr><th scope="col">Query</th><th scope="col" class="num">Searches</th><th scope="col">Last seen</th></tr></thead><tbody>
+${zeroResultQueries.map((q) => html`<tr><td>${q.query}</td><td class="num">${q.count}</td><td>${dateTime(q.lastSeen)}</td></tr>`)}</tbody></table></div>
+<p class="muted">Most frequent first: memories these searches looked for may be missing, or a lower threshold may find them.</p>`}
+</section>
 <section class="card" id="errors-by-route"><h2>Errors by route</h2>
 ${routes.length === 0 ? html`<p class="muted">No request answered an error in this period.</p>` : html`<div class="table-scroll"><table>
 <thead><tr><th>Route</th><th class="num">Requests</th><th class="num">4xx</th><th class="num">5xx</th></tr></thead><tbody>
@@ -97,7 +105,7 @@ ${routes.map((e) => html`<tr><td><code>${e.route}</code> <span class="muted">${e
 </section>
 </div>
 <div class="charts">${CHARTS.map((ch) => html`<section class="card"><h2>${ch.title}</h2><div class="chart"><canvas id="${ch.id}" role="img" aria-label="${ch.title}"></canvas></div></section>`)}</div>
-<p class="muted">Tenant ${viewer.principal.tenantId}, ${viewer.principal.mode} mode, all workspaces (top queries: this workspace); buckets as G7 cuts them.</p>
+<p class="muted">Tenant ${viewer.principal.tenantId}, ${viewer.principal.mode} mode, all workspaces (top queries and queries that found nothing: this workspace); buckets as G7 cuts them.</p>
 ${jsonIsland('analytics-data', data)}`, ['chart.umd.min.js']);
   }));
 };

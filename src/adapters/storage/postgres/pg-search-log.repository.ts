@@ -56,5 +56,14 @@ export function createPgSearchLogRepository(db: PgExecutor): SearchLogRepository
         buckets: perBucket.map((b) => ({ searches: b.n, avgExecutionMs: b.n > 0 ? b.ms : null })),
       };
     },
+    async zeroResultQueries({ scope, from, to, limit }) {
+      const rows = await db.query<{ query: string; count: number; last_seen: Date }>(
+        `SELECT query_norm AS query, COUNT(*)::int AS count, MAX(created_at) AS last_seen
+         FROM search_log WHERE tenant_id = $1 AND mode = $2 AND workspace = $3 AND created_at >= $4 AND created_at < $5
+           AND query_norm <> '' AND results_count = 0
+         GROUP BY query_norm ORDER BY count DESC, last_seen DESC, query_norm COLLATE "C" ASC LIMIT $6`,
+      [scope.tenantId, scope.mode, scope.workspace, pgTime(from), pgTime(to), limit]);
+      return rows.map((q) => ({ query: q.query, count: q.count, lastSeen: q.last_seen }));
+    },
   };
 }

@@ -24,6 +24,10 @@ export function createSqliteSearchLogRepository(db: SqliteDb): SearchLogReposito
     `SELECT query_norm AS query, COUNT(*) AS count, AVG(avg_score) AS avgScore
      FROM search_log WHERE ${where} AND query_norm <> ''
      GROUP BY query_norm ORDER BY count DESC, query_norm ASC LIMIT ?`);
+  const zeroResults = db.prepare<[...Window, number], { query: string; count: number; lastSeen: number }>(
+    `SELECT query_norm AS query, COUNT(*) AS count, MAX(created_at) AS lastSeen
+     FROM search_log WHERE ${where} AND query_norm <> '' AND results_count = 0
+     GROUP BY query_norm ORDER BY count DESC, lastSeen DESC, query_norm ASC LIMIT ?`);
   // The buckets arrive as a JSON array of [start, end] epoch milliseconds; every bucket answers, empty or not.
   const perBucket = db.prepare<[string, ...Window], { n: number; ms: number | null }>(
     `WITH b(i, lo, hi) AS (
@@ -60,6 +64,10 @@ export function createSqliteSearchLogRepository(db: SqliteDb): SearchLogReposito
         topQueries: top.all(...window, topLimit),
         buckets: perBucket.all(slices, ...window).map((b) => ({ searches: b.n, avgExecutionMs: b.n > 0 ? b.ms : null })),
       };
+    },
+    async zeroResultQueries({ scope, from, to, limit }) {
+      return zeroResults.all(scope.tenantId, scope.mode, scope.workspace, from.getTime(), to.getTime(), limit)
+        .map((q) => ({ query: q.query, count: q.count, lastSeen: new Date(q.lastSeen) }));
     },
   };
 }
