@@ -1013,9 +1013,11 @@ export interface paths {
         };
         /** Read the value at a URI (URL-encoded) through its access path; one that requires approval needs X-MCP-Access-Token */
         get: operations["getV1SecurityMcpResourcesByUri"];
-        put?: never;
+        /** Change an MCP registration (approvers, auto-approve, operations, name, description, a custom value); its URI stays */
+        put: operations["putV1SecurityMcpResourcesByUri"];
         post?: never;
-        delete?: never;
+        /** Delete an MCP registration and its approvals: their access tokens open nothing afterwards */
+        delete: operations["deleteV1SecurityMcpResourcesByUri"];
         options?: never;
         head?: never;
         patch?: never;
@@ -13387,7 +13389,7 @@ export interface operations {
                                 reason?: string;
                                 userAgent: string | null;
                             };
-                            /** @description read, register, list, request, respond, approval_list, approval_read */
+                            /** @description read, register, update, delete, list, request, respond, approval_list, approval_read */
                             operation: string;
                             /** @description The URI (or svc-less name) acted on */
                             resource: string;
@@ -13904,6 +13906,322 @@ export interface operations {
                         value: string;
                     };
                 };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putV1SecurityMcpResourcesByUri: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An MCP resource URI, one of: must be one of svc://secrets/{environment}/{name}, svc://secrets/{environment}/*, svc://secrets/*, svc://api-keys/{id}, svc://api-keys/*, svc://custom/{type}/{id} */
+                uri: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields given replace the stored ones; the URI and type stay */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Replaces the users who answer its approval requests */
+                    approvers?: string[];
+                    /** @description Replaces the auto-approve settings as a whole */
+                    autoApprove?: {
+                        /** @description Every condition given must hold; none: every request is approved */
+                        conditions?: {
+                            /** @description Only requests of these users */
+                            requester?: string[];
+                            /** @description must be HH:MM-HH:MM followed by an IANA time zone, e.g. "09:00-17:00 Europe/London"; the start and the end differ (a start after the end crosses midnight; the end may be 24:00) */
+                            timeWindow?: string;
+                        };
+                        enabled: boolean;
+                    };
+                    description?: string;
+                    name?: string;
+                    /** @description Default ["read"] */
+                    permissions?: ("read" | "write")[];
+                    /** @description While true, approvers must name someone */
+                    requiresApproval?: boolean;
+                    /** @description A new value of a svc://custom/ resource (refused elsewhere); encrypted at rest */
+                    value?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        approvers: string[];
+                        autoApprove: {
+                            /** @description Every condition given must hold; none: every request is approved */
+                            conditions: {
+                                /** @description Only requests of these users */
+                                requester?: string[];
+                                /** @description must be HH:MM-HH:MM followed by an IANA time zone, e.g. "09:00-17:00 Europe/London"; the start and the end differ (a start after the end crosses midnight; the end may be 24:00) */
+                                timeWindow?: string;
+                            };
+                            enabled: boolean;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string;
+                        description: string;
+                        /** @description mcr_… */
+                        id: string;
+                        name: string;
+                        permissions: ("read" | "write")[];
+                        requiresApproval: boolean;
+                        /** @enum {unknown} */
+                        type: "secret" | "api-key" | "custom";
+                        uri: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteV1SecurityMcpResourcesByUri: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An MCP resource URI, one of: must be one of svc://secrets/{environment}/{name}, svc://secrets/{environment}/*, svc://secrets/*, svc://api-keys/{id}, svc://api-keys/*, svc://custom/{type}/{id} */
+                uri: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, with its approvals */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Default Response */
             400: {

@@ -194,4 +194,42 @@ describe('managing MCP resources', () => {
     expect(refused.statusCode).toBe(403);
     expect(refused.body).toContain('secrets:write');
   });
+
+  it('edits approvers and auto-approve, shows the service\'s refusal, and deletes after confirming', async () => {
+    const key = await t.freshTenant({ user: 'alice' });
+    const c = await signIn(t.app, key);
+    const uri = 'svc://secrets/ops/*';
+    const listed = async () => json(await t.app.inject({ method: 'GET', url: '/v1/security/mcp/resources', headers: bearer(key) })).resources;
+    expect((await t.app.inject({ method: 'POST', url: '/v1/security/mcp/resources', headers: bearer(key), payload: { uri, name: 'Ops', approvers: ['alice'] } })).statusCode).toBe(201);
+    const list = await c.get('/dashboard/mcp-resources');
+    const editUrl = `/dashboard/mcp-resources/edit?uri=${encodeURIComponent(uri)}`;
+    expect(list.body).toContain(`href="${editUrl.replaceAll('&', '&amp;')}"`);
+    const form = await c.get(editUrl);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain('name="approvers" value="alice"');
+
+    const refused = await c.post('/dashboard/mcp-resources/edit', { uri, name: 'Ops', permissions: 'read', requires_approval: '1', approvers: '' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toMatch(/id="refused"[^>]*>[^<]*approvers must name at least one user id/);
+    const saved = await t.app.inject({
+      method: 'POST', url: '/dashboard/mcp-resources/edit', headers: { cookie: c.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams([['_csrf', c.csrf], ['uri', uri], ['name', 'Ops'], ['permissions', 'read'], ['requires_approval', '1'],
+        ['approvers', 'bob, carol'], ['auto_approve', '1'], ['time_window', '22:00-06:00 Asia/Tokyo'], ['requesters', 'ci-bot']]).toString(),
+    });
+    expect(saved.statusCode, /id="refused"[^<]*/.exec(saved.body)?.[0]).toBe(303);
+    expect((await c.get(saved.headers.location as string)).body).toContain('id="saved"');
+    expect((await listed())).toEqual([expect.objectContaining({
+      uri, approvers: ['bob', 'carol'], autoApprove: { enabled: true, conditions: { timeWindow: '22:00-06:00 Asia/Tokyo', requester: ['ci-bot'] } },
+    })]);
+
+    expect((await c.post('/dashboard/mcp-resources/delete', { uri })).statusCode).toBe(400);
+    const reader = await signIn(t.app, await t.key({ user: 'bob', scopes: ['mcp:access'] }));
+    const noScope = await reader.post('/dashboard/mcp-resources/delete', { uri, confirm: '1' });
+    expect(noScope.statusCode).toBe(403);
+    expect(noScope.body).toContain('secrets:write');
+    const gone = await c.post('/dashboard/mcp-resources/delete', { uri, confirm: '1' });
+    expect(gone.headers.location).toBe(`/dashboard/mcp-resources?deleted=${encodeURIComponent(uri)}`);
+    expect((await listed())).toEqual([]);
+    expect((await c.post('/dashboard/mcp-resources/delete', { uri, confirm: '1' })).body).toContain(`No MCP resource is registered at ${uri}`);
+  });
 });

@@ -12,6 +12,11 @@ export function g11Mcp(app: FastifyInstance, key: string | undefined, headers: R
       method: 'GET', url: `/v1/security/mcp/resources/${encodeURIComponent(uri)}`,
       headers: { ...h, ...(token === undefined ? {} : { 'x-mcp-access-token': token }) },
     }),
+    /** Changes the registration at exactly `uri` (URL-encoded as one path segment). */
+    update: (uri: string, body: unknown) => app.inject({
+      method: 'PUT', url: `/v1/security/mcp/resources/${encodeURIComponent(uri)}`, headers: h, payload: body as object,
+    }),
+    remove: (uri: string) => app.inject({ method: 'DELETE', url: `/v1/security/mcp/resources/${encodeURIComponent(uri)}`, headers: h }),
     approve: (body: unknown) => app.inject({ method: 'POST', url: '/v1/security/mcp/approve', headers: h, payload: body as object }),
     respond: (id: string, body: unknown) => app.inject({
       method: 'POST', url: `/v1/security/mcp/approvals/${encodeURIComponent(id)}/respond`, headers: h, payload: body as object,

@@ -6,7 +6,7 @@ import type { KeyMode } from '../../src/core/scope.ts';
 import { TRANSFER_TABLES } from '../../src/core/storage-transfer.ts';
 import { createTestApp, json, uniqueTenant, type Json, type TestApp } from '../support/test-app.ts';
 import { g11, ISO } from './client.ts';
-import { g11Mcp } from './mcp-client.ts';
+import { g11Mcp, type McpClient } from './mcp-client.ts';
 
 const DASHBOARD = 'https://mnemo.example.com/ops/dashboard';
 const APPROVAL_ID = /^appr_[A-Za-z0-9]{24}$/;
@@ -647,5 +647,78 @@ describe('G11 MCP: security', () => {
     expect(everything).toContain('svc://custom/vault/root');
     for (const text of [grant.accessToken as string, 'custom-plaintext-marker', 'hunter2']) expect(everything.includes(text), text).toBe(false);
     expect(everything).toContain(createHash('sha256').update(grant.accessToken as string).digest('hex'));
+  });
+});
+
+/** The answer's body, once its status is checked (empty for a 204). */
+const ok = (res: Awaited<ReturnType<McpClient['list']>>, status: number): Json => {
+  expect(res.statusCode, res.body).toBe(status);
+  return res.body === '' ? {} : json(res);
+};
+
+describe('G11 MCP: changing and deleting registrations (PUT and DELETE /v1/security/mcp/resources/:uri)', () => {
+  it('replaces approvers and auto-approve; the URI stays and the new approvers answer from then on', async () => {
+    const w = await world();
+    const made = ok(await w.alice.register({ uri: 'svc://secrets/prod/*', name: 'Prod', approvers: ['alice'] }), 201);
+    const asked = ok(await w.bot.approve({ resource: 'svc://secrets/prod/db', reason: 'deploy' }), 201);
+    const changed = ok(await w.alice.update('svc://secrets/prod/*', {
+      approvers: ['bob'], description: 'now bob', autoApprove: { enabled: true, conditions: { requester: ['carol'] } },
+    }), 200);
+    expect(changed).toEqual({
+      ...made, description: 'now bob', approvers: ['bob'], autoApprove: { enabled: true, conditions: { requester: ['carol'] } },
+    });
+    expect(json(await w.alice.list()).resources).toEqual([changed]);
+    expect(json(await w.alice.respond(asked.approvalId as string, { action: 'approve' })).error.details).toMatchObject({ reason: 'not_an_approver' });
+    ok(await w.bob.respond(asked.approvalId as string, { action: 'deny' }), 200);
+    const audit = json(await w.alice.audit()).logs.map((l: Json) => [l.operation, l.resource, l.status]);
+    expect(audit).toContainEqual(['update', 'svc://secrets/prod/*', 200]);
+  });
+
+  it('deletes a registration with its approvals: their tokens open nothing, a broader registration governs again', async () => {
+    const w = await world();
+    ok(await w.alice.register({ uri: 'svc://secrets/*', name: 'All', approvers: ['alice'] }), 201);
+    ok(await w.alice.register({ uri: 'svc://secrets/prod/*', name: 'Prod', approvers: ['alice'] }), 201);
+    const asked = ok(await w.bot.approve({ resource: 'svc://secrets/prod/db', reason: 'deploy' }), 201);
+    const token = ok(await w.alice.respond(asked.approvalId as string, { action: 'approve' }), 200).accessToken as string;
+    const pending = ok(await w.bot.approve({ resource: 'svc://secrets/prod/cache', reason: 'cache' }), 201);
+
+    // Only the exact registered URI names a registration; one it merely governs does not.
+    expect((await w.alice.remove('svc://secrets/prod/db')).statusCode).toBe(404);
+    ok(await w.alice.remove('svc://secrets/prod/*'), 204);
+    expect(json(await w.alice.list()).resources.map((r: Json) => r.uri)).toEqual(['svc://secrets/*']);
+    const read = await w.bot.read('svc://secrets/prod/db', token);
+    expect(read.statusCode, read.body).toBe(403);
+    expect(json(read).error.details).toMatchObject({ reason: 'access_token_invalid' });
+    expect((await w.alice.respond(pending.approvalId as string, { action: 'approve' })).statusCode).toBe(404);
+    expect((await w.bot.approval(asked.approvalId as string)).statusCode).toBe(404);
+    // Deleted once: a second delete, or a change, finds nothing.
+    expect(json(await w.alice.remove('svc://secrets/prod/*')).error.code).toBe('RESOURCE_NOT_FOUND');
+    expect((await w.alice.update('svc://secrets/prod/*', { name: 'x' })).statusCode).toBe(404);
+    const audit = json(await w.alice.audit()).logs.map((l: Json) => [l.operation, l.resource, l.status]);
+    expect(audit).toContainEqual(['delete', 'svc://secrets/prod/*', 204]);
+  });
+
+  it('refuses: 400 for bad changes, 404 in another tenant or at an unregistered URI, 403 without secrets:write', async () => {
+    const w = await world();
+    const made = ok(await w.alice.register({ uri: 'svc://custom/app/flags', name: 'Flags', requiresApproval: false, value: 'on' }), 201);
+    const bad = ok(await w.alice.update('svc://custom/app/flags', { requiresApproval: true, uri: 'svc://custom/x' }), 400);
+    expect(bad.error.code).toBe('VALIDATION_ERROR');
+    const empty = ok(await w.alice.update('svc://custom/app/flags', { requiresApproval: true }), 400);
+    expect(empty.error.details.fields).toEqual([expect.objectContaining({ field: 'approvers' })]);
+    expect(ok(await w.alice.update('not a uri', { name: 'x' }), 400).error.code).toBe('VALIDATION_ERROR');
+    const other = await world();
+    for (const res of [await other.alice.update('svc://custom/app/flags', { name: 'x' }), await other.alice.remove('svc://custom/app/flags'),
+      await w.alice.update('svc://custom/app/other', { name: 'x' })]) {
+      expect(res.statusCode, res.body).toBe(404);
+      expect(json(res).error.code).toBe('RESOURCE_NOT_FOUND');
+    }
+    for (const res of [await w.bot.update('svc://custom/app/flags', { name: 'x' }), await w.bot.remove('svc://custom/app/flags')]) {
+      expect(res.statusCode, res.body).toBe(403);
+      expect(json(res).error.details).toEqual({ requiredScope: 'secrets:write' });
+    }
+    // A custom value can be replaced; the registration is unchanged by the refusals above.
+    ok(await w.alice.update('svc://custom/app/flags', { value: 'off' }), 200);
+    expect(json(await w.bot.read('svc://custom/app/flags')).value).toBe('off');
+    expect(json(await w.alice.list()).resources).toEqual([made]);
   });
 });

@@ -595,6 +595,40 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const ties = await storage.searchLog.stats({ scope: scopeB, from: new Date(t0), to: new Date(t0 + 5 * H), topLimit: 10, buckets: [] });
         expect(ties.topQueries.map((q) => q.query)).toEqual(['alpha', 'beta', 'lunch']);
       });
+
+      it('lists the queries that found nothing per scope and time range, most such searches first', async () => {
+        const t0 = Date.UTC(2026, 0, 5);
+        const M = 60_000;
+        const entry = (scope: Scope, query: string, minute: number, results: number) => ({
+          scope, userId: 'u', surface: 'g4', kind: query ? 'semantic' as const : 'vector' as const, query, resultsCount: results,
+          executionMs: 1, avgScore: results > 0 ? 0.5 : null, filters: {}, at: new Date(t0 + minute * M),
+        });
+        const others: Scope[] = [scopeB, { ...scopeA, mode: 'test' }, { ...scopeA, workspace: 'w2' }];
+        await storage.searchLog.appendMany([
+          entry(scopeA, 'Quantum  Lunch', 1, 0),
+          entry(scopeA, 'quantum lunch', 7, 0),
+          entry(scopeA, 'quantum lunch', 8, 2), // found something: not counted
+          entry(scopeA, 'zebra', 2, 0),
+          entry(scopeA, 'apple', 2, 0),
+          entry(scopeA, 'mango', 3, 0), // ties with apple and zebra, but seen later
+          entry(scopeA, 'deploy', 4, 3), // never empty: not listed
+          entry(scopeA, '', 5, 0), // a vector search has no query to list
+          entry(scopeA, 'too late', 60, 0), // at `to`: out
+          entry(scopeA, 'too early', -1, 0), // before `from`: out
+          ...others.map((other) => entry(other, 'elsewhere', 1, 0)),
+        ]);
+        const range = { scope: scopeA, from: new Date(t0), to: new Date(t0 + 60 * M) };
+        expect(await storage.searchLog.zeroResultQueries({ ...range, limit: 10 })).toEqual([
+          { query: 'quantum lunch', count: 2, lastSeen: new Date(t0 + 7 * M) },
+          { query: 'mango', count: 1, lastSeen: new Date(t0 + 3 * M) },
+          { query: 'apple', count: 1, lastSeen: new Date(t0 + 2 * M) },
+          { query: 'zebra', count: 1, lastSeen: new Date(t0 + 2 * M) },
+        ]);
+        expect((await storage.searchLog.zeroResultQueries({ ...range, limit: 2 })).map((q) => q.query)).toEqual(['quantum lunch', 'mango']);
+        expect(await storage.searchLog.zeroResultQueries({ ...range, scope: scopeB, limit: 10 })).toEqual([
+          { query: 'elsewhere', count: 1, lastSeen: new Date(t0 + M) }]);
+        expect(await storage.searchLog.zeroResultQueries({ ...range, scope: { ...scopeB, workspace: 'none' }, limit: 10 })).toEqual([]);
+      });
     });
 
     describe('rankings without rows, cosines and rows by id (hybrid search)', () => {
@@ -2595,6 +2629,42 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await storage.mcpResources.rewrap(values[1]!.id, rewrapped);
         expect((await storage.mcpResources.findById(otherTenant, values[1]!.id))!.sealedValue).toEqual(rewrapped);
         expect((await storage.mcpResources.findById(live, values[0]!.id))!.sealedValue).toEqual(sealed('1'));
+      });
+
+      it('changes a registration\'s mutable fields in place, for its owner only', async () => {
+        const r = await registered(live, 'svc://custom/app/flags', { type: 'custom', sealedValue: { keyId: 'k1', wrappedKey: 'd1=', payload: 'p1' } });
+        await storage.mcpResources.recordAccess(live, r.id, at(5));
+        const changed: StoredMcpResource = {
+          ...r, name: 'Flags é', description: 'new "d"', permissions: ['read', 'write'], requiresApproval: false, approvers: ['carol'],
+          autoApprove: { enabled: false, conditions: { requester: ['bot', 'ci'] } }, sealedValue: { keyId: 'k2', wrappedKey: 'd2=', payload: 'p2' },
+        };
+        for (const owner of [sandbox, otherTenant]) expect(await storage.mcpResources.update({ ...changed, owner, name: 'not mine' })).toBe(false);
+        expect(await storage.mcpResources.findById(live, r.id)).toEqual({ ...r, accessedAt: at(5), accessCount: 1 });
+        expect(await storage.mcpResources.update(changed)).toBe(true);
+        // Identity and access figures stay whatever the change carries.
+        expect(await storage.mcpResources.update({ ...changed, uri: 'svc://custom/elsewhere', createdBy: 'mallory', accessCount: 99 })).toBe(true);
+        expect(await storage.mcpResources.findById(live, r.id)).toEqual({ ...changed, accessedAt: at(5), accessCount: 1 });
+        expect(await storage.mcpResources.update({ ...changed, id: 'mcr_missing' })).toBe(false);
+      });
+
+      it('deletes a registration with its approvals, for its owner only', async () => {
+        const r = await registered(live, 'svc://secrets/prod/*');
+        const kept = await registered(live, 'svc://secrets/*');
+        const pending = approval(r, { resource: 'svc://secrets/prod/db' });
+        const approved = approval(r, { resource: 'svc://secrets/prod/cache', status: 'approved', respondedBy: 'alice', respondedAt: at(1), tokenDigest: 'c'.repeat(64) });
+        const other = approval(kept, { resource: 'svc://secrets/x' });
+        for (const a of [pending, approved, other]) await storage.mcpApprovals.insert(a, at(0));
+        for (const owner of [sandbox, otherTenant]) expect(await storage.mcpResources.delete(owner, r.id)).toBe(false);
+        expect(await storage.mcpResources.findById(live, r.id)).toEqual(r);
+        expect(await storage.mcpResources.delete(live, r.id)).toBe(true);
+        expect(await storage.mcpResources.findById(live, r.id)).toBeNull();
+        expect(await storage.mcpResources.findByUris(live, [r.uri])).toEqual([]);
+        expect(await storage.mcpApprovals.find(live, pending.id)).toBeNull();
+        expect(await storage.mcpApprovals.findByTokenDigest(live, 'c'.repeat(64))).toBeNull();
+        expect(await approvalIds(live)).toEqual([other.id]);
+        expect(await storage.mcpResources.delete(live, r.id)).toBe(false);
+        // The URI is free again.
+        await registered(live, 'svc://secrets/prod/*');
       });
 
       it('stores approvals and finds them by id or token digest, for their owner only', async () => {

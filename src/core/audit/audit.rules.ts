@@ -12,7 +12,7 @@ export const AUDIT_ACTIONS = [
   'audit.read', 'audit.export',
   'apikey.create', 'apikey.list', 'apikey.read', 'apikey.update', 'apikey.revoke', 'apikey.rotate',
   'webhook.create', 'webhook.list', 'webhook.read', 'webhook.update', 'webhook.delete',
-  'mcp.register', 'mcp.list', 'mcp.read', 'mcp.request', 'mcp.respond', 'mcp.approval_list', 'mcp.approval_read',
+  'mcp.register', 'mcp.update', 'mcp.delete', 'mcp.list', 'mcp.read', 'mcp.request', 'mcp.respond', 'mcp.approval_list', 'mcp.approval_read',
   'ingestion.review',
   'oauth.grant', 'oauth.revoke', 'oauth.refresh_reuse', 'oauth.code_reuse',
 ] as const;

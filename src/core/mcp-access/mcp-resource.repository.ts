@@ -20,6 +20,16 @@ export interface McpResourceRepository {
   /** `total` counts all of the owner's registrations. */
   list(owner: McpOwner, query: McpResourceListQuery): Promise<{ items: StoredMcpResource[]; total: number }>;
   /**
+   * Replaces the registration's mutable fields (name, description, permissions, requiresApproval, approvers,
+   * autoApprove, sealedValue) with `resource`'s; false when the owner has no registration with its id.
+   */
+  update(resource: StoredMcpResource): Promise<boolean>;
+  /**
+   * Removes the owner's registration and, in the same transaction, its approvals (pending or answered: they name
+   * it and can open nothing once it is gone; the audit log keeps their history); false when there is none with that id.
+   */
+  delete(owner: McpOwner, id: string): Promise<boolean>;
+  /**
    * Counts one successful read through the registration at `at`, in one statement (concurrent reads all count):
    * returns accessedAt and accessCount as they are after it, or null when the owner has no such registration.
    */

@@ -40,6 +40,12 @@ export interface McpResourceInput {
   value?: string | undefined;
 }
 
+/**
+ * A change to a registration: the fields given replace the stored ones (autoApprove as a whole); its URI and type
+ * are its identity and stay. `value` replaces a custom resource's value (refused elsewhere).
+ */
+export type McpResourceChange = Partial<Omit<McpResourceInput, 'uri' | 'type'>>;
+
 /** A registration as shown: never its value (nor its owner, which is the caller, or its access figures). */
 export type McpResourceView = Omit<StoredMcpResource, 'owner' | 'sealedValue' | 'accessedAt' | 'accessCount'>;
 
@@ -68,6 +74,18 @@ function decodeCursor(cursor: string): string {
     throw validationError([{ field: 'cursor', reason: 'invalid_value', message: 'is not a cursor of this list' }]);
   }
   return text.slice(2);
+}
+
+/** Auto-approve settings as stored: disabled when not given, a time window trimmed, requesters once each. */
+function autoApproveOf(input: McpResourceInput['autoApprove']): AutoApprove {
+  const conditions = input?.conditions ?? {};
+  return {
+    enabled: input?.enabled ?? false,
+    conditions: {
+      ...(conditions.timeWindow === undefined ? {} : { timeWindow: conditions.timeWindow.trim() }),
+      ...(conditions.requester === undefined ? {} : { requester: unique(conditions.requester) }),
+    },
+  };
 }
 
 export const toMcpResourceView = (r: StoredMcpResource): McpResourceView => ({
@@ -104,14 +122,7 @@ export function createMcpResourceService(deps: {
     if (requiresApproval && approvers.length === 0) {
       add({ field: 'approvers', reason: 'too_few', message: 'must name at least one user id when requiresApproval is true (the default)' });
     }
-    const conditions = input.autoApprove?.conditions ?? {};
-    const autoApprove: AutoApprove = {
-      enabled: input.autoApprove?.enabled ?? false,
-      conditions: {
-        ...(conditions.timeWindow === undefined ? {} : { timeWindow: conditions.timeWindow.trim() }),
-        ...(conditions.requester === undefined ? {} : { requester: unique(conditions.requester) }),
-      },
-    };
+    const autoApprove = autoApproveOf(input.autoApprove);
     add(...autoApproveProblems(autoApprove));
     const uri = parseMcpUri(input.uri);
     const type = uri === null ? null : resourceTypeOf(uri);
@@ -135,6 +146,66 @@ export function createMcpResourceService(deps: {
     };
     await resources.insert(stored);
     return toMcpResourceView(stored);
+  }
+
+  /** The owner's registration with exactly this URI (a wildcard names its own registration here); 404 otherwise. */
+  async function registrationAt(caller: McpCaller, uriText: string): Promise<StoredMcpResource> {
+    const text = formatMcpUri(parseUriOf(uriText, 'uri'));
+    const [found] = await resources.findByUris(ownerOf(caller), [text]);
+    if (!found) throw new DomainError('NOT_FOUND', `No MCP resource is registered at ${text}`);
+    return found;
+  }
+
+  /** The registration at exactly `uriText`, as shown (the dashboard's edit form); 404 when there is none. */
+  const get = async (caller: McpCaller, uriText: string): Promise<McpResourceView> => toMcpResourceView(await registrationAt(caller, uriText));
+
+  /**
+   * Changes the registration at `uriText` (its exact URI): the same rules as register, applied to the result.
+   * Approvals already answered stay as they are (a token keeps opening what the registration still permits until
+   * its expiresAt); an approver removed can no longer answer pending requests.
+   */
+  async function update(caller: McpCaller, uriText: string, change: McpResourceChange): Promise<McpResourceView> {
+    const current = await registrationAt(caller, uriText);
+    const problems: FieldProblem[] = [];
+    const add = (...found: (FieldProblem | undefined)[]) => problems.push(...found.filter((p): p is FieldProblem => p !== undefined));
+    if (change.name !== undefined) add(mcpNameProblem(change.name));
+    if (change.description !== undefined) add(mcpDescriptionProblem(change.description));
+    const permissions = change.permissions === undefined ? current.permissions : unique(change.permissions);
+    add(...permissionsProblems(permissions));
+    const approvers = change.approvers === undefined ? current.approvers : unique(change.approvers);
+    add(...userIdsProblems(approvers, 'approvers', MCP_APPROVERS_MAX));
+    const requiresApproval = change.requiresApproval ?? current.requiresApproval;
+    if (requiresApproval && approvers.length === 0) {
+      add({ field: 'approvers', reason: 'too_few', message: 'must name at least one user id while requiresApproval is true' });
+    }
+    const autoApprove = change.autoApprove === undefined ? current.autoApprove : autoApproveOf(change.autoApprove);
+    add(...autoApproveProblems(autoApprove));
+    if (change.value !== undefined) {
+      add(current.type === 'custom' ? secretValueProblem(change.value)
+        : { field: 'value', reason: 'not_allowed', message: 'is stored only with a svc://custom/ resource (the others read theirs)' });
+    }
+    if (problems.length > 0) throw validationError(problems);
+    // Widening access to API key records needs the scope that reads them, as registering it does.
+    if (current.type === 'api-key') requirePermission(caller, 'apikeys:manage');
+
+    const changed: StoredMcpResource = {
+      ...current, name: change.name?.trim() ?? current.name, description: change.description ?? current.description,
+      permissions: permissions as McpOperation[], requiresApproval, approvers, autoApprove,
+      sealedValue: change.value === undefined ? current.sealedValue : seal(deps.keyring(), mcpResourceValueContext(current.owner, current.id), change.value),
+    };
+    if (!(await resources.update(changed))) throw new DomainError('NOT_FOUND', `No MCP resource is registered at ${current.uri}`);
+    return toMcpResourceView(changed);
+  }
+
+  /**
+   * Deletes the registration at `uriText` (its exact URI) with its approvals: a token of one of them opens nothing
+   * afterwards (a read is governed by whatever registration is left, and approvals are bound to a registration's id).
+   */
+  async function remove(caller: McpCaller, uriText: string): Promise<McpResourceView> {
+    const current = await registrationAt(caller, uriText);
+    if (current.type === 'api-key') requirePermission(caller, 'apikeys:manage');
+    if (!(await resources.delete(current.owner, current.id))) throw new DomainError('NOT_FOUND', `No MCP resource is registered at ${current.uri}`);
+    return toMcpResourceView(current);
   }
 
   /** URIs ascending (byte order); `cursor` continues after the previous page (null: from the first). */
@@ -183,5 +254,5 @@ export function createMcpResourceService(deps: {
   const readAsRequester = (caller: McpCaller, uriText: string, approval: StoredMcpApproval | null): Promise<McpResourceRead> =>
     readThrough(caller, uriText, async (check) => checkApprovalAccess(approval, check));
 
-  return { register, list, read, readAsRequester };
+  return { register, get, update, delete: remove, list, read, readAsRequester };
 }

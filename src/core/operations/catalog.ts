@@ -97,6 +97,8 @@ export const OPERATIONS = {
   /** The dashboard's redelivery of a failed delivery (no REST route). */
   'security_webhook.redeliver': { permission: 'secrets:write' },
   'mcp.register': secretsOp('secrets:write', 'mcp.register', true),
+  'mcp.update': secretsOp('secrets:write', 'mcp.update', true),
+  'mcp.delete': secretsOp('secrets:write', 'mcp.delete'),
   'mcp.list': secretsOp('mcp:access', 'mcp.list'),
   'mcp.read': secretsOp('mcp:access', 'mcp.read'),
   'mcp.request': secretsOp('mcp:access', 'mcp.request', true),

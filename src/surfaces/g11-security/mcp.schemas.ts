@@ -42,6 +42,21 @@ export const CreateMcpResourceBody = Type.Object({
   })),
 }, { additionalProperties: false });
 
+export const UpdateMcpResourceBody = Type.Object({
+  name: Type.Optional(CreateMcpResourceBody.properties.name),
+  description: Type.Optional(Type.String({ maxLength: MCP_DESCRIPTION_MAX })),
+  permissions: CreateMcpResourceBody.properties.permissions,
+  requiresApproval: Type.Optional(Type.Boolean({ description: 'While true, approvers must name someone' })),
+  approvers: Type.Optional(Type.Array(UserId, { maxItems: MCP_APPROVERS_MAX, description: 'Replaces the users who answer its approval requests' })),
+  autoApprove: Type.Optional(Type.Object({
+    enabled: Type.Boolean(),
+    conditions: Type.Optional(AutoApproveWire.properties.conditions),
+  }, { additionalProperties: false, description: 'Replaces the auto-approve settings as a whole' })),
+  value: Type.Optional(Type.String({
+    minLength: 1, maxLength: SECRET_VALUE_MAX_BYTES, description: 'A new value of a svc://custom/ resource (refused elsewhere); encrypted at rest',
+  })),
+}, { additionalProperties: false, description: 'The fields given replace the stored ones; the URI and type stay' });
+
 export const McpResourceUriParams = Type.Object({ uri: Uri });
 export const McpAccessHeaders = Type.Object({
   'x-mcp-access-token': Type.Optional(Type.String({
@@ -138,7 +153,7 @@ const McpAuditEntryWire = Type.Object({
   id: Type.String({ description: 'aud_… (the row of the G11 audit log)' }),
   timestamp: Time,
   resource: Type.String({ description: 'The URI (or svc-less name) acted on' }),
-  operation: Type.String({ description: 'read, register, list, request, respond, approval_list, approval_read' }),
+  operation: Type.String({ description: 'read, register, update, delete, list, request, respond, approval_list, approval_read' }),
   actor: Type.String({ description: 'The user id of the key used' }),
   approvalId: Nullable(Type.String()),
   success: Type.Boolean(),
@@ -153,6 +168,7 @@ const McpAuditEntryWire = Type.Object({
 export const McpResponses = {
   resource: McpResourceWire,
   read: McpResourceReadWire,
+  deleted: Type.Null({ description: 'Deleted, with its approvals' }),
   resources: Type.Object({ resources: Type.Array(McpResourceWire), pagination: Pagination }),
   approval: McpApprovalWire,
   issued: IssuedMcpApprovalWire,

@@ -14,6 +14,7 @@ import { apiKeyRoutes, type ApiKeyRouteDeps } from './api-keys.routes.ts';
 import { auditRecorder, noteForAudit, requireAuditedRoutes } from './audit-recorder.ts';
 import { auditLogRoutes } from './audit-routes.ts';
 import { idempotencyHooks } from './idempotency.ts';
+import { mcpRegistrationRoutes } from './mcp-registration.routes.ts';
 import { mcpRoutes, type McpRouteDeps } from './mcp.routes.ts';
 import { createG11ErrorHandler, G11_INTERNAL_ERROR, G11ErrorWire, g11ErrorBody } from './errors.ts';
 import { toSecretSummaryWire, toSecretWire } from './mappers.ts';
@@ -149,4 +150,5 @@ export const g11Routes: FastifyPluginAsync<G11Deps> = async (app, deps) => {
   await app.register(apiKeyRoutes, { apiKeyManagement: deps.apiKeyManagement });
   await app.register(webhookRoutes, { webhooks: deps.webhooks });
   await app.register(mcpRoutes, { mcpResources: deps.mcpResources, mcpApprovals: deps.mcpApprovals, audit: deps.audit });
+  await app.register(mcpRegistrationRoutes, { mcpResources: deps.mcpResources });
 };

@@ -68,6 +68,20 @@ export function createPgMcpResourceRepository(db: PgExecutor): McpResourceReposi
       const rows = await db.query<Row>(`SELECT * FROM mcp_resources WHERE ${OWNER}${after} ORDER BY uri LIMIT ${p.add(query.limit)}`, p.values);
       return { items: rows.map(toResource), total: count!.n };
     },
+    async update(r) {
+      const rows = await db.query<{ id: string }>(`UPDATE mcp_resources SET name = $4, description = $5, permissions = $6::jsonb,
+        requires_approval = $7, approvers = $8::jsonb, auto_approve = $9::jsonb, value_key_id = $10, value_wrapped_key = $11,
+        value_payload = $12 WHERE ${OWNER} AND id = $3 RETURNING id`,
+      [...ownerParams(r.owner), r.id, r.name, r.description, pgJson(r.permissions), r.requiresApproval ? 1 : 0, pgJson(r.approvers),
+        pgJson(r.autoApprove), r.sealedValue?.keyId ?? null, r.sealedValue?.wrappedKey ?? null, r.sealedValue?.payload ?? null]);
+      return rows.length > 0;
+    },
+    async delete(owner, id) {
+      // One statement: its approvals (which reference it) and the registration go together.
+      const rows = await db.query<{ id: string }>(`WITH approvals AS (DELETE FROM mcp_approvals WHERE ${OWNER} AND resource_id = $3)
+        DELETE FROM mcp_resources WHERE ${OWNER} AND id = $3 RETURNING id`, [...ownerParams(owner), id]);
+      return rows.length > 0;
+    },
     async recordAccess(owner, id, at) {
       const [row] = await db.query<{ accessed_at: Date; access_count: number }>(`UPDATE mcp_resources
         SET accessed_at = $4, access_count = access_count + 1 WHERE ${OWNER} AND id = $3 RETURNING accessed_at, access_count`,

@@ -47,6 +47,15 @@ export function createSqliteMcpResourceRepository(db: SqliteDb): McpResourceRepo
     ORDER BY uri LIMIT ?`);
   const access = db.prepare<[number, string, string, string], { accessed_at: number; access_count: number }>(`UPDATE mcp_resources
     SET accessed_at = ?, access_count = access_count + 1 WHERE ${OWNER} AND id = ? RETURNING accessed_at, access_count`);
+  const update = db.prepare(`UPDATE mcp_resources SET name = ?, description = ?, permissions = ?, requires_approval = ?, approvers = ?,
+    auto_approve = ?, value_key_id = ?, value_wrapped_key = ?, value_payload = ? WHERE ${OWNER} AND id = ?`);
+  const removeApprovals = db.prepare(`DELETE FROM mcp_approvals WHERE ${OWNER} AND resource_id = ?`);
+  const removeResource = db.prepare(`DELETE FROM mcp_resources WHERE ${OWNER} AND id = ?`);
+  // The approvals first: they reference the registration.
+  const remove = db.transaction((owner: McpOwner, id: string) => {
+    removeApprovals.run(...ownerParams(owner), id);
+    return removeResource.run(...ownerParams(owner), id).changes > 0;
+  });
   const sealedFrom = (where: string) => db.prepare<unknown[], Row>(`SELECT * FROM mcp_resources
     WHERE value_key_id IS NOT NULL ${where} ORDER BY id LIMIT ?`);
   const sealedFirst = sealedFrom('');
@@ -85,6 +94,14 @@ export function createSqliteMcpResourceRepository(db: SqliteDb): McpResourceRepo
     async list(owner, query) {
       const { total, rows } = page(owner, query.limit, query.afterUri);
       return { items: rows.map(toResource), total };
+    },
+    async update(r) {
+      return update.run(r.name, r.description, JSON.stringify(r.permissions), r.requiresApproval ? 1 : 0, JSON.stringify(r.approvers),
+        JSON.stringify(r.autoApprove), r.sealedValue?.keyId ?? null, r.sealedValue?.wrappedKey ?? null, r.sealedValue?.payload ?? null,
+        ...ownerParams(r.owner), r.id).changes > 0;
+    },
+    async delete(owner, id) {
+      return remove(owner, id);
     },
     async recordAccess(owner, id, at) {
       const row = access.get(at.getTime(), ...ownerParams(owner), id);
