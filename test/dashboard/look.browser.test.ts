@@ -264,7 +264,7 @@ describe('the dashboard as a product, in Chromium', () => {
     await page.fill('input[name=url]', 'https://hooks.example.com/x');
     await page.fill('input[name=events]', 'memory.exploded');
     await page.click('#create');
-    expect(await page.textContent('#refusal')).toContain('unknown event type "memory.exploded"');
+    expect(await page.textContent('#refused')).toContain('unknown event type "memory.exploded"');
     expect(await page.inputValue('input[name=events]')).toBe('memory.exploded');
   });
 });

@@ -200,10 +200,10 @@ describe('webhooks through the dashboard, checked through the API', () => {
 
     const refused = await c.post('/dashboard/webhooks', { kind: 'g9', url: 'http://127.0.0.1:9/x', events: 'memory.created' });
     expect(refused.statusCode).toBe(400);
-    expect(text(refused.body, 'refusal')).toMatch(/url .*(private|not allowed|public)/i);
+    expect(text(refused.body, 'refused')).toMatch(/url .*(private|not allowed|public)/i);
     expect(refused.body).toContain('value="http://127.0.0.1:9/x"');
     const unknownEvent = await c.post('/dashboard/webhooks', { kind: 'g10', url: 'https://hooks.example.com/g10', events: 'memory.created' });
-    expect(text(unknownEvent.body, 'refusal')).toContain('unknown event type "memory.created"');
+    expect(text(unknownEvent.body, 'refused')).toContain('unknown event type "memory.created"');
     expect((await c.post('/dashboard/webhooks', { kind: 'g9', url: 'https://hooks.example.com/x', events: 'memory.created' }, false)).statusCode).toBe(403);
   });
 
@@ -221,7 +221,7 @@ describe('webhooks through the dashboard, checked through the API', () => {
     expect((await reader.get('/dashboard/webhooks')).body).not.toContain('id="create-webhook"');
     const denied = await reader.post('/dashboard/webhooks', { kind: 'g11', url: 'https://hooks.example.com/sec2', events: 'secret.created' });
     expect(denied.statusCode).toBe(403);
-    expect(text(denied.body, 'refusal')).toContain('lacks the secrets:write scope');
+    expect(text(denied.body, 'refused')).toContain('lacks the secrets:write scope');
     expect((await reader.post(`/dashboard/webhooks/g11/${id}/status`, { status: 'disabled' })).statusCode).toBe(403);
   });
 });

@@ -1,14 +1,13 @@
-import type { FastifyReply } from 'fastify';
 import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import type { OperationName } from '../../core/operations/catalog.ts';
 import { authorize } from '../../core/operations/runner.ts';
-import { DomainError, isDomainError, validationError } from '../../core/errors.ts';
+import { DomainError, validationError } from '../../core/errors.ts';
 import { WEBHOOK_FLAVOURS } from '../../core/webhooks/webhook-flavours.ts';
 import type { WebhookKind } from '../../core/webhooks/webhook.types.ts';
 import { audited } from '../audit-trail.ts';
 import { field, param, SeeOther, signedIn, type Viewer } from '../context.ts';
-import { describeRefusal } from '../errors.ts';
-import { html, type SafeHtml } from '../html.ts';
+import { orShowRefusal } from '../forms.ts';
+import { html, SafeHtml } from '../html.ts';
 import type { PageDeps, RouteRegistrar } from '../index.ts';
 import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
 import { may } from '../permissions.ts';
@@ -67,12 +66,12 @@ function createForm(viewer: Viewer, values: CreateForm): SafeHtml {
 </form></details>`;
 }
 
-async function listPage(deps: PageDeps, viewer: Viewer, values: CreateForm, refusal: string | null): Promise<SafeHtml> {
+async function listPage(deps: PageDeps, viewer: Viewer, values: CreateForm, refusal: SafeHtml | null): Promise<SafeHtml> {
   const visible = KINDS.filter((k) => may(k.read, viewer.principal));
   const sections = await Promise.all(visible.map(async (k) => ({ ...k, ...(await deps.webhooks.list(viewer.scope, k.kind, { limit: 100, offset: 0 })) })));
   const csrf = viewer.session.csrfToken;
   return page('Webhooks', viewer.chrome('webhooks'), html`
-${refusal === null ? '' : html`<p class="refusal" role="alert" id="refusal">${refusal}</p>`}
+${refusal ?? ''}
 ${createForm(viewer, values)}
 ${sections.map((s) => html`
 <h2>${s.label}</h2>
@@ -96,14 +95,6 @@ function newWebhookInput(form: CreateForm) {
   };
 }
 
-/** A refused action shown on the page it came from, with the API's own message and the status the API answers. */
-function refused(reply: FastifyReply, err: unknown): string {
-  if (!isDomainError(err)) throw err;
-  const { status, message } = describeRefusal(err);
-  reply.status(status);
-  return message;
-}
-
 export const webhookRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/webhooks`;
   const READS = operationsOf('read');
@@ -121,15 +112,12 @@ export const webhookRoutes: RouteRegistrar = (app, deps) => {
       kind: field(req, 'kind') ?? '', url: field(req, 'url') ?? '', events: field(req, 'events') ?? '',
       description: field(req, 'description') ?? '', maxAttempts: field(req, 'max_attempts') ?? '',
     };
-    let created;
-    try {
+    const created = await orShowRefusal(reply, () => {
       const k = kindOf(form.kind, viewer.principal, 'create');
-      created = await audited(deps.operations, req, viewer, { operation: k.create, resource: resourceOf(null) },
+      return audited(deps.operations, req, viewer, { operation: k.create, resource: resourceOf(null) },
         () => deps.webhooks.create(viewer.principal, viewer.scope, k.kind, newWebhookInput(form)), (w) => ({ webhookId: w.id }));
-    } catch (err) {
-      const message = refused(reply, err);
-      return listPage(deps, viewer, form, message);
-    }
+    }, (refusal) => listPage(deps, viewer, form, refusal));
+    if (created instanceof SafeHtml) return created;
     reply.header('Cache-Control', 'no-store');
     return page(`Webhook ${created.id} created`, viewer.chrome('webhooks'), html`
 <p class="notice" id="created">Created ${statusBadge(created.status)}: events ${created.events.join(', ')} will be sent to ${created.url}.</p>
