@@ -39,6 +39,38 @@ export const DASHBOARD_ROUTES: DashboardRoute[] = [
   { method: 'GET', path: '/dashboard/secrets', query: ['tag', 'cursor'] },
   { method: 'POST', path: '/dashboard/secrets/{name}/reveal', fields: ['_csrf'] },
   { method: 'GET', path: '/dashboard/audit', query: ['action', 'actor', 'resource', 'cursor'] },
+  // Reviews and the managing pages (docs/dashboard.md, "Managing").
+  { method: 'GET', path: '/dashboard/reviews', query: ['state', 'offset'] },
+  { method: 'GET', path: '/dashboard/reviews/{id}', query: ['decided', 'proposal'] },
+  { method: 'POST', path: '/dashboard/reviews/{id}', fields: ['_csrf', 'decision', 'proposal', 'all'] },
+  { method: 'GET', path: '/dashboard/memories/new', query: ['supersedes'] },
+  { method: 'POST', path: '/dashboard/memories/new', fields: ['_csrf', 'title', 'content', 'memory_type', 'tags', 'metadata', 'supersedes'] },
+  { method: 'POST', path: '/dashboard/memories/{id}', fields: ['_csrf', 'title', 'content', 'memory_type', 'tags', 'metadata'] },
+  { method: 'GET', path: '/dashboard/memories/{id}/forget' },
+  { method: 'POST', path: '/dashboard/memories/selection', fields: ['_csrf', 'action', 'id', 'id'] },
+  { method: 'POST', path: '/dashboard/memories/selection/forget', fields: ['_csrf', 'id'] },
+  { method: 'GET', path: '/dashboard/secrets/new' },
+  { method: 'POST', path: '/dashboard/secrets/new', fields: ['_csrf', 'name', 'value', 'tags', 'expires_in'] },
+  { method: 'GET', path: '/dashboard/secrets/{name}/edit', query: ['done', 'version'] },
+  { method: 'POST', path: '/dashboard/secrets/{name}/version', fields: ['_csrf', 'value', 'tags', 'expires_in'] },
+  { method: 'POST', path: '/dashboard/secrets/{name}/delete', fields: ['_csrf'] },
+  { method: 'GET', path: '/dashboard/mcp-resources', query: ['cursor', 'registered', 'deleted'] },
+  {
+    method: 'POST', path: '/dashboard/mcp-resources',
+    fields: ['_csrf', 'uri', 'name', 'description', 'permissions', 'requires_approval', 'approvers', 'auto_approve', 'time_window', 'requesters', 'value'],
+  },
+  { method: 'GET', path: '/dashboard/mcp-resources/edit', query: ['uri', 'saved'] },
+  {
+    method: 'POST', path: '/dashboard/mcp-resources/edit',
+    fields: ['_csrf', 'uri', 'name', 'description', 'permissions', 'requires_approval', 'approvers', 'auto_approve', 'time_window', 'requesters', 'value'],
+  },
+  { method: 'POST', path: '/dashboard/mcp-resources/delete', fields: ['_csrf', 'uri', 'confirm'] },
+  { method: 'GET', path: '/dashboard/api-keys', query: ['cursor', 'revoked'] },
+  { method: 'POST', path: '/dashboard/api-keys', fields: ['_csrf', 'name', 'tier', 'scopes', 'scopes'] },
+  { method: 'POST', path: '/dashboard/api-keys/{id}/rotate', fields: ['_csrf', 'grace_seconds'] },
+  { method: 'POST', path: '/dashboard/api-keys/{id}/revoke', fields: ['_csrf'] },
+  { method: 'POST', path: '/dashboard/webhooks', fields: ['_csrf', 'kind', 'url', 'events', 'description', 'max_attempts'] },
+  { method: 'POST', path: '/dashboard/webhooks/{kind}/{id}/status', fields: ['_csrf', 'status', 'back'] },
   { method: 'GET', path: '/dashboard/assets/{name}' },
   { method: 'GET', path: '/dashboard/{page}' },
 ];
@@ -114,18 +146,30 @@ function pathValues(route: DashboardRoute, param: string, ids: FixtureIds): stri
   if (param === 'deliveryId') return ['dlv_1', 'f0f0f0f0-0000-4000-8000-000000000000'];
   if (route.path.startsWith('/dashboard/memories')) return [...of('/api/v1/memories'), 'f0f0f0f0-0000-4000-8000-000000000000'];
   if (route.path.startsWith('/dashboard/webhooks')) return [...of('/api/v1/webhooks'), ...of('/v1/webhooks')];
+  if (route.path.startsWith('/dashboard/reviews')) return ['ing_AAAAAAAAAAAAAAAAAAAAAAAA', 'f0f0f0f0-0000-4000-8000-000000000000'];
+  if (route.path.startsWith('/dashboard/api-keys')) return ['key_AAAAAAAAAAAAAAAAAAAAAAAA', 'f0f0f0f0-0000-4000-8000-000000000000'];
   return ['appr_1', 'appr_AAAAAAAAAAAAAAAAAAAA', 'f0f0f0f0-0000-4000-8000-000000000000'];
 }
 
 /** Plausible values of query parameters and form fields (URL-encoded as they are sent). */
 const VALID: Record<string, string[]> = {
   next: ['%2Fdashboard%2Fmemories', '%2F%2Fevil.example%2Fx', '%2Fdashboard%2F..%2F..%2Fx', 'https%3A%2F%2Fevil.example'],
-  ended: ['out', 'key', 'x'], status: ['pending', 'all', 'approved', 'denied', 'expired'], cursor: ['x', 'eyJhIjoxfQ'],
+  ended: ['out', 'key', 'x'], status: ['pending', 'all', 'approved', 'denied', 'expired', 'active', 'disabled'], cursor: ['x', 'eyJhIjoxfQ'],
   workspace: ['default', 'default', 'default', 'fuzz-ws'], q: ['deploy+notes', 'release', 'zeta'], search: ['hybrid', 'semantic'],
   threshold: ['0.5', '0', '1'], offset: ['0', '25', '50'], type: ['project', 'context'], tag: ['fuzz', 'ops%2Ct1'], deleted: ['x'],
   timeframe: ['1h', '24h', '7d', '30d'], requeued: ['dlv_1'], action: ['approve', 'deny', 'secret.*'], actor: ['user-1'],
   resource: ['secret%3A*'], reason: ['checked', ''], title: ['Deploy+notes', ''], content: ['Deploys+run+on+Tuesdays'],
   memory_type: ['workflow', 'context'], tags: ['ops%2C+deploy', ''],
+  state: ['pending_review', 'completed'], decided: ['approve'], proposal: ['p1', 'p9'], decision: ['approve', 'reject'], all: ['1'],
+  supersedes: ['f0f0f0f0-0000-4000-8000-000000000000'], metadata: ['%7B%22floor%22%3A3%7D', '%7B%22floor%22%3A3', '%5B1%5D', ''],
+  id: ['f0f0f0f0-0000-4000-8000-000000000000', 'x'], done: ['created', 'updated'], version: ['1', '99'], name: ['ci.token', 'Fuzz+name', ''],
+  value: ['tok-1', ''], expires_in: ['30d', 'never', 'soon', ''], registered: ['svc%3A%2F%2Fsecrets%2Ffuzz%2F*'],
+  uri: ['svc%3A%2F%2Fsecrets%2Ffuzz%2F*', 'svc%3A%2F%2Fcustom%2Ffuzz', 'nope'], description: ['Fuzz', ''], permissions: ['read', 'write', 'x'],
+  requires_approval: ['1', ''], approvers: ['alice%2C+bob', ''], auto_approve: ['1', ''], time_window: ['09%3A00-17%3A00+Europe%2FLondon', '25%3A00-1'],
+  requesters: ['ci-bot', ''], confirm: ['1', ''], saved: ['1'], revoked: ['x'], tier: ['free', 'pro', 'enterprise', 'x'],
+  scopes: ['memories%3Aread', 'secrets%3Aread', 'x'], grace_seconds: ['0', '3600', '-1'], kind: ['g9', 'g10', 'g11'],
+  url: ['https%3A%2F%2Fhooks.example.com%2Ffuzz', 'http%3A%2F%2F127.0.0.1%2F'], events: ['memory.created', 'memory.exploded'],
+  max_attempts: ['1', '5', '0'], back: ['list', ''],
 };
 
 const HOSTILE_VALUES = [

@@ -1,22 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlm } from '../support/mock-llm-server.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { launchChromium, signInBrowser, type Chromium } from './chromium.ts';
 import { screenshot } from './screenshots.ts';
 
 /**
  * The dashboard end to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) against
  * the real server listening on loopback: one browser and one page for the whole file, used in order like a person
- * would. `npm run screenshots` keeps the pages visited in docs/screenshots/ (./screenshots.ts); a plain run writes none.
+ * would. On both stores (the `postgres` project runs this file too). `npm run screenshots` keeps the pages visited in
+ * docs/screenshots/ (./screenshots.ts); a plain run writes none.
  */
 let t: TestApp;
 let base: string;
+let chromium: Chromium;
 let browser: BrowserContext;
 let page: Page;
-let profile: string;
 const keys: Record<string, string> = {};
 let approvalId = '';
 let llm: MockLlm;
@@ -70,21 +69,14 @@ beforeAll(async () => {
   await api('/api/v1/memories/nope', keys.alice, { headers: { 'x-api-key': keys.alice } });
   await t.container.requestMetrics.flush();
 
-  profile = mkdtempSync(join(tmpdir(), 'mnemo-chromium-'));
-  // A fresh profile directory: playwright passes it as --user-data-dir.
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1100, height: 680 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  page = browser.pages()[0] ?? await browser.newPage();
+  chromium = await launchChromium({ width: 1100, height: 680 });
+  ({ context: browser, page } = chromium);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   await t?.close();
   await llm?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 describe('dashboard in Chromium', () => {
@@ -112,7 +104,7 @@ describe('dashboard in Chromium', () => {
     await shot('approvals');
   });
 
-  it('searches memories (hybrid, highlighted) and opens one', async () => {
+  it('searches memories (hybrid, highlighted, each score explained), opens one, and offers a lower threshold when nothing matched', async () => {
     await page.goto(`${base}/dashboard/memories`);
     expect(await page.locator('#memories tbody tr').count()).toBe(4);
     await shot('memories');
@@ -121,10 +113,18 @@ describe('dashboard in Chromium', () => {
     await page.click('#search button');
     await page.waitForSelector('#results');
     expect(await page.locator('#results mark').first().textContent()).toMatch(/database|migrations/i);
+    // Explained: the mode, and each hybrid score's semantic and keyword parts.
+    expect(await page.textContent('#search-rule')).toContain('Hybrid search');
+    expect(await page.locator('#results .explain').first().textContent()).toMatch(/semantic 0\.7 × [\d.]+\s+\+ keyword 0\.3 × [\d.]+/);
     await page.click('#results tbody tr:first-child a');
     await page.waitForSelector('#content');
     expect(await page.textContent('#content')).toContain('Run the database migrations');
     await shot('memory');
+    // Nothing reaches a high threshold: the page says so and offers the same search lower.
+    await page.goto(`${base}/dashboard/memories?q=${encodeURIComponent('quarterly tax filing')}&threshold=0.95`);
+    expect(await page.textContent('#no-results')).toContain('No memory reaches the threshold 0.95');
+    await page.click('#lower-threshold');
+    expect(await page.inputValue('input[name=threshold]')).toBe('0.75');
   });
 
   it('shows superseded memories when asked, and a memory\'s history with the chain', async () => {
@@ -212,12 +212,9 @@ describe('dashboard in Chromium', () => {
     expect([raw.status, extracted.status]).toEqual([202, 202]);
     await t.container.ingestionWorker.drain();
 
-    // Alice signs in at the Reviews page.
-    await browser.clearCookies();
+    // Alice opens the Reviews page.
+    await signInBrowser(browser, base, keys.alice!);
     await page.goto(`${base}/dashboard/reviews`);
-    await page.fill('input[name=api_key]', keys.alice!);
-    await page.click('#sign-in');
-    await page.waitForURL('**/dashboard/reviews');
     expect(await page.locator('#reviews tbody tr[data-state=pending_review]').count()).toBe(2);
     await shot('reviews');
     await page.click(`#reviews a[href="/dashboard/reviews/${raw.data.id}"]`);

@@ -1,29 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import axe from 'axe-core';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { launchChromium, signInBrowser, type Chromium } from './chromium.ts';
 import { screenshot } from './screenshots.ts';
 
 /**
  * The dashboard as a product, in headless Chromium against the real server on loopback: every page at phone and
  * desktop widths without horizontal overflow, axe-core with no serious or critical violation, no CSP violation,
- * the 404 page, the favicon, keyboard use, the overview, and webhooks created, paused and redelivered through the
- * page and checked through the API. One browser and one page for the file. SQLite only (vitest.config.ts): the
- * same pages' store-touching actions run on PostgreSQL in test/dashboard/workbench.test.ts.
+ * the 404 page, the favicon, keyboard use, the overview and analytics. One browser and one page for the file. SQLite
+ * only (vitest.config.ts): the store does not change the markup; the actions on these pages run in Chromium on both
+ * stores in browser.test.ts and manage-browser.test.ts.
  */
 let t: TestApp;
 let base: string;
+let chromium: Chromium;
 let browser: BrowserContext;
 let page: Page;
-let profile: string;
-let hookServer: Server;
-let hookUrl: string;
-const hookHits: number[] = [];
 const keys: Record<string, string> = {};
 const ids: Record<string, string> = {};
 /** Console errors of the pages (a script or style the CSP refused shows here). */
@@ -34,25 +27,9 @@ const api = async (path: string, key: string, init: RequestInit = {}): Promise<{
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) as Json : {} };
 };
-/** A G9 webhook as G9's GET answers it. */
-const hookViaApi = async (id: string): Promise<Json> => {
-  const { body } = await api(`/api/v1/webhooks/${id}`, keys.alice!);
-  return (body.data ?? body) as Json;
-};
-const signInAs = async (key: string) => {
-  await browser.clearCookies();
-  await page.goto(`${base}/dashboard`);
-  await page.fill('input[name=api_key]', key);
-  await page.click('#sign-in');
-  await page.waitForURL(`${base}/dashboard`);
-};
 
 beforeAll(async () => {
-  // The webhook's receiver: answers 500, so a delivery with one attempt fails.
-  hookServer = createServer((req, res) => { hookHits.push(Date.now()); req.resume(); res.writeHead(500).end('down'); });
-  await new Promise<void>((resolve) => hookServer.listen(0, '127.0.0.1', resolve));
-  hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`;
-  t = await createTestApp({ env: { MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', MNEMO_WEBHOOK_TIMEOUT_MS: '2000' } });
+  t = await createTestApp();
   base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   keys.newcomer = await t.freshTenant({ user: 'newcomer' });
   keys.alice = await t.freshTenant({ user: 'alice' });
@@ -75,21 +52,14 @@ beforeAll(async () => {
   await api('/api/v1/memories/mem_nope', keys.alice, { headers: { 'x-api-key': keys.alice } });
   await t.container.requestMetrics.flush();
 
-  profile = mkdtempSync(join(tmpdir(), 'mnemo-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  page = browser.pages()[0] ?? await browser.newPage();
+  chromium = await launchChromium({ width: 1280, height: 800 });
+  ({ context: browser, page } = chromium);
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`); });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   await t?.close();
-  await new Promise((resolve) => hookServer?.close(resolve));
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 /**
@@ -128,7 +98,9 @@ describe('the dashboard as a product, in Chromium', () => {
     await page.goto(`${base}/dashboard`);
     expect(page.url()).toContain('/dashboard/sign-in');
     expect(await page.textContent('#get-a-key')).toContain('npx mnemo keys create');
-    await signInAs(keys.newcomer!);
+    await page.fill('input[name=api_key]', keys.newcomer!);
+    await page.click('#sign-in');
+    await page.waitForURL(`${base}/dashboard`);
     expect(await page.textContent('h1')).toBe('Overview');
     expect(await page.textContent('#stat-memories .figure')).toBe('0');
     expect(await page.textContent('#first-steps')).toContain('claude mcp add --transport http mnemo');
@@ -137,7 +109,8 @@ describe('the dashboard as a product, in Chromium', () => {
   });
 
   it('shows a seeded tenant its figures, what waits for it and the latest changes', async () => {
-    await signInAs(keys.alice!);
+    await signInBrowser(browser, base, keys.alice!);
+    await page.goto(`${base}/dashboard`);
     expect(await page.textContent('#stat-memories .figure')).toBe('3');
     expect(await page.textContent('#stat-searches .figure')).toBe('1');
     expect(Number(await page.textContent('#stat-errors .figure'))).toBeGreaterThanOrEqual(1);
@@ -147,14 +120,8 @@ describe('the dashboard as a product, in Chromium', () => {
     await screenshot(page, 'overview');
   });
 
-  it('keeps every page within the screen at 375 and 1920 px (the audit log at 1280 too) with no serious or critical axe violation', async () => {
-    // Each page at both widths; axe once per kind of page (a list, a search's answer, a record, a form, a report).
-    const pages: [path: string, axe: boolean][] = [
-      ['/dashboard', true], ['/dashboard/approvals', true], ['/dashboard/reviews', true], ['/dashboard/memories', false],
-      ['/dashboard/memories?q=database+deploy&search=hybrid', true], ['/dashboard/memories?q=zzz&threshold=0.99', false],
-      [`/dashboard/memories/${ids.memory}`, true], [`/dashboard/memories/${ids.memory}/edit`, false], [`/dashboard/memories/${ids.memory}/history`, true],
-      ['/dashboard/analytics', true], ['/dashboard/webhooks', true], ['/dashboard/secrets', true], ['/dashboard/audit', true], ['/dashboard/nowhere', true],
-    ];
+  /** What is wrong with each page at both widths (the audit log at 1280 too), and axe's findings where asked. */
+  async function lookProblems(pages: [path: string, axe: boolean][]): Promise<string[]> {
     const problems: string[] = [];
     for (const [path, checkAxe] of pages) {
       await page.setViewportSize({ width: 1920, height: 900 });
@@ -166,14 +133,33 @@ describe('the dashboard as a product, in Chromium', () => {
       }
       if (checkAxe) for (const v of await axeViolations()) problems.push(`${path}: ${v}`);
     }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    return problems;
+  }
+
+  it('keeps every page within the screen at 375 and 1920 px (the audit log at 1280 too) with no serious or critical axe violation', async () => {
+    // Each page at both widths; axe once per kind of page (a list, a search's answer, a record, a form, a report).
+    expect(await lookProblems([
+      ['/dashboard', true], ['/dashboard/approvals', true], ['/dashboard/reviews', true], ['/dashboard/memories', false],
+      ['/dashboard/memories?q=database+deploy&search=hybrid', true], ['/dashboard/memories?q=zzz&threshold=0.99', false],
+      [`/dashboard/memories/${ids.memory}`, true], [`/dashboard/memories/${ids.memory}/edit`, false], [`/dashboard/memories/${ids.memory}/history`, true],
+      ['/dashboard/analytics', true], ['/dashboard/webhooks', true], ['/dashboard/secrets', true], ['/dashboard/audit', true], ['/dashboard/nowhere', true],
+    ])).toEqual([]);
     await page.setViewportSize({ width: 375, height: 800 });
     await page.goto(`${base}/dashboard/memories`);
     await screenshot(page, 'memories-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
-    expect(problems).toEqual([]);
     // The one error expected: the 404 page's own status, which Chromium logs.
     expect(consoleErrors.filter((e) => !/\/dashboard\/nowhere: Failed to load resource: .* 404/.test(e))).toEqual([]);
   }, 120_000);
+
+  it('keeps the managing forms within the screen at 375 and 1920 px with no serious or critical axe violation', async () => {
+    expect(await lookProblems([
+      ['/dashboard/memories/new', true], ['/dashboard/api-keys', true], ['/dashboard/secrets/new', true], ['/dashboard/secrets/prod.database-url/edit', true],
+      ['/dashboard/mcp-resources', true], [`/dashboard/mcp-resources/edit?uri=${encodeURIComponent('svc://secrets/prod/*')}`, false],
+    ])).toEqual([]);
+    expect(consoleErrors.filter((e) => !/\/dashboard\/nowhere: Failed to load resource: .* 404/.test(e))).toEqual([]);
+  }, 60_000);
 
   it('answers a dead link with a 404 page that has the navigation, and serves the favicon', async () => {
     const res = await page.goto(`${base}/dashboard/no-such-page`);
@@ -206,10 +192,6 @@ describe('the dashboard as a product, in Chromium', () => {
     expect(await page.textContent('#search-rule')).toContain('Hybrid search');
     expect(await page.locator('#results .explain').first().textContent()).toMatch(/semantic 0\.7 × [\d.]+\s+\+ keyword 0\.3 × [\d.]+/);
     await screenshot(page, 'search-explained');
-    await page.goto(`${base}/dashboard/memories?q=${encodeURIComponent('quarterly tax filing')}&threshold=0.95`);
-    expect(await page.textContent('#no-results')).toContain('No memory reaches the threshold 0.95');
-    await page.click('#lower-threshold');
-    expect(await page.inputValue('input[name=threshold]')).toBe('0.75');
   });
 
   it('shows analytics as tables a person reads', async () => {
@@ -222,49 +204,5 @@ describe('the dashboard as a product, in Chromium', () => {
     await page.click('form.filters button');
     await page.waitForURL('**/dashboard/analytics?timeframe=7d');
     await screenshot(page, 'analytics-tables');
-  });
-
-  it('creates a webhook, redelivers its failed delivery and pauses it through the page; the API sees each step', async () => {
-    await page.goto(`${base}/dashboard/webhooks`);
-    await page.click('#create-webhook summary');
-    await page.selectOption('#webhook-kind', 'g9');
-    await page.fill('input[name=url]', hookUrl);
-    await page.fill('input[name=events]', 'memory.created');
-    await page.fill('input[name=max_attempts]', '1');
-    await screenshot(page, 'webhook-create');
-    await page.click('#create');
-    expect(await page.textContent('#webhook-secret')).toMatch(/^whsec_/);
-    await page.click('#created-link');
-    const id = /\/webhooks\/g9\/([^/?]+)/.exec(page.url())![1]!;
-    expect(await hookViaApi(id)).toMatchObject({ url: hookUrl, active: true });
-
-    // A memory created fans out one delivery; the receiver answers 500 and the only attempt fails.
-    expect((await api('/api/v1/memories', keys.alice!, { method: 'POST', body: JSON.stringify({ title: 'Fan out', content: 'to the hook' }), headers: { 'x-api-key': keys.alice! } })).status).toBe(201);
-    expect(await t.container.deliveries.tick()).toBe(1);
-    await page.reload();
-    expect(await page.getAttribute('#deliveries tbody tr', 'data-state')).toBe('failed');
-    await page.click('#deliveries .redeliver');
-    await page.waitForSelector('#requeued');
-    expect(await page.getAttribute('#deliveries tbody tr', 'data-state')).toBe('pending');
-    const hits = hookHits.length;
-    expect(await t.container.deliveries.tick()).toBe(1);
-    expect(hookHits.length).toBe(hits + 1);
-    await screenshot(page, 'webhook-redelivered');
-
-    await page.click('#webhook-status button.pause');
-    await page.waitForSelector('#changed');
-    expect((await hookViaApi(id)).active).toBe(false);
-    await page.click('#webhook-status button.resume');
-    await page.waitForSelector('#webhook-status .status-active');
-    expect((await hookViaApi(id)).active).toBe(true);
-
-    // Refused by the service: the API's own message, on the page, with what was typed kept.
-    await page.goto(`${base}/dashboard/webhooks`);
-    await page.click('#create-webhook summary');
-    await page.fill('input[name=url]', 'https://hooks.example.com/x');
-    await page.fill('input[name=events]', 'memory.exploded');
-    await page.click('#create');
-    expect(await page.textContent('#refused')).toContain('unknown event type "memory.exploded"');
-    expect(await page.inputValue('input[name=events]')).toBe('memory.exploded');
   });
 });

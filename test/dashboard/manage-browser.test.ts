@@ -1,82 +1,55 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import axe from 'axe-core';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHeader, parseRecord } from '../../src/core/memories/memory-export.ts';
+import { runMnemoInProcess } from '../support/cli.ts';
 import { createTestApp, type Json, type TestApp } from '../support/test-app.ts';
+import { launchChromium, signInBrowser, type Chromium } from './chromium.ts';
+import { screenshot } from './screenshots.ts';
 
 /**
  * The managing pages driven in headless Chromium (one browser for the file) against the server on loopback: each
- * action is done as a person would (fill the form, submit) and its result read back through the REST API. SQLite
- * only (vitest.config.ts, NOT_ON_POSTGRES): manage-forms.test.ts posts the same forms on both stores.
+ * action is done as a person would (fill the form, submit) and its result read back through the REST API. On both
+ * stores (the `postgres` project runs this file too); the same pages' look (width, axe) is look.browser.test.ts's.
  */
 let t: TestApp;
 let base: string;
+let chromium: Chromium;
 let browser: BrowserContext;
 let page: Page;
-let profile: string;
 let alice = '';
+let hookServer: Server;
+let hookUrl = '';
+const hookHits: number[] = [];
 
 const rest = async (path: string, key: string, init: RequestInit = {}): Promise<{ status: number; body: Json }> => {
   const res = await fetch(`${base}${path}`, { ...init, headers: { 'x-api-key': key, authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
   return { status: res.status, body: res.status === 204 ? {} : await res.json() as Json };
 };
 const memory = (id: string) => rest(`/api/v1/memories/${id}`, alice);
-
-async function signInAs(key: string): Promise<void> {
-  await browser.clearCookies();
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.fill('input[name=api_key]', key);
-  await page.click('#sign-in');
-  await page.waitForURL((url) => !url.pathname.endsWith('/sign-in'));
-}
+const signInAs = (key: string) => signInBrowser(browser, base, key);
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // The webhook's receiver: answers 500, so a delivery with one attempt fails.
+  hookServer = createServer((req, res) => { hookHits.push(Date.now()); req.resume(); res.writeHead(500).end('down'); });
+  await new Promise<void>((resolve) => hookServer.listen(0, '127.0.0.1', resolve));
+  hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`;
+  t = await createTestApp({ env: { MNEMO_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', MNEMO_WEBHOOK_TIMEOUT_MS: '2000' } });
   base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   alice = await t.key({ user: 'alice', tier: 'pro' });
-  profile = mkdtempSync(join(tmpdir(), 'mnemo-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1100, height: 680 }, acceptDownloads: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = browser.pages()[0] ?? await browser.newPage();
+  chromium = await launchChromium({ width: 1100, height: 680 });
+  ({ context: browser, page } = chromium);
   await signInAs(alice);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   await t?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
-
-/** Serious and critical WCAG 2.1 A/AA violations of axe-core on the page (as look.browser.test.ts checks the other pages). */
-async function axeViolations(): Promise<string[]> {
-  await page.evaluate(axe.source);
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: typeof axe }).axe.run((globalThis as unknown as { document: axe.ElementContext }).document, {
-    resultTypes: ['violations'], runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-  }));
-  return results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes[0]?.target.join(' ')}`);
-}
-
-describe('the managing pages', () => {
-  it('fit a 375 px screen and pass axe', async () => {
-    const problems: string[] = [];
-    await page.setViewportSize({ width: 375, height: 800 });
-    for (const path of ['/dashboard/memories/new', '/dashboard/api-keys', '/dashboard/secrets/new', '/dashboard/secrets/some.name/edit', '/dashboard/mcp-resources']) {
-      await page.goto(`${base}${path}`);
-      const over = await page.evaluate(() => {
-        const w = globalThis as unknown as { innerWidth: number; document: { documentElement: { scrollWidth: number } } };
-        return w.document.documentElement.scrollWidth - w.innerWidth;
-      });
-      if (over > 0) problems.push(`${path}: ${over} px too wide`);
-      for (const v of await axeViolations()) problems.push(`${path}: ${v}`);
-    }
-    await page.setViewportSize({ width: 1100, height: 680 });
-    expect(problems).toEqual([]);
-  });
+  await new Promise((resolve) => hookServer?.close(resolve));
 });
 
 describe('managing memories in Chromium', () => {
@@ -123,15 +96,39 @@ describe('managing memories in Chromium', () => {
     expect((await memory(office)).status).toBe(404);
   });
 
-  it('exports and then forgets the ticked memories of the list', async () => {
-    const ids: string[] = [];
-    for (const n of [1, 2]) ids.push((await rest('/api/v1/memories', alice, { method: 'POST', body: JSON.stringify({ title: `Bulk ${n}`, content: `Bulk note ${n}.` }) })).body.data.id as string);
+  it('exports the ticked memories, which `mnemo import` loads into another store whole, and then forgets them', async () => {
+    const made: Json[] = [];
+    for (const n of [1, 2]) {
+      made.push((await rest('/api/v1/memories', alice, { method: 'POST', body: JSON.stringify({
+        title: `Bulk ${n}`, content: `Bulk note ${n}.`, tags: ['bulk', `n${n}`], metadata: { batch: n, source: { kind: 'dashboard' } },
+      }) })).body.data as Json);
+    }
+    const ids = made.map((m) => m.id as string);
     await page.goto(`${base}/dashboard/memories`);
     for (const id of ids) await page.check(`input[name=id][value="${id}"]`);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-selected')]);
-    const lines = readFileSync((await download.path())!, 'utf8').trim().split('\n');
+    const file = (await download.path())!;
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
     expect(parseHeader(lines[0]!).filter.workspace).toBe('default');
     expect(lines.slice(1).map((l) => { const r = parseRecord(l); return r.kind === 'memory' ? r.memory.id : ''; }).sort()).toEqual([...ids].sort());
+
+    // `mnemo import` (in this process) loads the file into a new SQLite data directory; read back with `mnemo export`.
+    const target = mkdtempSync(join(tmpdir(), 'mnemo-import-'));
+    try {
+      const env = { MNEMO_DATA_DIR: target, MNEMO_EMBEDDINGS: 'hashing', MNEMO_EMBEDDINGS_DIMENSIONS: '256' };
+      const imported = await runMnemoInProcess(env, 'import', file, '--no-progress');
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stdout).toContain('imported: 2 memories (0 embedded');
+      const back = await runMnemoInProcess(env, 'export', '--no-progress');
+      expect(back.code, back.stderr).toBe(0);
+      const arrived = back.stdout.trim().split('\n').slice(1).map(parseRecord).flatMap((r) => (r.kind === 'memory' ? [r.memory] : []));
+      expect(arrived.map((m) => ({ id: m.id, workspace: m.scope.workspace, title: m.title, content: m.content, tags: m.tags, metadata: m.metadata }))
+        .sort((x, y) => x.title.localeCompare(y.title))).toEqual(made.map((m) => ({
+        id: m.id, workspace: 'default', title: m.title, content: m.content, tags: m.tags, metadata: m.metadata,
+      })));
+    } finally {
+      rmSync(target, { recursive: true, force: true });
+    }
 
     await page.click('#forget-selected');
     expect(await page.locator('#forget-preview [data-memory]').count()).toBe(2);
@@ -139,6 +136,7 @@ describe('managing memories in Chromium', () => {
     expect(await page.textContent('#forgotten')).toContain('2 memories forgotten');
     for (const id of ids) expect((await memory(id)).status).toBe(404);
   });
+
 });
 
 describe('managing secrets in Chromium', () => {
@@ -151,13 +149,20 @@ describe('managing secrets in Chromium', () => {
     await page.fill('input[name=expires_in]', '7d');
     await page.click('#create-secret');
     expect(await page.textContent('#saved')).toContain('version 1');
-    expect((await rest('/v1/security/secrets/ci.token', alice)).body).toMatchObject({ value: 'tok-1', tags: ['ci', 'deploy'] });
+    const made = (await rest('/v1/security/secrets/ci.token', alice)).body;
+    expect(made).toMatchObject({ value: 'tok-1', tags: ['ci', 'deploy'] });
+    // The edit page shows what the secret holds now, without its value.
+    expect(await page.textContent('#current-tags')).toBe('ci, deploy');
+    expect(await page.getAttribute('#current-expiry time', 'datetime')).toBe(made.expiresAt);
+    expect(await page.inputValue('input[name=tags]')).toBe('ci, deploy');
+    expect(await page.textContent('main')).not.toContain('tok-1');
 
     await page.fill('textarea[name=value]', 'tok-2');
     await page.fill('input[name=expires_in]', 'never');
     await page.click('#save-version');
     expect(await page.textContent('#saved')).toContain('version 2');
     expect((await rest('/v1/security/secrets/ci.token', alice)).body).toMatchObject({ value: 'tok-2', version: 2, expiresAt: null });
+    expect(await page.textContent('#current-expiry')).toBe('never');
 
     await page.click('#delete-secret');
     await page.waitForSelector('#secrets');
@@ -179,6 +184,92 @@ describe('managing MCP resources in Chromium', () => {
     expect(listed.body.resources).toEqual([expect.objectContaining({
       uri: 'svc://secrets/ci/*', approvers: ['alice', 'carol'], autoApprove: { enabled: true, conditions: { timeWindow: '09:00-17:00 Europe/London' } },
     })]);
+  });
+
+  it('edits its approvers and auto-approve, then deletes it with its approvals after the confirmation', async () => {
+    const uri = 'svc://secrets/ci/*';
+    await page.click(`#mcp-resources tr[data-uri="${uri}"] a.manage-mcp-resource`);
+    await page.waitForSelector('#edit-form');
+    expect(await page.inputValue('#edit-form input[name=approvers]')).toBe('alice, carol');
+    await page.fill('#edit-form input[name=approvers]', 'alice, dave');
+    await page.uncheck('#edit-form input[name=auto_approve]');
+    await page.fill('#edit-form input[name=time_window]', '');
+    await page.click('#save-resource');
+    await page.waitForSelector('#saved');
+    const resource = async () => (await rest('/v1/security/mcp/resources', alice)).body.resources as Json[];
+    expect(await resource()).toEqual([expect.objectContaining({ uri, approvers: ['alice', 'dave'], autoApprove: { enabled: false, conditions: {} } })]);
+
+    // A client asks for a path under it: an approval waits for alice or dave.
+    const bot = await t.key({ user: 'bot', scopes: ['mcp:access'] });
+    const asked = await rest('/v1/security/mcp/approve', bot, { method: 'POST', body: JSON.stringify({ resource: 'svc://secrets/ci/token', reason: 'Release build', ttl: 600 }) });
+    expect(asked.status).toBe(201);
+    const approvalId = asked.body.approvalId as string;
+    expect((await rest(`/v1/security/mcp/approvals/${approvalId}`, alice)).status).toBe(200);
+
+    // Delete asks for the confirmation first: the browser keeps the form until the box is ticked.
+    await page.click('#delete-resource');
+    expect(await page.locator('#delete-form input[name=confirm]:invalid').count()).toBe(1);
+    await page.check('#delete-form input[name=confirm]');
+    await page.click('#delete-resource');
+    await page.waitForSelector('#deleted');
+    expect(await page.textContent('#deleted')).toContain(uri);
+    expect(await resource()).toEqual([]);
+    expect((await rest(`/v1/security/mcp/approvals/${approvalId}`, alice)).status).toBe(404);
+    expect((await rest('/v1/security/mcp/approvals', alice)).body.data).toEqual([]);
+  });
+});
+
+describe('managing webhooks in Chromium', () => {
+  it('creates a webhook, redelivers its failed delivery and pauses it through the page; the API sees each step', async () => {
+    const hookViaApi = async (id: string): Promise<Json> => {
+      const { body } = await rest(`/api/v1/webhooks/${id}`, alice);
+      return (body.data ?? body) as Json;
+    };
+    // The width of look.browser.test.ts's pages, for the screenshots of docs/dashboard.md.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${base}/dashboard/webhooks`);
+    await page.click('#create-webhook summary');
+    await page.selectOption('#webhook-kind', 'g9');
+    await page.fill('input[name=url]', hookUrl);
+    await page.fill('input[name=events]', 'memory.created');
+    await page.fill('input[name=max_attempts]', '1');
+    await screenshot(page, 'webhook-create');
+    await page.click('#create');
+    expect(await page.textContent('#webhook-secret')).toMatch(/^whsec_/);
+    await page.click('#created-link');
+    await page.waitForSelector('#deliveries');
+    const id = /\/webhooks\/g9\/([^/?]+)/.exec(page.url())![1]!;
+    expect(await hookViaApi(id)).toMatchObject({ url: hookUrl, active: true });
+
+    // A memory created fans out one delivery; the receiver answers 500 and the only attempt fails.
+    expect((await rest('/api/v1/memories', alice, { method: 'POST', body: JSON.stringify({ title: 'Fan out', content: 'to the hook' }) })).status).toBe(201);
+    expect(await t.container.deliveries.tick()).toBe(1);
+    await page.reload();
+    expect(await page.getAttribute('#deliveries tbody tr', 'data-state')).toBe('failed');
+    await page.click('#deliveries .redeliver');
+    await page.waitForSelector('#requeued');
+    expect(await page.getAttribute('#deliveries tbody tr', 'data-state')).toBe('pending');
+    const hits = hookHits.length;
+    expect(await t.container.deliveries.tick()).toBe(1);
+    expect(hookHits.length).toBe(hits + 1);
+    await screenshot(page, 'webhook-redelivered');
+
+    await page.click('#webhook-status button.pause');
+    await page.waitForSelector('#changed');
+    expect((await hookViaApi(id)).active).toBe(false);
+    await page.click('#webhook-status button.resume');
+    await page.waitForSelector('#webhook-status .status-active');
+    expect((await hookViaApi(id)).active).toBe(true);
+
+    // Refused by the service: the API's own message, on the page, with what was typed kept.
+    await page.goto(`${base}/dashboard/webhooks`);
+    await page.click('#create-webhook summary');
+    await page.fill('input[name=url]', 'https://hooks.example.com/x');
+    await page.fill('input[name=events]', 'memory.exploded');
+    await page.click('#create');
+    expect(await page.textContent('#refused')).toContain('unknown event type "memory.exploded"');
+    expect(await page.inputValue('input[name=events]')).toBe('memory.exploded');
+    await page.setViewportSize({ width: 1100, height: 680 });
   });
 });
 

@@ -153,6 +153,22 @@ describe('managing secrets', () => {
     expect(first).toMatchObject({ value: 'tok-1', version: 1, tags: ['ci', 'deploy'] });
     expect(Date.parse(first.expiresAt as string) - Date.now()).toBeGreaterThan(29 * 86_400_000);
 
+    // The edit page shows the current tags and expiry, read without the value: a `secret.list` audit row as G11's
+    // metadata read, no `secret.read` and no `secret.accessed` event.
+    const audit = async (action: string) => (json(await t.app.inject({ method: 'GET', url: `/v1/security/audit-logs?action=${action}`, headers: bearer(key) })).data as Json[])
+      .map((r) => `${r.resource} ${r.outcome}`);
+    const eventsBefore = await t.container.storage.events.latestSeq();
+    const edit = await c.get('/dashboard/secrets/ci.token/edit');
+    expect(edit.statusCode).toBe(200);
+    expect(edit.body).toMatch(/<dd id="current-tags">ci, deploy<\/dd>/);
+    expect(edit.body).toContain(`<time datetime="${first.expiresAt as string}">`);
+    expect(edit.body).toContain('name="tags" value="ci, deploy"');
+    expect(edit.body).not.toContain('tok-1');
+    expect(await audit('secret.list')).toContain('secret:ci.token success');
+    expect(await audit('secret.read')).toEqual(['secret:ci.token success']);
+    expect(await t.container.storage.events.latestSeq()).toBe(eventsBefore);
+    expect((await c.get('/dashboard/secrets/no.such/edit')).statusCode).toBe(404);
+
     const bad = await c.post('/dashboard/secrets/ci.token/version', { value: 'tok-2', expires_in: 'soon' });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('expires_in must be a whole number followed by s, m, h, d or w');

@@ -139,6 +139,16 @@ export function createSecretService(deps: SecretServiceDeps) {
     return view;
   }
 
+  /**
+   * A secret's metadata (version, tags, dates) without its value: nothing is unsealed, so no `secret.accessed`. An
+   * expired or missing secret is NOT_FOUND, as for `get`.
+   */
+  async function describe(owner: SecretOwner, name: string): Promise<SecretSummary> {
+    const found = await secrets.find(owner, name);
+    if (!found || isExpired(found.secret)) throw notFound(name);
+    return summary(found.secret);
+  }
+
   async function update(owner: SecretOwner, actor: SecretActor, name: string, input: UpdateSecretInput): Promise<SecretView> {
     check([secretValueProblem(input.value), ...secretTagsProblems(input.tags ?? [])]);
     for (let attempt = 0; ; attempt++) {
@@ -184,5 +194,5 @@ export function createSecretService(deps: SecretServiceDeps) {
     return { items: page.map(summary), total, nextCursor: more ? encodeCursor(page.at(-1)!.name) : null };
   }
 
-  return { create, get, update, delete: remove, list, recordAccess };
+  return { create, get, describe, update, delete: remove, list, recordAccess };
 }

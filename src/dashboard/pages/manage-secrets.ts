@@ -1,20 +1,22 @@
 import type { FastifyRequest } from 'fastify';
-import { validationError } from '../../core/errors.ts';
+import { isDomainError, validationError } from '../../core/errors.ts';
 import type { Principal } from '../../core/api-keys/api-key.types.ts';
 import { EXPIRES_IN_RULE, parseExpiresIn, secretNameProblem } from '../../core/secrets/secret.rules.ts';
-import type { UpdateSecretInput } from '../../core/secrets/secret.service.ts';
+import type { SecretSummary, UpdateSecretInput } from '../../core/secrets/secret.service.ts';
 import { audited } from '../audit-trail.ts';
 import { field, param, SeeOther, signedIn, type Viewer } from '../context.ts';
 import { listOf, orShowRefusal } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
-import { csrfField, DASHBOARD_PREFIX, page, query } from '../layout.ts';
+import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
 import { may } from '../permissions.ts';
 
 /**
  * Managing secrets (docs/dashboard.md, "Managing"): create one, write a new version (value, tags, expiry) and delete
  * one, through the SecretService calls and audited operations of G11's routes (secret.create, secret.update,
  * secret.delete). A value typed here goes to the service only; no page shows it back (revealing stays secrets.ts's).
+ * The edit page shows the secret's current version, tags and expiry, read without the value (SecretService.describe)
+ * and audited as G11's metadata read, `secret.list`.
  */
 const base = `${DASHBOARD_PREFIX}/secrets`;
 const secretResource = (name: string): string => (secretNameProblem(name) === undefined ? `secret:${name}` : 'secret');
@@ -59,17 +61,36 @@ export const manageSecretRoutes: RouteRegistrar = (app, deps) => {
     }, (refusal) => newPage(viewer, typed, refusal));
   }));
 
-  const editPage = (req: FastifyRequest, viewer: Viewer, name: string, refusal: SafeHtml | null = null) => {
+  /**
+   * The secret's metadata for the edit page, when the key may list secrets (G11's metadata read needs secrets:read;
+   * a write-only key sees the form without it). Missing or expired: NOT_FOUND.
+   */
+  const currentOf = (req: FastifyRequest, viewer: Viewer, name: string): Promise<SecretSummary | null> =>
+    (may('secret.list', viewer.principal)
+      ? audited(deps.operations, req, viewer, { operation: 'secret.list', resource: secretResource(name) },
+        () => deps.secrets.describe(ownerOf(viewer.principal), name), () => ({ returned: 1 }))
+      : Promise.resolve(null));
+  /** For a refusal's page: a secret that is gone (or a read refused) shows the form without its metadata. */
+  const currentOrNone = (req: FastifyRequest, viewer: Viewer, name: string): Promise<SecretSummary | null> =>
+    currentOf(req, viewer, name).catch((err: unknown) => {
+      if (isDomainError(err)) return null;
+      throw err;
+    });
+
+  const editPage = (req: FastifyRequest, viewer: Viewer, name: string, current: SecretSummary | null, refusal: SafeHtml | null = null) => {
     const csrf = csrfField(viewer.session.csrfToken);
     const done = param(req, 'done');
     const version = param(req, 'version');
     return page(`Secret ${name}`, viewer.chrome('secrets'), html`${refusal}
 ${(done === 'created' || done === 'updated') && version !== undefined && /^\d{1,9}$/.test(version)
     ? html`<p class="notice" id="saved">Secret ${name} ${done}: version ${version}.</p>` : ''}
+${current ? html`<dl class="card" id="current"><dt>Version</dt><dd>${current.version}</dd>
+<dt>Tags</dt><dd id="current-tags">${current.tags.length > 0 ? current.tags.join(', ') : html`<span class="muted">none</span>`}</dd>
+<dt>Expires</dt><dd id="current-expiry">${current.expiresAt ? dateTime(current.expiresAt) : 'never'}</dd><dt>Updated</dt><dd>${dateTime(current.updatedAt)}</dd></dl>` : ''}
 <form method="post" action="${path(name, 'version')}" class="card" id="version-form">${csrf}
   <h2>New version</h2>
   ${valueField}
-  <p><label>Tags (comma separated; blank: keep them) <input type="text" name="tags"></label>
+  <p><label>Tags (comma separated; blank: keep them) <input type="text" name="tags" value="${current?.tags.join(', ') ?? ''}"></label>
   <label>Expires in (blank: keep; never: no expiry) <input type="text" name="expires_in" placeholder="30d"></label></p>
   <button class="primary" id="save-version">Save new version</button> <a href="${base}">Back to secrets</a>
 </form>
@@ -82,7 +103,7 @@ ${may('secret.delete', viewer.principal) ? html`<form method="post" action="${pa
     const { name } = req.params as { name: string };
     const problem = secretNameProblem(name);
     if (problem) throw validationError([problem]);
-    return editPage(req, viewer, name);
+    return editPage(req, viewer, name, await currentOf(req, viewer, name));
   }));
 
   app.post<{ Params: { name: string } }>(`${base}/:name/version`, signedIn(deps, 'secret.update', async (req, reply, viewer) => {
@@ -94,7 +115,7 @@ ${may('secret.delete', viewer.principal) ? html`<form method="post" action="${pa
       const saved = await audited(deps.operations, req, viewer, { operation: 'secret.update', resource: secretResource(name) },
         () => deps.secrets.update(ownerOf(viewer.principal), actorOf(viewer.principal), name, input), (s) => ({ version: s.version }));
       return new SeeOther(`${path(name, 'edit')}${query({ done: 'updated', version: saved.version })}`);
-    }, (refusal) => editPage(req, viewer, name, refusal));
+    }, async (refusal) => editPage(req, viewer, name, await currentOrNone(req, viewer, name), refusal));
   }));
 
   app.post<{ Params: { name: string } }>(`${base}/:name/delete`, signedIn(deps, 'secret.delete', async (req, reply, viewer) => {
@@ -103,7 +124,7 @@ ${may('secret.delete', viewer.principal) ? html`<form method="post" action="${pa
       await audited(deps.operations, req, viewer, { operation: 'secret.delete', resource: secretResource(name) },
         () => deps.secrets.delete(ownerOf(viewer.principal), name));
       return new SeeOther(base);
-    }, (refusal) => editPage(req, viewer, name, refusal));
+    }, async (refusal) => editPage(req, viewer, name, await currentOrNone(req, viewer, name), refusal));
   }));
 };
 
