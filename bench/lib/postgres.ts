@@ -15,6 +15,8 @@ export interface PostgresHandle {
   /** What answers, for the benchmark's text: `PGlite …` or the server's `version()` and pgvector's version. */
   describe(): Promise<string>;
   stop(): Promise<void>;
+  /** PGlite: the child process that is the whole database (for its CPU); a server's processes are found in /proc. */
+  pid?: number;
 }
 
 /** `SELECT version()` and pgvector's installed version, as one line. */
@@ -109,6 +111,7 @@ export async function startPglite(timeoutMs = 60_000): Promise<PostgresHandle> {
     env: { MNEMO_DATABASE_URL: url, MNEMO_DATABASE_POOL_SIZE: '1', MNEMO_SEARCH_TIMEOUT_MS: '120000' },
     analyze: () => analyzeAt(url),
     describe: async () => `PGlite (WebAssembly, one session), ${await describeServer(url)}`,
+    pid: child.pid!,
     async stop() {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
