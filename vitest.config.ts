@@ -42,11 +42,9 @@ const NOT_ON_POSTGRES = [
   'test/cross/postgres-store.test.ts', 'test/cross/pglite-server.test.ts', 'test/cross/master-key-rotation.test.ts',
   // `mnemo mcp` is a separate process: it opens the store its environment names (the data directory's SQLite file).
   'test/mcp/stdio.test.ts',
-  // Real Chromium against a real server: what it adds over routes.test.ts (which does run on PostgreSQL) is the
-  // browser, not the store; a second run would only double the slowest file of the suite.
-  'test/dashboard/browser.test.ts', 'test/dashboard/look.browser.test.ts',
-  // The managing pages in Chromium; test/dashboard/manage-forms.test.ts posts the same forms on PostgreSQL.
-  'test/dashboard/manage-browser.test.ts',
+  // The dashboard's look in Chromium (width at 375 and 1920 px, axe, focus, 404, favicon): the store does not change
+  // the markup. Its actions run in Chromium on both stores (browser.test.ts, manage-browser.test.ts).
+  'test/dashboard/look.browser.test.ts',
   // Load shedding reads the event loop of the test process; in this project that process also runs PGlite (WASM, in
   // process) and other files unisolated, whose work moves the samples. Shedding involves no store.
   LOAD_SHEDDING_TEST,
@@ -102,7 +100,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'suite', include: ['test/**/*.test.ts'], exclude: TIMING_TESTS, isolate: false,
-          sequence: { groupOrder: 0 }, setupFiles: ['test/support/leak-guard.setup.ts'],
+          sequence: { groupOrder: 0 }, setupFiles: ['test/support/cpu-per-file.setup.ts', 'test/support/leak-guard.setup.ts'],
         },
       },
       {
@@ -110,7 +108,7 @@ export default defineConfig({
         test: {
           name: 'postgres', include: POSTGRES_TESTS, exclude: [...TIMING_TESTS, ...NOT_ON_POSTGRES],
           env: { MNEMO_TEST_STORE: 'postgres' }, isolate: false, sequence: { groupOrder: 0 },
-          setupFiles: ['test/support/leak-guard.setup.ts', 'test/support/postgres-project.setup.ts'],
+          setupFiles: ['test/support/cpu-per-file.setup.ts', 'test/support/leak-guard.setup.ts', 'test/support/postgres-project.setup.ts'],
         },
       },
       // One worker: each timing file runs with no other test file beside it, the other timing files included.
@@ -118,7 +116,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'timing', include: TIMING_TESTS, maxWorkers: 1, isolate: false, sequence: { groupOrder: 1 },
-          setupFiles: ['test/support/leak-guard.setup.ts'],
+          setupFiles: ['test/support/cpu-per-file.setup.ts', 'test/support/leak-guard.setup.ts'],
         },
       },
     ],

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { npmStart, repositoryRoot as root } from '../support/npm-start.ts';
 
 const run = promisify(execFile);
@@ -17,8 +17,9 @@ const dirs: string[] = [];
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'mnemo-e2e-')); dirs.push(d); return d; };
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
-describe('end to end: npm start, the CLI and HTTP on loopback', () => {
-  it('serves G1 with the bundled local model, takes keys from the CLI while running, and stops on SIGTERM', async () => {
+// Concurrent: the tests share nothing, and each mostly waits on the processes it starts (the first for tens of seconds).
+describe.concurrent('end to end: npm start, the CLI and HTTP on loopback', () => {
+  it('serves G1 with the bundled local model, takes keys from the CLI while running, and stops on SIGTERM', async ({ expect }) => {
     // Made by the server: only its user may enter it and read its files.
     const dataDir = join(tempDir(), 'data');
     const server = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', MNEMO_LOG_LEVEL: 'warn' });
@@ -54,10 +55,11 @@ describe('end to end: npm start, the CLI and HTTP on loopback', () => {
     expect(await server.exited).toBe(0);
     await expect(fetch(`${server.url}/health`)).rejects.toThrow();
 
-    // The data survives a restart; a database others can read is logged once (at warn) and served.
+    // The data survives a restart; a database others can read is logged once (at warn) and served. One model worker:
+    // the restart is about the data and the warning, and each worker loads the model (about 2 s of CPU).
     const db = join(dataDir, 'mnemo.db');
     chmodSync(db, 0o644);
-    const again = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', MNEMO_LOG_LEVEL: 'warn', MNEMO_EMBEDDINGS: 'local' });
+    const again = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', MNEMO_LOG_LEVEL: 'warn', MNEMO_EMBEDDINGS: 'local', MNEMO_EMBEDDING_WORKERS: '1' });
     const list = await fetch(`${again.url}/api/v1/memories`, { headers });
     expect(((await list.json()) as { pagination: { total: number } }).pagination.total).toBe(2);
     const exposed = (output: string) => output.split('\n').filter((l) => l.startsWith('{') && l.includes('other users'))
@@ -70,7 +72,7 @@ describe('end to end: npm start, the CLI and HTTP on loopback', () => {
     expect(await again.exited).toBe(0);
   }, 120_000);
 
-  it('refuses to start on a bad configuration value, naming the variable', async () => {
+  it('refuses to start on a bad configuration value, naming the variable', async ({ expect }) => {
     const child = spawn('npm', ['start'], { cwd: root, env: { ...process.env, PORT: 'eighty', MNEMO_DATA_DIR: tempDir() }, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
@@ -80,7 +82,7 @@ describe('end to end: npm start, the CLI and HTTP on loopback', () => {
     expect(err).toContain('eighty');
   }, 60_000);
 
-  it('runs the mnemo binary: help, and exit code 1 with a message for a database that does not exist', async () => {
+  it('runs the mnemo binary: help, and exit code 1 with a message for a database that does not exist', async ({ expect }) => {
     const { stdout } = await run(process.execPath, ['bin/mnemo.js', 'keys', '--help'], { cwd: root });
     expect(stdout).toContain('Usage: mnemo keys');
     const missing = join(tempDir(), 'elsewhere');

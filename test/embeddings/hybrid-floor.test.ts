@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalEmbedder, type LocalEmbedder } from '../../src/adapters/embeddings/local/local.embedder.ts';
+import { sharedLocalModel } from '../support/shared-local-model.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { g3, ids } from '../g3/client.ts';
 
@@ -17,15 +17,14 @@ const SET = JSON.parse(readFileSync(new URL('../fixtures/paraphrase-set.json', i
 const TITLES = ['On-call', 'Fuse box', 'Allergy', 'Running', 'Car rental', 'Train pass', 'Cache', 'Paint colour', 'Landlord', 'Dentist'];
 
 describe('G3 hybrid at its defaults, bundled model', () => {
-  let model: LocalEmbedder;
   let t: TestApp;
   let api: ReturnType<typeof g3>;
   const idOf = new Map<string, string>();
   const pair = (title: string) => SET.pairs.find((p) => p.title === title)!;
 
   beforeAll(async () => {
-    model = createLocalEmbedder({ workers: 1 });
-    // The model loads while the app starts.
+    // The process's shared model (test/support/shared-local-model.ts) loads while the app starts, unless loaded already.
+    const model = sharedLocalModel();
     const [app] = await Promise.all([createTestApp({ overrides: { embedder: model } }), model.warmup()]);
     t = app;
     const key = await t.key({ tier: 'enterprise' });
@@ -38,7 +37,6 @@ describe('G3 hybrid at its defaults, bundled model', () => {
   }, 120_000);
   afterAll(async () => {
     await t?.close();
-    await model?.close();
   });
 
   const hybrid = async (body: Json) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalEmbedder, type LocalEmbedder } from '../../src/adapters/embeddings/local/local.embedder.ts';
 import type { Storage } from '../../src/core/storage.port.ts';
+import { sharedLocalModel } from '../support/shared-local-model.ts';
 import { createTestApp, g1, json, type Json, type TestApp } from '../support/test-app.ts';
 import { longTests } from '../support/test-depth.ts';
 import { openTestPostgresStorage } from '../support/test-store.ts';
@@ -14,7 +14,7 @@ import { openTestPostgresStorage } from '../support/test-store.ts';
  * `npm run bench:calibration`), just under the figures, so a regression in calibration, embedding text or search
  * fails here. The issue's targets (85 % first, 95 % top 3) are above what this model ranks: see BENCHMARKS.md.
  *
- * Both stores run here, in one file, on one loaded model (loading it takes seconds and a worker per core): the SQLite
+ * Both stores run here, in one file, on the process's one loaded model (test/support/shared-local-model.ts): the SQLite
  * file as the server ships, and (`npm run test:long`) the PostgreSQL adapter on PGlite with pgvector (what the
  * `postgres` project would run; vitest.config.ts leaves this file out of it).
  */
@@ -33,18 +33,6 @@ function readmeExample(): { create: Json; search: Json } {
   if (!create || !search) throw new Error('the README quick start no longer has its create and search examples');
   return { create: JSON.parse(create[2]!) as Json, search: JSON.parse(search[2]!) as Json };
 }
-
-/** The model, loaded once for the file; each app gets a view whose close() leaves it running for the next. */
-let model: LocalEmbedder | undefined;
-const sharedModel = (): LocalEmbedder => {
-  model ??= createLocalEmbedder();
-  const m = model;
-  return {
-    modelId: m.modelId, dimensions: m.dimensions, embed: (texts, options) => m.embed(texts, options), warmup: () => m.warmup(), stats: () => m.stats(),
-    close: async () => undefined,
-  };
-};
-afterAll(async () => { await model?.close(); });
 
 describe.each([
   // createTestApp's own SQLite file (this file runs in the `suite` project only).
@@ -66,7 +54,7 @@ describe.each([
 
   beforeAll(async () => {
     const store = await storage();
-    t = await createTestApp({ overrides: { embedder: sharedModel(), ...(store ? { storage: store } : {}) } });
+    t = await createTestApp({ overrides: { embedder: sharedLocalModel(), ...(store ? { storage: store } : {}) } });
     api = g1(t.app, await t.key({ tier: 'enterprise' }));
     // Sent together so that the model embeds them in a few batches.
     const created = await Promise.all(SET.pairs.map((p) => api.create({ title: p.title, content: p.content })));

@@ -2,7 +2,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The files known to take longest (measured on the 2-core machine; `project:path`, slowest first within a project;
- * browser, oversized-bodies and sqlite.storage added from the per-file times of a whole run on 2026-11-29).
+ * browser, oversized-bodies and sqlite.storage added from the per-file times of a whole run on 2026-11-29; the other
+ * Chromium files, 20-30 s each, after them).
  * Vitest orders a fresh clone's files by size, which put some of these last: one worker then ran a 30-40 s file alone
  * while the other sat idle. Starting them first lets the two workers end together. Files not listed keep vitest's own
  * order (cached durations when it has them, else size).
@@ -11,6 +12,9 @@ const SLOW_FIRST = [
   'postgres:test/hardening/fuzz.test.ts',
   'postgres:test/g5/errors.test.ts',
   'postgres:test/hardening/isolation.property.test.ts',
+  // The dashboard's actions in Chromium, on PostgreSQL too since 2026-11-29 (vitest.config.ts, NOT_ON_POSTGRES).
+  'postgres:test/dashboard/browser.test.ts',
+  'postgres:test/dashboard/manage-browser.test.ts',
   'postgres:test/g4/errors.test.ts',
   'postgres:test/g1/errors.test.ts',
   'postgres:test/g2/errors.test.ts',
@@ -24,6 +28,8 @@ const SLOW_FIRST = [
   'suite:test/embeddings/local.embedder.test.ts',
   'suite:test/e2e/two-nodes-postgres.test.ts',
   'suite:test/dashboard/browser.test.ts',
+  'suite:test/dashboard/manage-browser.test.ts',
+  'suite:test/dashboard/look.browser.test.ts',
   'suite:test/storage/postgres-socket.storage.test.ts',
   'suite:test/cross/oversized-bodies.test.ts',
   'suite:test/storage/sqlite.storage.test.ts',
