@@ -1,38 +1,51 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
-import type { Memory, MemoryFilter } from '../../src/core/memories/memory.types.ts';
-import { makeMemory, scopeA } from '../support/fixtures.ts';
+import { SqliteFilterCache } from '../../src/adapters/storage/sqlite/sqlite-filter-cache.ts';
+import { INSERT_MEMORY_SQL, memoryParams } from '../../src/adapters/storage/sqlite/sqlite-memory-row.ts';
+import { migrateSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
+import { MIGRATIONS } from '../../src/adapters/storage/sqlite/migrations.ts';
+import type { Memory, MemoryFilter, Metadata } from '../../src/core/memories/memory.types.ts';
+import { makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 
 /**
- * A filtered similarity search on SQLite checks a filter without tags on the rows an unfiltered scan finds above a
- * real threshold when they are few, and applies it before the scan otherwise (sqlite-memory.repository.ts,
- * similarSeqs). Either way the answer must be a filter-then-scan's: checked against the plainest exact one, computed
- * here from the stored vectors, at thresholds that send the search each way.
+ * A filtered similarity search on SQLite reads a filter's seqs from the tag and metadata indexes, from a join one of
+ * them drives, or from a walk of the scope, and keeps what a filter kept (and its scan mask) until a write can change
+ * it (sqlite-memory.repository.ts, allowedSeqs and similarSeqs; sqlite-filter-cache.ts). Whichever way, the answer
+ * must be a filter-then-scan's: checked against the plainest exact one, computed here from the stored vectors, at
+ * thresholds few rows, many rows and every row reach, searched once and again, and after writes of this connection and
+ * another; the metadata index's matches against the JSON functions' (list's filter).
  */
 const dims = 32;
 const size = 1500;
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-filtered-search-'));
-const storage = createSqliteStorage({ file: join(dir, 'mnemo.db'), synchronous: 'normal', searchThreads: 0 });
+const file = join(dir, 'mnemo.db');
+const storage = createSqliteStorage({ file, synchronous: 'normal', searchThreads: 0 });
 let seed = 7;
 const next = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 * 2 - 1; };
 // Distinct random vectors (no ties between cosines, so "the top 10" is one list).
-const vectors = Array.from({ length: size + 4 }, () => Float32Array.from({ length: dims }, next));
-const queries = vectors.slice(size);
-const memories: Memory[] = [];
+const randomVector = () => Float32Array.from({ length: dims }, next);
+const vectors = Array.from({ length: size }, randomVector);
+const queries = Array.from({ length: 2 }, randomVector);
+const now = new Date();
+const memories: Memory[] = Array.from({ length: size }, (_, i) => makeMemory(scopeA, {
+  memoryType: i % 3 === 0 ? 'fact' : 'note',
+  tags: [...(i % 2 === 0 ? ['even'] : []), ...(i % 3 === 0 ? ['third'] : [])],
+  metadata: { project: i % 50 === 0 ? 'rare' : 'common', source: { kind: i % 4 === 0 ? 'web' : 'file' }, flag: i % 5 === 0 },
+  topicId: i % 10 === 0 ? 'topic-1' : null,
+  // One in seven has ended (left out by validAt).
+  ...(i % 7 === 0 ? { validUntil: new Date(now.getTime() - 1) } : {}),
+}));
+const second = createSqliteStorage({ file, synchronous: 'normal', searchThreads: 0 });
 afterAll(async () => {
   await storage.close();
+  await second.close();
   rmSync(dir, { recursive: true, force: true });
 });
 beforeAll(async () => {
-  for (let i = 0; i < size; i++) {
-    memories.push(makeMemory(scopeA, {
-      memoryType: i % 3 === 0 ? 'fact' : 'note', tags: i % 2 === 0 ? ['even'] : [],
-      metadata: { project: i % 50 === 0 ? 'rare' : 'common' },
-    }));
-  }
   await storage.memories.applyAtomically(scopeA, memories.map((memory, i) => ({
     kind: 'insert' as const, memory, vector: { modelId: 'm', vector: vectors[i]! },
   })));
@@ -53,28 +66,156 @@ function expected(query: Float32Array, keep: (m: Memory) => boolean, minCosine: 
 
 /** A threshold halfway between the n-th and n+1-th best cosine of the whole scope (so that about n rows reach it). */
 function thresholdFor(query: Float32Array, n: number): number {
-  const all = vectors.slice(0, size).map((v) => cosine(query, v)).sort((a, b) => b - a);
+  const all = vectors.map((v) => cosine(query, v)).sort((a, b) => b - a);
   return (all[n - 1]! + all[n]!) / 2;
 }
 
-describe('filtered similarity search on SQLite', () => {
-  const cases: [string, MemoryFilter, (m: Memory) => boolean][] = [
-    ['metadata, 2 %', { metadata: { project: 'rare' } }, (m) => m.metadata.project === 'rare'],
-    ['metadata, 98 %', { metadata: { project: 'common' } }, (m) => m.metadata.project === 'common'],
-    ['type', { types: ['fact'] }, (m) => m.memoryType === 'fact'],
-    ['type and tag', { types: ['fact'], tagsAny: ['even'] }, (m) => m.memoryType === 'fact' && m.tags.includes('even')],
-  ];
-  // Few rows above the threshold (checked after an unfiltered scan), more than that check takes (filtered first),
-  // and every row (G1's threshold 0).
-  const reaching = [40, 400, 1200, size];
-  it.each(cases)('gives a filter-then-scan\'s hits and total: %s', async (_, filter, keep) => {
-    for (const [q, query] of queries.entries()) {
+const valid = (m: Memory) => m.validUntil === null || m.validUntil > now;
+const from = memories[500]!.createdAt;
+const to = memories[900]!.createdAt;
+const cases: [string, MemoryFilter, (m: Memory) => boolean][] = [
+  ['tag, 50 %', { tagsAny: ['even'] }, (m) => m.tags.includes('even')],
+  ['tags, all', { tagsAll: ['even', 'third'] }, (m) => m.tags.includes('even') && m.tags.includes('third')],
+  ['metadata, 2 %', { metadata: { project: 'rare' } }, (m) => m.metadata.project === 'rare'],
+  ['metadata, 98 %', { metadata: { project: 'common' } }, (m) => m.metadata.project === 'common'],
+  ['metadata, any of', { metadata: { project: ['rare', 'absent'] } }, (m) => m.metadata.project === 'rare'],
+  ['metadata, nested key and boolean', { metadata: { 'source.kind': 'web', flag: true } },
+    (m) => (m.metadata.source as Metadata).kind === 'web' && m.metadata.flag === true],
+  ['metadata and type', { metadata: { project: 'common' }, types: ['fact'] }, (m) => m.metadata.project === 'common' && m.memoryType === 'fact'],
+  ['metadata and tag', { metadata: { project: 'rare' }, tagsAny: ['even'] }, (m) => m.metadata.project === 'rare' && m.tags.includes('even')],
+  ['type', { types: ['fact'] }, (m) => m.memoryType === 'fact'],
+  ['type and tag', { types: ['fact'], tagsAny: ['even'] }, (m) => m.memoryType === 'fact' && m.tags.includes('even')],
+  ['topic', { topicId: 'topic-1' }, (m) => m.topicId === 'topic-1'],
+  ['dates', { createdFrom: from, createdTo: to }, (m) => m.createdAt >= from && m.createdAt <= to],
+  ['validity', { validAt: now }, valid],
+  ['validity and metadata', { validAt: now, metadata: { project: 'common' } }, (m) => valid(m) && m.metadata.project === 'common'],
+];
+
+/** Every case, for the first `queryCount` queries, at thresholds about `reaching` rows reach (all: G1's threshold 0). */
+async function expectFilterThenScan(search: typeof storage, queryCount: number, reaching: number[]) {
+  for (const [name, filter, keep] of cases) {
+    for (const [q, query] of queries.slice(0, queryCount).entries()) {
       for (const n of reaching) {
-        const minCosine = n === size ? -1 : thresholdFor(query, n);
+        const minCosine = n >= vectors.length ? -1 : thresholdFor(query, n);
         const want = expected(query, keep, minCosine, 10);
-        const got = await storage.memories.searchSimilar(scopeA, { vector: query, modelId: 'm', limit: 10, minCosine, filter });
-        expect({ q, n, ids: got.hits.map((h) => h.memory.id), total: got.total }).toEqual({ q, n, ...want });
+        const got = await search.memories.searchSimilar(scopeA, { vector: query, modelId: 'm', limit: 10, minCosine, filter });
+        expect({ name, q, n, ids: got.hits.map((h) => h.memory.id), total: got.total }).toEqual({ name, q, n, ...want });
       }
+    }
+  }
+}
+
+describe('filtered similarity search on SQLite', () => {
+  // A case's first search reads its filter's seqs; the next ones find them cached.
+  it('gives a filter-then-scan\'s hits and total, searched once and again (cached)', async () => {
+    await expectFilterThenScan(storage, 2, [40, 1200, size]);
+  });
+
+  it('follows writes that change what a filter keeps, from this connection and another', async () => {
+    const update = async (through: typeof storage, i: number, patch: Partial<Memory>) => {
+      memories[i] = (await through.memories.update(scopeA, memories[i]!.id, patch, new Date(), 'user-1', null))!;
+    };
+    // This connection: metadata, tags, type, topic changed; a memory added (a new row of the scan's matrix).
+    await update(storage, 1, { metadata: { project: 'rare', source: { kind: 'web' }, flag: true } });
+    await update(storage, 3, { tags: ['even', 'third'], memoryType: 'fact', topicId: 'topic-1' });
+    const added = makeMemory(scopeA, { memoryType: 'fact', tags: ['even'], metadata: { project: 'rare', source: { kind: 'web' }, flag: true } });
+    const addedVector = randomVector();
+    await storage.memories.insert(added, { modelId: 'm', vector: addedVector });
+    memories.push(added);
+    vectors.push(addedVector);
+    await expectFilterThenScan(storage, 1, [1200, memories.length]);
+    // Another connection: the same kinds of change, and a deletion (its rows move in the scan's matrix).
+    await update(second, 5, { metadata: { project: 'rare', source: { kind: 'file' }, flag: false } });
+    await update(second, 6, { tags: [], memoryType: 'fact' });
+    await second.memories.delete(scopeA, memories[0]!.id, { at: new Date(), by: 'user-1', reason: 'test' });
+    memories.splice(0, 1);
+    vectors.splice(0, 1);
+    await expectFilterThenScan(storage, 1, [memories.length]);
+    // A deletion here moves the last row of the matrix into the hole; then another connection's title change (no
+    // change to what a filter keeps) reloads the matrix in store order: the cached filters' masks must follow.
+    await storage.memories.delete(scopeA, memories[10]!.id, { at: new Date(), by: 'user-1', reason: 'test' });
+    memories.splice(10, 1);
+    vectors.splice(10, 1);
+    await expectFilterThenScan(storage, 1, [memories.length]);
+    await update(second, 20, { title: 'Another title' });
+    await expectFilterThenScan(storage, 1, [memories.length]);
+  });
+
+  it('matches metadata as the JSON functions do (list\'s filter): nested keys, arrays, objects, types, quoting', async () => {
+    const docs: Metadata[] = [
+      { project: 'common' }, { project: ['rare', 'x'] }, { project: 'rare' }, { 'a-b': 'dash' }, { A_9: 1 }, { a9: 2.0 },
+      { n: 1 }, { n: 1.5 }, { n: '1' }, { flag: true }, { flag: false }, { flag: 1 }, { source: { kind: 'web', deep: { x: 'y' } } },
+      { source: { kind: ['web', 'file'] } }, { source: 'web' }, { 'source.kind': 'web' }, { list: [[1], { k: 'v' }, 'v'] },
+      { obj: { k: 'v', j: 'w' } }, {}, { project: null }, { nested: { a: { b: { c: { d: 'deep' } } } } },
+    ];
+    const small = docs.map((metadata, i) => makeMemory(scopeB, { metadata, tags: i % 2 === 0 ? ['b-even'] : [] }));
+    await storage.memories.applyAtomically(scopeB, small.map((memory) => ({
+      kind: 'insert' as const, memory, vector: { modelId: 'm', vector: randomVector() },
+    })));
+    // One row whose metadata SQLite cannot read (nested deeper than 1000 levels), written as an older Mnemo could.
+    const raw = new Database(file);
+    raw.prepare('UPDATE memories SET metadata = ? WHERE id = ?').run(`{"project":${'['.repeat(1100)}${']'.repeat(1100)}}`, small[1]!.id);
+    raw.close();
+    const filters: Record<string, MemoryFilter['metadata']> = {
+      common: { project: 'common' }, rare: { project: 'rare' }, either: { project: ['rare', 'common'] }, dash: { 'a-b': 'dash' },
+      upper: { A_9: 1 }, digits: { a9: 2 }, one: { n: 1 }, text: { n: '1' }, yes: { flag: true }, no: { flag: false }, flagOne: { flag: 1 },
+      nested: { 'source.kind': 'web' }, member: { source: 'web' }, objectMember: { obj: 'v' }, listElement: { list: 'v' },
+      deep: { 'nested.a.b.c.d': 'deep' }, none: { project: [] }, two: { project: 'common', n: 1 },
+    };
+    for (const [name, metadata] of Object.entries(filters)) {
+      // scopeA holds ~1,500 rows of project "common": its index rows exceed what scopeB's search reads from the index,
+      // so these also take the scope walk (index probes) and the join driven by a tag.
+      for (const filter of [{ metadata }, { metadata, tagsAny: ['b-even'] }]) {
+        const listed = await storage.memories.list(scopeB, { filter, limit: 100, offset: 0, sortBy: 'created_at', sortOrder: 'asc' });
+        const found = await storage.memories.searchSimilar(scopeB, { vector: randomVector(), modelId: 'm', limit: 100, minCosine: -1, filter });
+        expect({ name, filter, total: found.total, ids: found.hits.map((h) => h.memory.id).sort() })
+          .toEqual({ name, filter, total: listed.total, ids: listed.items.map((m) => m.id).sort() });
+      }
+    }
+  });
+
+  it('keeps filters\' results within its byte budget, least recently used out, while the filter version stands', () => {
+    const db = new Database(file);
+    try {
+      // 200 bytes: a result of 2 seqs over a 10-row matrix takes 26 (8 a seq, 1 a row), one over 50 is not kept.
+      const cache = new SqliteFilterCache(db, 200);
+      const filterOf = (i: number): MemoryFilter => ({ topicId: `t${i}` });
+      const kept = (i: number) => cache.lookup(scopeB, filterOf(i)).allowed !== null;
+      for (let i = 0; i < 7; i++) cache.lookup(scopeB, filterOf(i)).fill([1, 2], 10);
+      expect([0, 1, 2, 3, 4, 5, 6].every(kept)).toBe(true);
+      expect(kept(0)).toBe(true);
+      // Filter 0 used last: the eighth result pushes out filter 1, the least recently used.
+      cache.lookup(scopeB, filterOf(7)).fill([1, 2], 10);
+      expect([kept(0), kept(1), kept(2), kept(7)]).toEqual([true, false, true, true]);
+      cache.lookup(scopeB, filterOf(8)).fill(Array.from({ length: 10 }, (_, i) => i), 10);
+      expect(kept(8)).toBe(false);
+      // Equal filters share a result whatever their validAt; another workspace's write leaves it standing, one here not.
+      expect(cache.lookup(scopeB, { ...filterOf(0), validAt: new Date() }).allowed).toBe(cache.lookup(scopeB, filterOf(0)).allowed);
+      const bump = db.prepare('INSERT INTO workspace_filter_versions VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET version = version + 1');
+      bump.run(scopeA.tenantId, scopeA.mode, scopeA.workspace);
+      expect(kept(0)).toBe(true);
+      bump.run(scopeB.tenantId, scopeB.mode, scopeB.workspace);
+      expect([kept(0), kept(2), kept(7)]).toEqual([false, false, false]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('indexes the metadata of memories stored before the metadata index existed (migration 22)', () => {
+    const db = new Database(join(dir, 'upgrade.db'));
+    try {
+      migrateSqlite(db, MIGRATIONS.filter((m) => m.version < 22));
+      const m = makeMemory(scopeA, { metadata: { project: 'rare', source: { kind: ['web', 'file'] } } });
+      db.prepare(INSERT_MEMORY_SQL).run(memoryParams(m, 'hash'));
+      migrateSqlite(db);
+      // Each path json_each can be given, with each value it yields there (an array's elements, an object's members).
+      expect(db.prepare('SELECT key, value FROM memory_metadata ORDER BY key, value').all()).toEqual([
+        { key: '$.project', value: 'rare' }, { key: '$.source', value: '["web","file"]' },
+        { key: '$.source', value: '{"kind":["web","file"]}' }, { key: '$.source.kind', value: '["web","file"]' },
+        { key: '$.source.kind', value: 'file' }, { key: '$.source.kind', value: 'web' },
+      ]);
+    } finally {
+      db.close();
     }
   });
 });

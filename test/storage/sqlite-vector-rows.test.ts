@@ -8,6 +8,7 @@ import {
   fillRows, joinParts, planLoad, readScopeRows, scopeVectorStats,
 } from '../../src/adapters/storage/sqlite/sqlite-vector-rows.ts';
 import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
+import { LARGE_BLOCK_ROWS, SMALL_BLOCK_ROWS } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 import { matrixRowsByKey } from '../support/matrix-rows.ts';
@@ -83,11 +84,13 @@ describe('SQLite vector rows: filling a matrix from both ends', () => {
     await storage.close();
   });
 
-  it('closes the gap left by rows deleted after planning, in either half', async () => {
-    const { storage, db, ids } = await store('deleted.db', 300);
+  // Room for 9,000 rows lays the codes out in large blocks (blockRowsFor): rows move between layouts' positions alike.
+  it.each([undefined, 9000])('closes the gap left by rows deleted after planning, in either half (capacity %s)', async (capacity) => {
+    const { storage, db, ids } = await store(`deleted-${capacity}.db`, 300);
     const { matrix } = await twoFillers(db, async () => {
       for (const i of [0, 5, 140, 160, 250, 298, 299]) await storage.memories.delete(scopeA, ids[i]!, DELETION);
-    });
+    }, capacity);
+    expect(matrix.buffers().blockRows).toBe(capacity ? LARGE_BLOCK_ROWS : SMALL_BLOCK_ROWS);
     expect(matrix.size).toBe(293);
     expect(matrixRowsByKey(matrix)).toEqual(matrixRowsByKey(reference(db, scopeA)));
     db.close();

@@ -1,5 +1,5 @@
 import type { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vector-matrix.ts';
-import { viewsOf } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
+import { codeIndex, viewsOf } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 
 /** One row of a vector matrix as the scan reads it: both code levels with their scales and error bounds. */
 export interface MatrixRow {
@@ -18,7 +18,7 @@ export function matrixRowsByKey(m: VectorMatrix): Map<number, MatrixRow> {
   const out = new Map<number, MatrixRow>();
   for (let row = 0; row < m.size; row++) {
     out.set(v.keys[row]!, {
-      codes: [...v.codes.subarray(b.codesOffset + row * b.stride, b.codesOffset + (row + 1) * b.stride)],
+      codes: Array.from({ length: b.stride }, (_, d) => v.codes[codeIndex(b, row, d)]!),
       scale: v.scales[row]!, error: v.errors[row]!,
       residuals: [...v.residuals.subarray(row * b.dims, (row + 1) * b.dims)],
       residualScale: v.residualScales[row]!, residualError: v.residualErrors[row]!,

@@ -6,7 +6,10 @@ import { VectorMatrix } from '../../src/adapters/storage/sqlite/vector-scan/vect
 import { exactScore } from '../../src/adapters/storage/sqlite/vector-scan/exact-score.ts';
 import { ScanPool } from '../../src/adapters/storage/sqlite/vector-scan/scan-pool.ts';
 import { BACKGROUND_NICE_STEP } from '../../src/adapters/storage/sqlite/vector-scan/background-priority.ts';
-import { allocateRows, layoutFor, unitRowInto, viewsOf, writeRow } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
+import {
+  allocateRows, blockRowsFor, codeIndex, LARGE_BLOCK_ROWS, layoutFor, rowCodesDot, SMALL_BLOCK_ROWS, unitRowInto, viewsOf, writeRow,
+} from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
+import { writeQueryPairs } from '../../src/adapters/storage/sqlite/vector-scan/scan-part.ts';
 import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quantize.ts';
 import { int8Dots, MAX_PAGES } from '../../src/adapters/storage/sqlite/vector-scan/int8-dot-kernel.ts';
 import { wasm } from '../../src/adapters/storage/sqlite/vector-scan/wasm.ts';
@@ -108,7 +111,7 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
   });
 
   // 37: a width that is not a multiple of the refinement's four-wide loop.
-  it.each([384, 37])('estimates each row within its bound at %i dims: sharp (both code levels) and coarse (the first, in the kernel), much wider', (dims) => {
+  it.each([384, 37])('estimates each row within its bound at %i dims: sharp (both code levels) and coarse (the first level alone, an integer dot product), much wider', (dims) => {
     const matrix = new VectorMatrix(dims);
     const vectors = clustered(5, 300, dims, 8, 0.05);
     vectors.forEach((v, key) => matrix.upsert(key, v));
@@ -137,25 +140,72 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     expect([...matrix.estimates(new Float32Array(dims), [0, 1], 'coarse').values()]).toEqual([{ cosine: 0, error: 0 }, { cosine: 0, error: 0 }]);
   });
 
-  it('computes in its SIMD kernel the same int8 dot products as a plain loop, at every stride (64-code rounds, 16-code rest, both)', () => {
-    const memory = new wasm.Memory({ initial: 4, maximum: MAX_PAGES, shared: true });
+  it('computes in its SIMD kernel the same int8 dot products as a plain loop over either block layout, at every stride, for dense and sparse queries', () => {
+    const memory = new wasm.Memory({ initial: 1024, maximum: MAX_PAGES, shared: true });
     const dots = int8Dots(memory);
-    for (const stride of [16, 48, 64, 80, 128, 512, 1536]) {
-      const rows = 7;
-      const q16Ptr = 0;
-      const codesPtr = 4096;
-      const outPtr = codesPtr + rows * stride;
-      const q16 = new Int16Array(memory.buffer, q16Ptr, stride);
-      const codes = new Int8Array(memory.buffer, codesPtr, rows * stride);
-      // Extremes included (|code| and |query| up to 127), so that an overflow or a dropped lane would show.
-      for (let i = 0; i < stride; i++) q16[i] = i % 5 === 0 ? 127 : ((i * 37) % 255) - 127;
-      for (let i = 0; i < codes.length; i++) codes[i] = i % 7 === 0 ? -127 : ((i * 91) % 255) - 127;
-      dots(codesPtr, q16Ptr, outPtr, rows, stride);
-      const out = new Int32Array(memory.buffer, outPtr, rows);
-      for (let r = 0; r < rows; r++) {
-        let sum = 0;
-        for (let j = 0; j < stride; j++) sum += codes[r * stride + j]! * q16[j]!;
-        expect(out[r], `stride ${stride}, row ${r}`).toBe(sum);
+    for (const blockRows of [SMALL_BLOCK_ROWS, LARGE_BLOCK_ROWS]) {
+      // Every stride in small blocks (16-byte rounds, odd pair counts); two in large ones (same code, longer runs).
+      for (const stride of blockRows === SMALL_BLOCK_ROWS ? [16, 48, 64, 80, 128, 512, 1536] : [48, 512]) {
+        for (const sparse of [false, true]) {
+          const layout = { codesOffset: 65536, stride, blockRows };
+          const blocks = blockRows === SMALL_BLOCK_ROWS ? 3 : 2;
+          const blockBytes = stride * blockRows;
+          const pairsPtr = 0;
+          const qPairsPtr = 2 * stride;
+          const outPtr = 4 * stride;
+          const codes = new Int8Array(memory.buffer);
+          const q16 = new Int16Array(stride);
+          // Extremes included (|code| and |query| up to 127), so that an overflow or a dropped lane would show.
+          for (let i = 0; i < stride; i++) q16[i] = sparse && i % 3 !== 0 ? 0 : i % 5 === 0 ? 127 : ((i * 37) % 255) - 127;
+          for (let i = 0; i < blocks * blockBytes; i++) codes[layout.codesOffset + i] = i % 7 === 0 ? -127 : ((i * 91) % 255) - 127;
+          const pairs = writeQueryPairs(memory.buffer, q16, pairsPtr, qPairsPtr, blockRows);
+          // Only the pairs with a non-zero value are listed (a sparse query reads fewer codes).
+          const nonZeroPairs = Array.from({ length: stride / 2 }, (_, p) => q16[2 * p] !== 0 || q16[2 * p + 1] !== 0).filter(Boolean).length;
+          expect(pairs).toBe(nonZeroPairs);
+          if (sparse) expect(pairs).toBeLessThan(stride / 2);
+          dots(layout.codesOffset, pairsPtr, qPairsPtr, pairs, blocks, blockRows, blockBytes, outPtr);
+          const out = new Int32Array(memory.buffer, outPtr, blocks * blockRows);
+          for (let r = 0; r < blocks * blockRows; r += blockRows === SMALL_BLOCK_ROWS ? 1 : 7) {
+            let sum = 0;
+            for (let j = 0; j < stride; j++) sum += codes[codeIndex(layout, r, j)]! * q16[j]!;
+            expect(out[r], `${blockRows}-row blocks, stride ${stride}, row ${r}`).toBe(sum);
+            expect(rowCodesDot(layout, codes, r, q16)).toBe(sum);
+          }
+        }
+      }
+    }
+    // Small matrices keep small blocks (writing a row touches every page of its block); big ones stream long runs.
+    expect(blockRowsFor(100)).toBe(SMALL_BLOCK_ROWS);
+    expect(blockRowsFor(100_000)).toBe(LARGE_BLOCK_ROWS);
+  });
+
+  it('answers as a plain exact scan in large blocks too: sparse and dense queries, deletions moving rows, in workers and not', async () => {
+    const dims = 40;
+    const rows = new Map<number, Float32Array>();
+    // Sparse rows (a third of the dims zero) with duplicates, as the hashing embedder makes them.
+    clustered(17, 9000, dims, 8, 0.3).forEach((v, key) => rows.set(key, Float32Array.from(v, (x, i) => ((key + i) % 3 === 0 ? 0 : x))));
+    // Laid out in large blocks from the start, and grown into them from small ones (re-laid out on the way).
+    const sized = new VectorMatrix(dims, 9000);
+    const grown = new VectorMatrix(dims);
+    expect(grown.buffers().blockRows).toBe(SMALL_BLOCK_ROWS);
+    for (const matrix of [sized, grown]) for (const [key, v] of rows) matrix.upsert(key, v);
+    for (const matrix of [sized, grown]) expect(matrix.buffers().blockRows).toBe(LARGE_BLOCK_ROWS);
+    // Deletion swaps the last row into the hole, across blocks.
+    for (let key = 0; key < 9000; key += 97) {
+      for (const matrix of [sized, grown]) matrix.remove(key);
+      rows.delete(key);
+    }
+    for (const matrix of [sized, grown]) matrix.upsert(4, rows.get(5)!);
+    rows.set(4, rows.get(5)!);
+    const queries = [...rows.values()].slice(0, 4).map((v, i) => Float32Array.from(v, (x, j) => (i % 2 === 0 && j % 4 !== 0 ? 0 : x + 0.1)));
+    for (const [i, query] of queries.entries()) {
+      for (const minCosine of [-1, 0.5]) {
+        const limit = [10, 1, 30][i % 3]!;
+        const want = reference(rows, query, limit, minCosine);
+        for (const matrix of [sized, grown]) {
+          expect(matrix.search(query, limit, minCosine)).toEqual(want);
+          expect(await matrix.searchIn(pool, query, limit, minCosine)).toEqual(want);
+        }
       }
     }
   });
@@ -313,7 +363,7 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
 
   it('writes a row in two passes with the codes, scale and error the four-pass quantisation gives the unit row the re-rank scores', () => {
     const dims = 100;
-    const layout = layoutFor(dims);
+    const layout = layoutFor(dims, SMALL_BLOCK_ROWS);
     const rows = allocateRows(layout, 1);
     const views = viewsOf(rows);
     fc.assert(fc.property(
@@ -332,7 +382,7 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
         expect([...unit]).toEqual([...stored]);
         const codes = new Int8Array(layout.stride);
         const [scale, error] = quantizeInto(stored, 0, dims, codes, 0);
-        expect([...views.codes.subarray(layout.codesOffset, layout.codesOffset + layout.stride)]).toEqual([...codes]);
+        expect(Array.from({ length: layout.stride }, (_, d) => views.codes[codeIndex(layout, 0, d)])).toEqual([...codes]);
         expect(views.scales[0]).toBe(Math.fround(scale));
         expect(views.errors[0]).toBe(error);
         expect(views.keys[0]).toBe(7);

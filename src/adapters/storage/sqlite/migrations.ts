@@ -821,4 +821,72 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);
     `,
   },
+  {
+    version: 22,
+    name: 'metadata index and filter versions',
+    sql: `
+      -- What a metadata filter matches, by index (similarity prefilters, sqlite-filter-prefilter.ts): a row for every
+      -- (JSON path, value) that json_each(metadata, path) yields, i.e. the value at a path of object keys, and each
+      -- element or member of an array or object there. key is json_tree's path text ($.a."b-c"); value has no type
+      -- (no affinity), so it compares as json_each's value does. Rows whose metadata SQLite cannot read have none:
+      -- they match no metadata condition, as the guarded filter has it.
+      CREATE TABLE memory_metadata (
+        key        TEXT NOT NULL,
+        value      NOT NULL,
+        memory_seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+        PRIMARY KEY (key, value, memory_seq)
+      ) WITHOUT ROWID;
+      CREATE INDEX memory_metadata_seq ON memory_metadata (memory_seq);
+      CREATE TRIGGER memory_metadata_insert AFTER INSERT ON memories BEGIN
+        INSERT OR IGNORE INTO memory_metadata (key, value, memory_seq)
+          SELECT j.fullkey, j.value, NEW.seq FROM json_tree(CASE WHEN json_valid(NEW.metadata) THEN NEW.metadata ELSE '{}' END) j
+          WHERE j.parent IS NOT NULL AND j.value IS NOT NULL AND instr(j.fullkey, '[') = 0;
+        INSERT OR IGNORE INTO memory_metadata (key, value, memory_seq)
+          SELECT j.path, j.value, NEW.seq FROM json_tree(CASE WHEN json_valid(NEW.metadata) THEN NEW.metadata ELSE '{}' END) j
+          WHERE j.path <> '$' AND j.value IS NOT NULL AND instr(j.path, '[') = 0;
+      END;
+      CREATE TRIGGER memory_metadata_update AFTER UPDATE OF metadata ON memories BEGIN
+        DELETE FROM memory_metadata WHERE memory_seq = OLD.seq;
+        INSERT OR IGNORE INTO memory_metadata (key, value, memory_seq)
+          SELECT j.fullkey, j.value, NEW.seq FROM json_tree(CASE WHEN json_valid(NEW.metadata) THEN NEW.metadata ELSE '{}' END) j
+          WHERE j.parent IS NOT NULL AND j.value IS NOT NULL AND instr(j.fullkey, '[') = 0;
+        INSERT OR IGNORE INTO memory_metadata (key, value, memory_seq)
+          SELECT j.path, j.value, NEW.seq FROM json_tree(CASE WHEN json_valid(NEW.metadata) THEN NEW.metadata ELSE '{}' END) j
+          WHERE j.path <> '$' AND j.value IS NOT NULL AND instr(j.path, '[') = 0;
+      END;
+      INSERT OR IGNORE INTO memory_metadata (key, value, memory_seq)
+        SELECT j.fullkey, j.value, m.seq FROM memories m, json_tree(CASE WHEN json_valid(m.metadata) THEN m.metadata ELSE '{}' END) j
+        WHERE j.parent IS NOT NULL AND j.value IS NOT NULL AND instr(j.fullkey, '[') = 0;
+      INSERT OR IGNORE INTO memory_metadata (key, value, memory_seq)
+        SELECT j.path, j.value, m.seq FROM memories m, json_tree(CASE WHEN json_valid(m.metadata) THEN m.metadata ELSE '{}' END) j
+        WHERE j.path <> '$' AND j.value IS NOT NULL AND instr(j.path, '[') = 0;
+
+      -- A workspace's filter version: moved on by every write that can change which memories a filter keeps (a memory
+      -- added or deleted, or its scope, type, tags, metadata, topic or creation time changed), from any connection.
+      -- Cached prefilter results (sqlite-filter-cache.ts) hold while it stands. Validity is not here: searches
+      -- leave out the memories not valid at their moment apart.
+      CREATE TABLE workspace_filter_versions (
+        tenant_id TEXT NOT NULL,
+        mode      TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        version   INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, mode, workspace)
+      ) WITHOUT ROWID;
+      CREATE TRIGGER memories_filter_version_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO workspace_filter_versions VALUES (NEW.tenant_id, NEW.mode, NEW.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+      CREATE TRIGGER memories_filter_version_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO workspace_filter_versions VALUES (OLD.tenant_id, OLD.mode, OLD.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+      CREATE TRIGGER memories_filter_version_update
+        AFTER UPDATE OF tenant_id, mode, workspace, memory_type, tags, metadata, topic_id, created_at ON memories BEGIN
+        INSERT INTO workspace_filter_versions VALUES (OLD.tenant_id, OLD.mode, OLD.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+        INSERT INTO workspace_filter_versions VALUES (NEW.tenant_id, NEW.mode, NEW.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+      END;
+    `,
+  },
 ];

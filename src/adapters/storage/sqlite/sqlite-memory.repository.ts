@@ -3,7 +3,7 @@ import {
 } from '../../../core/memories/memory.repository.ts';
 import {
   hasMemoryFilter, KEYWORD_CANDIDATES_PER_TERM, METADATA_KEY_PATTERN, type KeywordQuery, type ListQuery, type Memory, type MemoryFilter,
-  type CosineEstimate, type MemoryPatch, type MemoryRef, type SimilarityHit, type SimilarityQuery, type StoredVector,
+  type CosineEstimate, type MemoryPatch, type MetadataFilterValue, type MemoryRef, type SimilarityHit, type SimilarityQuery, type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { seqsOf } from '../memory-refs.ts';
 import { DomainError } from '../../../core/errors.ts';
@@ -12,6 +12,8 @@ import { blobToVector, vectorToBlob, type SqliteDb } from './sqlite.database.ts'
 import { SqliteVectorCache } from './sqlite-vector-cache.ts';
 import { createSqliteMemoryMaintenance } from './sqlite-memory-maintenance.ts';
 import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
+import { SqliteFilterCache } from './sqlite-filter-cache.ts';
+import { metadataIndexKeys } from './sqlite-metadata-index.ts';
 import { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
@@ -24,8 +26,8 @@ import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 import { createStatementCache } from './sqlite-statement-cache.ts';
 import { floatView } from './sqlite-vector-rows.ts';
 import { exactScores } from './vector-scan/rerank.ts';
-import type { MatrixHit, VectorMatrix } from './vector-scan/vector-matrix.ts';
 import { unitRowInto } from './vector-scan/matrix-storage.ts';
+import type { MatrixHit, VectorMatrix } from './vector-scan/vector-matrix.ts';
 import {
   INSERT_MEMORY_SQL, memoryParams, toMemory, toMemoryTombstone, toMemoryVersion, type MemoryRow, type MemoryTombstoneRow,
   type MemoryVersionRow,
@@ -35,11 +37,17 @@ import { forgetMemoryTraces } from './sqlite-forget-traces.ts';
 const SCOPE_WHERE = 'm.tenant_id = ? AND m.mode = ? AND m.workspace = ?';
 const scopeParams = (s: Scope): [string, string, string] => [s.tenantId, s.mode, s.workspace];
 
+/** A metadata filter's values as SQLite's JSON functions give them (booleans as 1 and 0). */
+const metadataValues = (wanted: MetadataFilterValue): unknown[] =>
+  (Array.isArray(wanted) ? wanted : [wanted]).map((v) => (typeof v === 'boolean' ? Number(v) : v));
+
 /**
  * SQL for the shared filters; `m` is the memories alias. `guarded`: rows whose metadata SQLite cannot read match no
  * metadata condition (and are noted) instead of failing the statement — slower, so used only after such a failure.
+ * `indexKey` (the metadata index's key for a filter key, metadataIndexKeys): metadata conditions are probes of
+ * memory_metadata (migration 22) instead of parsing each row's JSON; a row SQLite cannot read matches none, as guarded.
  */
-function filterSql(filter: MemoryFilter, guarded = false): { sql: string; params: unknown[] } {
+function filterSql(filter: MemoryFilter, guarded = false, indexKey?: (key: string) => string): { sql: string; params: unknown[] } {
   const parts: string[] = [];
   const params: unknown[] = [];
   const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
@@ -72,9 +80,14 @@ function filterSql(filter: MemoryFilter, guarded = false): { sql: string; params
   for (const [key, wanted] of Object.entries(filter.metadata ?? {})) {
     // The key becomes a JSON path: only safe identifiers are accepted (the core validates; this is the last guard).
     if (!METADATA_KEY_PATTERN.test(key)) throw new RangeError(`invalid metadata key ${key}`);
-    const values = (Array.isArray(wanted) ? wanted : [wanted]).map((v) => (typeof v === 'boolean' ? Number(v) : v));
+    const values = metadataValues(wanted);
     if (values.length === 0) {
       metadataParts.push('0');
+      continue;
+    }
+    if (indexKey) {
+      parts.push(`EXISTS (SELECT 1 FROM memory_metadata x WHERE x.key = ? AND x.value IN (${marks(values.length)}) AND x.memory_seq = m.seq)`);
+      params.push(indexKey(key), ...values);
       continue;
     }
     // json_each over a scalar yields that scalar; over an array, its elements: a stored array matches any element.
@@ -124,10 +137,12 @@ const isUnreadableJson = (err: unknown): boolean => err instanceof Error && /mal
 
 const hasFilter = hasMemoryFilter;
 
-/** Tag-index rows a tag-filtered similarity scan reads at most per row of the scope's matrix (one costs ~⅓ of a walked row). */
-const TAG_INDEX_ROWS_PER_SCOPE_ROW = 2;
+/** Index rows (tags, metadata) a similarity prefilter reads at most per row of the scope's matrix (one costs ~⅓ of a walked row). */
+const INDEX_ROWS_PER_SCOPE_ROW = 2;
 /** Rows above the threshold up to which an unfiltered scan then a check of the filter on them answers (postFiltered). */
 const POST_FILTER_ROWS = 1000;
+/** A filter not cached is read before the scan when an indexed condition of it keeps under this share of the scope. */
+const NARROW_SHARE = 0.1;
 
 /** `%`, `_` and `\` taken literally in a LIKE pattern (with ESCAPE '\'). */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -172,6 +187,8 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   vectors = new SqliteVectorCache(db), group = new SqliteGroupCommit(db)): SqliteMemoryRepository {
   backfillContentHashes(db);
   const versions = new SqliteWorkspaceVersions(db);
+  const filterCache = new SqliteFilterCache(db);
+  const metadataKey = metadataIndexKeys(db);
   const keywordRanking = new SqliteKeywordRanking(db, new SqliteKeywordLengths(db));
 
   // Filled while a filtered statement runs (better-sqlite3 is synchronous), reported right after it.
@@ -185,15 +202,16 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
    * Runs a query built on `filter`'s SQL. Should a stored row's metadata be unreadable, runs it again guarded: that
    * row is skipped, and logged (each memory once per process).
    */
-  function filtered<T>(scope: Scope, filter: MemoryFilter, run: (f: { sql: string; params: unknown[] }) => T): T {
+  function filtered<T>(scope: Scope, filter: MemoryFilter, run: (f: { sql: string; params: unknown[] }) => T,
+    indexKey?: (key: string) => string): T {
     try {
-      return run(filterSql(filter));
+      return run(filterSql(filter, false, indexKey));
     } catch (err) {
       if (!isUnreadableJson(err)) throw err;
     }
     unreadable.clear();
     try {
-      return run(filterSql(filter, true));
+      return run(filterSql(filter, true, indexKey));
     } finally {
       const fresh = [...unreadable].filter((id) => !reported.has(id));
       unreadable.clear();
@@ -280,33 +298,51 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   }
 
   /**
+   * The conditions of `filter` an index lists the seqs of by itself (tagsAny's tags; each of tagsAll's; each metadata
+   * key's values, from memory_metadata): SQL selecting `memory_seq`, repeats and seqs of other scopes included.
+   */
+  function indexedConditions(filter: MemoryFilter): { sql: string; params: unknown[] }[] {
+    const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+    const out: { sql: string; params: unknown[] }[] = [];
+    if (filter.tagsAny?.length) out.push({ sql: `SELECT memory_seq FROM memory_tags WHERE tag IN (${marks(filter.tagsAny.length)})`, params: filter.tagsAny });
+    for (const tag of new Set(filter.tagsAll ?? [])) out.push({ sql: 'SELECT memory_seq FROM memory_tags WHERE tag = ?', params: [tag] });
+    for (const [key, wanted] of Object.entries(filter.metadata ?? {})) {
+      if (!METADATA_KEY_PATTERN.test(key)) throw new RangeError(`invalid metadata key ${key}`);
+      const values = metadataValues(wanted);
+      if (values.length === 0) continue;
+      out.push({ sql: `SELECT memory_seq FROM memory_metadata WHERE key = ? AND value IN (${marks(values.length)})`, params: [metadataKey(key), ...values] });
+    }
+    return out;
+  }
+
+  /**
    * The seqs a filtered similarity scan may score (repeats, and seqs of other scopes, which the scope's matrix of
-   * `scopeRows` rows does not hold, are harmless). A tag filter is read from the tag index, by tag, when its tags have
-   * fewer than TAG_INDEX_ROWS_PER_SCOPE_ROW × scopeRows rows (a LIMIT tells): the scope walk probes every row's tags,
-   * which made a 1 % tag filter 6× slower than no filter at 100k (BENCHMARKS.md). Otherwise, and for filters without
-   * tags, the scope is walked.
+   * `scopeRows` rows does not hold, are harmless). A filter of one indexed condition alone (a tag list, one metadata
+   * key) is read from its index while it has fewer than INDEX_ROWS_PER_SCOPE_ROW × scopeRows rows (a LIMIT tells);
+   * else the first indexed condition under that bound drives a join that checks the rest per row; else the scope is
+   * walked. Metadata conditions are index probes (memory_metadata) everywhere here: the walk parsing each row's JSON
+   * made a metadata filter ~25× the unfiltered search at 100k (BENCHMARKS.md).
    */
   function allowedSeqs(scope: Scope, filter: MemoryFilter, scopeRows: number): number[] {
-    const any = filter.tagsAny?.length ? filter.tagsAny : null;
-    const all = filter.tagsAll?.length ? [...new Set(filter.tagsAll)] : null;
-    if (any || all) {
-      const cap = Math.ceil(TAG_INDEX_ROWS_PER_SCOPE_ROW * scopeRows) + 1;
-      // One tag list drives (tagsAny's, else tagsAll's first tag); with nothing else, the tag index alone answers.
-      const driving = any ?? [all![0]!];
-      const marks = driving.map(() => '?').join(', ');
-      if (any && !hasFilter({ ...filter, tagsAny: undefined })) {
-        const seqs = prepared(`SELECT memory_seq FROM memory_tags WHERE tag IN (${marks}) LIMIT ?`).pluck().all(...driving, cap) as number[];
-        if (seqs.length < cap) return seqs;
-      } else if ((prepared(`SELECT COUNT(*) FROM (SELECT 1 FROM memory_tags WHERE tag IN (${marks}) LIMIT ?)`).pluck()
-        .get(...driving, cap) as number) < cap) {
-        // The driving tag's rows are few enough to bound the join; the rest of the filter (tags too) is checked per row.
-        return filtered(scope, filter, (f) => prepared(`SELECT m.seq FROM memory_tags t0 CROSS JOIN memories m ON m.seq = t0.memory_seq
-          WHERE t0.tag IN (${marks}) AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`)
-          .pluck().all(...driving, ...scopeParams(scope), ...f.params) as number[]);
+    if (Object.values(filter.metadata ?? {}).some((wanted) => metadataValues(wanted).length === 0)) return [];
+    const conditions = indexedConditions(filter);
+    const cap = Math.ceil(INDEX_ROWS_PER_SCOPE_ROW * scopeRows) + 1;
+    const rest = { ...filter, tagsAny: undefined, tagsAll: undefined, metadata: undefined };
+    if (conditions.length === 1 && !hasFilter(rest)) {
+      const [only] = conditions;
+      const seqs = prepared(`${only!.sql} LIMIT ?`).pluck().all(...only!.params, cap) as number[];
+      if (seqs.length < cap) return seqs;
+    } else {
+      for (const driving of conditions) {
+        if ((prepared(`SELECT COUNT(*) FROM (${driving.sql} LIMIT ?)`).pluck().get(...driving.params, cap) as number) >= cap) continue;
+        // The driving condition's rows are few enough to bound the join; the whole filter is checked per row.
+        return filtered(scope, filter, (f) => prepared(`SELECT m.seq FROM (${driving.sql}) d CROSS JOIN memories m ON m.seq = d.memory_seq
+          WHERE +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`)
+          .pluck().all(...driving.params, ...scopeParams(scope), ...f.params) as number[], metadataKey);
       }
     }
     return filtered(scope, filter, (f) => prepared(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
-      .pluck().all(...scopeParams(scope), ...f.params) as number[]);
+      .pluck().all(...scopeParams(scope), ...f.params) as number[], metadataKey);
   }
 
   /**
@@ -325,16 +361,24 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     if (all.hits.length === 0) return all;
     const kept = new Set(filtered(scope, query.filter, (f) => prepared(`SELECT m.seq FROM memories m
       WHERE m.seq IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE}${f.sql}`)
-      .pluck().all(JSON.stringify(all.hits.map((h) => h.key)), ...scopeParams(scope), ...f.params) as number[]));
+      .pluck().all(JSON.stringify(all.hits.map((h) => h.key)), ...scopeParams(scope), ...f.params) as number[], metadataKey));
     const hits = all.hits.filter((h) => kept.has(h.key));
     return { hits: hits.slice(0, query.limit), total: hits.length };
   }
 
+  /** Whether an indexed condition of `filter` keeps under NARROW_SHARE of the scope's rows (a LIMIT tells). */
+  function isNarrow(filter: MemoryFilter, scopeRows: number): boolean {
+    const cap = Math.ceil(NARROW_SHARE * scopeRows) + 1;
+    return indexedConditions(filter).some((c) =>
+      (prepared(`SELECT COUNT(*) FROM (${c.sql} LIMIT ?)`).pluck().get(...c.params, cap) as number) < cap);
+  }
+
   /**
-   * The similarity ranking by seq: the scope's index scanned. A filter without tags (types, topic, dates, metadata)
-   * would walk the scope's rows before the scan (JSON parsed per row for metadata: 8–22× the unfiltered search at
-   * 100k, BENCHMARKS.md), so with a real threshold it is first checked on the few rows above it (postFiltered); tag
-   * filters, and the rest when many rows reach the threshold, are applied in SQL first (allowedSeqs).
+   * The similarity ranking by seq: the scope's index scanned, a filter's rows only (allowedSeqs). What a filter kept
+   * (and the scan mask built from it) is cached per workspace while its filter version stands (SqliteFilterCache): a
+   * repeated filter costs the masked scan alone, which is no dearer than the unfiltered one (BENCHMARKS.md). A filter
+   * not cached is read first when narrow (isNarrow); a broad one, at a real threshold, is first checked on the few rows
+   * above it (postFiltered: reading its many seqs would cost more), and read once the answer is out, for the next search.
    */
   async function similarSeqs(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>, callerBusy: boolean) {
     const matrix = await vectors.get(scope, query.modelId, query.vector.length);
@@ -342,12 +386,23 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     const seqs = exclusionsOf(scope, query.filter);
     const excluded = seqs ? new Set(seqs) : null;
     const threshold = query.minCosine - MIN_COSINE_SLACK;
-    const tagged = Boolean(query.filter.tagsAny?.length || query.filter.tagsAll?.length);
-    if (hasFilter(query.filter) && !tagged && threshold > -1) {
+    if (!hasFilter(query.filter)) return matrix.searchIn(vectors.pool(), query.vector, query.limit, threshold, null, { callerBusy, excluded });
+    const cached = filterCache.lookup(scope, query.filter);
+    if (!cached.allowed && threshold > -1 && !isNarrow(query.filter, matrix.size)) {
       const post = await postFiltered(scope, query, matrix, callerBusy, excluded);
-      if (post) return post;
+      if (post) {
+        setImmediate(() => {
+          try {
+            cached.fill(allowedSeqs(scope, query.filter, matrix.size), matrix.size);
+          } catch (err) {
+            // Closed meanwhile: nothing to keep. Else the next search reads the filter itself, and reports what fails.
+            if (db.open) log?.warn({ err }, 'could not read a similarity filter ahead of the next search');
+          }
+        });
+        return post;
+      }
     }
-    const allowed = hasFilter(query.filter) ? allowedSeqs(scope, query.filter, matrix.size) : null;
+    const allowed = cached.allowed ?? cached.fill(allowedSeqs(scope, query.filter, matrix.size), matrix.size);
     return matrix.searchIn(vectors.pool(), query.vector, query.limit, threshold, allowed, { callerBusy, excluded });
   }
 

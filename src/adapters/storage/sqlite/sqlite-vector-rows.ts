@@ -1,6 +1,6 @@
 import type { Scope } from '../../../core/scope.ts';
 import type { SqliteDb } from './sqlite.database.ts';
-import { allocateRows, copyRows, layoutFor, viewsOf, writeRow, type MatrixRows } from './vector-scan/matrix-storage.ts';
+import { allocateRows, blockRowsFor, copyRows, layoutFor, viewsOf, writeRow, type MatrixRows } from './vector-scan/matrix-storage.ts';
 import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 
 /** A workspace's vectors of one model as matrix rows, and the workspace version they reflect. */
@@ -51,7 +51,7 @@ export const ALL_SEQS: SeqRange = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTE
 export function fillRows(db: SqliteDb, scope: Scope, modelId: string, dims: number, range: SeqRange, target: RowTarget): FilledPart {
   return inReadTransaction(db, () => {
     const version = new SqliteWorkspaceVersions(db).of(scope);
-    const layout = layoutFor(dims);
+    const layout = layoutFor(dims, target.rows.blockRows);
     const views = viewsOf(target.rows);
     const claimed = new Int32Array(target.claimed);
     const { planned, downward } = target;
@@ -106,7 +106,7 @@ export interface LoadPlan {
  * second), each filling the shared rows from its end; else one filler for every seq.
  */
 export function planLoad(dims: number, count: number, lo: number, hi: number, threads: number, capacity = spareRows(count)): LoadPlan {
-  const rows = allocateRows(layoutFor(dims), capacity);
+  const rows = allocateRows(layoutFor(dims, blockRowsFor(capacity)), capacity);
   const planned = Math.min(count, rows.capacity);
   const claimed = new SharedArrayBuffer(4);
   const mid = Math.floor(lo + (hi - lo) / 2) + 1;
@@ -120,7 +120,7 @@ export function readScopeRows(db: SqliteDb, scope: Scope, modelId: string, dims:
   return inReadTransaction(db, () => {
     const planned = scopeVectorStats(db).get(scope.tenantId, scope.mode, scope.workspace, modelId)?.n ?? 0;
     const target: RowTarget = {
-      rows: allocateRows(layoutFor(dims), spareRows(planned)), planned, claimed: new SharedArrayBuffer(4), downward: false,
+      rows: allocateRows(layoutFor(dims, blockRowsFor(spareRows(planned))), spareRows(planned)), planned, claimed: new SharedArrayBuffer(4), downward: false,
     };
     const part = fillRows(db, scope, modelId, dims, ALL_SEQS, target);
     return { rows: target.rows, count: joinParts(dims, target, part.inPlanned, 0), version: part.truncated ? -1 : part.version };
@@ -142,7 +142,7 @@ function inReadTransaction<T>(db: SqliteDb, read: () => T): T {
 }
 
 function copyRowsOf(dims: number, rows: MatrixRows, from: number, to: number, count: number): void {
-  copyRows(layoutFor(dims), viewsOf(rows), from, to, count);
+  copyRows(layoutFor(dims, rows.blockRows), viewsOf(rows), from, to, count);
 }
 
 /** The blob's floats without a copy when its bytes are 4-aligned (they are in better-sqlite3's buffers). */

@@ -4,12 +4,14 @@ import { better } from './exact-score.ts';
 import type { DotsFn } from './int8-dot-kernel.ts';
 import { errorBound, residualErrorBound } from './quantize.ts';
 import type { Prescan } from './rerank.ts';
+import { codeIndex } from './matrix-storage.ts';
 
 /**
  * The shared memory of one VectorMatrix, as handed to a scan (in this thread or in a worker). `memory` holds the int8
- * codes (from `codesOffset`, `stride` bytes a row) after one scratch slot per scanning thread (`slotBytes` each: the
- * int16 query, then the kernel's int32 output for one chunk); the other buffers hold, per row, the key, the code
- * scale and the quantisation error.
+ * codes (from `codesOffset`, in blocks of `blockRows` rows, `blockBytes` each: matrix-storage.ts) after one scratch
+ * slot per scanning thread (`slotBytes` each: the query's non-zero dimension pairs and their values, then the
+ * kernel's int32 output for one chunk); the other buffers hold, per row, the key, the code scale and the
+ * quantisation error.
  */
 export interface MatrixBuffers {
   memory: SharedMemory;
@@ -21,6 +23,8 @@ export interface MatrixBuffers {
   residualErrors: SharedArrayBuffer;
   dims: number;
   stride: number;
+  blockRows: number;
+  blockBytes: number;
   slotBytes: number;
   codesOffset: number;
 }
@@ -53,10 +57,31 @@ export interface PartResult {
   total: number;
 }
 
-/** Rows per kernel call: the int32 output of one chunk lives in the scratch slot. */
+/** Rows per kernel call (whole blocks: both block sizes divide it): the int32 output of one chunk lives in the scratch slot. */
 export const CHUNK_ROWS = 1024;
 
-export const slotBytesFor = (stride: number): number => 2 * stride + 4 * CHUNK_ROWS;
+/** A scan's scratch: the query's pair offsets and packed values (an int32 each, stride / 2 at most), one chunk's dots. */
+export const slotBytesFor = (stride: number): number => 4 * stride + 4 * CHUNK_ROWS;
+
+/**
+ * Writes the dimension pairs of `q16` that are not both zero into the slot at `pairsPtr` (the pair's byte offset in
+ * a block, int32) and `qPairsPtr` (its two values packed, the even dimension low), and returns how many: the pairs the
+ * kernel reads (int8-dot-kernel.ts). A zero pair adds nothing to any dot product, so the result is the same.
+ */
+export function writeQueryPairs(memory: ArrayBufferLike, q16: Int16Array, pairsPtr: number, qPairsPtr: number, blockRows: number): number {
+  const pairs = new Int32Array(memory, pairsPtr, q16.length >> 1);
+  const values = new Int32Array(memory, qPairsPtr, q16.length >> 1);
+  let n = 0;
+  for (let p = 0; p < q16.length >> 1; p++) {
+    const even = q16[2 * p]!;
+    const odd = q16[2 * p + 1]!;
+    if (even === 0 && odd === 0) continue;
+    pairs[n] = p * 2 * blockRows;
+    values[n] = (even & 0xffff) | (odd << 16);
+    n++;
+  }
+  return n;
+}
 
 /** The chunks of CHUNK_ROWS rows that `rows` rows make (the last one may be short). */
 export const chunksIn = (rows: number): number => Math.ceil(rows / CHUNK_ROWS);
@@ -66,10 +91,24 @@ export interface CodeLevels {
   codes: Int8Array;
   codesOffset: number;
   stride: number;
+  blockRows: number;
   scales: Float32Array;
   residuals: Int8Array;
   residualScales: Float32Array;
   dims: number;
+}
+
+/**
+ * The dimensions where `query` is not zero, when they are fewer than three quarters of them (refinedScore then reads
+ * only those); else null.
+ */
+export function sparseDims(query: Float32Array): Int32Array | null {
+  let n = 0;
+  for (let i = 0; i < query.length; i++) if (query[i] !== 0) n++;
+  if (4 * n >= 3 * query.length) return null;
+  const out = new Int32Array(n);
+  for (let i = 0, j = 0; i < query.length; i++) if (query[i] !== 0) out[j++] = i;
+  return out;
 }
 
 /**
@@ -81,27 +120,42 @@ export interface CodeLevels {
  * form with independent additions (faster a row, which counts because hybrid search refines its keyword candidates on
  * the event loop).
  */
-export function refinedScore(m: CodeLevels, row: number, query: Float32Array): number {
+export function refinedScore(m: CodeLevels, row: number, query: Float32Array, nonZero: Int32Array | null = null): number {
   const { codes, residuals, dims } = m;
-  const cb = m.codesOffset + row * m.stride;
+  // The row's codes: dims 2p and 2p + 1 adjacent, pairs 2 × blockRows bytes apart (matrix-storage.ts).
+  const cb = codeIndex(m, row, 0);
+  const pairBytes = 2 * m.blockRows;
   const rb = row * dims;
+  if (nonZero) {
+    // A zero dimension of the query adds an exact zero: only the others are read (a pair's codes are a cache line
+    // apart from the next pair's, so a sparse query reads a few lines of the row instead of all of them).
+    let c = 0;
+    let r = 0;
+    for (let j = 0; j < nonZero.length; j++) {
+      const i = nonZero[j]!;
+      const q = query[i]!;
+      c += codes[cb + (i >> 1) * pairBytes + (i & 1)]! * q;
+      r += residuals[rb + i]! * q;
+    }
+    return m.scales[row]! * c + m.residualScales[row]! * r;
+  }
   const body = dims - (dims % 4);
   let c0 = 0;
   let c1 = 0;
   let r0 = 0;
   let r1 = 0;
-  for (let i = 0; i < body; i += 4) {
+  for (let i = 0, at = cb; i < body; i += 4, at += 2 * pairBytes) {
     const q0 = query[i]!;
     const q1 = query[i + 1]!;
     const q2 = query[i + 2]!;
     const q3 = query[i + 3]!;
-    c0 += codes[cb + i]! * q0 + codes[cb + i + 2]! * q2;
-    c1 += codes[cb + i + 1]! * q1 + codes[cb + i + 3]! * q3;
+    c0 += codes[at]! * q0 + codes[at + pairBytes]! * q2;
+    c1 += codes[at + 1]! * q1 + codes[at + pairBytes + 1]! * q3;
     r0 += residuals[rb + i]! * q0 + residuals[rb + i + 2]! * q2;
     r1 += residuals[rb + i + 1]! * q1 + residuals[rb + i + 3]! * q3;
   }
   for (let i = body; i < dims; i++) {
-    c0 += codes[cb + i]! * query[i]!;
+    c0 += codes[cb + (i >> 1) * pairBytes + (i & 1)]! * query[i]!;
     r0 += residuals[rb + i]! * query[i]!;
   }
   return m.scales[row]! * (c0 + c1) + m.residualScales[row]! * (r0 + r1);
@@ -121,10 +175,12 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const { buffers: b, k, minCosine, mask, qScale, qError, query } = job;
   const stride = b.stride;
   const dims = b.dims;
-  const q16Ptr = job.slot * b.slotBytes;
-  const outPtr = q16Ptr + 2 * stride;
+  const pairsPtr = job.slot * b.slotBytes;
+  const qPairsPtr = pairsPtr + 2 * stride;
+  const outPtr = qPairsPtr + 2 * stride;
   const memory = b.memory.buffer;
-  new Int16Array(memory, q16Ptr, stride).set(job.q16);
+  if (job.start % CHUNK_ROWS !== 0) throw new RangeError(`a scan starts on a chunk of ${CHUNK_ROWS} rows, not at row ${job.start}`);
+  const pairs = writeQueryPairs(memory, job.q16, pairsPtr, qPairsPtr, b.blockRows);
   const out = new Int32Array(memory, outPtr, CHUNK_ROWS);
   const codes = new Int8Array(memory);
   const scales = new Float32Array(b.scales);
@@ -134,8 +190,9 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const residualScales = new Float32Array(b.residualScales);
   const residualErrors = new Float64Array(b.residualErrors);
 
-  const levels: CodeLevels = { codes, codesOffset: b.codesOffset, stride, scales, residuals, residualScales, dims };
-  const refined = (row: number): number => refinedScore(levels, row, query);
+  const levels: CodeLevels = { codes, codesOffset: b.codesOffset, stride, blockRows: b.blockRows, scales, residuals, residualScales, dims };
+  const nonZero = sparseDims(query);
+  const refined = (row: number): number => refinedScore(levels, row, query, nonZero);
   const refinedBound = (row: number): number => residualErrorBound(residualErrors[row]!);
 
   // Pass 1, row by row: the threshold decided (counted, or kept as ambiguous), and the pre-scan interval of every row
@@ -150,7 +207,8 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   for (const c of claimedChunks(job.share, chunksIn(job.end - job.start))) {
     const chunk = job.start + c * CHUNK_ROWS;
     const n = Math.min(CHUNK_ROWS, job.end - chunk);
-    dots(b.codesOffset + chunk * stride, q16Ptr, outPtr, n, stride);
+    // Chunks start on a block (CHUNK_ROWS is a multiple of the block size); a short last block's extra rows are ignored.
+    dots(b.codesOffset + chunk * stride, pairsPtr, qPairsPtr, pairs, Math.ceil(n / b.blockRows), b.blockRows, b.blockBytes, outPtr);
     for (let i = 0; i < n; i++) {
       const row = chunk + i;
       if (mask !== null && mask[row] !== 1) continue;

@@ -1,13 +1,15 @@
 import { int8Dots, type DotsFn } from './int8-dot-kernel.ts';
 import { errorBound, quantizeQuery, residualErrorBound } from './quantize.ts';
-import { chunksIn, refinedScore, scanPart, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
+import { chunksIn, refinedScore, scanPart, sparseDims, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import { newChunkOwners } from './chunk-claims.ts';
 import type { ScanPool } from './scan-pool.ts';
 import { finishParts, rerank, type PartOutcome, type VectorSource } from './rerank.ts';
 import {
-  allocateRows, copyRows, layoutFor, newMemory, pagesFor, unitRowInto, viewsOf, writeRow, type MatrixLayout, type MatrixRows, type RowViews,
+  allocateRows, blockRowsFor, codeBytesFor, codeIndex, copyRows, layoutFor, newMemory, pagesFor, rowCodesDot, unitRowInto, viewsOf, writeRow, type MatrixLayout,
+  type MatrixRows, type RowViews,
 } from './matrix-storage.ts';
 import { RowIndex } from './row-index.ts';
+import { AllowedKeys } from './allowed-keys.ts';
 
 /** How sharp VectorMatrix.estimates's bounds are: both code levels (`sharp`), or the first level's only (`coarse`). */
 export type EstimatePrecision = 'sharp' | 'coarse';
@@ -38,7 +40,7 @@ export class VectorMatrix {
   readonly stride: number;
   /** Identifies this matrix's memory to the workers (which cache a kernel instance per memory). */
   readonly id = nextMatrixId++;
-  private readonly layout: MatrixLayout;
+  private layout: MatrixLayout;
   private capacity = 0;
   private rows!: MatrixRows;
   private views!: RowViews;
@@ -47,6 +49,8 @@ export class VectorMatrix {
   private allocations = 0;
   private pooledAllocations = -1;
   private count = 0;
+  /** Moves on whenever a key may have changed rows (added, removed, rows adopted): masks built before are stale. */
+  private rowLayout = 0;
   private rowOf!: RowIndex;
   private dots: DotsFn | null = null;
   /** Scans in worker threads reading this matrix now, and the writes waiting for them to end. */
@@ -59,7 +63,8 @@ export class VectorMatrix {
 
   constructor(dims: number, initialCapacity = 1024, source?: VectorSource, filled?: { rows: MatrixRows; count: number }) {
     this.dims = dims;
-    this.layout = layoutFor(dims);
+    // A matrix loaded big (fromRows) comes in large blocks; one grown from writes keeps the small ones it began with.
+    this.layout = layoutFor(dims, filled ? filled.rows.blockRows : blockRowsFor(initialCapacity));
     this.stride = this.layout.stride;
     const kept = source ? null : new Map<number, Float32Array>();
     this.kept = kept;
@@ -110,10 +115,11 @@ export class VectorMatrix {
   /**
    * The `limit` rows most similar to `query` with cosine >= `minCosine`, best first (equal scores by ascending key),
    * and how many rows reach the threshold in all. `allowed`, when given, restricts the scan to those keys (a SQL
-   * prefilter's result; repeats and keys the matrix does not hold are ignored); `excluded` leaves those keys out
+   * prefilter's result; repeats and keys the matrix does not hold are ignored; as AllowedKeys, its mask is built once
+   * per row layout); `excluded` leaves those keys out
    * (memories not valid at the query's moment). Runs in this thread.
    */
-  search(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: Iterable<number> | null,
+  search(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: Iterable<number> | AllowedKeys | null,
     excluded?: ReadonlySet<number> | null): { hits: MatrixHit[]; total: number } {
     const job = this.prepare(query, limit, minCosine, allowed, excluded);
     if (!job) return { hits: [], total: 0 };
@@ -135,7 +141,7 @@ export class VectorMatrix {
    * matches its codes marks the part stale; with a write queued meanwhile the search runs again once it applied.
    */
   async searchIn(pool: ScanPool | null, query: ArrayLike<number>, limit: number, minCosine: number,
-    allowed?: Iterable<number> | null,
+    allowed?: Iterable<number> | AllowedKeys | null,
     options: { callerBusy?: boolean | undefined; excluded?: ReadonlySet<number> | null | undefined } = {},
   ): Promise<{ hits: MatrixHit[]; total: number }> {
     for (let attempt = 1; ; attempt++) {
@@ -178,7 +184,7 @@ export class VectorMatrix {
    * that holds the exact one, without reading the rows: hybrid search uses it to read only the keyword candidates
    * that may enter its answer. `sharp` (the default): the score and bound the scan refines a row to before reading it
    * (both code levels against the float query, a loop over the dims in JavaScript); `coarse`: the pre-scan's own
-   * (the first level against the quantised query, in the SIMD kernel: far cheaper), an interval
+   * (the first level against the quantised query, an integer dot product: far cheaper), an interval
    * about a hundred times wider. Nothing while writes wait for a scan to end: the codes of a row written meanwhile
    * would no longer bound its stored vector.
    */
@@ -198,33 +204,29 @@ export class VectorMatrix {
     else {
       const v = this.views;
       const levels: CodeLevels = {
-        codes: v.codes, codesOffset: this.layout.codesOffset, stride: this.stride, scales: v.scales, residuals: v.residuals,
+        codes: v.codes, codesOffset: this.layout.codesOffset, stride: this.stride, blockRows: this.layout.blockRows, scales: v.scales,
+        residuals: v.residuals,
         residualScales: v.residualScales, dims: this.dims,
       };
+      const nonZero = sparseDims(unit);
       for (const { key, row } of rows) {
-        out.set(key, { cosine: refinedScore(levels, row, unit), error: residualErrorBound(v.residualErrors[row]!) });
+        out.set(key, { cosine: refinedScore(levels, row, unit, nonZero), error: residualErrorBound(v.residualErrors[row]!) });
       }
     }
     return out;
   }
 
   /**
-   * The pre-scan's interval of each row (scan-part.ts, pass 1), a kernel call per row. In this thread's slot (0): the
-   * scan threads use the others, and this thread's own scans (search()) never interleave with this synchronous call.
+   * The pre-scan's interval of each row (scan-part.ts, pass 1): the same int8 dot product as the kernel's, summed
+   * here row by row (a few hundred keyword candidates, not worth a block's kernel call each).
    */
   private coarseEstimates(unit: Float32Array, rows: readonly { key: number; row: number }[], out: Map<number, { cosine: number; error: number }>): void {
     if (rows.length === 0) return;
     const quantized = quantizeQuery(unit, this.stride);
-    this.dots ??= int8Dots(this.rows.memory);
-    const q16Ptr = 0;
-    const outPtr = q16Ptr + 2 * this.stride;
-    const memory = this.rows.memory.buffer;
-    new Int16Array(memory, q16Ptr, this.stride).set(quantized.codes);
-    const dot = new Int32Array(memory, outPtr, 1);
-    const { scales, errors } = this.views;
+    const { scales, errors, codes } = this.views;
     for (const { key, row } of rows) {
-      this.dots(this.layout.codesOffset + row * this.stride, q16Ptr, outPtr, 1, this.stride);
-      out.set(key, { cosine: scales[row]! * quantized.scale * dot[0]!, error: errorBound(errors[row]!, quantized.error) });
+      const dot = rowCodesDot(this.layout, codes, row, quantized.codes);
+      out.set(key, { cosine: scales[row]! * quantized.scale * dot, error: errorBound(errors[row]!, quantized.error) });
     }
   }
 
@@ -232,27 +234,31 @@ export class VectorMatrix {
   buffers(): MatrixBuffers & { id: number; generation: number } {
     const { memory, keys, scales, errors, residuals, residualScales, residualErrors } = this.rows;
     return {
-      memory, keys, scales, errors, residuals, residualScales, residualErrors, dims: this.dims, stride: this.stride, slotBytes: this.layout.slotBytes,
-      codesOffset: this.layout.codesOffset, id: this.id, generation: this.memoryGeneration,
+      memory, keys, scales, errors, residuals, residualScales, residualErrors, dims: this.dims, stride: this.stride,
+      blockRows: this.layout.blockRows, blockBytes: this.layout.blockBytes, slotBytes: this.layout.slotBytes, codesOffset: this.layout.codesOffset, id: this.id, generation: this.memoryGeneration,
     };
   }
 
-  private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: Iterable<number> | null,
+  private prepare(query: ArrayLike<number>, limit: number, minCosine: number, allowed?: Iterable<number> | AllowedKeys | null,
     excluded?: ReadonlySet<number> | null): Omit<PartJob, 'slot' | 'start' | 'end'> | null {
     const unit = unitQuery(query, this.dims);
     if (!unit) return null;
     const quantized = quantizeQuery(unit, this.stride);
     // The rows a search may score (1) or not (0); none: every row. A row left out is neither ranked nor counted.
     let mask: Uint8Array | null = null;
-    if (allowed) {
-      mask = new Uint8Array(this.count);
-      for (const key of allowed) {
-        const row = this.rowOf.get(key);
-        if (row >= 0) mask[row] = 1;
+    let shared = false;
+    if (allowed instanceof AllowedKeys) {
+      const layout = `${this.id}:${this.rowLayout}`;
+      if (allowed.builtFor !== layout) {
+        allowed.mask = this.maskOf(allowed.keys);
+        allowed.builtFor = layout;
       }
-    }
+      mask = allowed.mask;
+      shared = true;
+    } else if (allowed) mask = this.maskOf(allowed);
     if (excluded && excluded.size > 0) {
-      mask ??= new Uint8Array(this.count).fill(1);
+      // A shared mask stays as built: the exclusions go on a copy.
+      mask = mask ? (shared ? mask.slice() : mask) : new Uint8Array(this.count).fill(1);
       for (const key of excluded) {
         const row = this.rowOf.get(key);
         if (row >= 0) mask[row] = 0;
@@ -264,6 +270,16 @@ export class VectorMatrix {
     };
   }
 
+  /** The rows of `keys` (1), the rest 0; keys the matrix does not hold are ignored. */
+  private maskOf(keys: Iterable<number>): Uint8Array {
+    const mask = new Uint8Array(this.count);
+    for (const key of keys) {
+      const row = this.rowOf.get(key);
+      if (row >= 0) mask[row] = 1;
+    }
+    return mask;
+  }
+
   private write(key: number, vector: ArrayLike<number>): void {
     this.kept?.set(key, Float32Array.from(vector));
     let row = this.rowOf.get(key);
@@ -271,6 +287,7 @@ export class VectorMatrix {
       row = this.count;
       this.ensureCapacity(row + 1);
       this.count++;
+      this.rowLayout++;
       this.views.keys[row] = key;
       this.rowOf.set(key, row);
     }
@@ -283,6 +300,7 @@ export class VectorMatrix {
     this.kept?.delete(key);
     // The index reads keys from the key column: forget the key while its row still holds it.
     this.rowOf.delete(key);
+    this.rowLayout++;
     const last = this.count - 1;
     if (row !== last) {
       this.rowOf.set(this.views.keys[last]!, row);
@@ -312,7 +330,20 @@ export class VectorMatrix {
    */
   private allocate(rows: number): void {
     this.allocations++;
+    // Grown big from writes: the codes move to large blocks (blockRowsFor), as a load of that many rows lays them out.
+    const previous = this.layout;
+    const relayout = this.capacity > 0 && blockRowsFor(rows) > previous.blockRows;
+    if (relayout) this.layout = layoutFor(this.dims, blockRowsFor(rows));
     const fresh = allocateRows(this.layout, rows);
+    if (relayout) {
+      const from = this.views.codes;
+      const to = new Int8Array(fresh.memory.buffer);
+      for (let row = 0; row < this.count; row++) {
+        for (let d = 0; d < this.stride; d++) to[codeIndex(this.layout, row, d)] = from[codeIndex(previous, row, d)]!;
+      }
+      this.memoryGeneration++;
+      this.dots = null;
+    }
     if (this.capacity > 0) {
       const old = this.views;
       new Float64Array(fresh.keys).set(old.keys.subarray(0, this.count));
@@ -321,8 +352,8 @@ export class VectorMatrix {
       new Int8Array(fresh.residuals).set(old.residuals.subarray(0, this.count * this.dims));
       new Float32Array(fresh.residualScales).set(old.residualScales.subarray(0, this.count));
       new Float64Array(fresh.residualErrors).set(old.residualErrors.subarray(0, this.count));
-      // Keep the codes' memory, grown in place when its maximum allows.
-      const memory = this.rows.memory;
+      // Keep the codes' memory, grown in place when its maximum allows (re-laid out codes are in the fresh one).
+      const memory = relayout ? fresh.memory : this.rows.memory;
       const pages = pagesFor(this.layout, rows);
       const current = memory.buffer.byteLength / PAGE;
       fresh.memory = memory;
@@ -332,7 +363,7 @@ export class VectorMatrix {
         } catch {
           // Past its maximum: a bigger memory, the codes copied over.
           const bigger = newMemory(pages);
-          new Uint8Array(bigger.buffer).set(new Uint8Array(memory.buffer, 0, this.layout.codesOffset + this.count * this.stride));
+          new Uint8Array(bigger.buffer).set(new Uint8Array(memory.buffer, 0, this.layout.codesOffset + codeBytesFor(this.layout, this.count)));
           fresh.memory = bigger;
           this.memoryGeneration++;
           this.dots = null;
@@ -343,6 +374,7 @@ export class VectorMatrix {
   }
 
   private adopt(rows: MatrixRows, count: number): void {
+    this.rowLayout++;
     this.rows = rows;
     this.views = viewsOf(rows);
     this.capacity = rows.capacity;
