@@ -1,11 +1,16 @@
 import type { EventRepository } from '../../../core/events/event.repository.ts';
-import { pgInt, pgTime, SqlParams, type PgExecutor } from './pg-executor.ts';
+import { pgInt, pgTime, pipelinedTransaction, SqlParams, type PgExecutor } from './pg-executor.ts';
 import { toStoredEvent, type PgEventRow, type PgOutbox } from './pg-outbox.ts';
 
 export function createPgEventRepository(db: PgExecutor, outbox: PgOutbox): EventRepository {
   return {
     async append(events) {
-      const stored = await db.transaction((tx) => outbox.appendInTx(tx, events));
+      if (events.length === 0) return [];
+      // Without a candidate webhook the append needs no answer before its COMMIT: one pipelined round trip. Otherwise
+      // nothing was appended, and the transaction that reads the webhooks and stores the deliveries runs instead.
+      const pipelined = outbox.pipelinedAppend(events, (p) => outbox.noCandidateWebhooks(events, p));
+      const rows = (await pipelinedTransaction(db, pipelined.statements)).at(-1) as PgEventRow[];
+      const stored = pipelined.storedBy(rows) ?? await db.transaction((tx) => outbox.appendInTx(tx, events));
       outbox.notify(stored);
       return stored;
     },

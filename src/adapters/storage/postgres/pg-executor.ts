@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 
 /** What the repositories need from a connection: parameterised queries, and scripts of several statements. */
@@ -20,7 +20,27 @@ export interface PgExecutor extends PgQueryable {
    */
   readonly sessions: 'one' | 'many';
   transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `statements` in one transaction with all of them sent before the first answer (a pipelining connection): one
+   * round trip instead of one per statement and two more for BEGIN and COMMIT. Each statement's rows, in order; the
+   * first failure rolls the whole transaction back and is thrown. Absent, {@link pipelinedTransaction} runs them one
+   * by one in `transaction`.
+   */
+  pipelineTransaction?(statements: readonly PgStatement[]): Promise<unknown[][]>;
   close(): Promise<void>;
+}
+
+/** One parameterised statement of a {@link PgExecutor.pipelineTransaction}. */
+export interface PgStatement { sql: string; params: readonly unknown[] }
+
+/** `statements` in one transaction, pipelined where the executor can (PgExecutor.pipelineTransaction). */
+export async function pipelinedTransaction(db: PgExecutor, statements: readonly PgStatement[]): Promise<unknown[][]> {
+  if (db.pipelineTransaction) return db.pipelineTransaction(statements);
+  return db.transaction(async (tx) => {
+    const out: unknown[][] = [];
+    for (const s of statements) out.push(await tx.query(s.sql, s.params));
+    return out;
+  });
 }
 
 /**
@@ -33,8 +53,34 @@ const pgParam = (v: unknown): unknown => {
 };
 export const pgParams = (params: readonly unknown[]): unknown[] => params.map(pgParam);
 
-/** A `pg` Pool: each query on any free connection, each transaction on one checked-out client. */
+/**
+ * A parameter `pg` cannot fail to encode (an object's JSON or `toPostgres` can throw): a pipelined statement that
+ * failed in the driver would never reach the server, which would then run the statements after it and COMMIT.
+ */
+const isPlainParam = (v: unknown): boolean => v === null || v === undefined || ['string', 'number', 'boolean'].includes(typeof v)
+  || (Array.isArray(v) && v.every(isPlainParam));
+
+/**
+ * A `pg` Pool: each query on any free connection, each transaction on one checked-out client. The pool's connections
+ * are made pipelining (`pg`'s `pipeline` option, for connections opened from now on): a query sent while another is
+ * under way goes out at once instead of after its answer, which only pipelineTransaction does on purpose.
+ */
 export function pgPoolExecutor(pool: Pool): PgExecutor {
+  pool.options.pipeline = true;
+  const transaction = async <T>(client: PoolClient, fn: (tx: PgQueryable) => Promise<T>): Promise<T> => {
+    try {
+      await client.query('BEGIN');
+      const out = await fn({
+        query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, pgParams(params))).rows as R[],
+        exec: async (sql) => { await client.query(sql); },
+      });
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  };
   return {
     sessions: 'many',
     async query<R>(sql: string, params: readonly unknown[] = []) {
@@ -46,16 +92,30 @@ export function pgPoolExecutor(pool: Pool): PgExecutor {
     async transaction(fn) {
       const client = await pool.connect();
       try {
-        await client.query('BEGIN');
-        const out = await fn({
-          query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, pgParams(params))).rows as R[],
-          exec: async (sql) => { await client.query(sql); },
-        });
-        await client.query('COMMIT');
-        return out;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
+        return await transaction(client, fn);
+      } finally {
+        client.release();
+      }
+    },
+    async pipelineTransaction(statements) {
+      const client = await pool.connect();
+      try {
+        if (!client.pipeline || !statements.every((s) => s.params.every(isPlainParam))) {
+          return await transaction(client, async (tx) => {
+            const out: unknown[][] = [];
+            for (const s of statements) out.push(await tx.query(s.sql, s.params));
+            return out;
+          });
+        }
+        // After a failed statement the server refuses the rest of the transaction, and its COMMIT rolls it back.
+        const sent = [client.query('BEGIN'), ...statements.map((s) => client.query(s.sql, pgParams(s.params))), client.query('COMMIT')];
+        const settled = await Promise.allSettled(sent);
+        const failed = settled.find((r) => r.status === 'rejected');
+        if (failed) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw failed.reason;
+        }
+        return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows);
       } finally {
         client.release();
       }

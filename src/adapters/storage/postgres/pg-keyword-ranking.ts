@@ -7,12 +7,50 @@ import { BM25_COLUMN_WEIGHTS, capFrequencies, rankBm25, type RankedKeywordHit } 
 /** The text search configuration of `memories.keywords` (stemming, stop words): queries must use the same. */
 export const TEXT_SEARCH_CONFIG = 'english';
 /** BM25 column weights by tsvector weight label: title (A), content (B), tags (C). */
-const WEIGHTS: Readonly<Record<string, number>> = {
+export const WEIGHTS: Readonly<Record<string, number>> = {
   A: BM25_COLUMN_WEIGHTS.title, B: BM25_COLUMN_WEIGHTS.content, C: BM25_COLUMN_WEIGHTS.tags, D: 1.0,
 };
 
 /** A query word as index tokens, each with its offset from the first (stop words leave gaps). */
-type Phrase = { lexeme: string; offset: number }[];
+export type Phrase = { lexeme: string; offset: number }[];
+
+/** A token of query word `ord` (1-based) as `to_tsvector` gives it: its lexeme at one of its positions. */
+export type QueryTokens = Map<number, { lexeme: string; position: number }[]>;
+
+/** The query tokens: (ord, lexeme, positions) rows of the words in the text[] parameter `wordList`. */
+export const queryTokensSql = (wordList: string): string => `SELECT w.ord, k.lexeme, k.positions
+      FROM unnest(${wordList}::text[]) WITH ORDINALITY AS w(word, ord), unnest(to_tsvector('${TEXT_SEARCH_CONFIG}', w.word)) k`;
+
+/** Each word as its tokens in position order, by word order (`ords`); words without any (stop words only) are dropped. */
+export function phrasesOf(tokensOf: QueryTokens): { ords: number[]; phrases: Phrase[] } {
+  const ords = [...tokensOf.keys()].sort((a, b) => a - b);
+  const phrases: Phrase[] = ords.map((ord) => {
+    const tokens = tokensOf.get(ord)!.sort((a, b) => a.position - b.position);
+    return tokens.map((t) => ({ lexeme: t.lexeme, offset: t.position - tokens[0]!.position }));
+  });
+  return { ords, phrases };
+}
+
+/** Per phrase: its (capped) frequencies, how many memories of the scope hold it, and how many of those the search keeps. */
+export interface PhraseCounts { frequencies: Map<number, number>; holding: number; kept: number }
+
+/** BM25 over the phrases' counts, as both PostgreSQL rankings (in SQL, in memory) finish. */
+export function rankPhrases(perPhrase: readonly PhraseCounts[], o: {
+  wanted: (seq: number) => boolean; lengthOf: (seq: number) => number; documents: number; totalLength: number;
+  limit: number; cap: number; filter: MemoryFilter;
+}): { hits: RankedKeywordHit[]; total: number } {
+  const frequencies = perPhrase.map((x) => x.frequencies);
+  const holding = perPhrase.map((x) => x.holding);
+  // Without a filter but validity, a capped word's memories valid then are all matches: `total` is at least their count.
+  const kept = perPhrase.map((x) => x.kept);
+  const held = new Set<number>();
+  for (const f of frequencies) for (const seq of f.keys()) held.add(seq);
+  return rankBm25({
+    frequencies, holding, candidates: [...held].filter(o.wanted), lengthOf: o.lengthOf,
+    documents: o.documents, averageLength: o.documents > 0 ? o.totalLength / o.documents : 0, limit: o.limit,
+    totalAtLeast: holding.some((n) => n > o.cap) && !hasMemoryFilter(o.filter) ? Math.max(...kept) : 0,
+  });
+}
 
 /** A token `t.lexeme` quoted for tsquery input, in SQL: backslashes and quotes doubled, in single quotes. */
 const QUOTED_LEXEME = String.raw`'''' || replace(replace(t.lexeme, '\', '\\'), '''', '''''') || ''''`;
@@ -50,8 +88,7 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
   const filterClause = filterSql(p, filter);
   const statsWhere = scopeSql(p, scope, 's');
   const rows = await db.query<RankingRow>(`WITH tokens AS MATERIALIZED (
-      SELECT w.ord, k.lexeme, k.positions
-      FROM unnest(${wordList}::text[]) WITH ORDINALITY AS w(word, ord), unnest(to_tsvector('${TEXT_SEARCH_CONFIG}', w.word)) k
+      ${queryTokensSql(wordList)}
     ), words AS MATERIALIZED (
       SELECT t.ord, SUM(cardinality(t.positions)) AS tokens, '(' || string_agg(${QUOTED_LEXEME}, ' & ') || ')' AS q
       FROM tokens t GROUP BY t.ord
@@ -78,7 +115,7 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
     SELECT 's', NULL, NULL, SUM(s.documents)::bigint, NULL, COALESCE(SUM(s.total_length), 0)::float8, NULL, NULL, NULL, NULL, NULL
     FROM memory_keyword_stats s WHERE ${statsWhere}`, p.values);
 
-  const tokensOf = new Map<number, { lexeme: string; position: number }[]>();
+  const tokensOf: QueryTokens = new Map();
   const holdersByOrd = new Map<number, { seqs: Set<number>; holding: number; kept: number }>();
   const occurrences: RankingRow[] = [];
   let stats = { n: 0, total: 0 };
@@ -95,12 +132,7 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
       stats = { n: pgInt(r.n ?? 0), total: r.total ?? 0 };
     }
   }
-  // Each word as its tokens in position order; words without any (stop words only) are dropped.
-  const ords = [...tokensOf.keys()].sort((a, b) => a - b);
-  const phrases: Phrase[] = ords.map((ord) => {
-    const tokens = tokensOf.get(ord)!.sort((a, b) => a.position - b.position);
-    return tokens.map((t) => ({ lexeme: t.lexeme, offset: t.position - tokens[0]!.position }));
-  });
+  const { ords, phrases } = phrasesOf(tokensOf);
   if (phrases.length === 0) return { hits: [], total: 0 };
   const single = phrases.map((ph) => ph.length === 1);
   // A single-token word no memory of the scope holds has no holders row.
@@ -116,7 +148,7 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
   }
   // Per phrase, its weighted frequency in each memory read that holds it; a phrase must stay within one column (one
   // weight). A single token counts only in its own newest memories (others were read for another word).
-  const perPhrase = phrases.map((phrase, i) => {
+  const perPhrase = phrases.map((phrase, i): PhraseCounts => {
     const own = single[i] ? holdersOf(i) : null;
     const out = new Map<number, number>();
     for (const [seq, doc] of docs) {
@@ -133,16 +165,8 @@ export async function rankKeywords(db: PgQueryable, scope: Scope, words: readonl
     // A phrase: every memory holding it was read; the same cap as a token's (its newest `cap`), applied here.
     return { ...capFrequencies(out, cap), kept: [...out.keys()].filter((seq) => docs.get(seq)!.wanted).length };
   });
-
-  const frequencies = perPhrase.map((x) => x.frequencies);
-  const holding = perPhrase.map((x) => x.holding);
-  // Without a filter but validity, a capped word's memories valid then are all matches: `total` is at least their count.
-  const kept = perPhrase.map((x) => x.kept);
-  const documents = stats.n;
-  const candidates = [...docs].filter(([seq, doc]) => doc.wanted && frequencies.some((f) => f.has(seq))).map(([seq]) => seq);
-  return rankBm25({
-    frequencies, holding, candidates, lengthOf: (seq) => docs.get(seq)!.length,
-    documents, averageLength: documents > 0 ? stats.total / documents : 0, limit,
-    totalAtLeast: holding.some((n) => n > cap) && !hasMemoryFilter(filter) ? Math.max(...kept) : 0,
+  return rankPhrases(perPhrase, {
+    wanted: (seq) => docs.get(seq)!.wanted, lengthOf: (seq) => docs.get(seq)!.length,
+    documents: stats.n, totalLength: stats.total, limit, cap, filter,
   });
 }

@@ -2,12 +2,15 @@ import {
   AtomicStepFailed, MIN_COSINE_SLACK, type AtomicStep, type Deletion, type EventsFor, type MemoryRepository,
 } from '../../../core/memories/memory.repository.ts';
 import {
-  KEYWORD_CANDIDATES_PER_TERM, type ListQuery, type Memory, type MemoryPatch, type SimilarityHit, type StoredVector,
+  KEYWORD_CANDIDATES_PER_TERM, type ListQuery, type Memory, type MemoryFilter, type MemoryPatch, type SimilarityHit,
+  type StoredVector,
 } from '../../../core/memories/memory.types.ts';
 import { DomainError } from '../../../core/errors.ts';
-import type { StoredEvent } from '../../../core/events/event.types.ts';
+import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts';
 import type { Scope } from '../../../core/scope.ts';
-import { pgInt, pgJson, pgTime, SqlParams, type PgExecutor, type PgQueryable } from './pg-executor.ts';
+import {
+  pgInt, pgJson, pgTime, pipelinedTransaction, SqlParams, type PgExecutor, type PgQueryable, type PgStatement,
+} from './pg-executor.ts';
 import { excludedAtSql, filterSql, scopeSql, validAtSql } from './pg-memory-filter.ts';
 import {
   MEMORY_COLUMNS, MEMORY_INSERT_COLUMNS, MEMORY_UNNEST, MEMORY_UNNEST_SELECT, memoryColumns, memoryInsertArrays, toMemory,
@@ -16,7 +19,8 @@ import {
 import { forgetMemoryTraces, lockIngestionOf } from './pg-forget-traces.ts';
 import { seqsOf } from '../memory-refs.ts';
 import { rankKeywords } from './pg-keyword-ranking.ts';
-import type { PgOutbox } from './pg-outbox.ts';
+import type { PgKeywordIndex } from './pg-keyword-index.ts';
+import type { PgEventRow, PgOutbox } from './pg-outbox.ts';
 import { cosinesOf, parseVector, PgVectorIndexes, searchVectors, vectorText, type VectorSearchOptions } from './pg-vector-search.ts';
 import { toKeywordCandidates, toKeywordHits } from '../bm25.ts';
 import { createPgMemoryMaintenance } from './pg-memory-maintenance.ts';
@@ -51,7 +55,8 @@ export async function backfillPgContentHashes(db: PgExecutor): Promise<void> {
   }
 }
 
-export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, options: VectorSearchOptions): MemoryRepository {
+export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox,
+  options: VectorSearchOptions & { keywordIndex?: PgKeywordIndex | null }): MemoryRepository {
   // No HNSW index when vectors are scored in memory (options.index): it would only cost writes.
   const indexes = new PgVectorIndexes(db, !options.index);
 
@@ -65,20 +70,24 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
   }
 
   /**
-   * Inserts memories and their vectors in one statement, whatever their number (the keywords come from the row
-   * trigger): rows in the order given, so their seqs follow it. A memory whose client id is taken (by a stored memory
-   * or an earlier one of these) is skipped, and undefined in its place; the caller fails it as a CONFLICT and rolls back.
-   * A new row has no vectors yet, so none of another model needs deleting (as upsertVector does).
+   * The statement that inserts memories and their vectors, whatever their number (the keywords come from the row
+   * trigger): rows in the order given, so their seqs follow it, and only where `guard` holds (built on the same
+   * parameters). A memory whose client id is taken (by a stored memory or an earlier one of these) is skipped; the
+   * caller fails it as a CONFLICT and rolls back. A new row has no vectors yet, so none of another model needs deleting
+   * (as upsertVector does).
    */
-  async function insertRows(tx: PgQueryable, items: readonly { memory: Memory; vector: StoredVector }[]): Promise<(Row | undefined)[]> {
+  function insertRowsStatement(items: readonly { memory: Memory; vector: StoredVector }[], guard?: (p: SqlParams) => string): PgStatement {
     const vectors = items.map((it) => vectorText(it.vector.vector));
     const p = new SqlParams(memoryInsertArrays(items.map((it) => it.memory)));
     const model = p.add(items.map((it) => it.vector.modelId));
     const dims = p.add(items.map((it) => it.vector.vector.length));
     const embedding = p.add(vectors);
-    const rows = await tx.query<Row>(`WITH x AS (
+    const where = guard ? `WHERE ${guard(p)}` : '';
+    return {
+      sql: `WITH x AS (
         SELECT x.*, v.model_id, v.dims, v.embedding FROM ${MEMORY_UNNEST}
         JOIN unnest(${model}::text[], ${dims}::int[], ${embedding}::text[]) WITH ORDINALITY AS v(model_id, dims, embedding, ord) ON v.ord = x.ord
+        ${where}
       ), ins AS (
         INSERT INTO memories (${MEMORY_INSERT_COLUMNS}) SELECT ${MEMORY_UNNEST_SELECT} FROM x ORDER BY x.ord
         ON CONFLICT (tenant_id, mode, workspace, client_id) WHERE client_id IS NOT NULL DO NOTHING
@@ -87,9 +96,40 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
         INSERT INTO memory_vectors (memory_seq, model_id, dims, embedding)
         SELECT ins.seq, x.model_id, x.dims, x.embedding::vector FROM ins JOIN x ON x.id = ins.id
       )
-      SELECT * FROM ins`, p.values);
+      SELECT * FROM ins`,
+      params: p.values,
+    };
+  }
+
+  /** insertRowsStatement in the caller's transaction: each memory's row, or undefined where it was skipped. */
+  async function insertRows(tx: PgQueryable, items: readonly { memory: Memory; vector: StoredVector }[]): Promise<(Row | undefined)[]> {
+    const statement = insertRowsStatement(items);
+    return inOrder(items, await tx.query<Row>(statement.sql, statement.params));
+  }
+
+  function inOrder(items: readonly { memory: Memory }[], rows: readonly Row[]): (Row | undefined)[] {
     const byId = new Map(rows.map((r) => [r.id, r]));
     return items.map((it) => byId.get(it.memory.id));
+  }
+
+  /**
+   * A create whose events no webhook can want, as one pipelined transaction (one round trip on a server): the row and
+   * its vector, inserted only if no candidate webhook is active; the event lock; the events, inserted only if the row
+   * was (its id is new: nothing else holds it). The events are built from `memory` as given, before the row exists:
+   * the row holds what was given (the seq is not part of a Memory; NUL and lone surrogates become U+FFFD in the row
+   * and in the events' JSON alike). False when nothing was written (a candidate webhook, or a taken client id): the
+   * caller then runs the transaction that reads them.
+   */
+  async function insertPipelined(memory: Memory, vector: StoredVector, events: readonly NewEvent[]): Promise<boolean> {
+    const row = insertRowsStatement([{ memory, vector }], events.length > 0 ? (p) => outbox.noCandidateWebhooks(events, p) : undefined);
+    const append = outbox.pipelinedAppend(events, (p) => `EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = ${p.add(memory.scope.tenantId)}
+      AND m.mode = ${p.add(memory.scope.mode)} AND m.workspace = ${p.add(memory.scope.workspace)} AND m.id = ${p.add(memory.id)})`);
+    const results = await pipelinedTransaction(db, events.length > 0 ? [row, ...append.statements] : [row]);
+    if (results[0]!.length === 0) return false;
+    const stored = events.length > 0 ? append.storedBy(results.at(-1) as PgEventRow[]) : [];
+    if (!stored) throw new Error(`the events of memory ${memory.id} were not appended with it`);
+    outbox.notify(stored);
+    return true;
   }
 
   async function insertIn(tx: PgQueryable, m: Memory, v: StoredVector): Promise<Row> {
@@ -205,6 +245,13 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     return new Map(rows.map((r) => [pgInt(r.seq), r]));
   }
 
+  /** BM25 over the scope's keywords: in the node's keyword index when it keeps one, else in SQL (the same answers). */
+  function keywordRanking(scope: Scope, words: readonly string[], filter: MemoryFilter, limit: number, cap: number) {
+    return options.keywordIndex
+      ? options.keywordIndex.rank(scope, words, filter, limit, cap)
+      : rankKeywords(db, scope, words, filter, limit, cap);
+  }
+
   /** A write and the events it emits, in one transaction; listeners hear of the events after the commit. */
   async function withEvents<T extends Row | undefined>(write: (tx: PgQueryable) => Promise<T>, events?: EventsFor): Promise<T> {
     const { row, stored } = await db.transaction(async (tx) => {
@@ -269,7 +316,9 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
 
     async insert(memory, vector, events) {
       if (vector?.vector) await indexes.ensure(vector.modelId, vector.vector.length);
-      await withEvents((tx) => insertIn(tx, memory, vector), events);
+      const built = events ? events(memory) : [];
+      if (await insertPipelined(memory, vector, built)) return;
+      await withEvents((tx) => insertIn(tx, memory, vector), () => built);
     },
 
     async insertUnlessDuplicate(memory, vector, events) {
@@ -417,7 +466,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     },
 
     async searchKeyword(scope, query) {
-      const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit,
+      const { hits, total } = await keywordRanking(scope, query.terms, query.filter, query.limit,
         query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM);
       if (hits.length === 0) return { hits: [], total };
       const rows = await rowsBySeq(scope, hits.map((h) => h.seq));
@@ -434,7 +483,7 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox, optio
     },
 
     async rankKeyword(scope, query) {
-      const { hits, total } = await rankKeywords(db, scope, query.terms, query.filter, query.limit,
+      const { hits, total } = await keywordRanking(scope, query.terms, query.filter, query.limit,
         query.candidatesPerTerm ?? KEYWORD_CANDIDATES_PER_TERM);
       return { hits: toKeywordCandidates(hits), total };
     },

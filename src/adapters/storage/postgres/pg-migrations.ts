@@ -819,6 +819,44 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_keyword_stats_changed();
     `,
   },
+  {
+    // PostgreSQL only: SQLite's keyword index is its own (FTS5).
+    version: 25,
+    name: 'keyword changes in the change log',
+    sql: `
+      -- Each node keeps a workspace's keywords in memory too (pg-keyword-index.ts), caught up from migration 23's log
+      -- rather than a sibling one: a memory's keywords and vectors mostly change together (a new text is re-embedded),
+      -- a forgotten memory is noted there already (memory_vectors_forgotten), and one log lets a hybrid search catch
+      -- both indexes up in one read; each index merely re-reads a memory the other one needed (a vector after a tag
+      -- edit). The same per-workspace version row orders these changes, so the commit-order argument holds as is.
+      -- Noted: new memories, and updates that changed a memory's keywords or moved it (its old scope then sees it go);
+      -- other updates (access counts, supersession) note nothing.
+      CREATE FUNCTION memory_keywords_changed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          PERFORM note_vector_changes(array_agg(n.tenant_id), array_agg(n.mode), array_agg(n.workspace), array_agg(n.seq))
+            FROM new_rows n;
+        ELSE
+          PERFORM note_vector_changes(array_agg(c.tenant_id), array_agg(c.mode), array_agg(c.workspace), array_agg(c.seq))
+          FROM (SELECT n.tenant_id, n.mode, n.workspace, n.seq, o.tenant_id AS old_tenant, o.mode AS old_mode,
+                  o.workspace AS old_workspace, n.keywords IS DISTINCT FROM o.keywords
+                  OR n.keyword_length IS DISTINCT FROM o.keyword_length AS rewritten
+                FROM new_rows n JOIN old_rows o ON o.seq = n.seq) u,
+            LATERAL (SELECT u.tenant_id, u.mode, u.workspace, u.seq
+                     WHERE u.rewritten OR (u.tenant_id, u.mode, u.workspace) IS DISTINCT FROM (u.old_tenant, u.old_mode, u.old_workspace)
+                     UNION ALL
+                     SELECT u.old_tenant, u.old_mode, u.old_workspace, u.seq
+                     WHERE (u.tenant_id, u.mode, u.workspace) IS DISTINCT FROM (u.old_tenant, u.old_mode, u.old_workspace)) c;
+        END IF;
+        RETURN NULL;
+      END $fn$;
+      -- Named to fire after memory_keyword_stats_* (AFTER triggers fire by name): the workspace's version is locked last.
+      CREATE TRIGGER memory_vectors_keywords_inserted AFTER INSERT ON memories
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_keywords_changed();
+      CREATE TRIGGER memory_vectors_keywords_updated AFTER UPDATE ON memories
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_keywords_changed();
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

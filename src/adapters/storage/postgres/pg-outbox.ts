@@ -2,7 +2,7 @@ import type { NewEvent, StoredEvent } from '../../../core/events/event.types.ts'
 import { eventMemoryId, storedEventData } from '../../../core/events/memory-events.ts';
 import type { KeyMode } from '../../../core/scope.ts';
 import { fanOut, fanOutCandidates, type NewDelivery } from '../../../core/webhooks/fan-out.ts';
-import { pgInt, pgJson, pgTime, type PgQueryable } from './pg-executor.ts';
+import { pgInt, pgJson, pgTime, SqlParams, type PgQueryable, type PgStatement } from './pg-executor.ts';
 import { toWebhook, type PgWebhookRow } from './pg-webhook.rows.ts';
 import { CommitListeners } from '../commit-listeners.ts';
 
@@ -27,6 +27,15 @@ export const toStoredEvent = (r: PgEventRow): StoredEvent => ({
  */
 const EVENT_APPEND_LOCK = 0x6d6e656d; // 'mnem'
 
+/** `FROM webhooks WHERE …`: the active webhooks that are candidates for any of `events` (fanOutCandidates). */
+function candidateWebhooksSql(events: readonly NewEvent[], p: SqlParams): string {
+  const which = events.map(fanOutCandidates);
+  if (which.some((c) => c.kind === 'all')) return "FROM webhooks WHERE status = 'active'";
+  const scoped = which.filter((c) => c.kind === 'scope');
+  return `FROM webhooks WHERE status = 'active' AND (tenant_id, mode) IN
+    (SELECT * FROM unnest(${p.add(scoped.map((c) => c.tenantId))}::text[], ${p.add(scoped.map((c) => c.mode))}::text[]))`;
+}
+
 /**
  * The outbox write, shared by every transaction that emits events: append the events and, for each, the pending
  * deliveries core's `fanOut` decides on, on the caller's transaction. Listeners of this process hear about the
@@ -39,37 +48,72 @@ export class PgOutbox extends CommitListeners {
   }
 
 
+  /** The events INSERT, rows in the order given (ORDER BY ord) so that their seqs follow it; `where` may hold it back. */
+  private insertEvents(events: readonly NewEvent[], p: SqlParams, where = 'TRUE'): string {
+    // The log keeps storedEventData (a memory.deleted: only its id and the deletion's facts); the fan-out judges the
+    // event as built (webhook filters read the deleted memory's tags and metadata). As SqliteOutbox.
+    const column = (values: unknown[]) => p.add(values);
+    return `INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at, memory_id)
+      SELECT e.id, e.tenant_id, e.mode, e.workspace, e.type, e.data::jsonb, e.created_at::timestamptz, e.memory_id
+      FROM unnest(${column(events.map((e) => e.id))}::text[], ${column(events.map((e) => e.scope.tenantId))}::text[],
+        ${column(events.map((e) => e.scope.mode))}::text[], ${column(events.map((e) => e.scope.workspace))}::text[],
+        ${column(events.map((e) => e.type))}::text[], ${column(events.map((e) => pgJson(storedEventData(e))))}::text[],
+        ${column(events.map((e) => pgTime(e.createdAt)))}::text[], ${column(events.map((e) => eventMemoryId(e.type, e.data)))}::text[])
+        WITH ORDINALITY AS e(id, tenant_id, mode, workspace, type, data, created_at, memory_id, ord)
+      WHERE ${where}
+      ORDER BY e.ord RETURNING seq, id, tenant_id, mode, workspace, type, data, created_at`;
+  }
+
+  /** The stored events, in the order given, from the rows of their INSERT. */
+  private storedOf(events: readonly NewEvent[], rows: readonly PgEventRow[]): StoredEvent[] {
+    const byId = new Map(rows.map((r) => [r.id, toStoredEvent(r)]));
+    return events.map((e) => byId.get(e.id)!);
+  }
+
+  /**
+   * A condition that holds when no active webhook is a candidate for any of `events` (fanOutCandidates): such an
+   * append stores no delivery, so it needs no answer from the database before it commits.
+   */
+  noCandidateWebhooks(events: readonly NewEvent[], p: SqlParams): string {
+    return `NOT EXISTS (SELECT 1 ${candidateWebhooksSql(events, p)})`;
+  }
+
+  /**
+   * The statements of an append for a pipelined transaction (PgExecutor.pipelineTransaction), which cannot read the
+   * candidate webhooks before it commits: the event lock, then the events, inserted only where `guard` holds (built on
+   * the same parameters; {@link noCandidateWebhooks} or a condition that implies it). `storedBy` reads the last
+   * statement's rows: the stored events, or null when the guard held them back (then nothing was appended).
+   */
+  pipelinedAppend(events: readonly NewEvent[], guard: (p: SqlParams) => string): {
+    statements: PgStatement[]; storedBy: (rows: readonly PgEventRow[]) => StoredEvent[] | null;
+  } {
+    const p = new SqlParams();
+    const where = guard(p);
+    const insert = { sql: this.insertEvents(events, p, where), params: p.values };
+    return {
+      statements: this.serializeAppends ? [{ sql: 'SELECT pg_advisory_xact_lock($1)', params: [EVENT_APPEND_LOCK] }, insert] : [insert],
+      storedBy: (rows) => (rows.length === 0 ? null : this.storedOf(events, rows)),
+    };
+  }
+
   async appendInTx(tx: PgQueryable, events: readonly NewEvent[]): Promise<StoredEvent[]> {
     if (events.length === 0) return [];
-    if (this.serializeAppends) await tx.query('SELECT pg_advisory_xact_lock($1)', [EVENT_APPEND_LOCK]);
-    // One statement for every event, rows in the order given (ORDER BY ord), so their seqs follow that order. The log
-    // keeps storedEventData (a memory.deleted: only its id and the deletion's facts); the fan-out judges the event as
-    // built (webhook filters read the deleted memory's tags and metadata). As SqliteOutbox.
-    const rows = await tx.query<PgEventRow>(`INSERT INTO events (id, tenant_id, mode, workspace, type, data, created_at, memory_id)
-      SELECT e.id, e.tenant_id, e.mode, e.workspace, e.type, e.data::jsonb, e.created_at::timestamptz, e.memory_id
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-        WITH ORDINALITY AS e(id, tenant_id, mode, workspace, type, data, created_at, memory_id, ord)
-      ORDER BY e.ord RETURNING seq, id, tenant_id, mode, workspace, type, data, created_at`,
-    [events.map((e) => e.id), events.map((e) => e.scope.tenantId), events.map((e) => e.scope.mode),
-      events.map((e) => e.scope.workspace), events.map((e) => e.type), events.map((e) => pgJson(storedEventData(e))),
-      events.map((e) => pgTime(e.createdAt)), events.map((e) => eventMemoryId(e.type, e.data))]);
-    const byId = new Map(rows.map((r) => [r.id, toStoredEvent(r)]));
-    const stored = events.map((e) => byId.get(e.id)!);
-    // Each scope's active webhooks read once per append, however many events share it.
-    const candidatesOf = new Map<string, Promise<PgWebhookRow[]>>();
+    // The lock, the events and the candidate webhooks are sent together (one round trip on a pipelining connection)
+    // and run in this order: the webhooks are read with the lock held.
+    const lock = this.serializeAppends ? tx.query('SELECT pg_advisory_xact_lock($1)', [EVENT_APPEND_LOCK]) : Promise.resolve([]);
+    const p = new SqlParams();
+    const inserted = tx.query<PgEventRow>(this.insertEvents(events, p), p.values);
+    // Every scope's active webhooks in one statement, however many events share one.
+    const w = new SqlParams();
+    const candidates = tx.query<PgWebhookRow>(`SELECT * ${candidateWebhooksSql(events, w)}`, w.values);
+    const [, rows, hooks] = await Promise.all([lock, inserted, candidates]);
+    const stored = this.storedOf(events, rows);
+    const webhooks = hooks.map(toWebhook);
     const deliveries: NewDelivery[] = [];
     for (const [i, e] of events.entries()) {
       const which = fanOutCandidates(e);
-      const key = which.kind === 'all' ? '' : `${which.tenantId}\u0000${which.mode}`;
-      let candidates = candidatesOf.get(key);
-      if (!candidates) {
-        candidates = which.kind === 'all'
-          ? tx.query<PgWebhookRow>("SELECT * FROM webhooks WHERE status = 'active'")
-          : tx.query<PgWebhookRow>("SELECT * FROM webhooks WHERE tenant_id = $1 AND mode = $2 AND status = 'active'",
-            [which.tenantId, which.mode]);
-        candidatesOf.set(key, candidates);
-      }
-      deliveries.push(...fanOut({ ...stored[i]!, data: e.data }, (await candidates).map(toWebhook)));
+      const mine = which.kind === 'all' ? webhooks : webhooks.filter((w) => w.scope.tenantId === which.tenantId && w.scope.mode === which.mode);
+      deliveries.push(...fanOut({ ...stored[i]!, data: e.data }, mine));
     }
     if (deliveries.length > 0) {
       await tx.query(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, state, next_attempt_at, created_at)

@@ -1,5 +1,5 @@
 import type { RequestMetricRow, RequestMetricsRepository, RequestMinute } from '../../../core/analytics/request-metrics.repository.ts';
-import { pgInt, pgJson, pgTime, type PgExecutor } from './pg-executor.ts';
+import { pgInt, pgJson, pgTime, pipelinedTransaction, type PgExecutor, type PgStatement } from './pg-executor.ts';
 
 interface Row {
   tenant_id: string; mode: string; minute: Date | string; surface: string; route: string; status_class: number;
@@ -15,17 +15,17 @@ export function createPgRequestMetricsRepository(db: PgExecutor): RequestMetrics
   return {
     async append(rows) {
       if (rows.length === 0) return;
-      // One transaction: a flush is stored whole or not at all.
-      await db.transaction(async (tx) => {
-        for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-          const chunk = rows.slice(start, start + ROWS_PER_STATEMENT);
-          const values = chunk.map((_, i) => `(${Array.from({ length: COLUMNS }, (_c, j) => `$${i * COLUMNS + j + 1}`).join(', ')})`);
-          const params = chunk.flatMap((r: RequestMetricRow) => [r.tenantId, r.mode, pgTime(r.minute), r.surface, r.route,
-            r.statusClass, r.keyId, r.userId, r.requests, r.latencySumMs, r.latencyMaxMs, pgJson(r.histogram), r.bytesIn, r.bytesOut]);
-          await tx.query(`INSERT INTO request_metrics (tenant_id, mode, minute, surface, route, status_class, key_id, user_id,
-            requests, latency_sum_ms, latency_max_ms, histogram, bytes_in, bytes_out) VALUES ${values.join(', ')}`, params);
-        }
-      });
+      // One transaction, stored whole or not at all, its statements pipelined: one round trip per flush.
+      const statements: PgStatement[] = [];
+      for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+        const chunk = rows.slice(start, start + ROWS_PER_STATEMENT);
+        const values = chunk.map((_, i) => `(${Array.from({ length: COLUMNS }, (_c, j) => `$${i * COLUMNS + j + 1}`).join(', ')})`);
+        const params = chunk.flatMap((r: RequestMetricRow) => [r.tenantId, r.mode, pgTime(r.minute), r.surface, r.route,
+          r.statusClass, r.keyId, r.userId, r.requests, r.latencySumMs, r.latencyMaxMs, pgJson(r.histogram), r.bytesIn, r.bytesOut]);
+        statements.push({ sql: `INSERT INTO request_metrics (tenant_id, mode, minute, surface, route, status_class, key_id, user_id,
+          requests, latency_sum_ms, latency_max_ms, histogram, bytes_in, bytes_out) VALUES ${values.join(', ')}`, params });
+      }
+      await pipelinedTransaction(db, statements);
     },
     async list(tenantId, mode, from, to) {
       const rows = await db.query<Row>(

@@ -1,14 +1,14 @@
-import { hasMemoryFilter, type MemoryFilter } from '../../../core/memories/memory.types.ts';
+import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { ScanPool } from '../sqlite/vector-scan/scan-pool.ts';
 import { VectorMatrix } from '../sqlite/vector-scan/vector-matrix.ts';
 import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
-import { excludedAtSql, filterSql, scopeSql } from './pg-memory-filter.ts';
+import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, KIND_VERSION, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
 
 /** Changed vectors read per round trip while a workspace loads (about 3 MB of base64 at 512 dimensions). */
 const LOAD_PAGE = 2000;
-/** A search's catch-up reading more changes than this reloads the workspace in pages instead. */
-const MAX_CATCH_UP = 20_000;
+/** The vector index's columns after kind and seq, as NULLs (pg-index-catch-up.ts). */
+const NO_VECTOR = ', NULL AS vector';
 
 export interface PgVectorIndexOptions {
   /** Scan worker threads (started on first use); 0 scans on the event loop. */
@@ -123,7 +123,7 @@ export class PgVectorIndex {
     let version: number | null = null;
     for (let after = 0; ;) {
       const p = new SqlParams();
-      const rows = await this.db.query<ChangeRow>(`${versionSql(p, scope)} UNION ALL (${changesSql(p, scope, modelId, dims, 0)}
+      const rows = await this.db.query<ChangeRow>(`${versionSql(p, scope, NO_VECTOR)} UNION ALL (${changesSql(p, scope, modelId, dims, 0)}
         AND c.memory_seq > ${p.add(after)} ORDER BY c.memory_seq LIMIT ${LOAD_PAGE})`, p.values);
       let changes = 0;
       for (const row of rows) {
@@ -146,43 +146,20 @@ export class PgVectorIndex {
   private async catchUp(entry: Entry, scope: Scope, q: IndexQuery, dims: number):
     Promise<{ allowed: number[] | null; excluded: Set<number> | null; reload: boolean }> {
     const from = entry.version;
-    const { validAt, ...others } = q.filter;
-    const filtered = hasMemoryFilter(others);
     const p = new SqlParams();
-    const parts = [versionSql(p, scope), `(${changesSql(p, scope, q.modelId, dims, from)} LIMIT ${MAX_CATCH_UP + 1})`];
-    if (filtered) parts.push(`SELECT ${KIND_ALLOWED}, m.seq, NULL FROM memories m WHERE ${scopeSql(p, scope)}${filterSql(p, others)}`);
-    if (validAt) parts.push(`SELECT ${KIND_EXCLUDED}, unnest(${excludedAtSql(p, scope, validAt)}), NULL`);
-    const rows = await this.db.query<ChangeRow>(parts.join(' UNION ALL '), p.values);
-    let version = 0;
-    const changes: ChangeRow[] = [];
-    const allowed: number[] | null = filtered ? [] : null;
-    let excluded: Set<number> | null = null;
-    for (const row of rows) {
-      if (row.kind === KIND_VERSION) version = pgInt(row.seq ?? 0);
-      else if (row.kind === KIND_CHANGE) changes.push(row);
-      else if (row.kind === KIND_ALLOWED) allowed!.push(pgInt(row.seq));
-      else (excluded ??= new Set()).add(pgInt(row.seq));
-    }
-    // The log went back (the database was restored or emptied) or too much changed for one answer: load afresh.
-    if (version < from || changes.length > MAX_CATCH_UP) return { allowed, excluded, reload: true };
+    const parts = [versionSql(p, scope, NO_VECTOR), `(${changesSql(p, scope, q.modelId, dims, from)} LIMIT ${MAX_CATCH_UP + 1})`,
+      ...filterRowsSql(p, scope, q.filter, NO_VECTOR)];
+    const caught = new CatchUpRows<ChangeRow>(q.filter);
+    for (const row of await this.db.query<ChangeRow>(parts.join(' UNION ALL '), p.values)) caught.add(row);
+    const { allowed, excluded } = caught;
+    if (caught.needsReload(from)) return { allowed, excluded, reload: true };
     // Another search's catch-up may have brought the matrix further meanwhile: then this one's changes are older.
-    if (version > entry.version) {
-      for (const row of changes) apply(entry.matrix, row, dims);
-      entry.version = version;
+    if (caught.version > entry.version) {
+      for (const row of caught.changes) apply(entry.matrix, row, dims);
+      entry.version = caught.version;
     }
     return { allowed, excluded, reload: false };
   }
-}
-
-const KIND_VERSION = 0;
-const KIND_CHANGE = 1;
-const KIND_ALLOWED = 2;
-const KIND_EXCLUDED = 3;
-
-/** The workspace's vector version (0: never written), as a row of kind KIND_VERSION. */
-function versionSql(p: SqlParams, scope: Scope): string {
-  return `SELECT ${KIND_VERSION} AS kind, COALESCE((SELECT w.version FROM vector_versions w WHERE ${scopeSql(p, scope, 'w')}), 0) AS seq,
-    NULL AS vector`;
 }
 
 /**
@@ -194,7 +171,7 @@ function changesSql(p: SqlParams, scope: Scope, modelId: string, dims: number, a
   // model's vectors per change on a freshly seeded table).
   return `SELECT ${KIND_CHANGE}, c.memory_seq, (SELECT encode(vector_send(v.embedding), 'base64') FROM memory_vectors v
       WHERE v.memory_seq = c.memory_seq AND v.model_id = ${p.add(modelId)} AND v.dims = ${dims})
-    FROM vector_changes c WHERE ${scopeSql(p, scope, 'c')} AND c.version > ${p.add(after)}`;
+    ${changedSql(p, scope, after)}`;
 }
 
 function apply(matrix: VectorMatrix, row: ChangeRow, dims: number): void {

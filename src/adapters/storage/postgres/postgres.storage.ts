@@ -21,13 +21,14 @@ import { createPgUsageRepository } from './pg-usage.repository.ts';
 import { createPgRequestMetricsRepository } from './pg-request-metrics.repository.ts';
 import { DEFAULT_EXACT_SCAN_BELOW, DEFAULT_HNSW_EF_SEARCH } from './pg-vector-search.ts';
 import { PgVectorIndex } from './pg-vector-index.ts';
+import { PgKeywordIndex } from './pg-keyword-index.ts';
 import { createPgWebhookRepository } from './pg-webhook.repository.ts';
 
 export interface PostgresStorageOptions {
   /**
-   * Where similarity search scores vectors: `memory` (the default), each node's in-memory exact index kept current
-   * from the change log (pg-vector-index.ts); `database`, pgvector in SQL (exact scan, then HNSW above
-   * `exactScanBelow`).
+   * Where searches score: `memory` (the default), each node's in-memory exact vector index and keyword index kept
+   * current from the change log (pg-vector-index.ts, pg-keyword-index.ts); `database`, in SQL: pgvector (exact scan,
+   * then HNSW above `exactScanBelow`) and BM25 over the keywords read per search (pg-keyword-ranking.ts).
    */
   vectorScan?: 'memory' | 'database';
   /** Scan worker threads of the in-memory index (0, the default: on the event loop; the server passes MNEMO_SEARCH_THREADS). */
@@ -46,12 +47,15 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
   await migratePostgres(db);
   await backfillPgContentHashes(db);
   const outbox = new PgOutbox(db.sessions === 'many');
-  const index = (options.vectorScan ?? 'memory') === 'memory' ? new PgVectorIndex(db, { threads: options.searchThreads ?? 0 }) : null;
+  const inMemory = (options.vectorScan ?? 'memory') === 'memory';
+  const index = inMemory ? new PgVectorIndex(db, { threads: options.searchThreads ?? 0 }) : null;
+  const keywordIndex = inMemory ? new PgKeywordIndex(db) : null;
   let closed = false;
   return {
     kind: 'postgres',
     memories: createPgMemoryRepository(db, outbox, {
       exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW, hnswEfSearch: options.hnswEfSearch ?? DEFAULT_HNSW_EF_SEARCH, index,
+      keywordIndex,
     }),
     apiKeys: createPgApiKeyRepository(db, outbox),
     searchLog: createPgSearchLogRepository(db),
@@ -86,11 +90,13 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     },
     async warmUp() {
       await index?.warmUp();
+      await keywordIndex?.warmUp();
     },
     async close() {
       if (closed) return;
       closed = true;
       await index?.close();
+      keywordIndex?.close();
       await db.close();
     },
   };

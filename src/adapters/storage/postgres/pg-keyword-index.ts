@@ -1,0 +1,241 @@
+import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
+import type { Scope } from '../../../core/scope.ts';
+import { capFrequencies, type RankedKeywordHit } from '../bm25.ts';
+import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
+import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, KIND_VERSION, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
+import { KeywordCorpus, WEIGHT_LABELS } from './pg-keyword-corpus.ts';
+import {
+  phrasesOf, queryTokensSql, rankPhrases, WEIGHTS, type Phrase, type PhraseCounts, type QueryTokens,
+} from './pg-keyword-ranking.ts';
+
+/** Memories read per round trip while a workspace loads (their keywords as text: about 1 MB). */
+const LOAD_PAGE = 2000;
+/** A row of the catch-up statement: a query word's token (its word's ord as seq, lexeme, positions). */
+const KIND_TOKEN = 4;
+/** The keyword index's columns after kind and seq, as NULLs (pg-index-catch-up.ts). */
+const NO_KEYWORDS = ', NULL::bigint AS length, NULL::text AS keywords, NULL::int[] AS positions';
+
+/** kind, seq, then: a change's keyword_length and keywords (NULL: gone), or a token's lexeme and positions. */
+type Row = { kind: number; seq: number | string | null; length: number | string | null; keywords: string | null; positions: number[] | null };
+
+interface Entry {
+  corpus: KeywordCorpus;
+  /** The workspace's version in the change log the corpus reflects (migrations 23 and 25); -1 while loading. */
+  version: number;
+  loading: Promise<void> | null;
+}
+
+/**
+ * Each node's in-memory keyword index for PostgreSQL, beside its vector index (pg-vector-index.ts) and kept the same
+ * way: per workspace every memory's keywords (KeywordCorpus), loaded in pages on first search, then brought up to date
+ * before each search from the change log by the search's one round trip, which also tokenizes the query words with the
+ * index's configuration and returns the seqs the filter allows or validity excludes. The ranking then reads nothing
+ * per candidate from the database, and answers exactly as pg-keyword-ranking.ts's SQL one: the same holders, cap,
+ * phrases, weights and BM25 statistics (N and total length counted here, as memory_keyword_stats keeps them).
+ */
+export class PgKeywordIndex {
+  private readonly entries = new Map<string, Entry>();
+  private closed = false;
+
+  constructor(private readonly db: PgExecutor) {}
+
+  async rank(scope: Scope, words: readonly string[], filter: MemoryFilter, limit: number, cap: number):
+    Promise<{ hits: RankedKeywordHit[]; total: number }> {
+    if (words.length === 0) return { hits: [], total: 0 };
+    const entry = await this.entryOf(scope);
+    const from = entry.version;
+    const p = new SqlParams();
+    const parts = [versionSql(p, scope, NO_KEYWORDS), `(${changesSql(p, scope, from)} LIMIT ${MAX_CATCH_UP + 1})`,
+      ...filterRowsSql(p, scope, filter, NO_KEYWORDS),
+      `SELECT ${KIND_TOKEN}, t.ord, NULL, t.lexeme, t.positions::int[] FROM (${queryTokensSql(p.add(words))}) t`];
+    const caught = new CatchUpRows<Row>(filter);
+    const tokensOf: QueryTokens = new Map();
+    for (const row of await this.db.query<Row>(parts.join(' UNION ALL '), p.values)) {
+      if (row.kind !== KIND_TOKEN) caught.add(row);
+      else {
+        const tokens = tokensOf.get(pgInt(row.seq)) ?? [];
+        for (const position of row.positions!) tokens.push({ lexeme: row.keywords!, position });
+        tokensOf.set(pgInt(row.seq), tokens);
+      }
+    }
+    if (caught.needsReload(from)) {
+      this.drop(scope, entry);
+      return this.rank(scope, words, filter, limit, cap);
+    }
+    // Another search's catch-up may have brought the corpus further meanwhile: then this one's changes are older.
+    if (caught.version > entry.version) {
+      for (const row of caught.changes) apply(entry.corpus, row);
+      entry.version = caught.version;
+    }
+    const allowed = caught.allowed && new Set(caught.allowed);
+    const { excluded } = caught;
+    const wanted = (seq: number) => (!allowed || allowed.has(seq)) && !excluded?.has(seq);
+    return rankInCorpus(entry.corpus, phrasesOf(tokensOf).phrases, { wanted, excluded, limit, cap, filter });
+  }
+
+  /** Loads every workspace holding memories, one after another, so that first searches find them in memory. */
+  async warmUp(): Promise<void> {
+    const held = await this.db.query<{ tenant_id: string; mode: string; workspace: string }>(
+      'SELECT tenant_id, mode, workspace FROM memory_keyword_stats WHERE documents > 0');
+    for (const h of held) {
+      if (this.closed) return;
+      await this.entryOf({ tenantId: h.tenant_id, mode: h.mode as Scope['mode'], workspace: h.workspace });
+    }
+  }
+
+  /** Approximate bytes the loaded workspaces hold (benchmarks). */
+  approximateBytes(): number {
+    let bytes = 0;
+    for (const e of this.entries.values()) bytes += e.corpus.approximateBytes();
+    return bytes;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.entries.clear();
+  }
+
+  private async entryOf(scope: Scope): Promise<Entry> {
+    const key = `${scope.tenantId}\u0000${scope.mode}\u0000${scope.workspace}`;
+    let entry = this.entries.get(key);
+    if (!entry) {
+      const created: Entry = { corpus: new KeywordCorpus(), version: -1, loading: null };
+      this.entries.set(key, (entry = created));
+      created.loading = this.load(created, scope).finally(() => { created.loading = null; });
+    }
+    if (entry.loading) {
+      try {
+        await entry.loading;
+      } catch (err) {
+        // The next search loads afresh.
+        this.drop(scope, entry);
+        throw err;
+      }
+    }
+    // Dropped meanwhile (a reload): its successor.
+    return this.entries.get(key) === entry ? entry : this.entryOf(scope);
+  }
+
+  private drop(scope: Scope, entry: Entry): void {
+    const key = `${scope.tenantId}\u0000${scope.mode}\u0000${scope.workspace}`;
+    if (this.entries.get(key) === entry) this.entries.delete(key);
+  }
+
+  /**
+   * Every memory of the workspace, in pages by seq. The version is read with the first page: a page read later may
+   * already hold a newer change, which the next catch-up (changes after that version) applies again, as it then is.
+   */
+  private async load(entry: Entry, scope: Scope): Promise<void> {
+    let version: number | null = null;
+    for (let after = 0; ;) {
+      const p = new SqlParams();
+      const rows = await this.db.query<Row>(`${versionSql(p, scope, NO_KEYWORDS)} UNION ALL (SELECT ${KIND_CHANGE}, m.seq,
+          m.keyword_length, m.keywords::text, NULL FROM memories m WHERE m.tenant_id = ${p.add(scope.tenantId)}
+          AND m.mode = ${p.add(scope.mode)} AND m.workspace = ${p.add(scope.workspace)} AND m.seq > ${p.add(after)}
+        ORDER BY m.seq LIMIT ${LOAD_PAGE})`, p.values);
+      let read = 0;
+      for (const row of rows) {
+        if (row.kind === KIND_VERSION) version ??= pgInt(row.seq ?? 0);
+        else {
+          read++;
+          after = pgInt(row.seq);
+          apply(entry.corpus, row);
+        }
+      }
+      if (read < LOAD_PAGE) break;
+    }
+    entry.version = version ?? 0;
+  }
+}
+
+/** The memories changed after version `after`, each with its keywords as they are now (NULL: gone from the scope). */
+function changesSql(p: SqlParams, scope: Scope, after: number): string {
+  // Subqueries by primary key, as the vector index's (a join could be planned as a scan).
+  const of = (column: string) => `(SELECT ${column} FROM memories m WHERE m.seq = c.memory_seq AND m.tenant_id = c.tenant_id
+    AND m.mode = c.mode AND m.workspace = c.workspace)`;
+  return `SELECT ${KIND_CHANGE}, c.memory_seq, ${of('m.keyword_length')}, ${of('m.keywords::text')}, NULL ${changedSql(p, scope, after)}`;
+}
+
+function apply(corpus: KeywordCorpus, row: Row): void {
+  const seq = pgInt(row.seq);
+  if (row.keywords === null) corpus.remove(seq);
+  else corpus.set(seq, pgInt(row.length ?? 0), row.keywords);
+}
+
+/**
+ * pg-keyword-ranking.ts's ranking over the corpus: per single-token word its holders (all counted, the `cap` newest
+ * scored), per phrase every memory holding all its tokens in one column at their offsets, capped the same way.
+ */
+export function rankInCorpus(corpus: KeywordCorpus, phrases: readonly Phrase[], o: {
+  wanted: (seq: number) => boolean; excluded: ReadonlySet<number> | null; limit: number; cap: number; filter: MemoryFilter;
+}): { hits: RankedKeywordHit[]; total: number } {
+  if (phrases.length === 0) return { hits: [], total: 0 };
+  const perPhrase = phrases.map((phrase): PhraseCounts => {
+    if (phrase.length === 1) {
+      const lexeme = phrase[0]!.lexeme;
+      const holders = corpus.holders(lexeme);
+      const frequencies = new Map<number, number>();
+      for (const seq of holders.subarray(Math.max(0, holders.length - o.cap))) {
+        const tf = singleFrequency(corpus.occurrences(seq, lexeme));
+        if (tf > 0) frequencies.set(seq, tf);
+      }
+      // Validity leaves memories out of the candidates, never out of the counts: `kept` counts holders valid then.
+      let invalid = 0;
+      for (const seq of o.excluded ?? []) if (corpus.occurrences(seq, lexeme)) invalid++;
+      return { frequencies, holding: holders.length, kept: holders.length - invalid };
+    }
+    const all = new Map<number, number>();
+    for (const seq of holdersOfAll(corpus, phrase)) {
+      const tf = phraseFrequency(corpus, seq, phrase);
+      if (tf > 0) all.set(seq, tf);
+    }
+    return { ...capFrequencies(all, o.cap), kept: [...all.keys()].filter(o.wanted).length };
+  });
+  return rankPhrases(perPhrase, {
+    wanted: o.wanted, lengthOf: (seq) => corpus.lengthOf(seq), documents: corpus.documents, totalLength: corpus.totalLength,
+    limit: o.limit, cap: o.cap, filter: o.filter,
+  });
+}
+
+/** A lexeme's column-weighted frequency from its occurrences. */
+function singleFrequency(occurrences: Uint16Array | undefined): number {
+  let tf = 0;
+  for (const packed of occurrences ?? []) tf += WEIGHTS[WEIGHT_LABELS[packed & 3]!] ?? 1;
+  return tf;
+}
+
+/** The memories holding every token of the phrase: the rarest token's holders, each checked for the others. */
+function holdersOfAll(corpus: KeywordCorpus, phrase: Phrase): number[] {
+  const lexemes = [...new Set(phrase.map((t) => t.lexeme))];
+  const lists = lexemes.map((l) => ({ lexeme: l, holders: corpus.holders(l) })).sort((a, b) => a.holders.length - b.holders.length);
+  const [rarest, ...others] = lists;
+  return [...rarest!.holders].filter((seq) => others.every((x) => corpus.occurrences(seq, x.lexeme) !== undefined));
+}
+
+/** The phrase's weighted frequency in memory `seq`: its first token's occurrences followed by the others, same weight. */
+function phraseFrequency(corpus: KeywordCorpus, seq: number, phrase: Phrase): number {
+  const first = corpus.occurrences(seq, phrase[0]!.lexeme);
+  if (!first) return 0;
+  const others = phrase.map((t) => ({ offset: t.offset, at: corpus.occurrences(seq, t.lexeme) }));
+  let tf = 0;
+  for (const packed of first) {
+    const weight = packed & 3;
+    const position = packed >> 2;
+    // Packed ascending by position: the token at position + offset, with the same weight, is one exact value.
+    if (others.every((t) => t.at !== undefined && includes(t.at, ((position + t.offset) << 2) | weight))) {
+      tf += WEIGHTS[WEIGHT_LABELS[weight]!] ?? 1;
+    }
+  }
+  return tf;
+}
+
+function includes(sorted: Uint16Array, value: number): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo] === value;
+}
