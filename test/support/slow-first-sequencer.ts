@@ -12,7 +12,7 @@ const SLOW_FIRST = [
   'postgres:test/hardening/fuzz.test.ts',
   'postgres:test/g5/errors.test.ts',
   'postgres:test/hardening/isolation.property.test.ts',
-  // The dashboard's actions in Chromium, on PostgreSQL too since 2026-11-29 (vitest.config.ts, NOT_ON_POSTGRES).
+  // The dashboard's actions in Chromium on PostgreSQL (`npm run test:long` only: vitest.config.ts, NOT_ON_POSTGRES).
   'postgres:test/dashboard/browser.test.ts',
   'postgres:test/dashboard/manage-browser.test.ts',
   'postgres:test/g4/errors.test.ts',
