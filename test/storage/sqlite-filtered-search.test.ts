@@ -190,7 +190,9 @@ describe('filtered similarity search on SQLite', () => {
       cache.lookup(scopeB, filterOf(8)).fill(Array.from({ length: 10 }, (_, i) => i), 10);
       expect(kept(8)).toBe(false);
       // Equal filters share a result whatever their validAt; another workspace's write leaves it standing, one here not.
-      expect(cache.lookup(scopeB, { ...filterOf(0), validAt: new Date() }).allowed).toBe(cache.lookup(scopeB, filterOf(0)).allowed);
+      const shared = cache.lookup(scopeB, filterOf(0)).allowed;
+      expect(shared).not.toBeNull();
+      expect(cache.lookup(scopeB, { ...filterOf(0), validAt: new Date() }).allowed).toBe(shared);
       const bump = db.prepare('INSERT INTO workspace_filter_versions VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET version = version + 1');
       bump.run(scopeA.tenantId, scopeA.mode, scopeA.workspace);
       expect(kept(0)).toBe(true);

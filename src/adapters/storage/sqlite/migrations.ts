@@ -825,7 +825,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 22,
     name: 'metadata index and filter versions',
     sql: `
-      -- What a metadata filter matches, by index (similarity prefilters, sqlite-filter-prefilter.ts): a row for every
+      -- What a metadata filter matches, by index (similarity prefilters: allowedSeqs in sqlite-memory.repository.ts): a row for every
       -- (JSON path, value) that json_each(metadata, path) yields, i.e. the value at a path of object keys, and each
       -- element or member of an array or object there. key is json_tree's path text ($.a."b-c"); value has no type
       -- (no affinity), so it compares as json_each's value does. Rows whose metadata SQLite cannot read have none:

@@ -202,16 +202,15 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
    * Runs a query built on `filter`'s SQL. Should a stored row's metadata be unreadable, runs it again guarded: that
    * row is skipped, and logged (each memory once per process).
    */
-  function filtered<T>(scope: Scope, filter: MemoryFilter, run: (f: { sql: string; params: unknown[] }) => T,
-    indexKey?: (key: string) => string): T {
+  function filtered<T>(scope: Scope, filter: MemoryFilter, run: (f: { sql: string; params: unknown[] }) => T): T {
     try {
-      return run(filterSql(filter, false, indexKey));
+      return run(filterSql(filter, false));
     } catch (err) {
       if (!isUnreadableJson(err)) throw err;
     }
     unreadable.clear();
     try {
-      return run(filterSql(filter, true, indexKey));
+      return run(filterSql(filter, true));
     } finally {
       const fresh = [...unreadable].filter((id) => !reported.has(id));
       unreadable.clear();
@@ -224,6 +223,12 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       }
     }
   }
+
+  /**
+   * `filter`'s SQL for the similarity paths: metadata conditions are probes of memory_metadata, so no stored JSON is
+   * read (a row SQLite cannot parse has no index rows and matches nothing) and `filtered`'s guarded retry is not needed.
+   */
+  const indexedFilterSql = (filter: MemoryFilter) => filterSql(filter, false, metadataKey);
 
   const insertMemory = db.prepare(INSERT_MEMORY_SQL);
   const byContentHash = db.prepare<[string, string, string, string], MemoryRow>(
@@ -336,13 +341,14 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       for (const driving of conditions) {
         if ((prepared(`SELECT COUNT(*) FROM (${driving.sql} LIMIT ?)`).pluck().get(...driving.params, cap) as number) >= cap) continue;
         // The driving condition's rows are few enough to bound the join; the whole filter is checked per row.
-        return filtered(scope, filter, (f) => prepared(`SELECT m.seq FROM (${driving.sql}) d CROSS JOIN memories m ON m.seq = d.memory_seq
+        const f = indexedFilterSql(filter);
+        return prepared(`SELECT m.seq FROM (${driving.sql}) d CROSS JOIN memories m ON m.seq = d.memory_seq
           WHERE +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`)
-          .pluck().all(...driving.params, ...scopeParams(scope), ...f.params) as number[], metadataKey);
+          .pluck().all(...driving.params, ...scopeParams(scope), ...f.params) as number[];
       }
     }
-    return filtered(scope, filter, (f) => prepared(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`)
-      .pluck().all(...scopeParams(scope), ...f.params) as number[], metadataKey);
+    const f = indexedFilterSql(filter);
+    return prepared(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`).pluck().all(...scopeParams(scope), ...f.params) as number[];
   }
 
   /**
@@ -359,9 +365,10 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     if (all.total > all.hits.length) all = await matrix.searchIn(vectors.pool(), query.vector, all.total, threshold, null, { callerBusy, excluded });
     if (all.total > all.hits.length) return null; // A write between the scans added rows: filter first.
     if (all.hits.length === 0) return all;
-    const kept = new Set(filtered(scope, query.filter, (f) => prepared(`SELECT m.seq FROM memories m
+    const f = indexedFilterSql(query.filter);
+    const kept = new Set(prepared(`SELECT m.seq FROM memories m
       WHERE m.seq IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE}${f.sql}`)
-      .pluck().all(JSON.stringify(all.hits.map((h) => h.key)), ...scopeParams(scope), ...f.params) as number[], metadataKey));
+      .pluck().all(JSON.stringify(all.hits.map((h) => h.key)), ...scopeParams(scope), ...f.params) as number[]);
     const hits = all.hits.filter((h) => kept.has(h.key));
     return { hits: hits.slice(0, query.limit), total: hits.length };
   }
