@@ -24,9 +24,13 @@ export function createHealthCheck(c: Container) {
   };
 }
 
-/** `/health` and `/api/v1/health`: no key needed; 503 when the store does not answer. */
-export const healthRoutes: FastifyPluginAsync<{ container: Container }> = async (app, { container: c }) => {
-  const check = createHealthCheck(c);
+export type HealthCheck = ReturnType<typeof createHealthCheck>;
+
+/**
+ * `/health` and `/api/v1/health`: no key needed; 503 when the store does not answer. `check` is the server's one health
+ * check (shared with the dashboard's overview, so the coverage count it caches is made once).
+ */
+export const healthRoutes: FastifyPluginAsync<{ check: HealthCheck }> = async (app, { check }) => {
   const handler = async (_req: unknown, reply: { status: (n: number) => unknown }) => {
     const health = await check();
     if (!health.storage.ok) reply.status(503);

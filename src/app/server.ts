@@ -178,7 +178,8 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, errorHandler: wsErrorHandler });
   await registerOpenApi(app);
 
-  await app.register(healthRoutes, { container: c });
+  const health = createHealthCheck(c);
+  await app.register(healthRoutes, { check: health });
   await app.register(metricsRoutes, { metrics: c.metrics, access: c.config.metrics });
   for (const surface of surfaces) await surface.register(app);
   // The MCP server over Streamable HTTP, on the same services (src/mcp; stdio: `mnemo mcp`).
@@ -192,7 +193,7 @@ export async function buildServer(c: Container, options: ServerOptions): Promise
   await registerDashboard(app, {
     apiKeys: c.apiKeys, limits: c.limits, clock: c.clock, memories, search, analyticsReport: c.analyticsReport, webhooks: c.webhooks,
     secrets: c.secrets, audit: c.audit, operations: c.operations, mcpApprovals: c.mcpApprovals, mcpResources: c.mcpResources, sessions: c.dashboardSessions,
-    ingestion: c.ingestion, health: createHealthCheck(c), searchAnalytics: c.searchAnalytics, oauth: c.oauth,
+    ingestion: c.ingestion, health, searchAnalytics: c.searchAnalytics, oauth: c.oauth,
     apiKeyManagement: c.apiKeyManagement, embeddingModel: c.embedder.modelId,
   });
 
