@@ -16,10 +16,6 @@ export class KeywordCorpus {
     return this.docs.size;
   }
 
-  has(seq: number): boolean {
-    return this.docs.has(seq);
-  }
-
   lengthOf(seq: number): number {
     return this.docs.get(seq)?.length ?? 0;
   }

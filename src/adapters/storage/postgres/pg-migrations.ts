@@ -826,9 +826,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     sql: `
       -- Each node keeps a workspace's keywords in memory too (pg-keyword-index.ts), caught up from migration 23's log
       -- rather than a sibling one: a memory's keywords and vectors mostly change together (a new text is re-embedded),
-      -- a forgotten memory is noted there already (memory_vectors_forgotten), and one log lets a hybrid search catch
-      -- both indexes up in one read; each index merely re-reads a memory the other one needed (a vector after a tag
-      -- edit). The same per-workspace version row orders these changes, so the commit-order argument holds as is.
+      -- a forgotten memory is noted there already (memory_vectors_forgotten), and one log could let a hybrid search
+      -- catch both indexes up in one read (today each index reads it in its own statement); each index merely
+      -- re-reads a memory the other one needed (a vector after a tag edit). The same per-workspace version row orders these changes, so the commit-order argument holds as is.
       -- Noted: new memories, and updates that changed a memory's keywords or moved it (its old scope then sees it go);
       -- other updates (access counts, supersession) note nothing.
       CREATE FUNCTION memory_keywords_changed() RETURNS trigger LANGUAGE plpgsql AS $fn$
