@@ -4,6 +4,7 @@ import { SQLITE_SYNCHRONOUS, type SqliteSynchronous } from '../adapters/storage/
 import { parseAllowCidrs } from '../core/webhooks/address-policy.ts';
 import { EXAMPLE_UNIT_PRICES, type UnitPrices } from '../core/analytics/cost-model.ts';
 import { DEFAULT_INGESTION_LIMITS, type IngestionLimits } from '../core/ingestion/ingestion.rules.ts';
+import { DEFAULT_ACCESS_TTL_SECONDS } from '../core/oauth/oauth.rules.ts';
 import { defaultDataDir } from './default-data-dir.ts';
 
 /**
@@ -500,7 +501,7 @@ export const CONFIG_TABLE: readonly ConfigVariable[] = [
       + 'path, query or credentials; hosted clients need https',
   },
   {
-    name: 'MNEMO_OAUTH_ACCESS_TTL_SECONDS', parse: field('oauthAccessTtlSeconds', wholeNumber(60, 86_400)), default: '3600',
+    name: 'MNEMO_OAUTH_ACCESS_TTL_SECONDS', parse: field('oauthAccessTtlSeconds', wholeNumber(60, 86_400)), default: String(DEFAULT_ACCESS_TTL_SECONDS),
     doc: 'how long an OAuth access token works, in seconds (60–86400); clients then use their refresh token (docs/oauth.md)',
   },
   {

@@ -193,6 +193,20 @@ describe('the TypeScript client (mnemo/client)', () => {
     expect(refused.length).toBeGreaterThan(0);
     expect(refused[0]).toBeInstanceOf(MnemoError);
     expect(refused[0]).toMatchObject({ status: 429, code: 'RATE_LIMITED', retryAfterMs: expect.any(Number) });
+
+    // `retry: false`: the first 429 is the answer, sent once.
+    let sent = 0;
+    const once = createMnemoClient({
+      baseUrl, apiKey: key, retry: false,
+      fetch: async () => {
+        sent++;
+        return new Response(JSON.stringify({ success: false, error: { code: 'RATE_LIMITED', message: 'slow down' } }), { status: 429, headers: { 'retry-after': '0' } });
+      },
+    });
+    const error = await once.memories.list({ limit: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MnemoError);
+    expect(error).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+    expect(sent).toBe(1);
   });
 
   it('rejects opening a stream the server refuses (a key without memories:read)', async () => {

@@ -164,7 +164,7 @@ describe('OAuth for remote MCP, driven by the MCP SDK client and answered in Chr
     await row.locator('button.revoke').click();
     await page.waitForURL('**/dashboard/connected-apps');
     expect(await page.locator('#connected-apps tbody tr').count()).toBe(0);
-    await expect(client.callTool({ name: 'memory_search', arguments: { query: 'deploy' } })).rejects.toThrow();
+    await expect(client.callTool({ name: 'memory_search', arguments: { query: 'deploy' } })).rejects.toThrow('The access was revoked');
     const audit = (await t.container.audit.list({ tenantId: t.tenant, mode: 'live' }, { action: 'oauth.*' }, { limit: 10, cursor: null })).items;
     expect(audit.map((r) => r.action).sort()).toEqual(['oauth.grant', 'oauth.revoke']);
   });

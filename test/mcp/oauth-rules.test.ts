@@ -174,7 +174,9 @@ describe('OAuth authorization and token refusals', () => {
       payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
     });
     expect((await mcp({ 'x-workspace-id': 'other' })).json().error.data).toMatchObject({ message: 'This access token is for workspace default only' });
-    expect((await mcp({ 'x-workspace-id': 'default' })).statusCode).not.toBe(401);
+    const listed = await mcp({ 'x-workspace-id': 'default' });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.body).toContain('memory_search');
     const again = await exchange(a);
     expect(again.json()).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/already used/) });
     await expect(t.container.oauth.authenticate(tokens.access_token)).rejects.toMatchObject({ code: 'UNAUTHENTICATED', message: 'Access token has been revoked' });
