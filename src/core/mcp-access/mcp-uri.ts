@@ -107,3 +107,10 @@ export function covers(pattern: McpUri, target: McpUri): boolean {
 export function mcpUriProblem(text: string, field: string): FieldProblem | undefined {
   return parseMcpUri(text) === null ? { field, reason: 'invalid_format', message: MCP_URI_RULE } : undefined;
 }
+
+/** The prefix of the audit-log resource of an MCP URI (`mcp:svc://secrets/prod/db`); the MCP audit shows the URI alone. */
+export const MCP_AUDIT_RESOURCE_PREFIX = 'mcp:';
+
+/** The audit resource of a named URI, as every surface records it: `mcp:<uri>`, or `mcp` when it is not a valid one. */
+export const mcpAuditResource = (uri: string | undefined): string =>
+  (uri !== undefined && parseMcpUri(uri) !== null ? `${MCP_AUDIT_RESOURCE_PREFIX}${uri}` : 'mcp');

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { parseMcpUri } from '../../core/mcp-access/mcp-uri.ts';
+import { mcpAuditResource, parseMcpUri } from '../../core/mcp-access/mcp-uri.ts';
 import { validationError } from '../../core/errors.ts';
 import type { McpResourceChange, McpResourceInput, McpResourceView } from '../../core/mcp-access/mcp-resource.service.ts';
 import { MCP_OPERATIONS } from '../../core/mcp-access/mcp.types.ts';
@@ -20,7 +20,6 @@ import { may } from '../permissions.ts';
 const base = `${DASHBOARD_PREFIX}/mcp-resources`;
 const PAGE_SIZE = 50;
 /** `mcp:<uri>`, as G11's and MCP's audit rows name a resource, or `mcp` for a text that is not a URI. */
-const auditResource = (uri: string): string => (parseMcpUri(uri) !== null ? `mcp:${uri}` : 'mcp');
 
 interface Typed { uri: string; name: string; description: string; approvers: string; timeWindow: string; requesters: string }
 
@@ -128,7 +127,7 @@ export const manageMcpResourceRoutes: RouteRegistrar = (app, deps) => {
         },
         ...(value !== undefined && value !== '' ? { value } : {}),
       };
-      const made = await audited(deps.operations, req, viewer, { operation: 'mcp.register', resource: auditResource(typed.uri) },
+      const made = await audited(deps.operations, req, viewer, { operation: 'mcp.register', resource: mcpAuditResource(typed.uri) },
         () => deps.mcpResources.register(viewer.principal, input), (r) => ({ resourceId: r.id }));
       return new SeeOther(`${base}${query({ registered: made.uri })}`);
     }, (refusal) => listPage(deps, req, viewer, typed, refusal));
@@ -155,7 +154,7 @@ export const manageMcpResourceRoutes: RouteRegistrar = (app, deps) => {
         },
         ...(value !== undefined && value !== '' ? { value } : {}),
       };
-      await audited(deps.operations, req, viewer, { operation: 'mcp.update', resource: auditResource(uri) },
+      await audited(deps.operations, req, viewer, { operation: 'mcp.update', resource: mcpAuditResource(uri) },
         () => deps.mcpResources.update(viewer.principal, uri, change), (r) => ({ resourceId: r.id, changed: Object.keys(change) }));
       return new SeeOther(`${editPath(uri)}&saved=1`);
     }, async (refusal) => {
@@ -169,7 +168,7 @@ export const manageMcpResourceRoutes: RouteRegistrar = (app, deps) => {
     return orShowRefusal(reply, async () => {
       // The form's checkbox is required; a post without it (scripted, or a browser that skips `required`) is refused.
       if (field(req, 'confirm') !== '1') throw validationError([{ field: 'confirm', reason: 'required', message: 'must be ticked to delete' }]);
-      await audited(deps.operations, req, viewer, { operation: 'mcp.delete', resource: auditResource(uri) },
+      await audited(deps.operations, req, viewer, { operation: 'mcp.delete', resource: mcpAuditResource(uri) },
         () => deps.mcpResources.delete(viewer.principal, uri), (r) => ({ resourceId: r.id }));
       return new SeeOther(`${base}${query({ deleted: uri })}`);
     }, (refusal) => listPage(deps, req, viewer, null, refusal));

@@ -19,8 +19,9 @@ import { may } from '../permissions.ts';
  * and audited as G11's metadata read, `secret.list`.
  */
 const base = `${DASHBOARD_PREFIX}/secrets`;
-const secretResource = (name: string): string => (secretNameProblem(name) === undefined ? `secret:${name}` : 'secret');
-const ownerOf = (p: Principal) => ({ tenantId: p.tenantId, mode: p.mode });
+/** The audit resource of a secret (as G11 names it) and its owner: shared with the reveal page (secrets.ts). */
+export const secretResource = (name: string): string => (secretNameProblem(name) === undefined ? `secret:${name}` : 'secret');
+export const ownerOf = (p: Pick<Principal, 'tenantId' | 'mode'>) => ({ tenantId: p.tenantId, mode: p.mode });
 const actorOf = (p: Principal) => ({ userId: p.userId, region: null });
 const path = (name: string, tail: string): string => `${base}/${encodeURIComponent(name)}/${tail}`;
 

@@ -1,13 +1,11 @@
-import { secretNameProblem } from '../../core/secrets/secret.rules.ts';
 import { audited } from '../audit-trail.ts';
 import { param, signedIn } from '../context.ts';
 import { html } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { csrfField, DASHBOARD_PREFIX, dateTime, page, query } from '../layout.ts';
-import { newSecretLink, secretManageLink } from './manage-secrets.ts';
+import { newSecretLink, ownerOf, secretManageLink, secretResource } from './manage-secrets.ts';
 
 const PAGE_SIZE = 50;
-const secretResource = (name: string): string => (secretNameProblem(name) === undefined ? `secret:${name}` : 'secret');
 
 /**
  * Secrets: names, versions and tags; never a value, except on an explicit reveal (a POST with the session's CSRF
@@ -16,7 +14,6 @@ const secretResource = (name: string): string => (secretNameProblem(name) === un
  */
 export const secretRoutes: RouteRegistrar = (app, deps) => {
   const base = `${DASHBOARD_PREFIX}/secrets`;
-  const ownerOf = (p: { tenantId: string; mode: 'live' | 'test' }) => ({ tenantId: p.tenantId, mode: p.mode });
 
   app.get(base, signedIn(deps, 'secret.list', async (req, _reply, viewer) => {
     const tag = param(req, 'tag');

@@ -1,21 +1,18 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { McpResourceService } from '../../core/mcp-access/mcp-resource.service.ts';
-import { parseMcpUri } from '../../core/mcp-access/mcp-uri.ts';
+import { mcpAuditResource } from '../../core/mcp-access/mcp-uri.ts';
 import { requirePrincipal } from '../http-kit/auth.ts';
 import { noteForAudit } from './audit-recorder.ts';
-import { G11ErrorWire } from './errors.ts';
-import { MCP_AUDIT_RESOURCE_PREFIX, toMcpResourceWire } from './mcp.mappers.ts';
+import { toMcpResourceWire } from './mcp.mappers.ts';
+import { errors, writeErrors } from './mcp.routes.ts';
 import { McpResourceUriParams, McpResponses, UpdateMcpResourceBody } from './mcp.schemas.ts';
 
-/** `mcp:<uri>` of the path's URI, or `mcp` when it is not one (an invalid one is not recorded). */
+/** The audit resource of the path's URI (an invalid one is not recorded). */
 function auditResource(req: FastifyRequest): string {
   const uri = (req.params as { uri?: unknown } | undefined)?.uri;
-  return typeof uri === 'string' && parseMcpUri(uri) !== null ? `${MCP_AUDIT_RESOURCE_PREFIX}${uri}` : 'mcp';
+  return mcpAuditResource(typeof uri === 'string' ? uri : undefined);
 }
-
-const errors = { 400: G11ErrorWire, 401: G11ErrorWire, 403: G11ErrorWire, 404: G11ErrorWire, 429: G11ErrorWire };
-const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11ErrorWire };
 
 /**
  * Changing and deleting an MCP registration (`/v1/security/mcp/resources/:uri`, its exact registered URI,

@@ -1,3 +1,4 @@
+import { MCP_AUDIT_RESOURCE_PREFIX } from '../../core/mcp-access/mcp-uri.ts';
 import type { AuditRow } from '../../core/audit/audit.types.ts';
 import { isoTimestamp } from '../../core/clock.ts';
 import type { IssuedMcpApproval, McpApprovalView } from '../../core/mcp-access/mcp-approval.service.ts';
@@ -30,8 +31,6 @@ export const toMcpApprovalWire = (a: McpApprovalView) => ({
 
 export const toIssuedMcpApprovalWire = (issued: IssuedMcpApproval) => ({ ...toMcpApprovalWire(issued.approval), accessToken: issued.accessToken });
 
-/** The prefix of the audit-log resource of an MCP URI (`mcp:svc://secrets/prod/db`); the MCP audit shows the URI alone. */
-export const MCP_AUDIT_RESOURCE_PREFIX = 'mcp:';
 
 /**
  * A row of the G11 audit log (an `mcp.*` action) as the spec's MCP audit entry: operation is the action's verb,

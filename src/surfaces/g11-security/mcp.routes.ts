@@ -4,12 +4,12 @@ import type { AuditService } from '../../core/audit/audit.service.ts';
 import { isDomainError, validationError } from '../../core/errors.ts';
 import type { McpApprovalService } from '../../core/mcp-access/mcp-approval.service.ts';
 import type { McpResourceService } from '../../core/mcp-access/mcp-resource.service.ts';
-import { mcpUriProblem, parseMcpUri } from '../../core/mcp-access/mcp-uri.ts';
+import { MCP_AUDIT_RESOURCE_PREFIX, mcpAuditResource, mcpUriProblem } from '../../core/mcp-access/mcp-uri.ts';
 import { requirePrincipal } from '../http-kit/auth.ts';
 import { noteForAudit } from './audit-recorder.ts';
 import { G11ErrorWire } from './errors.ts';
 import {
-  MCP_AUDIT_RESOURCE_PREFIX, toIssuedMcpApprovalWire, toMcpApprovalWire, toMcpAuditEntryWire, toMcpResourceReadWire, toMcpResourceWire,
+  toIssuedMcpApprovalWire, toMcpApprovalWire, toMcpAuditEntryWire, toMcpResourceReadWire, toMcpResourceWire,
 } from './mcp.mappers.ts';
 import {
   CreateMcpResourceBody, ListMcpApprovalsQuery, ListMcpResourcesQuery, McpAccessHeaders, McpApprovalIdParams, McpAuditQuery,
@@ -27,13 +27,11 @@ const textOf = (source: unknown, field: string): string | undefined => {
   const v = source !== null && typeof source === 'object' ? (source as Record<string, unknown>)[field] : undefined;
   return typeof v === 'string' ? v : undefined;
 };
-/** `mcp:<uri>`, or `mcp` when the request named no valid URI (an invalid one is not recorded). */
-const mcpResource = (uri: string | undefined): string =>
-  (uri !== undefined && parseMcpUri(uri) !== null ? `${MCP_AUDIT_RESOURCE_PREFIX}${uri}` : 'mcp');
 const approvalResource = (id: string | undefined): string => (id !== undefined && /^appr_[A-Za-z0-9]{1,60}$/.test(id) ? `mcp-approval:${id}` : 'mcp-approval');
 
-const errors = { 400: G11ErrorWire, 401: G11ErrorWire, 403: G11ErrorWire, 404: G11ErrorWire, 429: G11ErrorWire };
-const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11ErrorWire };
+/** The error answers of the MCP routes (mcp-registration.routes.ts's too). */
+export const errors = { 400: G11ErrorWire, 401: G11ErrorWire, 403: G11ErrorWire, 404: G11ErrorWire, 429: G11ErrorWire };
+export const writeErrors = { ...errors, 409: G11ErrorWire, 413: G11ErrorWire, 415: G11ErrorWire };
 
 /** Notes what a refused request's error says about the approval involved (never the token) in its audit row. */
 async function auditedFailure<T>(req: FastifyRequest, note: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
@@ -62,7 +60,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   const caller = requirePrincipal;
 
   r.post('/v1/security/mcp/resources', {
-    config: { operation: 'mcp.register', auditResource: (req) => mcpResource(textOf(req.body, 'uri')) },
+    config: { operation: 'mcp.register', auditResource: (req) => mcpAuditResource(textOf(req.body, 'uri')) },
     schema: {
       tags, security, summary: 'Register an MCP resource: the access path of MCP clients to what its URI names',
       body: CreateMcpResourceBody, response: { 201: McpResponses.resource, ...writeErrors },
@@ -89,7 +87,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   });
 
   r.get('/v1/security/mcp/resources/:uri', {
-    config: { operation: 'mcp.read', auditResource: (req) => mcpResource(textOf(req.params, 'uri')) },
+    config: { operation: 'mcp.read', auditResource: (req) => mcpAuditResource(textOf(req.params, 'uri')) },
     schema: {
       tags, security,
       summary: 'Read the value at a URI (URL-encoded) through its access path; one that requires approval needs X-MCP-Access-Token',
@@ -104,7 +102,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteDeps> = async (app, deps) => 
   });
 
   r.post('/v1/security/mcp/approve', {
-    config: { operation: 'mcp.request', auditResource: (req) => mcpResource(textOf(req.body, 'resource')) },
+    config: { operation: 'mcp.request', auditResource: (req) => mcpAuditResource(textOf(req.body, 'resource')) },
     schema: {
       tags, security, summary: 'Ask for approval of one operation on an MCP resource, for the calling key\'s user',
       body: RequestMcpApprovalBody, response: { 201: McpResponses.issued, ...writeErrors },
