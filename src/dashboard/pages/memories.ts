@@ -5,6 +5,7 @@ import { highlight } from '../../core/search/highlights.ts';
 import type { ScoredHit } from '../../core/search/search.service.ts';
 import { authorize } from '../../core/operations/runner.ts';
 import { param, signedIn } from '../context.ts';
+import { listOf } from '../forms.ts';
 import { html, trusted, type SafeHtml } from '../html.ts';
 import type { RouteRegistrar } from '../index.ts';
 import { RELEVANT_SCORE } from '../../core/search/score-calibration.ts';
@@ -34,13 +35,10 @@ function explain(mode: 'semantic' | 'hybrid', h: ScoredHit): SafeHtml {
  + keyword ${KEYWORD_WEIGHT} × ${keyword.toFixed(3)}</div>`;
 }
 
-const tagList = (text: string | undefined): string[] =>
-  (text ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
-
 function filterOf(req: FastifyRequest): { filter: MemoryFilter; type?: string | undefined; tag?: string | undefined } {
   const type = param(req, 'type');
   const tag = param(req, 'tag');
-  return { filter: { ...(type ? { types: [type] } : {}), ...(tag ? { tagsAny: tagList(tag) } : {}) }, type, tag };
+  return { filter: { ...(type ? { types: [type] } : {}), ...(tag ? { tagsAny: listOf(tag) } : {}) }, type, tag };
 }
 
 function number(text: string | undefined, fallback: number, min: number, max: number, name: string): number {
