@@ -26,11 +26,12 @@ export function keyNameProblem(name: string, field = 'name'): FieldProblem | und
   return undefined;
 }
 
-const isScope = (s: string): s is Permission => (ALL_PERMISSIONS as readonly string[]).includes(s);
+/** Whether `s` names one of Mnemo's permissions (a key's scope, an OAuth scope). */
+export const isPermission = (s: string): s is Permission => (ALL_PERMISSIONS as readonly string[]).includes(s);
 
 export function scopesProblems(scopes: readonly string[], field = 'scopes'): FieldProblem[] {
   if (scopes.length === 0) return [{ field, reason: 'too_few', message: 'must name at least one scope' }];
-  return scopes.flatMap((s, i) => (isScope(s) ? [] : [{
+  return scopes.flatMap((s, i) => (isPermission(s) ? [] : [{
     field: `${field}[${i}]`, reason: 'invalid_value' as const, message: `must be one of: ${ALL_PERMISSIONS.join(', ')}`,
   }]));
 }

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isPermission } from '../api-keys/api-key.rules.ts';
 import { ALL_PERMISSIONS, type Permission } from '../api-keys/api-key.types.ts';
 import { OAuthError } from './oauth.errors.ts';
 
@@ -77,8 +78,6 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   }
   return { name: name.trim(), redirectUris: [...new Set(uris as string[])] };
 }
-
-const isPermission = (s: string): s is Permission => (ALL_PERMISSIONS as readonly string[]).includes(s);
 
 /** A space-separated `scope` parameter as Mnemo's permission names; unknown names are refused (invalid_scope). */
 export function parseScopeParam(scope: string | undefined): Permission[] | undefined {
