@@ -77,11 +77,13 @@ export function createPgOAuthRepository(db: PgExecutor): OAuthRepository {
         return true;
       });
     },
+    // One round trip: every OAuth-authenticated request presents a token.
     async findToken(digest) {
-      const [token] = await db.query<TokenRow>('SELECT * FROM oauth_tokens WHERE digest = $1', [digest]);
-      if (!token) return null;
-      const [grant] = await db.query<GrantRow>('SELECT * FROM oauth_grants WHERE id = $1', [token.grant_id]);
-      return grant ? { token: toToken(token), grant: toGrant(grant) } : null;
+      const [row] = await db.query<TokenRow & Omit<GrantRow, 'id' | 'created_at'> & { grant_created_at: Date }>(
+        `SELECT t.*, g.client_id, g.tenant_id, g.mode, g.workspace, g.key_id, g.user_id, g.scopes, g.created_at AS grant_created_at,
+          g.last_used_at, g.revoked_at
+        FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.digest = $1`, [digest]);
+      return row ? { token: toToken(row), grant: toGrant({ ...row, id: row.grant_id, created_at: row.grant_created_at }) } : null;
     },
     async rotateRefresh(digest, at, tokens) {
       return db.transaction(async (tx) => {
