@@ -5,7 +5,10 @@
  * leaves out the memories not valid now, as the core asks (one in 1,000 has ended). `--before DIR` runs a second copy
  * of the sources (DIR/src, e.g. an older checkout) on the same store file beside this one, interleaved query by
  * query, for before/after figures from one run. `--cold` changes one memory's metadata before every round, so that
- * no search finds its filter's result cached (the first search of a filter after a write).
+ * every search is its filter's first after a write; `--write-between` changes
+ * one memory's tags or metadata before every search (a workspace written to all the time). Neither changes an answer.
+ * `--gc-between` collects garbage before every search, untimed: with `--before`, neither build then pays in its
+ * searches for the other's garbage (a build that reads 100,000 seqs a search leaves much).
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -17,6 +20,7 @@ import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.st
 import type { Memory, MemoryFilter } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { memoryGenerator, searchQueries } from '../lib/corpus.ts';
+import { forceGc } from '../lib/gc.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { log } from '../lib/progress.ts';
 import { fmt, median } from '../lib/stats.ts';
@@ -29,8 +33,13 @@ const opts = new Command('bench:filtered')
   .option('--threads <n>', 'scan threads', '2')
   .option('--dir <dir>', 'the store directory (seeded when it holds no store)', '/tmp/mnemo-bench-filtered')
   .option('--before <dir>', 'a second source tree (DIR/src) measured beside this one')
-  .option('--cold', 'a write before every round: no filter result is cached')
-  .parse().opts<{ size: string; dims: string; rounds: string; minCosine: string; threads: string; dir: string; before?: string; cold?: boolean }>();
+  .option('--cold', 'a write before every round: each filter\'s first search after a write')
+  .option('--write-between', 'a write (one memory\'s tags or metadata) before every search')
+  .option('--gc-between', 'a full garbage collection before every search (untimed): a build\'s garbage is not collected in the other\'s searches')
+  .parse().opts<{
+    size: string; dims: string; rounds: string; minCosine: string; threads: string; dir: string; before?: string; cold?: boolean;
+    writeBetween?: boolean; gcBetween?: boolean;
+  }>();
 const size = Number(opts.size);
 const dims = Number(opts.dims);
 const modelId = `hashing:v1-${dims}`;
@@ -88,10 +97,19 @@ if (opts.before) {
 builds.push({ name: opts.before ? 'after' : 'this build', storage: createSqliteStorage({ file, synchronous: 'normal', searchThreads: Number(opts.threads) }) });
 
 const vectors = searchQueries(7, 200).map((q) => hashEmbed(q, dims));
-// --cold: the memory whose metadata each round rewrites (its project unchanged: the answers stay the same).
-const rewritten = opts.cold
+// --cold, --write-between: the memory whose metadata or tags are rewritten (its project and its tags `broad` and
+// `narrow` unchanged: the answers stay the same), through the last build (the vectors stay: no build reloads them).
+const rewritten = opts.cold || opts.writeBetween
   ? (await builds.at(-1)!.storage.memories.list(scope, { filter: {}, limit: 1, offset: 0, sortBy: 'created_at', sortOrder: 'asc' })).items[0]!
   : null;
+let writes = 0;
+async function rewrite(): Promise<void> {
+  const patch = writes % 2 === 0
+    ? { metadata: { ...rewritten!.metadata, write: writes } }
+    : { tags: writes % 4 === 1 ? [...rewritten!.tags, 'rewritten'] : rewritten!.tags };
+  writes++;
+  await builds.at(-1)!.storage.memories.update(scope, rewritten!.id, patch, new Date(), 'bench', null);
+}
 const minCosine = Number(opts.minCosine);
 const rounds = Number(opts.rounds);
 const times = new Map<string, number[]>();
@@ -102,12 +120,12 @@ for (let round = 0; round < rounds + 3; round++) {
   // answer the same query of a case in a round, and must agree on its total.
   const order = Object.keys(cases).flatMap((c) => builds.map((b) => ({ c, b })));
   if (round % 2 === 1) order.reverse();
-  if (rewritten) {
-    await builds.at(-1)!.storage.memories.update(scope, rewritten.id, { metadata: { ...rewritten.metadata, round } }, new Date(), 'bench', null);
-  }
+  if (opts.cold) await rewrite();
   const roundTotals = new Map<string, number>();
   const roundTimes = new Map<string, number>();
   for (const { c, b } of order) {
+    if (opts.writeBetween) await rewrite();
+    if (opts.gcBetween) forceGc();
     // One query a round for every case: a filter's search is compared with the unfiltered search of the same query.
     const vector = vectors[round % vectors.length]!;
     const t0 = performance.now();
@@ -131,7 +149,8 @@ for (const b of builds) await b.storage.close();
 
 const machine = `${machineLine(describeMachine())}, load average ${loadAverage().toFixed(1)}`;
 console.log(`${size.toLocaleString('en')} memories x ${dims} (hashing), limit 10, minCosine ${minCosine}, ${opts.threads} scan threads, `
-  + `p50 of ${rounds} queries a case, interleaved${opts.cold ? ', a write before every round (cold)' : ''}; ${machine}\n`);
+  + `p50 of ${rounds} queries a case, interleaved${opts.cold ? ', a write before every round (cold)' : ''}${
+    opts.writeBetween ? ', a write before every search' : ''}${opts.gcBetween ? ', a full collection before every search' : ''}; ${machine}\n`);
 console.log(`| filter | total (median) | ${builds.map((b) => `${b.name} p50`).join(' | ')} | ${builds.map((b) => `${b.name} ÷ no filter`).join(' | ')} |`);
 console.log(`|---|---:|${builds.map(() => '---:').join('|')}|${builds.map(() => '---:').join('|')}|`);
 for (const c of Object.keys(cases)) {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStorage } from '../../src/adapters/storage/sqlite/sqlite.storage.ts';
-import { SqliteFilterCache } from '../../src/adapters/storage/sqlite/sqlite-filter-cache.ts';
+import { MAX_CHANGES_APPLIED, SqliteFilterCache } from '../../src/adapters/storage/sqlite/sqlite-filter-cache.ts';
+import { KeyBitmap } from '../../src/adapters/storage/sqlite/vector-scan/allowed-keys.ts';
 import { INSERT_MEMORY_SQL, memoryParams } from '../../src/adapters/storage/sqlite/sqlite-memory-row.ts';
 import { migrateSqlite } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { MIGRATIONS } from '../../src/adapters/storage/sqlite/migrations.ts';
@@ -13,8 +14,9 @@ import { makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 
 /**
  * A filtered similarity search on SQLite reads a filter's seqs from the tag and metadata indexes, from a join one of
- * them drives, or from a walk of the scope, and keeps what a filter kept (and its scan mask) until a write can change
- * it (sqlite-memory.repository.ts, allowedSeqs and similarSeqs; sqlite-filter-cache.ts). Whichever way, the answer
+ * them drives, or from a walk of the scope, and keeps what a filter kept (and its scan mask), brought forward over
+ * later writes by re-checking the memories they changed (sqlite-memory.repository.ts, allowedSeqs and similarSeqs;
+ * sqlite-filter-cache.ts; the change log of migration 23). Whichever way, the answer
  * must be a filter-then-scan's: checked against the plainest exact one, computed here from the stored vectors, at
  * thresholds few rows, many rows and every row reach, searched once and again, and after writes of this connection and
  * another; the metadata index's matches against the JSON functions' (list's filter).
@@ -141,6 +143,46 @@ describe('filtered similarity search on SQLite', () => {
     await expectFilterThenScan(storage, 1, [memories.length]);
   });
 
+  it('stays a filter-then-scan with writes of every kind between searches, from this connection and another (cached results brought forward)', async () => {
+    const update = async (through: typeof storage, i: number, patch: Partial<Memory>) => {
+      memories[i] = (await through.memories.update(scopeA, memories[i]!.id, patch, new Date(), 'user-1', null))!;
+    };
+    const insert = async (through: typeof storage, overrides: Partial<Memory>) => {
+      const memory = makeMemory(scopeA, overrides);
+      const vector = randomVector();
+      await through.memories.insert(memory, { modelId: 'm', vector });
+      memories.push(memory);
+      vectors.push(vector);
+    };
+    const remove = async (through: typeof storage, i: number) => {
+      await through.memories.delete(scopeA, memories[i]!.id, { at: new Date(), by: 'user-1', reason: 'test' });
+      memories.splice(i, 1);
+      vectors.splice(i, 1);
+    };
+    const rare = { project: 'rare', source: { kind: 'web' }, flag: true };
+    const writes: (() => Promise<void>)[] = [
+      () => insert(storage, { memoryType: 'fact', tags: ['even', 'third'], metadata: rare, topicId: 'topic-1' }),
+      () => update(second, 40, { tags: ['even', 'third'] }),
+      () => update(storage, 41, { metadata: rare }),
+      () => update(second, 42, { memoryType: 'fact', metadata: { project: 'common', source: { kind: 'web' }, flag: true } }),
+      () => update(storage, 43, { topicId: 'topic-1', tags: [] }),
+      () => update(second, 44, { validUntil: new Date(now.getTime() - 1) }),
+      () => remove(storage, 45),
+      () => insert(second, { memoryType: 'fact', tags: ['even'], metadata: rare }),
+      () => remove(second, 46),
+      async () => {
+        // Two writes to one memory, then one that undoes a filter's match, before the next search.
+        await update(storage, 47, { tags: ['third'], metadata: rare });
+        await update(second, 47, { tags: ['even'], metadata: { project: 'common', source: { kind: 'file' }, flag: false } });
+      },
+    ];
+    // Every row counts at threshold -1: any seq a result wrongly keeps or drops changes the total.
+    for (const write of writes) {
+      await write();
+      await expectFilterThenScan(storage, 1, [memories.length]);
+    }
+  });
+
   it('matches metadata as the JSON functions do (list\'s filter): nested keys, arrays, objects, types, quoting', async () => {
     const docs: Metadata[] = [
       { project: 'common' }, { project: ['rare', 'x'] }, { project: 'rare' }, { 'a-b': 'dash' }, { A_9: 1 }, { a9: 2.0 },
@@ -177,8 +219,9 @@ describe('filtered similarity search on SQLite', () => {
   it('keeps filters\' results within its byte budget, least recently used out, while the filter version stands', () => {
     const db = new Database(file);
     try {
-      // 200 bytes: a result of 2 seqs over a 10-row matrix takes 26 (8 a seq, 1 a row), one over 50 is not kept.
-      const cache = new SqliteFilterCache(db, 200);
+      // 100 bytes: a result of seqs 1 and 2 over a 10-row matrix takes 14 (a 4-byte bitmap, 1 a row); one whose seqs
+      // span 1,000 (a 128-byte bitmap) is not kept.
+      const cache = new SqliteFilterCache(db, () => [], 100);
       const filterOf = (i: number): MemoryFilter => ({ topicId: `t${i}` });
       const kept = (i: number) => cache.lookup(scopeB, filterOf(i)).allowed !== null;
       for (let i = 0; i < 7; i++) cache.lookup(scopeB, filterOf(i)).fill([1, 2], 10);
@@ -187,9 +230,10 @@ describe('filtered similarity search on SQLite', () => {
       // Filter 0 used last: the eighth result pushes out filter 1, the least recently used.
       cache.lookup(scopeB, filterOf(7)).fill([1, 2], 10);
       expect([kept(0), kept(1), kept(2), kept(7)]).toEqual([true, false, true, true]);
-      cache.lookup(scopeB, filterOf(8)).fill(Array.from({ length: 10 }, (_, i) => i), 10);
+      cache.lookup(scopeB, filterOf(8)).fill([0, 1000], 10);
       expect(kept(8)).toBe(false);
-      // Equal filters share a result whatever their validAt; another workspace's write leaves it standing, one here not.
+      // Equal filters share a result whatever their validAt; another workspace's write leaves it standing, a version
+      // moved here without its change logged (as before migration 23) not.
       const shared = cache.lookup(scopeB, filterOf(0)).allowed;
       expect(shared).not.toBeNull();
       expect(cache.lookup(scopeB, { ...filterOf(0), validAt: new Date() }).allowed).toBe(shared);
@@ -201,6 +245,71 @@ describe('filtered similarity search on SQLite', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('brings a cached result forward by re-checking the memories written since, up to its limit; further behind, reads it again', () => {
+    const db = new Database(file);
+    const scope = { ...scopeB, workspace: 'brought-forward' };
+    try {
+      const rechecked: number[][] = [];
+      const cache = new SqliteFilterCache(db, (_scope, _filter, seqs) => { rechecked.push([...seqs]); return seqs.filter((s) => s % 2 === 0); });
+      // A result of 40,000 seqs is brought over 2,048 versions at most, one of 2 over 64.
+      const big: MemoryFilter = { tagsAny: ['big'] };
+      const small: MemoryFilter = { tagsAny: ['small'] };
+      const first = cache.lookup(scope, big).fill(Array.from({ length: 40_000 }, (_, i) => i + 1), 10);
+      cache.lookup(scope, small).fill([1, 3], 10);
+      const tag = db.prepare<[string, number]>('UPDATE memories SET tags = ? WHERE seq = ?');
+      const insert = db.prepare(INSERT_MEMORY_SQL);
+      const [seqA, seqB] = [0, 1].map(() => Number(insert.run(memoryParams(makeMemory(scope), 'hash')).lastInsertRowid)) as [number, number];
+      // Two writes to one memory and one to another (any connection's: the triggers log them): each rechecked once.
+      tag.run('["x"]', seqA);
+      tag.run('["y"]', seqA);
+      tag.run('["z"]', seqB);
+      const brought = cache.lookup(scope, big).allowed;
+      expect(rechecked).toEqual([[seqA, seqB]]);
+      expect(brought).not.toBe(first);
+      const bitmap = brought!.keys as KeyBitmap;
+      expect([1, 3, 40_000, seqA, seqB].map((s) => bitmap.has(s))).toEqual([true, true, true, seqA % 2 === 0, seqB % 2 === 0]);
+      expect(cache.lookup(scope, small).allowed).not.toBeNull();
+      // Standing again: no recheck.
+      expect(cache.lookup(scope, big).allowed).toBe(brought);
+      expect(rechecked).toHaveLength(2);
+      const topic = db.prepare<[string, number]>('UPDATE memories SET topic_id = ? WHERE seq = ?');
+      const writes = (n: number) => db.transaction(() => {
+        for (let i = 0; i < n; i++) topic.run(`t${i}`, seqA);
+      })();
+      writes(65);
+      expect([cache.lookup(scope, big).allowed, cache.lookup(scope, small).allowed].map((a) => a !== null)).toEqual([true, false]);
+      writes(MAX_CHANGES_APPLIED + 1);
+      expect(cache.lookup(scope, big).allowed).toBeNull();
+      // Every 1,024th version drops those 2,048 older: 2,048 versions kept at least, 3,072 at most, none missing.
+      // (An update moves its workspace's version twice: once for the row's old workspace, once for its new.)
+      writes(1024);
+      const log = db.prepare<[string, string, string], { n: number; oldest: number; newest: number }>(
+        `SELECT COUNT(*) AS n, MIN(version) AS oldest, MAX(version) AS newest FROM workspace_filter_changes
+         WHERE tenant_id = ? AND mode = ? AND workspace = ?`).get(scope.tenantId, scope.mode, scope.workspace)!;
+      const oldest = Math.floor(log.newest / 1024) * 1024 - 2047;
+      expect(oldest).toBeGreaterThan(1);
+      expect(log).toEqual({ n: log.newest - oldest + 1, oldest, newest: log.newest });
+      expect(log.n).toBeGreaterThanOrEqual(2048);
+      expect(log.n).toBeLessThanOrEqual(3072);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('keeps a filter\'s seqs as a bitmap that grows both ways and masks a matrix\'s key column', () => {
+    const bits = KeyBitmap.of([100, 163]);
+    // Below its base by a number of keys that is not a whole word, above its top, and far above.
+    for (const key of [37, 200, 5000]) bits.add(key);
+    bits.delete(163);
+    bits.delete(9_999_999);
+    bits.add(200);
+    const members = [36, 37, 38, 100, 163, 200, 5000, 5001].filter((k) => bits.has(k));
+    expect(members).toEqual([37, 100, 200, 5000]);
+    expect(bits.size).toBe(4);
+    expect([...bits.maskOf(Float64Array.from([5000, 1, 37, 163, 100, 200, 7]), 6)]).toEqual([1, 0, 1, 0, 1, 1]);
+    expect([...KeyBitmap.of([]).maskOf(Float64Array.from([0, 1]), 2)]).toEqual([0, 0]);
   });
 
   it('indexes the metadata of memories stored before the metadata index existed (migration 22)', () => {

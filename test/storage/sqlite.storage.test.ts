@@ -59,10 +59,12 @@ describe('sqlite specifics', () => {
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
     // Each left out for a reason: derived from memories (the FTS index and its shadow tables, the tag and metadata
-    // indexes, the workspace versions the vector and filter caches compare), the store's own bookkeeping (migrations, AUTOINCREMENT), or the
-    // record of a reindex run on the source (a run resumes on the target from the copied vectors and records itself).
+    // indexes, the workspace versions the vector and filter caches compare and the filter changes' log), the store's own bookkeeping (migrations, AUTOINCREMENT), or the
+    // record of a reindex run on the source (a run resumes on the target from the copied vectors and records itself),
+    // or the source's persisted vector codes (files beside the source store; the target writes its own).
     const rebuilt = ['memories_fts', 'memories_fts_config', 'memories_fts_data', 'memories_fts_docsize', 'memories_fts_idx', 'memory_tags',
-      'workspace_versions', 'schema_migrations', 'sqlite_sequence', 'reindex_progress', 'memory_metadata', 'workspace_filter_versions'];
+      'workspace_versions', 'schema_migrations', 'sqlite_sequence', 'reindex_progress', 'memory_metadata', 'workspace_filter_versions',
+      'workspace_filter_changes', 'vector_snapshots'];
     expect(tables.filter((t) => !rebuilt.includes(t)).sort()).toEqual(TRANSFER_TABLES.map((t) => t.name).sort());
   });
 

@@ -889,4 +889,72 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 23,
+    name: 'filter change log',
+    sql: `
+      -- Which memory each filter version moved on for (sqlite-filter-cache.ts): a cached filter result a few versions
+      -- behind re-checks only those memories instead of reading the filter again (at 100k a broad filter's first
+      -- search after a write cost up to 7x the unfiltered one). One row per version, from any connection; versions
+      -- from before this log have none, and a cache that finds a range incomplete reads the filter again.
+      CREATE TABLE workspace_filter_changes (
+        tenant_id  TEXT NOT NULL,
+        mode       TEXT NOT NULL,
+        workspace  TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        memory_seq INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, mode, workspace, version)
+      ) WITHOUT ROWID;
+      -- Every 1,024th version drops the rows 2,048 versions older: the newest 2,048 at least stay.
+      CREATE TRIGGER workspace_filter_changes_prune AFTER INSERT ON workspace_filter_changes WHEN NEW.version % 1024 = 0 BEGIN
+        DELETE FROM workspace_filter_changes
+          WHERE tenant_id = NEW.tenant_id AND mode = NEW.mode AND workspace = NEW.workspace AND version <= NEW.version - 2048;
+      END;
+      DROP TRIGGER memories_filter_version_insert;
+      DROP TRIGGER memories_filter_version_delete;
+      DROP TRIGGER memories_filter_version_update;
+      CREATE TRIGGER memories_filter_version_insert AFTER INSERT ON memories BEGIN
+        ${filterVersionStep('NEW')}
+      END;
+      CREATE TRIGGER memories_filter_version_delete AFTER DELETE ON memories BEGIN
+        ${filterVersionStep('OLD')}
+      END;
+      CREATE TRIGGER memories_filter_version_update
+        AFTER UPDATE OF tenant_id, mode, workspace, memory_type, tags, metadata, topic_id, created_at ON memories BEGIN
+        ${filterVersionStep('OLD')}
+        ${filterVersionStep('NEW')}
+      END;
+    `,
+  },
+  {
+    version: 24,
+    name: 'vector snapshots; memories missing a content hash',
+    sql: `
+      -- Which file of persisted vector codes (sqlite-vector-snapshots.ts) holds a workspace's index of one model, and
+      -- the workspace version it reflects: a restart reads that file instead of quantising every stored float, only
+      -- while workspace_versions still has that version and the file carries the same token (else it is rebuilt).
+      CREATE TABLE vector_snapshots (
+        tenant_id TEXT NOT NULL,
+        mode      TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        model_id  TEXT NOT NULL,
+        dims      INTEGER NOT NULL,
+        version   INTEGER NOT NULL,
+        token     TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, mode, workspace, model_id)
+      ) WITHOUT ROWID;
+      -- The rows the content-hash backfill (run at every open: sqlite-memory.repository.ts) looks for, indexed: it
+      -- read the whole table each start (6 s before listening at a million memories); the index is empty once done.
+      CREATE INDEX memories_content_hash_missing ON memories (seq) WHERE content_hash IS NULL;
+    `,
+  },
 ];
+
+/** A trigger's step for one row (`NEW` or `OLD`): its workspace's filter version moved on, and the row's seq logged at it. */
+function filterVersionStep(row: 'NEW' | 'OLD'): string {
+  return `INSERT INTO workspace_filter_versions VALUES (${row}.tenant_id, ${row}.mode, ${row}.workspace, 1)
+          ON CONFLICT DO UPDATE SET version = version + 1;
+        INSERT INTO workspace_filter_changes (tenant_id, mode, workspace, version, memory_seq)
+          SELECT tenant_id, mode, workspace, version, ${row}.seq FROM workspace_filter_versions
+          WHERE tenant_id = ${row}.tenant_id AND mode = ${row}.mode AND workspace = ${row}.workspace;`;
+}

@@ -187,7 +187,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
   vectors = new SqliteVectorCache(db), group = new SqliteGroupCommit(db)): SqliteMemoryRepository {
   backfillContentHashes(db);
   const versions = new SqliteWorkspaceVersions(db);
-  const filterCache = new SqliteFilterCache(db);
+  const filterCache = new SqliteFilterCache(db, keptAmong);
   const metadataKey = metadataIndexKeys(db);
   const keywordRanking = new SqliteKeywordRanking(db, new SqliteKeywordLengths(db));
 
@@ -365,12 +365,20 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     if (all.total > all.hits.length) all = await matrix.searchIn(vectors.pool(), query.vector, all.total, threshold, null, { callerBusy, excluded });
     if (all.total > all.hits.length) return null; // A write between the scans added rows: filter first.
     if (all.hits.length === 0) return all;
-    const f = indexedFilterSql(query.filter);
-    const kept = new Set(prepared(`SELECT m.seq FROM memories m
-      WHERE m.seq IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE}${f.sql}`)
-      .pluck().all(JSON.stringify(all.hits.map((h) => h.key)), ...scopeParams(scope), ...f.params) as number[]);
+    const kept = new Set(keptAmong(scope, query.filter, all.hits.map((h) => h.key)));
     const hits = all.hits.filter((h) => kept.has(h.key));
     return { hits: hits.slice(0, query.limit), total: hits.length };
+  }
+
+  /**
+   * Which of `seqs` are memories of the scope that `filter` keeps (validity aside): the filter checked on those rows
+   * only, read by primary key (`+`: on the scope's indexes the planner walked the whole scope, ~10-20 ms at 100k).
+   */
+  function keptAmong(scope: Scope, filter: MemoryFilter, seqs: readonly number[]): number[] {
+    const f = indexedFilterSql(filter);
+    return prepared(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))
+      AND +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`)
+      .pluck().all(JSON.stringify(seqs), ...scopeParams(scope), ...f.params) as number[];
   }
 
   /** Whether an indexed condition of `filter` keeps under NARROW_SHARE of the scope's rows (a LIMIT tells). */
@@ -382,8 +390,9 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
   /**
    * The similarity ranking by seq: the scope's index scanned, a filter's rows only (allowedSeqs). What a filter kept
-   * (and the scan mask built from it) is cached per workspace while its filter version stands (SqliteFilterCache): a
-   * repeated filter costs the masked scan alone, which is no dearer than the unfiltered one (BENCHMARKS.md). A filter
+   * (and the scan mask built from it) is cached per workspace, and brought forward over later writes by re-checking
+   * the memories they changed (SqliteFilterCache, keptAmong): a repeated filter costs the masked scan alone, which is
+   * no dearer than the unfiltered one, in a workspace written to between searches too (BENCHMARKS.md). A filter
    * not cached is read first when narrow (isNarrow); a broad one, at a real threshold, is first checked on the few rows
    * above it (postFiltered: reading its many seqs would cost more), and read once the answer is out, for the next search.
    */

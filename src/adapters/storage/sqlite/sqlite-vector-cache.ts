@@ -5,9 +5,15 @@ import type { SqliteDb } from './sqlite.database.ts';
 import { SqliteVectorLoader, WORKER_LOAD_ABOVE } from './sqlite-vector-loader.ts';
 import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 import { storedVectors } from './sqlite-stored-vectors.ts';
+import { SqliteVectorSnapshots } from './sqlite-vector-snapshots.ts';
 
 /** A search reloads at most this many times in a row when other connections keep writing while it loads. */
 const MAX_RELOADS = 3;
+/**
+ * How long closing waits for snapshots being written before it abandons them (the next start then reads the floats):
+ * well inside the server's default shutdown timeout of 10 s; a 1M-row snapshot (1 GB) takes a few seconds to write.
+ */
+const CLOSE_SNAPSHOT_WAIT_MS = 6000;
 
 /** A write of this process to a workspace whose index is loading, replayed onto the loaded rows in order. */
 type Replay =
@@ -25,6 +31,8 @@ interface Entry {
   loading: Promise<void> | null;
   /** While loading: this process's writes to the workspace meanwhile, in commit order. */
   replay: Replay[] | null;
+  /** The version of the snapshot on disk that holds this matrix (loaded from it or saved), -1 for none. */
+  savedVersion: number;
 }
 
 export interface SqliteVectorCacheOptions {
@@ -34,6 +42,11 @@ export interface SqliteVectorCacheOptions {
   workerLoadAbove?: number;
   /** Reads a workspace's rows (default: a SqliteVectorLoader on this connection; tests wrap it to time writes). */
   loader?: VectorRowsLoader;
+  /**
+   * Floats (rows × dims) from which an index is persisted beside a store file (sqlite-vector-snapshots.ts) after a
+   * load from the floats and when the store closes; Infinity: never. Default: what loads in a worker thread.
+   */
+  snapshotAbove?: number;
 }
 
 export type VectorRowsLoader = Pick<SqliteVectorLoader, 'load' | 'close' | 'workerLoads'>;
@@ -59,6 +72,12 @@ export class SqliteVectorCache {
   private readonly modelDims;
   private scanPool: ScanPool | null = null;
   private closed = false;
+  private readonly snapshots: SqliteVectorSnapshots | null;
+  private readonly snapshotAbove: number;
+  /** Snapshots being written, one after another (a file is written by one save at a time). */
+  private saving: Promise<void> = Promise.resolve();
+  /** Abandons the snapshots being written (closing took too long). */
+  private readonly abandon = new AbortController();
 
   constructor(private readonly db: SqliteDb, options: SqliteVectorCacheOptions = {}) {
     this.threads = options.threads ?? 0;
@@ -74,6 +93,8 @@ export class SqliteVectorCache {
       'SELECT tenant_id, mode, workspace FROM workspace_versions');
     this.models = db.prepare<[], string>('SELECT DISTINCT model_id FROM memory_vectors').pluck();
     this.modelDims = db.prepare<[string], number>('SELECT dims FROM memory_vectors WHERE model_id = ? LIMIT 1').pluck();
+    this.snapshotAbove = options.snapshotAbove ?? WORKER_LOAD_ABOVE;
+    this.snapshots = Number.isFinite(this.snapshotAbove) && SqliteVectorSnapshots.usable(db) ? new SqliteVectorSnapshots(db) : null;
   }
 
   /** Loads run in worker threads so far (for tests). */
@@ -178,8 +199,17 @@ export class SqliteVectorCache {
     for (const key of [...this.entries.keys()]) this.drop(key);
   }
 
+  /**
+   * Saves every index that is current and bigger than `snapshotAbove` but not on disk as it is now (the store is
+   * closing: the next start reads them back instead of quantising the floats), waiting for those being written at
+   * most CLOSE_SNAPSHOT_WAIT_MS, then ends the threads.
+   */
   async close(): Promise<void> {
     this.closed = true;
+    for (const [key, entry] of this.entries) this.saveSnapshot(entry, scopeOf(key), modelOf(key));
+    const timer = setTimeout(() => this.abandon.abort(), CLOSE_SNAPSHOT_WAIT_MS);
+    await this.saving;
+    clearTimeout(timer);
     this.entries.clear();
     await Promise.all([this.loader.close(), this.scanPool?.close()]);
   }
@@ -192,11 +222,14 @@ export class SqliteVectorCache {
   }
 
   private load(scope: Scope, modelId: string, dims: number, key: string): void {
-    const entry: Entry = { dims, matrix: null, version: -1, loading: null, replay: [] };
+    const entry: Entry = { dims, matrix: null, version: -1, loading: null, replay: [], savedVersion: -1 };
     this.drop(key);
     this.entries.set(key, entry);
     entry.loading = this.fill(entry, scope, modelId, dims, key).then(
-      () => { entry.loading = null; },
+      (fromFloats) => {
+        entry.loading = null;
+        if (fromFloats) this.saveSnapshot(entry, scope, modelId);
+      },
       (err: unknown) => {
         entry.loading = null;
         entry.replay = null;
@@ -206,13 +239,16 @@ export class SqliteVectorCache {
   }
 
   /**
-   * Reads the rows (in a worker for big workspaces), then replays onto them this process's writes made meanwhile:
+   * Reads the rows (from the workspace's snapshot while it is current, else from the floats, in a worker for big
+   * workspaces; true then), then replays onto them this process's writes made meanwhile:
    * each write is applied again in commit order (a write the load had already seen leaves the row as it was), and
    * the version read with the rows moves on through those writes' (before, after) pairs.
    */
-  private async fill(entry: Entry, scope: Scope, modelId: string, dims: number, key: string): Promise<void> {
-    const loaded = await this.loader.load(scope, modelId, dims);
-    if (this.closed || this.entries.get(key) !== entry) return;
+  private async fill(entry: Entry, scope: Scope, modelId: string, dims: number, key: string): Promise<boolean> {
+    // A snapshot that fails its checks (or cannot be read) is as none: the floats are read.
+    const snapshot = await this.snapshots?.load(scope, modelId, dims).catch(() => null) ?? null;
+    const loaded = snapshot ?? await this.loader.load(scope, modelId, dims);
+    if (this.closed || this.entries.get(key) !== entry) return false;
     const matrix = VectorMatrix.fromRows(dims, loaded.rows, loaded.count, storedVectors(this.db, modelId, dims));
     let version = loaded.version;
     for (const op of entry.replay ?? []) {
@@ -223,8 +259,40 @@ export class SqliteVectorCache {
     entry.matrix = matrix;
     entry.version = version;
     entry.replay = null;
+    if (snapshot) entry.savedVersion = snapshot.version;
+    return !snapshot;
+  }
+
+  /** Resolves once the snapshots queued so far are written (or failed). */
+  snapshotsWritten(): Promise<void> {
+    return this.saving;
+  }
+
+  /**
+   * Queues a save of the entry's matrix when it is big enough, current (no other connection wrote since it was read)
+   * and not saved at this version yet. A failed save only costs the next start a load from the floats.
+   */
+  private saveSnapshot(entry: Entry, scope: Scope, modelId: string): void {
+    const { matrix, version } = entry;
+    if (!this.snapshots || !matrix || entry.loading || matrix.size * matrix.dims < this.snapshotAbove) return;
+    if (entry.savedVersion === version || version !== this.versions.of(scope)) return;
+    entry.savedVersion = version;
+    const snapshots = this.snapshots;
+    this.saving = this.saving.then(async () => {
+      // Still the version the matrix reflects: a write since would make the file stale before it is used.
+      if (this.abandon.signal.aborted || version !== this.versions.of(scope) || entry.version !== version ||
+        !await snapshots.save(scope, modelId, matrix, version, this.abandon.signal)) {
+        entry.savedVersion = -1;
+      }
+    }).catch(() => { entry.savedVersion = -1; });
   }
 }
+
+const scopeOf = (key: string): Scope => {
+  const [tenantId, mode, workspace] = key.split('\u0000');
+  return { tenantId: tenantId!, mode: mode as Scope['mode'], workspace: workspace! };
+};
+const modelOf = (key: string): string => key.split('\u0000').slice(3).join('\u0000');
 
 const scopePrefix = (s: Scope): string => `${s.tenantId}\u0000${s.mode}\u0000${s.workspace}\u0000`;
 const cacheKey = (s: Scope, modelId: string): string => scopePrefix(s) + modelId;

@@ -3,13 +3,13 @@ import { errorBound, quantizeQuery, residualErrorBound } from './quantize.ts';
 import { chunksIn, refinedScore, scanPart, sparseDims, type CodeLevels, type MatrixBuffers, type PartJob, type PartResult } from './scan-part.ts';
 import { newChunkOwners } from './chunk-claims.ts';
 import type { ScanPool } from './scan-pool.ts';
-import { finishParts, rerank, type PartOutcome, type VectorSource } from './rerank.ts';
+import { exactScores, finishParts, rerank, type PartOutcome, type VectorSource } from './rerank.ts';
 import {
   allocateRows, blockRowsFor, codeBytesFor, codeIndex, copyRows, layoutFor, newMemory, pagesFor, rowCodesDot, unitRowInto, viewsOf, writeRow, type MatrixLayout,
   type MatrixRows, type RowViews,
 } from './matrix-storage.ts';
 import { RowIndex } from './row-index.ts';
-import { AllowedKeys } from './allowed-keys.ts';
+import { AllowedKeys, KeyBitmap } from './allowed-keys.ts';
 
 /** How sharp VectorMatrix.estimates's bounds are: both code levels (`sharp`), or the first level's only (`coarse`). */
 export type EstimatePrecision = 'sharp' | 'coarse';
@@ -180,6 +180,21 @@ export class VectorMatrix {
   }
 
   /**
+   * The exact cosine to `query` of each given key the matrix holds (exactScores, as a search's re-rank scores it), once
+   * the writes waiting for scans have applied, as a search waits for them.
+   */
+  async exactCosines(query: ArrayLike<number>, keys: readonly number[]): Promise<Map<number, number>> {
+    while (this.pending.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    const held = keys.filter((key) => this.rowOf.get(key) >= 0);
+    const unit = new Float32Array(this.dims);
+    unitRowInto(query, this.dims, unit);
+    const scores = exactScores(this.source, unit, held);
+    const out = new Map<number, number>();
+    held.forEach((key, i) => { if (scores[i] !== undefined) out.set(key, scores[i]); });
+    return out;
+  }
+
+  /**
    * For each given key the matrix holds, an estimate of its cosine to `query` and the half-width of the interval
    * that holds the exact one, without reading the rows: hybrid search uses it to read only the keyword candidates
    * that may enter its answer. `sharp` (the default): the score and bound the scan refines a row to before reading it
@@ -230,6 +245,14 @@ export class VectorMatrix {
     }
   }
 
+  /**
+   * The rows' buffers and how many are in use (what a snapshot saves: matrix-file.ts), written in place by later
+   * writes; null while writes wait for a scan to end (the rows lag the store then).
+   */
+  storedRows(): { rows: MatrixRows; count: number } | null {
+    return this.pending.length > 0 ? null : { rows: this.rows, count: this.count };
+  }
+
   /** The rows' keys and codes as shared buffers (what a scan reads). */
   buffers(): MatrixBuffers & { id: number; generation: number } {
     const { memory, keys, scales, errors, residuals, residualScales, residualErrors } = this.rows;
@@ -250,7 +273,7 @@ export class VectorMatrix {
     if (allowed instanceof AllowedKeys) {
       const layout = `${this.id}:${this.rowLayout}`;
       if (allowed.builtFor !== layout) {
-        allowed.mask = this.maskOf(allowed.keys);
+        allowed.mask = allowed.keys instanceof KeyBitmap ? allowed.keys.maskOf(this.views.keys, this.count) : this.maskOf(allowed.keys);
         allowed.builtFor = layout;
       }
       mask = allowed.mask;
