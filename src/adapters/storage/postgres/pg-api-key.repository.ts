@@ -1,6 +1,7 @@
 import type { ApiKeyRepository } from '../../../core/api-keys/api-key.repository.ts';
 import type { ApiKeyOwner, ApiKeyRecord, Permission, Tier } from '../../../core/api-keys/api-key.types.ts';
 import type { KeyMode } from '../../../core/scope.ts';
+import type { ApiKeyCache } from './pg-api-key-cache.ts';
 import { pgJson, pgTime, pgTimeOrNull, type PgExecutor, type PgQueryable } from './pg-executor.ts';
 import type { PgOutbox } from './pg-outbox.ts';
 
@@ -37,8 +38,12 @@ const insertKey = (db: PgQueryable, k: ApiKeyRecord) => db.query(`INSERT INTO ap
 [k.id, k.tenantId, k.userId, k.name, k.tier, k.mode, pgJson(k.scopes), k.displayPrefix, k.digest,
   pgTime(k.createdAt), pgTimeOrNull(k.expiresAt), pgTimeOrNull(k.revokedAt), k.replacedBy]);
 
-/** API keys; a rotation's events go through the outbox in its transaction, last. */
-export function createPgApiKeyRepository(db: PgExecutor, outbox: PgOutbox): ApiKeyRepository {
+/**
+ * API keys; a rotation's events go through the outbox in its transaction, last. With a `cache` (pg-api-key-cache.ts),
+ * `findByDigest` answers from it when it can, and this node's own revocations, rotations and updates evict the key
+ * before they return; other nodes' changes reach it through the listener.
+ */
+export function createPgApiKeyRepository(db: PgExecutor, outbox: PgOutbox, cache?: ApiKeyCache): ApiKeyRepository {
   const one = async (sql: string, params: unknown[]) => {
     const [row] = await db.query<Row>(sql, params);
     return row ? toRecord(row) : null;
@@ -47,7 +52,14 @@ export function createPgApiKeyRepository(db: PgExecutor, outbox: PgOutbox): ApiK
     async insert(k) {
       await insertKey(db, k);
     },
-    findByDigest: (digest) => one('SELECT * FROM api_keys WHERE digest = $1', [digest]),
+    async findByDigest(digest) {
+      const hit = cache?.get(digest);
+      if (hit) return hit;
+      const token = cache?.begin();
+      const record = await one('SELECT * FROM api_keys WHERE digest = $1', [digest]);
+      if (record && token !== undefined) cache!.store(token, record);
+      return record;
+    },
     findById: (id) => one('SELECT * FROM api_keys WHERE id = $1', [id]),
     async list(tenantId) {
       const rows = tenantId === undefined
@@ -56,8 +68,12 @@ export function createPgApiKeyRepository(db: PgExecutor, outbox: PgOutbox): ApiK
       return rows.map(toRecord);
     },
     async revoke(id, at) {
-      const rows = await db.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id', [pgTime(at), id]);
-      return rows.length > 0;
+      try {
+        const rows = await db.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id', [pgTime(at), id]);
+        return rows.length > 0;
+      } finally {
+        cache?.evict(id);
+      }
     },
     find: (owner, id) => one(`SELECT * FROM api_keys WHERE ${OWNER} AND id = $3`, [...ownerParams(owner), id]),
     async listPage(owner, query) {
@@ -70,10 +86,17 @@ export function createPgApiKeyRepository(db: PgExecutor, outbox: PgOutbox): ApiK
       const items = rows.filter((r) => r.id !== null).map(toRecord);
       return { items, total: rows[0]?.total ?? 0 };
     },
-    update: (owner, id, changes) => one(`UPDATE api_keys SET name = COALESCE($4, name), scopes = COALESCE($5::jsonb, scopes)
-      WHERE ${OWNER} AND id = $3 RETURNING *`,
-    [...ownerParams(owner), id, changes.name ?? null, changes.scopes === undefined ? null : pgJson(changes.scopes)]),
+    async update(owner, id, changes) {
+      try {
+        return await one(`UPDATE api_keys SET name = COALESCE($4, name), scopes = COALESCE($5::jsonb, scopes)
+          WHERE ${OWNER} AND id = $3 RETURNING *`,
+        [...ownerParams(owner), id, changes.name ?? null, changes.scopes === undefined ? null : pgJson(changes.scopes)]);
+      } finally {
+        cache?.evict(id);
+      }
+    },
     async rotate(owner, id, replacement, oldExpiresAt, at, events = []) {
+      // Evicted even when the transaction fails: its COMMIT may have reached the server.
       const stored = await db.transaction(async (tx) => {
         // Only a live key is retired; a concurrent rotation waits for the row lock, then matches nothing.
         const retired = await tx.query(`UPDATE api_keys SET replaced_by = $4, expires_at = $5
@@ -82,7 +105,7 @@ export function createPgApiKeyRepository(db: PgExecutor, outbox: PgOutbox): ApiK
         if (retired.length === 0) return null;
         await insertKey(tx, replacement);
         return outbox.appendInTx(tx, events);
-      });
+      }).finally(() => cache?.evict(id));
       if (stored === null) return false;
       outbox.notify(stored);
       return true;

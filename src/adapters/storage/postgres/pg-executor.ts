@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool, PoolClient } from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 
 /** What the repositories need from a connection: parameterised queries, and scripts of several statements. */
@@ -27,8 +27,16 @@ export interface PgExecutor extends PgQueryable {
    * by one in `transaction`.
    */
   pipelineTransaction?(statements: readonly PgStatement[]): Promise<unknown[][]>;
+  /**
+   * Listens on `channel` over a session of its own (LISTEN): `onNotification` gets each NOTIFY's payload, `onLost`
+   * is called once if that session ends other than by `close`. Absent, the executor cannot listen.
+   */
+  listen?(channel: string, onNotification: (payload: string) => void, onLost: (err: Error) => void): Promise<PgListener>;
   close(): Promise<void>;
 }
+
+/** A LISTEN session of {@link PgExecutor.listen}. */
+export interface PgListener { close(): Promise<void> }
 
 /** One parameterised statement of a {@link PgExecutor.pipelineTransaction}. */
 export interface PgStatement { sql: string; params: readonly unknown[] }
@@ -120,6 +128,35 @@ export function pgPoolExecutor(pool: Pool): PgExecutor {
         client.release();
       }
     },
+    async listen(channel, onNotification, onLost) {
+      // A client outside the pool, as its session must stay LISTENing; the pool's own Client class and settings, with
+      // TCP keep-alive so that a silently dropped connection ends (and is reported lost) instead of idling forever.
+      const client = new (pool as unknown as { Client: new (config: unknown) => Client }).Client({ ...pool.options, keepAlive: true });
+      let closing = false;
+      let lost = false;
+      const fail = (err: Error) => {
+        if (closing || lost) return;
+        lost = true;
+        onLost(err);
+      };
+      client.on('error', fail);
+      client.on('end', () => fail(new Error('the LISTEN session ended')));
+      client.on('notification', (m) => { if (m.channel === channel) onNotification(m.payload ?? ''); });
+      try {
+        await client.connect();
+        await client.query(`LISTEN "${channel.replaceAll('"', '""')}"`);
+      } catch (err) {
+        closing = true;
+        await client.end().catch(() => undefined);
+        throw err;
+      }
+      return {
+        async close() {
+          closing = true;
+          await client.end().catch(() => undefined);
+        },
+      };
+    },
     async close() {
       await pool.end();
     },
@@ -141,6 +178,11 @@ export function pgliteExecutor(db: PGlite): PgExecutor {
         query: async <R>(sql: string, params: readonly unknown[] = []) => (await tx.query<R>(sql, pgParams(params))).rows,
         exec: async (sql) => { await tx.exec(sql); },
       }));
+    },
+    async listen(channel, onNotification) {
+      // In process: the one session listens, and nothing can cut it off.
+      const unlisten = await db.listen(channel, onNotification);
+      return { close: () => unlisten() };
     },
     async close() {
       await db.close();

@@ -1,19 +1,53 @@
+import { WEIGHTS } from './pg-keyword-ranking.ts';
+
+/** A lexeme's postings: its holders' slots ascending by seq, and each holder's column-weighted frequency of it. */
+export interface Postings {
+  /** Slots (KeywordCorpus.seqOfSlot) in [0, count), ascending by their memories' seqs. */
+  readonly slots: Int32Array;
+  /** The memory's column-weighted frequency of the lexeme (0 when it holds it without positions). */
+  readonly frequencies: Float64Array;
+  readonly count: number;
+}
+
 /**
  * One workspace's `memories.keywords` held in memory (pg-keyword-index.ts): per memory its keyword_length and its
- * lexemes' positions with weight labels, and per lexeme the seqs holding it, ascending. Compact: lexemes are interned
- * to ids; a memory's occurrences are one Uint16Array of [id high, id low, count, position << 2 | weight, …] per lexeme
- * (tsvector positions fit 14 bits, its four weights 2), and a lexeme's holders one Float64Array grown in place.
+ * lexemes' positions with weight labels, and per lexeme its postings. Compact: lexemes are interned to ids; each memory
+ * has a slot (its seq and length in typed arrays, so a ranking reads them by index); a memory's occurrences are one
+ * Uint16Array of [id high, id low, count, position << 2 | weight, …] per lexeme (tsvector positions fit 14 bits, its
+ * four weights 2), read only for phrases; a lexeme's postings are the slots holding it, ascending by seq, with each
+ * one's weighted frequency, computed once here so that a ranking walks arrays and looks nothing up per candidate.
  */
 export class KeywordCorpus {
   private readonly ids = new Map<string, number>();
-  private readonly holdersOf: Float64Array[] = [];
-  private readonly holderCounts: number[] = [];
-  private readonly docs = new Map<number, { length: number; terms: Uint16Array }>();
+  private readonly postingSlots: Int32Array[] = [];
+  private readonly postingFrequencies: Float64Array[] = [];
+  private readonly postingCounts: number[] = [];
+  private readonly docs = new Map<number, { slot: number; length: number; terms: Uint16Array }>();
+  /** Per slot its memory's seq and keyword_length (a free slot keeps its last values: no posting names it). */
+  private seqs = new Float64Array(1024);
+  private lengths = new Float64Array(1024);
+  private slotsUsed = 0;
+  private readonly freeSlots: number[] = [];
   /** The sum of the memories' keyword_length (BM25's average length is this over `documents`). */
   totalLength = 0;
 
   get documents(): number {
     return this.docs.size;
+  }
+
+  /** How many slots there are (every slot a posting names is below it). */
+  get slotCount(): number {
+    return this.slotsUsed;
+  }
+
+  /** The seq of the memory in each slot (a view: valid until the next change). */
+  get seqOfSlot(): Float64Array {
+    return this.seqs;
+  }
+
+  /** The keyword_length of the memory in each slot (a view: valid until the next change). */
+  get lengthOfSlot(): Float64Array {
+    return this.lengths;
   }
 
   lengthOf(seq: number): number {
@@ -26,30 +60,36 @@ export class KeywordCorpus {
     const terms = parseTsvector(keywords, (lexeme) => {
       let id = this.ids.get(lexeme);
       if (id === undefined) {
-        id = this.holdersOf.length;
+        id = this.postingSlots.length;
         this.ids.set(lexeme, id);
-        this.holdersOf.push(EMPTY);
-        this.holderCounts.push(0);
+        this.postingSlots.push(NO_SLOTS);
+        this.postingFrequencies.push(NO_FREQUENCIES);
+        this.postingCounts.push(0);
       }
       return id;
     });
-    for (let i = 0; i < terms.length; i += 3 + terms[i + 2]!) this.addHolder(terms[i]! * 65536 + terms[i + 1]!, seq);
-    this.docs.set(seq, { length, terms });
+    const slot = this.takeSlot(seq, length);
+    for (let i = 0; i < terms.length; i += 3 + terms[i + 2]!) {
+      this.addPosting(terms[i]! * 65536 + terms[i + 1]!, slot, seq, weightedFrequency(terms, i + 3, i + 3 + terms[i + 2]!));
+    }
+    this.docs.set(seq, { slot, length, terms });
     this.totalLength += length;
   }
 
   remove(seq: number): void {
     const doc = this.docs.get(seq);
     if (!doc) return;
-    for (let i = 0; i < doc.terms.length; i += 3 + doc.terms[i + 2]!) this.removeHolder(doc.terms[i]! * 65536 + doc.terms[i + 1]!, seq);
+    for (let i = 0; i < doc.terms.length; i += 3 + doc.terms[i + 2]!) this.removePosting(doc.terms[i]! * 65536 + doc.terms[i + 1]!, seq);
     this.docs.delete(seq);
+    this.freeSlots.push(doc.slot);
     this.totalLength -= doc.length;
   }
 
-  /** The seqs of the memories holding `lexeme`, ascending (a view: valid until the next change). */
-  holders(lexeme: string): Float64Array {
+  /** The postings of `lexeme` (views: valid until the next change). */
+  postings(lexeme: string): Postings {
     const id = this.ids.get(lexeme);
-    return id === undefined ? EMPTY : this.holdersOf[id]!.subarray(0, this.holderCounts[id]!);
+    if (id === undefined) return { slots: NO_SLOTS, frequencies: NO_FREQUENCIES, count: 0 };
+    return { slots: this.postingSlots[id]!, frequencies: this.postingFrequencies[id]!, count: this.postingCounts[id]! };
   }
 
   /** Memory `seq`'s occurrences of `lexeme`, ascending, each `position << 2 | weight` (weightLabel); undefined if none. */
@@ -67,54 +107,89 @@ export class KeywordCorpus {
 
   /** Approximate bytes held (typed arrays and per-memory entries), for the benchmarks' memory per memory. */
   approximateBytes(): number {
-    let bytes = this.holdersOf.reduce((sum, a) => sum + a.byteLength, 0) + this.ids.size * 64;
+    let bytes = this.ids.size * 64 + this.seqs.byteLength + this.lengths.byteLength;
+    for (let id = 0; id < this.postingSlots.length; id++) bytes += this.postingSlots[id]!.byteLength + this.postingFrequencies[id]!.byteLength;
     for (const doc of this.docs.values()) bytes += doc.terms.byteLength + 120;
     return bytes;
   }
 
-  private addHolder(id: number, seq: number): void {
-    let seqs = this.holdersOf[id]!;
-    const n = this.holderCounts[id]!;
-    if (n === seqs.length) {
-      const grown = new Float64Array(Math.max(4, Math.ceil(n * 1.5)));
-      grown.set(seqs);
-      this.holdersOf[id] = seqs = grown;
+  private takeSlot(seq: number, length: number): number {
+    let slot = this.freeSlots.pop();
+    if (slot === undefined) {
+      slot = this.slotsUsed++;
+      if (slot === this.seqs.length) {
+        this.seqs = grownCopy(this.seqs, Math.ceil(slot * 1.5));
+        this.lengths = grownCopy(this.lengths, Math.ceil(slot * 1.5));
+      }
+    }
+    this.seqs[slot] = seq;
+    this.lengths[slot] = length;
+    return slot;
+  }
+
+  private addPosting(id: number, slot: number, seq: number, frequency: number): void {
+    let slots = this.postingSlots[id]!;
+    let frequencies = this.postingFrequencies[id]!;
+    const n = this.postingCounts[id]!;
+    if (n === slots.length) {
+      const size = Math.max(4, Math.ceil(n * 1.5));
+      this.postingSlots[id] = slots = grownCopy(slots, size);
+      this.postingFrequencies[id] = frequencies = grownCopy(frequencies, size);
     }
     // Memories mostly arrive in seq order: appended; otherwise inserted in place.
     let at = n;
-    if (n > 0 && seqs[n - 1]! > seq) at = lowerBound(seqs, n, seq);
-    seqs.copyWithin(at + 1, at, n);
-    seqs[at] = seq;
-    this.holderCounts[id] = n + 1;
+    if (n > 0 && this.seqs[slots[n - 1]!]! > seq) at = this.lowerBound(slots, n, seq);
+    slots.copyWithin(at + 1, at, n);
+    frequencies.copyWithin(at + 1, at, n);
+    slots[at] = slot;
+    frequencies[at] = frequency;
+    this.postingCounts[id] = n + 1;
   }
 
-  private removeHolder(id: number, seq: number): void {
-    const seqs = this.holdersOf[id]!;
-    const n = this.holderCounts[id]!;
-    const at = lowerBound(seqs, n, seq);
-    if (at >= n || seqs[at] !== seq) return;
-    seqs.copyWithin(at, at + 1, n);
-    this.holderCounts[id] = n - 1;
+  private removePosting(id: number, seq: number): void {
+    const slots = this.postingSlots[id]!;
+    const n = this.postingCounts[id]!;
+    const at = this.lowerBound(slots, n, seq);
+    if (at >= n || this.seqs[slots[at]!] !== seq) return;
+    slots.copyWithin(at, at + 1, n);
+    this.postingFrequencies[id]!.copyWithin(at, at + 1, n);
+    this.postingCounts[id] = n - 1;
+  }
+
+  /** The first index in slots[0, n) whose memory's seq is at least `seq`. */
+  private lowerBound(slots: Int32Array, n: number, seq: number): number {
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.seqs[slots[mid]!]! < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 }
 
-const EMPTY = new Float64Array(0);
+const NO_SLOTS = new Int32Array(0);
+const NO_FREQUENCIES = new Float64Array(0);
+
+/** A lexeme's column-weighted frequency from its occurrences terms[from, to), summed in position order. */
+function weightedFrequency(terms: Uint16Array, from: number, to: number): number {
+  let tf = 0;
+  for (let i = from; i < to; i++) tf += WEIGHT_OF_CODE[terms[i]! & 3]!;
+  return tf;
+}
+
+function grownCopy<T extends Int32Array | Float64Array>(a: T, size: number): T {
+  const grown = new (a.constructor as new (n: number) => T)(size);
+  grown.set(a);
+  return grown;
+}
 
 /** tsvector weight labels by their 2-bit code (D, the default, is 0 as in PostgreSQL). */
 export const WEIGHT_LABELS = ['D', 'C', 'B', 'A'] as const;
 const WEIGHT_CODE: Readonly<Record<string, number>> = { A: 3, B: 2, C: 1, D: 0, a: 3, b: 2, c: 1, d: 0 };
-
-/** The first index in seqs[0, n) whose value is at least `seq`. */
-function lowerBound(seqs: Float64Array, n: number, seq: number): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (seqs[mid]! < seq) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+/** The BM25 column weight (WEIGHTS) by weight code. */
+const WEIGHT_OF_CODE = Float64Array.from(WEIGHT_LABELS, (label) => WEIGHTS[label] ?? 1);
 
 let scratch: Uint16Array = new Uint16Array(1024);
 

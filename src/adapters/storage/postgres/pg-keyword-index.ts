@@ -1,12 +1,10 @@
 import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
-import { capFrequencies, type RankedKeywordHit } from '../bm25.ts';
+import { inverseDocumentFrequency, lengthNorm, termScore, TopHits, type RankedKeywordHit } from '../bm25.ts';
 import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
 import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, KIND_VERSION, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
 import { KeywordCorpus, WEIGHT_LABELS } from './pg-keyword-corpus.ts';
-import {
-  phrasesOf, queryTokensSql, rankPhrases, WEIGHTS, type Phrase, type PhraseCounts, type QueryTokens,
-} from './pg-keyword-ranking.ts';
+import { phrasesOf, queryTokensSql, totalAtLeast, WEIGHTS, type Phrase, type QueryTokens } from './pg-keyword-ranking.ts';
 
 /** Memories read per round trip while a workspace loads (their keywords as text: about 1 MB). */
 const LOAD_PAGE = 2000;
@@ -69,7 +67,7 @@ export class PgKeywordIndex {
     }
     const allowed = caught.allowed && new Set(caught.allowed);
     const { excluded } = caught;
-    const wanted = (seq: number) => (!allowed || allowed.has(seq)) && !excluded?.has(seq);
+    const wanted = allowed || excluded ? (seq: number) => (!allowed || allowed.has(seq)) && !excluded?.has(seq) : null;
     return rankInCorpus(entry.corpus, phrasesOf(tokensOf).phrases, { wanted, excluded, limit, cap, filter });
   }
 
@@ -162,54 +160,140 @@ function apply(corpus: KeywordCorpus, row: Row): void {
   else corpus.set(seq, pgInt(row.length ?? 0), row.keywords);
 }
 
+/** One phrase's scored holders: postings [start, end) (the newest `cap`), how many hold it, and how many the search keeps. */
+interface PhrasePostings {
+  slots: ArrayLike<number>;
+  frequencies: ArrayLike<number>;
+  start: number;
+  end: number;
+  holding: number;
+  kept: number;
+}
+
 /**
- * pg-keyword-ranking.ts's ranking over the corpus: per single-token word its holders (all counted, the `cap` newest
- * scored), per phrase every memory holding all its tokens in one column at their offsets, capped the same way.
+ * pg-keyword-ranking.ts's ranking over the corpus: per single-token word its postings (all counted, the `cap` newest
+ * scored), per phrase every memory holding all its tokens in one column at their offsets, capped the same way; then
+ * BM25 as bm25.ts's rankBm25 computes it, to the bit: each memory's score and idf coverage summed phrase by phrase in
+ * query order, in arrays indexed by slot, and the best `limit` kept by TopHits.
  */
 export function rankInCorpus(corpus: KeywordCorpus, phrases: readonly Phrase[], o: {
-  wanted: (seq: number) => boolean; excluded: ReadonlySet<number> | null; limit: number; cap: number; filter: MemoryFilter;
+  wanted: ((seq: number) => boolean) | null; excluded: ReadonlySet<number> | null; limit: number; cap: number; filter: MemoryFilter;
 }): { hits: RankedKeywordHit[]; total: number } {
   if (phrases.length === 0) return { hits: [], total: 0 };
-  const perPhrase = phrases.map((phrase): PhraseCounts => {
+  const perPhrase = phrases.map((phrase): PhrasePostings => {
     if (phrase.length === 1) {
       const lexeme = phrase[0]!.lexeme;
-      const holders = corpus.holders(lexeme);
-      const frequencies = new Map<number, number>();
-      for (const seq of holders.subarray(Math.max(0, holders.length - o.cap))) {
-        const tf = singleFrequency(corpus.occurrences(seq, lexeme));
-        if (tf > 0) frequencies.set(seq, tf);
-      }
+      const { slots, frequencies, count } = corpus.postings(lexeme);
       // Validity leaves memories out of the candidates, never out of the counts: `kept` counts holders valid then.
       let invalid = 0;
       for (const seq of o.excluded ?? []) if (corpus.occurrences(seq, lexeme)) invalid++;
-      return { frequencies, holding: holders.length, kept: holders.length - invalid };
+      return { slots, frequencies, start: Math.max(0, count - o.cap), end: count, holding: count, kept: count - invalid };
     }
-    const all = new Map<number, number>();
-    for (const seq of holdersOfAll(corpus, phrase)) {
+    const slots: number[] = [];
+    const frequencies: number[] = [];
+    let kept = 0;
+    for (const slot of slotsHoldingAll(corpus, phrase)) {
+      const seq = corpus.seqOfSlot[slot]!;
       const tf = phraseFrequency(corpus, seq, phrase);
-      if (tf > 0) all.set(seq, tf);
+      if (tf <= 0) continue;
+      slots.push(slot);
+      frequencies.push(tf);
+      if (!o.wanted || o.wanted(seq)) kept++;
     }
-    return { ...capFrequencies(all, o.cap), kept: [...all.keys()].filter(o.wanted).length };
+    // Ascending by seq: the cap keeps the last `cap` (the newest), as capFrequencies does.
+    return { slots, frequencies, start: Math.max(0, slots.length - o.cap), end: slots.length, holding: slots.length, kept };
   });
-  return rankPhrases(perPhrase, {
-    wanted: o.wanted, lengthOf: (seq) => corpus.lengthOf(seq), documents: corpus.documents, totalLength: corpus.totalLength,
-    limit: o.limit, cap: o.cap, filter: o.filter,
-  });
+
+  const { documents, totalLength } = corpus;
+  const averageLength = documents > 0 ? totalLength / documents : 0;
+  const idf = perPhrase.map((p) => inverseDocumentFrequency(documents, p.holding));
+  const idfMass = idf.reduce((a, b) => a + b, 0);
+  const s = scratchFor(corpus.slotCount);
+  const lengths = corpus.lengthOfSlot;
+  const generation = s.nextGeneration();
+  let touched = 0;
+  for (let i = 0; i < perPhrase.length; i++) {
+    const { slots, frequencies, start, end } = perPhrase[i]!;
+    const phraseIdf = idf[i]!;
+    for (let k = start; k < end; k++) {
+      const tf = frequencies[k]!;
+      if (!(tf > 0)) continue;
+      const slot = slots[k]!;
+      if (s.seen[slot] !== generation) {
+        s.seen[slot] = generation;
+        s.scores[slot] = 0;
+        s.held[slot] = 0;
+        s.norms[slot] = lengthNorm(lengths[slot]!, averageLength);
+        s.touched[touched++] = slot;
+      }
+      // The same additions, in the same order, as rankBm25's scoreHit: the same floating-point sums.
+      s.scores[slot] = s.scores[slot]! + termScore(phraseIdf, tf, s.norms[slot]!);
+      s.held[slot] = s.held[slot]! + phraseIdf;
+    }
+  }
+  const best = new TopHits(o.limit);
+  const seqs = corpus.seqOfSlot;
+  let total = 0;
+  for (let t = 0; t < touched; t++) {
+    const slot = s.touched[t]!;
+    const seq = seqs[slot]!;
+    if (o.wanted && !o.wanted(seq)) continue;
+    total++;
+    const score = s.scores[slot]!;
+    if (best.accepts(score, seq)) best.add({ seq, score, coverage: idfMass > 0 ? Math.min(1, s.held[slot]! / idfMass) : 0 });
+  }
+  return { hits: best.sorted(), total: Math.max(total, totalAtLeast(perPhrase, o.cap, o.filter)) };
 }
 
-/** A lexeme's column-weighted frequency from its occurrences. */
-function singleFrequency(occurrences: Uint16Array | undefined): number {
-  let tf = 0;
-  for (const packed of occurrences ?? []) tf += WEIGHTS[WEIGHT_LABELS[packed & 3]!] ?? 1;
-  return tf;
+/** Per-slot sums of one ranking, reused by the next (rankings run one at a time on the event loop). */
+class RankingScratch {
+  scores = new Float64Array(0);
+  held = new Float64Array(0);
+  norms = new Float64Array(0);
+  touched = new Int32Array(0);
+  /** The ranking that last touched each slot: a slot of another's holds stale sums. */
+  seen = new Uint32Array(0);
+  private generation = 0;
+
+  grow(slots: number): void {
+    if (slots <= this.scores.length) return;
+    const size = Math.max(slots, Math.ceil(this.scores.length * 1.5));
+    this.scores = new Float64Array(size);
+    this.held = new Float64Array(size);
+    this.norms = new Float64Array(size);
+    this.touched = new Int32Array(size);
+    this.seen = new Uint32Array(size);
+    this.generation = 0;
+  }
+
+  nextGeneration(): number {
+    if (++this.generation === 0xffffffff) {
+      this.seen.fill(0);
+      this.generation = 1;
+    }
+    return this.generation;
+  }
 }
 
-/** The memories holding every token of the phrase: the rarest token's holders, each checked for the others. */
-function holdersOfAll(corpus: KeywordCorpus, phrase: Phrase): number[] {
+const scratch = new RankingScratch();
+
+function scratchFor(slots: number): RankingScratch {
+  scratch.grow(slots);
+  return scratch;
+}
+
+/** The slots of the memories holding every token of the phrase: the rarest token's holders, each checked for the others. */
+function slotsHoldingAll(corpus: KeywordCorpus, phrase: Phrase): number[] {
   const lexemes = [...new Set(phrase.map((t) => t.lexeme))];
-  const lists = lexemes.map((l) => ({ lexeme: l, holders: corpus.holders(l) })).sort((a, b) => a.holders.length - b.holders.length);
+  const lists = lexemes.map((l) => ({ lexeme: l, postings: corpus.postings(l) })).sort((a, b) => a.postings.count - b.postings.count);
   const [rarest, ...others] = lists;
-  return [...rarest!.holders].filter((seq) => others.every((x) => corpus.occurrences(seq, x.lexeme) !== undefined));
+  const out: number[] = [];
+  for (let k = 0; k < rarest!.postings.count; k++) {
+    const slot = rarest!.postings.slots[k]!;
+    const seq = corpus.seqOfSlot[slot]!;
+    if (others.every((x) => corpus.occurrences(seq, x.lexeme) !== undefined)) out.push(slot);
+  }
+  return out;
 }
 
 /** The phrase's weighted frequency in memory `seq`: its first token's occurrences followed by the others, same weight. */

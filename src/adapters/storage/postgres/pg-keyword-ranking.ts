@@ -40,16 +40,21 @@ export function rankPhrases(perPhrase: readonly PhraseCounts[], o: {
   limit: number; cap: number; filter: MemoryFilter;
 }): { hits: RankedKeywordHit[]; total: number } {
   const frequencies = perPhrase.map((x) => x.frequencies);
-  const holding = perPhrase.map((x) => x.holding);
-  // Without a filter but validity, a capped word's memories valid then are all matches: `total` is at least their count.
-  const kept = perPhrase.map((x) => x.kept);
   const held = new Set<number>();
   for (const f of frequencies) for (const seq of f.keys()) held.add(seq);
   return rankBm25({
-    frequencies, holding, candidates: [...held].filter(o.wanted), lengthOf: o.lengthOf,
+    frequencies, holding: perPhrase.map((x) => x.holding), candidates: [...held].filter(o.wanted), lengthOf: o.lengthOf,
     documents: o.documents, averageLength: o.documents > 0 ? o.totalLength / o.documents : 0, limit: o.limit,
-    totalAtLeast: holding.some((n) => n > o.cap) && !hasMemoryFilter(o.filter) ? Math.max(...kept) : 0,
+    totalAtLeast: totalAtLeast(perPhrase, o.cap, o.filter),
   });
+}
+
+/**
+ * The least `total` can be beside the candidates counted: without a filter but validity, a capped word's memories
+ * valid then are all matches, so `total` is at least their count.
+ */
+export function totalAtLeast(perPhrase: readonly { holding: number; kept: number }[], cap: number, filter: MemoryFilter): number {
+  return perPhrase.some((x) => x.holding > cap) && !hasMemoryFilter(filter) ? Math.max(...perPhrase.map((x) => x.kept)) : 0;
 }
 
 /** A token `t.lexeme` quoted for tsquery input, in SQL: backslashes and quotes doubled, in single quotes. */

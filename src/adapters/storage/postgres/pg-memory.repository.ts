@@ -490,9 +490,13 @@ export function createPgMemoryRepository(db: PgExecutor, outbox: PgOutbox,
 
     cosinesOf: (scope, refs, query) => cosinesOf(db, scope, seqsOf(refs), query, Boolean(options.index)),
 
-    // The exact cosines, in one query (an in-memory index's codes could lag another node's writes).
+    // The exact cosines (error 0). With the node's vector index, a hybrid search's keyword candidates are scored from
+    // the snapshot its semantic leg caught up and searched (PgVectorIndex.exactCosines: no vector read); else, or with
+    // no such snapshot, in one query.
     async cosineEstimatesOf(scope, refs, query) {
-      const exact = await cosinesOf(db, scope, seqsOf(refs), query, Boolean(options.index));
+      const seqs = seqsOf(refs);
+      const exact = (seqs.length > 0 ? await options.index?.exactCosines(scope, query, seqs) : null)
+        ?? await cosinesOf(db, scope, seqs, query, Boolean(options.index));
       return new Map([...exact].map(([ref, cosine]) => [ref, { cosine, error: 0 }]));
     },
 

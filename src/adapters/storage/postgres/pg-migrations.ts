@@ -857,6 +857,23 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory_keywords_changed();
     `,
   },
+  {
+    // PostgreSQL only: each node caches keys by digest (pg-api-key-cache.ts); SQLite reads its file in process.
+    version: 26,
+    name: 'api key change notifications',
+    sql: `
+      -- Every node LISTENs on mnemo_api_keys and forgets a key when it hears its id (all keys on '*'). NOTIFY is
+      -- delivered at COMMIT, so a node hears of a revocation, rotation or re-scoping once it is visible. New keys need
+      -- no notification: a digest not found is never cached.
+      CREATE FUNCTION api_keys_changed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_notify('mnemo_api_keys', CASE WHEN TG_OP = 'TRUNCATE' THEN '*' ELSE OLD.id END);
+        RETURN NULL;
+      END $fn$;
+      CREATE TRIGGER api_keys_changed AFTER UPDATE OR DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION api_keys_changed();
+      CREATE TRIGGER api_keys_truncated AFTER TRUNCATE ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed();
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

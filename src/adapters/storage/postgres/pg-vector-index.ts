@@ -45,6 +45,11 @@ type ChangeRow = { kind: number; seq: number | string | null; vector: string | n
  */
 export class PgVectorIndex {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Per query vector instance, the entry its latest search caught up (exactCosines): the hybrid search hands its
+   * semantic leg and its candidates' scoring the same vector, and embeds each query afresh.
+   */
+  private readonly snapshots = new WeakMap<Float32Array, { key: string; entry: Promise<Entry | null> }>();
   private scanPool: ScanPool | null = null;
   private closed = false;
 
@@ -52,13 +57,40 @@ export class PgVectorIndex {
 
   /** Best first (equal scores by seq), the exact `total` of the scope's vectors at or above `minCosine`. */
   async search(scope: Scope, q: IndexQuery): Promise<{ hits: { seq: number; cosine: number }[]; total: number }> {
+    const key = keyOf(scope, q.modelId, q.vector.length);
+    const caughtUp = this.caughtUp(key, scope, q);
+    this.snapshots.set(q.vector, { key, entry: caughtUp.then((c) => c.entry, () => null) });
+    const { entry, allowed, excluded } = await caughtUp;
+    const { hits, total } = await entry.matrix.searchIn(this.pool(), q.vector, q.limit, q.minCosine, allowed,
+      { callerBusy: q.callerBusy, excluded });
+    return { hits: hits.map((h) => ({ seq: h.key, cosine: h.cosine })), total };
+  }
+
+  /**
+   * The exact cosine of each given memory's vector to `vector` (as the scan's re-rank scores it), from the matrix as
+   * the search given this very vector instance caught it up: a hybrid search's keyword-only candidates, scored from
+   * the snapshot its own semantic leg searched (or a later one) — every write committed before that search began —
+   * without reading their vectors from the database. Memories without a vector of the model and width are left out.
+   * Null when no search of this index was given that vector, or its workspace has been reloaded since: the caller
+   * reads the vectors from the database.
+   */
+  async exactCosines(scope: Scope, q: { vector: Float32Array; modelId: string }, seqs: readonly number[]): Promise<Map<number, number> | null> {
+    const snapshot = this.snapshots.get(q.vector);
+    if (!snapshot || snapshot.key !== keyOf(scope, q.modelId, q.vector.length)) return null;
+    const entry = await snapshot.entry;
+    if (!entry || this.entries.get(snapshot.key) !== entry) return null;
+    return entry.matrix.exactCosines(q.vector, seqs);
+  }
+
+  /** The entry of `key`, loaded and brought up to date for this search, with the seqs its filter allows or excludes. */
+  private async caughtUp(key: string, scope: Scope, q: IndexQuery):
+    Promise<{ entry: Entry; allowed: number[] | null; excluded: Set<number> | null }> {
     const dims = q.vector.length;
-    const key = `${scope.tenantId}\u0000${scope.mode}\u0000${scope.workspace}\u0000${q.modelId}\u0000${dims}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { matrix: new VectorMatrix(dims), version: -1, loading: null };
-      this.entries.set(key, entry);
-      entry.loading = this.load(entry, scope, q.modelId, dims).finally(() => { entry!.loading = null; });
+      const created: Entry = { matrix: new VectorMatrix(dims), version: -1, loading: null };
+      this.entries.set(key, (entry = created));
+      created.loading = this.load(created, scope, q.modelId, dims).finally(() => { created.loading = null; });
     }
     if (entry.loading) {
       try {
@@ -69,15 +101,13 @@ export class PgVectorIndex {
         throw err;
       }
     }
-    if (this.entries.get(key) !== entry) return this.search(scope, q); // dropped meanwhile (a reload): its successor
+    if (this.entries.get(key) !== entry) return this.caughtUp(key, scope, q); // dropped meanwhile (a reload): its successor
     const { allowed, excluded, reload } = await this.catchUp(entry, scope, q, dims);
     if (reload) {
       this.drop(key);
-      return this.search(scope, q);
+      return this.caughtUp(key, scope, q);
     }
-    const { hits, total } = await entry.matrix.searchIn(this.pool(), q.vector, q.limit, q.minCosine, allowed,
-      { callerBusy: q.callerBusy, excluded });
-    return { hits: hits.map((h) => ({ seq: h.key, cosine: h.cosine })), total };
+    return { entry, allowed, excluded };
   }
 
   /**
@@ -161,6 +191,9 @@ export class PgVectorIndex {
     return { allowed, excluded, reload: false };
   }
 }
+
+const keyOf = (scope: Scope, modelId: string, dims: number): string =>
+  `${scope.tenantId}\u0000${scope.mode}\u0000${scope.workspace}\u0000${modelId}\u0000${dims}`;
 
 /**
  * The memories whose vectors changed after version `after`, each with its vector of the model and width as it is now

@@ -1,5 +1,7 @@
 import type { Storage } from '../../../core/storage.port.ts';
 import { createPgApiKeyRepository } from './pg-api-key.repository.ts';
+import { ApiKeyCache } from './pg-api-key-cache.ts';
+import { listenForApiKeyChanges } from './pg-api-key-listener.ts';
 import { createPgEventRepository } from './pg-event.repository.ts';
 import type { PgExecutor } from './pg-executor.ts';
 import { createPgIdempotencyRepository } from './pg-idempotency.repository.ts';
@@ -37,6 +39,11 @@ export interface PostgresStorageOptions {
   exactScanBelow?: number;
   /** `database` scan: `hnsw.ef_search` for HNSW scans (recall against speed). */
   hnswEfSearch?: number;
+  /**
+   * false: no LISTEN session, so every key lookup reads the database (pg-api-key-cache.ts). Default true; a database
+   * that delivers no notifications (a pooler in transaction mode) leaves the cache bypassed by itself.
+   */
+  keyCache?: boolean;
 }
 
 /**
@@ -50,6 +57,9 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
   const inMemory = (options.vectorScan ?? 'memory') === 'memory';
   const index = inMemory ? new PgVectorIndex(db, { threads: options.searchThreads ?? 0 }) : null;
   const keywordIndex = inMemory ? new PgKeywordIndex(db) : null;
+  // Authentication from memory while this node hears every node's key changes (one more session: LISTEN).
+  const apiKeyCache = new ApiKeyCache();
+  const apiKeyListener = db.listen && options.keyCache !== false ? listenForApiKeyChanges(db, apiKeyCache) : null;
   let closed = false;
   return {
     kind: 'postgres',
@@ -57,7 +67,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
       exactScanBelow: options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW, hnswEfSearch: options.hnswEfSearch ?? DEFAULT_HNSW_EF_SEARCH, index,
       keywordIndex,
     }),
-    apiKeys: createPgApiKeyRepository(db, outbox),
+    apiKeys: createPgApiKeyRepository(db, outbox, apiKeyCache),
     searchLog: createPgSearchLogRepository(db),
     topics: createPgTopicRepository(db),
     events: createPgEventRepository(db, outbox),
@@ -95,6 +105,7 @@ export async function createPostgresStorage(db: PgExecutor, options: PostgresSto
     async close() {
       if (closed) return;
       closed = true;
+      await apiKeyListener?.close();
       await index?.close();
       keywordIndex?.close();
       await db.close();
