@@ -43,12 +43,8 @@ const NOT_ON_POSTGRES = [
   // `mnemo mcp` is a separate process: it opens the store its environment names (the data directory's SQLite file).
   'test/mcp/stdio.test.ts',
   // The dashboard's look in Chromium (width at 375 and 1920 px, axe, focus, 404, favicon): the store does not change
-  // the markup.
+  // the markup. Its actions in Chromium (browser.test.ts, manage-browser.test.ts) run on both stores.
   'test/dashboard/look.browser.test.ts',
-  // The dashboard's actions in Chromium on PostgreSQL are `npm run test:long`'s: about 55 s of CPU (PGlite and
-  // Chromium in one worker), which `npm test`'s 5-minute budget does not have. In `npm test` the same actions run in
-  // Chromium on SQLite and as form posts on PostgreSQL (manage-forms.test.ts, workbench.test.ts, both projects).
-  ...(process.env.MNEMO_TEST_LONG ? [] : ['test/dashboard/browser.test.ts', 'test/dashboard/manage-browser.test.ts']),
   // Load shedding reads the event loop of the test process; in this project that process also runs PGlite (WASM, in
   // process) and other files unisolated, whose work moves the samples. Shedding involves no store.
   LOAD_SHEDDING_TEST,

@@ -1,31 +1,67 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startForTheProcess } from '../support/process-fixture.ts';
 
 /**
  * Headless Chromium for the dashboard's browser tests (Debian's /usr/bin/chromium, driven by playwright-core): one
- * browser and one page per file, in a fresh profile directory (playwright passes it as --user-data-dir).
+ * browser per test process, shared by the files that run one after another in it (`isolate: false`; a launch costs
+ * about a second of CPU), and a fresh context of its own (cookies, storage, downloads) with one page per file.
  */
 export interface Chromium {
   context: BrowserContext;
   page: Page;
+  /** Closes the file's context; the browser waits a moment for the process's next file. */
   close(): Promise<void>;
 }
 
+/**
+ * How long the browser outlives its last context. The browser files run one after another (the sequencer lists them
+ * together), so the next one opens its context within this; once none does, an idle browser would only burn CPU.
+ */
+const IDLE_CLOSE_MS = 2_000;
+
+interface Shared { browser: Promise<Browser>; contexts: number; idle?: NodeJS.Timeout }
+const KEY = Symbol.for('mnemo.test.sharedChromium');
+const store = globalThis as Record<symbol, Shared | undefined>;
+
+/** The events whose listeners the launch may add (playwright's `exit`): the process's, not the file's. */
+const PROCESS_EVENTS = ['exit', 'SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * The process's browser. No signal handlers: vitest ends a worker with SIGTERM, and Chromium exits by itself once the
+ * pipe it is driven through closes; playwright's `exit` handler kills it when the process exits otherwise.
+ */
+function processBrowser(): Shared {
+  const existing = store[KEY];
+  if (existing) return existing;
+  const shared: Shared = {
+    contexts: 0,
+    browser: startForTheProcess(PROCESS_EVENTS, () => chromium.launch({
+      executablePath: '/usr/bin/chromium', headless: true, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', '--disable-extensions'],
+    })),
+  };
+  store[KEY] = shared;
+  shared.browser.then((browser) => browser.on('disconnected', () => { if (store[KEY] === shared) store[KEY] = undefined; }),
+    () => { if (store[KEY] === shared) store[KEY] = undefined; });
+  return shared;
+}
+
 export async function launchChromium(viewport: { width: number; height: number }): Promise<Chromium> {
-  const profile = mkdtempSync(join(tmpdir(), 'mnemo-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, viewport, acceptDownloads: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-extensions'],
-  });
+  const shared = processBrowser();
+  clearTimeout(shared.idle);
+  shared.contexts++;
+  const context = await (await shared.browser).newContext({ viewport, acceptDownloads: true });
   return {
     context,
-    page: context.pages()[0] ?? await context.newPage(),
+    page: await context.newPage(),
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      if (--shared.contexts > 0) return;
+      shared.idle = setTimeout(() => {
+        if (store[KEY] === shared) store[KEY] = undefined;
+        void shared.browser.then((browser) => browser.close());
+      }, IDLE_CLOSE_MS).unref();
     },
   };
 }

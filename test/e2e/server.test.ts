@@ -4,12 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, it } from 'vitest';
-import { npmStart, repositoryRoot as root } from '../support/npm-start.ts';
+import { npmStart, repositoryRoot as root, startCompiledServer } from '../support/npm-start.ts';
 
 const run = promisify(execFile);
 
+/**
+ * `mnemo keys create` from the package's bin, as `npx mnemo` runs it (npx only finds that file, for about 2 s of CPU
+ * more; installing and running the package through npx is `npm run test:package`'s).
+ */
 async function createKey(dataDir: string, ...args: string[]) {
-  const { stdout } = await run('npx', ['mnemo', 'keys', 'create', ...args, '--json'], { cwd: root, env: { ...process.env, MNEMO_DATA_DIR: dataDir } });
+  const { stdout } = await run(process.execPath, ['bin/mnemo.js', 'keys', 'create', ...args, '--json'], { cwd: root, env: { ...process.env, MNEMO_DATA_DIR: dataDir } });
   return JSON.parse(stdout) as { id: string; key: string; tenant: string; user: string; tier: string; mode: string; scopes: string[] };
 }
 
@@ -56,10 +60,11 @@ describe.concurrent('end to end: npm start, the CLI and HTTP on loopback', () =>
     await expect(fetch(`${server.url}/health`)).rejects.toThrow();
 
     // The data survives a restart; a database others can read is logged once (at warn) and served. One model worker:
-    // the restart is about the data and the warning, and each worker loads the model (about 2 s of CPU).
+    // the restart is about the data and the warning, and each worker loads the model (about 2 s of CPU). The compiled
+    // server that `npm start` ran just now, without npm around it again (its CLI costs about a second of CPU).
     const db = join(dataDir, 'mnemo.db');
     chmodSync(db, 0o644);
-    const again = await npmStart({ MNEMO_DATA_DIR: dataDir, PORT: '0', MNEMO_LOG_LEVEL: 'warn', MNEMO_EMBEDDINGS: 'local', MNEMO_EMBEDDING_WORKERS: '1' });
+    const again = await startCompiledServer({ ...process.env, MNEMO_DATA_DIR: dataDir, PORT: '0', MNEMO_LOG_LEVEL: 'warn', MNEMO_EMBEDDINGS: 'local', MNEMO_EMBEDDING_WORKERS: '1' });
     const list = await fetch(`${again.url}/api/v1/memories`, { headers });
     expect(((await list.json()) as { pagination: { total: number } }).pagination.total).toBe(2);
     const exposed = (output: string) => output.split('\n').filter((l) => l.startsWith('{') && l.includes('other users'))

@@ -17,7 +17,8 @@ const threads = () => readdirSync('/proc/self/task').length;
 
 // The real bundled model in real worker threads. Each worker started loads the model: about a second, more on a busy
 // machine, so the tests share the embedders below (each test reads only the stats it changed) and start new ones only
-// for options these lack. 13 worker starts in all (was 18).
+// for options these lack; the vectors a worker must give are the model's in this process. 10 worker starts and one
+// load in process in all (was 18, then 13).
 describe('local USE-lite embedder', () => {
   /** This process's threads before any embedder of this file started (the last test closes them all). */
   let threadsBefore = 0;
@@ -26,11 +27,14 @@ describe('local USE-lite embedder', () => {
     await readFile(import.meta.filename);
     threadsBefore = threads();
   });
-  const embedder = createLocalEmbedder();
-  afterAll(() => embedder.close());
   /** The model loaded in this process, what the workers' answers are compared with: loaded once for the file. */
   let model: ReturnType<typeof initModel> | undefined;
   const inProcessModel = () => (model ??= initModel(modelSource));
+  /** What a worker must answer for each text embedded alone: the in-process model's vector, bit for bit (tested below). */
+  const reference = async (texts: string[]): Promise<Float32Array[]> => {
+    const loaded = await inProcessModel();
+    return Promise.all(texts.map(async (text) => Float32Array.from((await loaded.embed([text]))[0]!)));
+  };
   /**
    * Two workers and micro-batches of up to 16 texts, shared by the tests of batching and of the split over workers
    * (each reads the stats it changed): every worker started costs the suite a model load, about a second.
@@ -44,6 +48,12 @@ describe('local USE-lite embedder', () => {
    */
   const one = createLocalEmbedder({ workers: 1 });
   afterAll(() => one.close());
+  /**
+   * Two workers of the real model (./crashing-embed.worker.ts runs embed.worker.ts unchanged and exits on CRASH_TEXT
+   * only) with the default pipeline and one text a call: the tests of answers across workers and of a worker's crash.
+   */
+  const crashing = createLocalEmbedder({ workers: 2, workerModule: new URL('./crashing-embed.worker.ts', import.meta.url) });
+  afterAll(() => crashing.close());
   const oneDeep = createLocalEmbedder({ workers: 1, pipelineDepth: 1 });
   afterAll(() => oneDeep.close());
   /** One worker, one call at a time, of up to 4 texts (the tests of how calls are cut and put together). */
@@ -51,26 +61,26 @@ describe('local USE-lite embedder', () => {
   afterAll(() => smallBatches.close());
 
   it('warms up and embeds 512 floats per text', async () => {
-    await embedder.warmup();
-    expect(embedder.modelId).toBe('local:use-lite-512');
-    expect(embedder.dimensions).toBe(512);
-    const [v] = await embedder.embed(['Hello world']);
+    await one.warmup();
+    expect(one.modelId).toBe('local:use-lite-512');
+    expect(one.dimensions).toBe(512);
+    const [v] = await one.embed(['Hello world']);
     expect(v).toBeInstanceOf(Float32Array);
     expect(v).toHaveLength(512);
     expect(norm(v!)).toBeGreaterThan(0.5);
   });
 
   it('returns zero vectors for blank texts without calling the model', async () => {
-    const before = embedder.stats().batches;
-    const vectors = await embedder.embed(['', '   ', '\n']);
+    const before = one.stats().batches;
+    const vectors = await one.embed(['', '   ', '\n']);
     expect(vectors.map((v) => v.length)).toEqual([512, 512, 512]);
     for (const v of vectors) expect(norm(v)).toBe(0);
-    expect(embedder.stats().batches).toBe(before);
+    expect(one.stats().batches).toBe(before);
   });
 
   it('keeps input order when blank and non-blank texts are mixed (blank last, too)', async () => {
-    const [alone] = await embedder.embed(['The weather is nice today']);
-    const vectors = await embedder.embed(['', 'The weather is nice today', ' ', 'Stocks fell sharply', '']);
+    const [alone] = await one.embed(['The weather is nice today']);
+    const vectors = await one.embed(['', 'The weather is nice today', ' ', 'Stocks fell sharply', '']);
     expect(vectors).toHaveLength(5);
     expect(cosine(vectors[1]!, alone!)).toBeGreaterThan(0.999);
     expect(cosine(vectors[3]!, alone!)).toBeLessThan(0.9);
@@ -78,7 +88,7 @@ describe('local USE-lite embedder', () => {
   });
 
   it('scores paraphrases above unrelated sentences', async () => {
-    const [cat, paraphrase, revenue] = await embedder.embed([
+    const [cat, paraphrase, revenue] = await one.embed([
       'The cat sat on the mat',
       'A cat was sitting on a rug',
       'Quarterly revenue grew by ten percent',
@@ -88,7 +98,7 @@ describe('local USE-lite embedder', () => {
 
   it('micro-batches concurrent calls when allowed (maxBatch) and answers each caller correctly', async () => {
     const texts = Array.from({ length: 20 }, (_, i) => `Note number ${i} is about topic ${i % 3}`);
-    const expected = await embedder.embed(texts);
+    const expected = await reference(texts);
     const before = batching.stats();
     const results = await Promise.all(texts.map((text) => batching.embed([text])));
     const after = batching.stats();
@@ -107,7 +117,7 @@ describe('local USE-lite embedder', () => {
     expect(vectors).toHaveLength(10);
     const after = smallBatches.stats();
     expect([after.batches - before.batches, after.texts - before.texts]).toEqual([3, 10]);
-    const [last] = await embedder.embed(['sentence 9']);
+    const [last] = await reference(['sentence 9']);
     expect(cosine(vectors[9]!, last!)).toBeGreaterThan(0.999);
   });
 
@@ -143,7 +153,7 @@ describe('local USE-lite embedder', () => {
     // One worker would have taken all eight in one model call; two take four each, at the same time.
     const after = batching.stats();
     expect([after.batches - before.batches, after.texts - before.texts]).toEqual([2, 8]);
-    const [first] = await embedder.embed([texts[0]!]);
+    const [first] = await reference([texts[0]!]);
     expect(cosine(results[0]![0]!, first!)).toBeGreaterThan(0.999999);
   });
 
@@ -254,9 +264,9 @@ describe('local USE-lite embedder', () => {
     const model = await inProcessModel();
     const texts = ['The cat sat on the mat', 'Quarterly revenue grew by ten percent', 'Deploy the search index tonight'];
     const inProcess = await Promise.all(texts.map(async (text) => (await model.embed([text]))[0]!));
-    // One text per model call (the file's embedder: one text a call, the default), sent at once so that the calls
-    // spread over its workers: bit for bit the same floats, whichever worker ran each.
-    const single = await Promise.all(texts.map((text) => embedder.embed([text])));
+    // One text per model call (the default), sent at once so that the calls spread over the two workers: bit for bit
+    // the same floats, whichever worker ran each.
+    const single = await Promise.all(texts.map((text) => crashing.embed([text])));
     single.forEach(([v], i) => expect(Array.from(v!)).toEqual(inProcess[i]));
     // Batched with others (up to 16 texts a call), the model's float sums run in another order: equal to within 1e-6,
     // not to the bit.
@@ -268,10 +278,6 @@ describe('local USE-lite embedder', () => {
   });
 
   describe('with a worker that crashes on one text (./crashing-embed.worker.ts)', () => {
-    /** Two workers of the real model that exit (code 7) on CRASH_TEXT. */
-    const crashing = createLocalEmbedder({ workers: 2, workerModule: new URL('./crashing-embed.worker.ts', import.meta.url) });
-    afterAll(() => crashing.close());
-
     // One crash for both the call it ran and the call waiting behind it: each crash costs a restart (a model load).
     it('fails the texts of a worker that crashes (the running call and the one waiting behind it) with a clear error, keeps the other worker going, and restarts it', async () => {
       await crashing.warmup();
@@ -287,7 +293,7 @@ describe('local USE-lite embedder', () => {
       expect(await other).toHaveLength(1);
 
       const [again] = await crashing.embed(['after the crash']);
-      const [expected] = await embedder.embed(['after the crash']);
+      const [expected] = await reference(['after the crash']);
       expect(Array.from(again!)).toEqual(Array.from(expected!));
       expect(crashing.stats()).toMatchObject({ workerStarts: starts + 1, callsOut: 0 });
     });
@@ -297,7 +303,7 @@ describe('local USE-lite embedder', () => {
     // Every embedder of the file, its workers started (they are, once the tests above ran: one of each started and
     // restarted ones among them): each worker is a thread of this process, and every one must be gone once close()
     // has resolved, back to the threads there were before the file started any.
-    const all = [embedder, batching, one, oneDeep, smallBatches];
+    const all = [batching, one, oneDeep, smallBatches, crashing];
     await Promise.all(all.map((e) => e.warmup()));
     expect(threads()).toBeGreaterThanOrEqual(threadsBefore + all.reduce((n, e) => n + e.stats().workers, 0));
     await Promise.all(all.map((e) => e.close()));

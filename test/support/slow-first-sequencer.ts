@@ -12,7 +12,8 @@ const SLOW_FIRST = [
   'postgres:test/hardening/fuzz.test.ts',
   'postgres:test/g5/errors.test.ts',
   'postgres:test/hardening/isolation.property.test.ts',
-  // The dashboard's actions in Chromium on PostgreSQL (`npm run test:long` only: vitest.config.ts, NOT_ON_POSTGRES).
+  // The dashboard's actions in Chromium on PostgreSQL, one after the other so that the second file of a worker takes
+  // the browser the first launched (test/dashboard/chromium.ts).
   'postgres:test/dashboard/browser.test.ts',
   'postgres:test/dashboard/manage-browser.test.ts',
   'postgres:test/g4/errors.test.ts',
