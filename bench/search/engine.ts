@@ -20,8 +20,15 @@ import { memoryBreakdown, MEMORY_PROBE } from '../lib/memory-breakdown.ts';
 import { threadTimes, threadTimesBetween } from '../lib/process-cpu.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
 import { MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
+import { engineSearchBody, firstSearch, recallAt10, searchesWithHealth } from '../lib/engine-runs.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
 import { seedStoreFile } from './seed-file.ts';
+
+// On PostgreSQL (a server's URL, or PGlite with `--store postgres`) the same phases run in engine-postgres.ts.
+if (process.argv.slice(2).some((a) => /^--(database-url|store)(=|$)/.test(a))) {
+  await import('./engine-postgres.ts');
+  process.exit(0);
+}
 
 const program = new Command('bench:engine')
   .description('G1 semantic search vs sqlite-vec vec0 on the same vectors; 8 clients with /health beside; cold start; RSS')
@@ -37,6 +44,7 @@ const program = new Command('bench:engine')
   .option('--keep-store <dir>', 'keep each size\'s seeded store under <dir> and reuse it on later runs (seeding 1M takes minutes)')
   .option('--prime', 'before the measured restart, start the server once on the store, answer one search and stop it (a server ' +
     'that ran before: it leaves its persisted vector codes), and log that first search\'s time')
+  .addHelpText('after', '\nOn PostgreSQL: --database-url URL (a server with pgvector) or --store postgres (PGlite); --help then lists its options.')
   .option('--write', 'update the "Semantic search engine" section of BENCHMARKS.md')
   .parse();
 const opts = program.opts<{
@@ -90,7 +98,6 @@ const phases = {
   },
 };
 
-const searchBody = (query: string) => JSON.stringify({ query, limit: 10, threshold: 0 });
 
 /** Seeds `size` memories straight into the store file (the server stopped), in large transactions (seed-file.ts). */
 function seed(dataDir: string, size: number): { tenantId: string; mode: KeyMode; workspace: string } {
@@ -214,7 +221,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
       let v = 0;
       let g1Ids: string[] = [];
       const runG1 = async () => {
-        const r = await c.call('POST', SEARCH_PATH, searchBody(q));
+        const r = await c.call('POST', SEARCH_PATH, engineSearchBody(q));
         if (r.status !== 200) throw new Error(`search answered ${r.status}`);
         g = r.ms;
         g1Ids = (JSON.parse(r.text) as { data: { results: { id: string }[] } }).data.results.map((hit) => hit.id);
@@ -227,7 +234,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
       const exactIds = new Set(Array.from(exact.rows.subarray(0, exact.count), (row) => ids[row]!));
       if (i >= 5) {
         g1Ms.push(g); vecMs.push(v); plainMs.push(p); ratios.push(g / v);
-        recalls.push(g1Ids.filter((id) => exactIds.has(id)).length / Math.max(1, exactIds.size));
+        recalls.push(recallAt10(g1Ids, exactIds));
       }
       bar.increment();
     }
@@ -236,47 +243,21 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
 
     // `clients` search loops for `duration` seconds, GET /health every 20 ms beside them.
     log(`${clients} clients for ${durationS} s, /health polled`);
-    const health = timedClient(server.url, key, 1);
-    const healthMs: number[] = [];
-    const concurrentMs: number[] = [];
-    let stop = false;
-    let n = 0;
-    const poll = (async () => {
-      while (!stop) {
-        const r = await health.call('GET', '/health');
-        if (r.status !== 200) throw new Error(`/health answered ${r.status}`);
-        healthMs.push(r.ms);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
     const threadsBefore = await threadTimes(server.pid);
-    const start = performance.now();
     phases.mark(size, 'clients start');
-    await Promise.all(Array.from({ length: clients }, async (_, k) => {
-      let i = k * 17;
-      while (performance.now() - start < durationS * 1000) {
-        const r = await c.call('POST', SEARCH_PATH, searchBody(queries[i++ % queries.length]!));
-        if (r.status !== 200) throw new Error(`search answered ${r.status}: ${r.text.slice(0, 200)}`);
-        concurrentMs.push(r.ms);
-        n++;
-      }
-    }));
-    const elapsed = (performance.now() - start) / 1000;
+    const concurrent = await searchesWithHealth(server, key, c, { clients, durationS, queries });
     phases.mark(size, 'clients end');
     const threadsAfter = await threadTimes(server.pid);
-    stop = true;
-    await poll;
-    log(`server threads during the ${clients}-client run (${n} searches, ${healthMs.length} /health):\n` +
+    log(`server threads during the ${clients}-client run (${concurrent.searches} searches, ${concurrent.healthCount} /health):\n` +
       threadTimesBetween(server.pid, threadsBefore, threadsAfter));
-    health.close();
     const rssMiB = (await server.rssMiB()) ?? Number.NaN;
     if (opts.memoryDetail) log(`memory after the concurrent run:\n${await memoryBreakdown(server.pid, probeFile)}`);
     c.close();
     await server.stop();
     await phases.save();
     return {
-      size, g1Ms, vecMs, ratios, plainMs, recalls, concurrentPerSecond: n / elapsed, concurrentP50: median(concurrentMs),
-      healthP99: percentile(healthMs, 99), healthMax: Math.max(...healthMs), healthCount: healthMs.length,
+      size, g1Ms, vecMs, ratios, plainMs, recalls, concurrentPerSecond: concurrent.perSecond, concurrentP50: concurrent.p50,
+      healthP99: concurrent.healthP99, healthMax: concurrent.healthMax, healthCount: concurrent.healthCount,
       firstSearchMs, firstRefusals: refusals, restartMs: server.startupMs, rssMiB, baseRssMiB, floatsMiB: (size * dims * 4) / (1024 * 1024), load: loadAverage(),
     };
   } finally {
@@ -301,23 +282,6 @@ async function persistedCodes(dataDir: string): Promise<number | null> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return null;
-}
-
-/**
- * A search sent the moment the server listens, repeated after a refusal (503 while the server sheds load, 408 when
- * the load outlasts the search timeout on a busy machine) until answered: its time from the first send.
- */
-async function firstSearch(client: ReturnType<typeof timedClient>, query: string): Promise<{ ms: number; refusals: number }> {
-  const t0 = performance.now();
-  let answer = await client.call('POST', SEARCH_PATH, searchBody(query));
-  let refusals = 0;
-  while ((answer.status === 503 || answer.status === 408) && performance.now() - t0 < 120_000) {
-    refusals++;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    answer = await client.call('POST', SEARCH_PATH, searchBody(query));
-  }
-  if (answer.status !== 200) throw new Error(`first search answered ${answer.status}: ${answer.text.slice(0, 300)}`);
-  return { ms: performance.now() - t0, refusals };
 }
 
 /** RSS of a server with an empty store after one search: the fixed base the vectors add to. */

@@ -1,0 +1,75 @@
+import { percentile, median } from './stats.ts';
+import { SEARCH_PATH, timedClient } from '../http/client.ts';
+
+type Client = ReturnType<typeof timedClient>;
+
+/** The G1 body every engine run sends: limit 10, threshold 0 (every memory scored and counted). */
+export const engineSearchBody = (query: string) => JSON.stringify({ query, limit: 10, threshold: 0 });
+
+/**
+ * The first search, sent at once and repeated until answered: a refusal (503 while the server sheds load, 408 when
+ * the load outlasts the search timeout) is counted, not fatal, for up to two minutes.
+ */
+export async function firstSearch(c: Client, query: string): Promise<{ ms: number; refusals: number }> {
+  const t0 = performance.now();
+  let answer = await c.call('POST', SEARCH_PATH, engineSearchBody(query));
+  let refusals = 0;
+  while ((answer.status === 503 || answer.status === 408) && performance.now() - t0 < 120_000) {
+    refusals++;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    answer = await c.call('POST', SEARCH_PATH, engineSearchBody(query));
+  }
+  if (answer.status !== 200) throw new Error(`first search answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+  return { ms: performance.now() - t0, refusals };
+}
+
+export interface ConcurrentRun {
+  searches: number;
+  perSecond: number;
+  p50: number;
+  healthP99: number;
+  healthMax: number;
+  healthCount: number;
+}
+
+/** `clients` keep-alive search loops for `durationS` seconds while `GET /health` is polled every 20 ms beside them. */
+export async function searchesWithHealth(server: { url: string }, key: string, c: Client, o: {
+  clients: number; durationS: number; queries: readonly string[];
+}): Promise<ConcurrentRun> {
+  const health = timedClient(server.url, key, 1);
+  const healthMs: number[] = [];
+  const searchMs: number[] = [];
+  let stop = false;
+  const poll = (async () => {
+    while (!stop) {
+      const r = await health.call('GET', '/health');
+      if (r.status !== 200) throw new Error(`/health answered ${r.status}`);
+      healthMs.push(r.ms);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const start = performance.now();
+  try {
+    await Promise.all(Array.from({ length: o.clients }, async (_, k) => {
+      let i = k * 17;
+      while (performance.now() - start < o.durationS * 1000) {
+        const r = await c.call('POST', SEARCH_PATH, engineSearchBody(o.queries[i++ % o.queries.length]!));
+        if (r.status !== 200) throw new Error(`search answered ${r.status}: ${r.text.slice(0, 200)}`);
+        searchMs.push(r.ms);
+      }
+    }));
+  } finally {
+    stop = true;
+    await poll.catch(() => undefined);
+    health.close();
+  }
+  const elapsed = (performance.now() - start) / 1000;
+  return {
+    searches: searchMs.length, perSecond: searchMs.length / elapsed, p50: median(searchMs),
+    healthP99: percentile(healthMs, 99), healthMax: Math.max(...healthMs), healthCount: healthMs.length,
+  };
+}
+
+/** Per query, the share of the exact top 10 found in G1's top 10. */
+export const recallAt10 = (found: readonly string[], exact: ReadonlySet<string>): number =>
+  found.filter((id) => exact.has(id)).length / Math.max(1, exact.size);
