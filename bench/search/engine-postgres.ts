@@ -7,21 +7,18 @@
  */
 import { Command } from 'commander';
 import pg from 'pg';
-import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
-import { pgPoolExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
 import { decodeVector } from '../../src/adapters/storage/postgres/pg-vector-index.ts';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
-import type { KeyMode } from '../../src/core/scope.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
 import { searchQueries } from '../lib/corpus.ts';
 import { engineSearchBody, firstSearch, recallAt10, searchesWithHealth } from '../lib/engine-runs.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { createServerDatabase, startPglite, type PostgresHandle } from '../lib/postgres.ts';
 import { log, phase } from '../lib/progress.ts';
-import { seedStoreDirectly } from '../lib/seed-store.ts';
+import { seedPostgresWorkspace } from '../lib/seed-postgres.ts';
 import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
-import { MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
+import { postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
 
 const program = new Command('bench:engine (PostgreSQL)')
@@ -70,23 +67,6 @@ function serverEnv(database: PostgresHandle): Record<string, string> {
   };
 }
 
-/** Seeds `size` memories into the database through the store's own atomic batches (the server stopped). */
-async function seed(database: PostgresHandle, size: number): Promise<{ tenantId: string; mode: KeyMode; workspace: string }> {
-  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  const storage = await createPostgresStorage(pgPoolExecutor(pool));
-  try {
-    const [scope] = (await pool.query<{ tenantId: string; mode: KeyMode; workspace: string }>(
-      'SELECT tenant_id AS "tenantId", mode, workspace FROM memories LIMIT 1')).rows;
-    if (!scope) throw new Error('the scope\'s first memory is missing');
-    const bar = phase(`seed ${compactCount(size)} x ${dims}`, size, 'memories');
-    await seedStoreDirectly(storage.memories, scope, { size, dims, from: 1, onProgress: (done) => bar.update(done) });
-    bar.stop();
-    return scope;
-  } finally {
-    await storage.close();
-  }
-}
-
 /** Every vector of the database, unit length, with its memory's id (for the exact scan in this process). */
 async function readVectors(database: PostgresHandle, size: number): Promise<{ vectors: Float32Array; ids: string[] }> {
   const client = new pg.Client({ connectionString: database.url });
@@ -119,18 +99,13 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
   let exactClient: pg.Client | null = null;
   try {
     const env = serverEnv(database);
-    const first = await startServer('hashing', { env });
-    const key = await createEnterpriseKey(first, 'hashing', env);
-    await postJson(first.url, MEMORIES_PATH, key, { title: 'first', content: 'the first memory' }, 201);
-    await first.stop();
     const seedStart = performance.now();
-    await seed(database, size);
+    const { key, dataDir } = await seedPostgresWorkspace(env, database, { size, dims, keepDataDir: true });
     const seedS = (performance.now() - seedStart) / 1000;
-    await database.analyze();
 
     // Cold start: the first search sent the moment the server says `listening on`.
     const queries = searchQueries(7, 200);
-    server = await startServer('hashing', { env, dataDir: first.dataDir });
+    server = await startServer('hashing', { env, dataDir: dataDir! });
     const c = timedClient(server.url, key, clients + 1);
     const cold = await firstSearch(c, queries[0]!);
 
@@ -218,7 +193,7 @@ const argv = process.argv.slice(2).map((arg) => (opts.databaseUrl ? arg.replace(
 const command = `npm run bench:engine -- ${argv.join(' ')}`.trim();
 const table = [
   '| memories | dims | G1 p50 ms | G1 p99 ms | G1 recall@10 (mean, min) | pgvector exact p50 ms | G1 / exact (median) | ' +
-    `${clients} clients: req/s | ${clients} clients: p50 ms | /health p99 ms (max, polls) | restart: spawn → listening ms | first search after listening ms | RSS MiB (base) | (RSS − base) / raw floats | seeding s | load avg |`,
+    `${clients} clients: req/s | ${clients} clients: p50 ms | /health p99 ms (max, polls) | restart: spawn → listening ms | first search after listening ms | RSS MiB (base) | (RSS − base) / raw floats | seeding s (with the first server) | load avg |`,
   '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map((r) => {
     const recall = `${(r.recalls.reduce((a, b) => a + b, 0) / r.recalls.length).toFixed(3)}, ${Math.min(...r.recalls).toFixed(1)}`;

@@ -10,11 +10,8 @@ import { promisify } from 'node:util';
 import { Command, InvalidArgumentError } from 'commander';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { pgPoolExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
-import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
-import type { Scope } from '../../src/core/scope.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
-import { jsonHeaders, MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
+import { jsonHeaders, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
 import { searchQueries } from '../lib/corpus.ts';
 import { describeMachine, machineLine } from '../lib/machine.ts';
@@ -23,8 +20,8 @@ import { cpuBetween, postgresCpu } from '../lib/postgres-cpu.ts';
 import { createServerDatabase, startPglite, type PostgresHandle } from '../lib/postgres.ts';
 import { threadTimes, type ThreadTimes } from '../lib/process-cpu.ts';
 import { log, phase } from '../lib/progress.ts';
-import { seedStoreDirectly } from '../lib/seed-store.ts';
-import { createEnterpriseKey, REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
+import { seedPostgresWorkspace } from '../lib/seed-postgres.ts';
+import { REPO_ROOT, startServer, type ServerHandle } from '../lib/server.ts';
 import { splitLoad, type SplitLoadResult } from '../lib/split-load.ts';
 import { fmt, median } from '../lib/stats.ts';
 
@@ -115,7 +112,7 @@ try {
     MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0',
   };
 
-  const key = await seed(env, database);
+  const { key } = await seedPostgresWorkspace(env, database, { size, dims: DIMS });
   const headers = jsonHeaders(key);
   const start = async (name: string, extra: Record<string, string> = {}, core?: number): Promise<Node> => {
     const server = await startServer('hashing', { env: { ...env, ...extra } });
@@ -179,34 +176,6 @@ try {
   for (const s of servers) await s.dispose();
   await redis?.stop();
   await database?.stop();
-}
-
-/**
- * A key, one memory through G1 (it names the key's scope in the store), then the rest straight into the database
- * through the adapter, as the server would have stored them (bench/lib/seed-store.ts): 10,000 over HTTP take minutes.
- */
-async function seed(env: Record<string, string>, db: PostgresHandle): Promise<string> {
-  const server = await startServer('hashing', { env });
-  let key: string;
-  try {
-    key = await createEnterpriseKey(server, 'hashing', env);
-    await postJson(server.url, MEMORIES_PATH, key, { title: 'first', content: 'the first memory' }, 201);
-    await server.stop();
-  } finally {
-    await server.dispose();
-  }
-  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  const storage = await createPostgresStorage(pgPoolExecutor(pool));
-  try {
-    const [row] = await pool.query<Scope>('SELECT tenant_id AS "tenantId", mode, workspace FROM memories LIMIT 1').then((r) => r.rows);
-    const bar = phase(`seed ${size.toLocaleString('en')} × ${DIMS}`, size, 'memories');
-    await seedStoreDirectly(storage.memories, row!, { size, dims: DIMS, from: 1, onProgress: (done) => bar.update(done) });
-    bar.stop();
-    await db.analyze();
-    return key;
-  } finally {
-    await storage.close();
-  }
 }
 
 /** Round trips per search of the relayed node (bench/lib/pg-round-trips.ts), by statement. */

@@ -11,18 +11,14 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
-import { pgPoolExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
-import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
-import type { Scope } from '../../src/core/scope.ts';
-import { MEMORIES_PATH, postJson } from '../http/client.ts';
 import { assertClean, measure } from '../http/load.ts';
 import { searchQueries } from '../lib/corpus.ts';
 import { roundTripsBetween, startRoundTripCounter } from '../lib/pg-round-trips.ts';
 import { cpuBetween, postgresCpu } from '../lib/postgres-cpu.ts';
 import { createServerDatabase, type PostgresHandle } from '../lib/postgres.ts';
-import { log, phase } from '../lib/progress.ts';
-import { seedStoreDirectly } from '../lib/seed-store.ts';
-import { createEnterpriseKey, startServer, type ServerHandle } from '../lib/server.ts';
+import { log } from '../lib/progress.ts';
+import { seedPostgresWorkspace } from '../lib/seed-postgres.ts';
+import { startServer, type ServerHandle } from '../lib/server.ts';
 import { fmt } from '../lib/stats.ts';
 
 const positive = (value: string): number => {
@@ -73,7 +69,7 @@ try {
   database = await createServerDatabase(opts.databaseUrl, { keep: opts.keepDatabase, log });
   const name = new URL(database.url).pathname.slice(1);
   const env = { MNEMO_SEARCH_TIMEOUT_MS: '120000', ...database.env, MNEMO_MASTER_KEY: randomBytes(32).toString('base64'), MNEMO_MAX_EVENT_LOOP_DELAY_MS: '0', ...extraEnv };
-  const key = await seed(env, database);
+  const { key } = await seedPostgresWorkspace(env, database, { size: opts.memories, dims: DIMS });
   stats = new pg.Client({ connectionString: database.url });
   await stats.connect();
   await stats.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
@@ -117,31 +113,6 @@ try {
   await stats?.end();
   for (const s of servers) await s.dispose();
   await database?.stop();
-}
-
-/** A key and one memory through G1 (naming the key's scope), then the rest straight into the store (as bench/search/nodes.ts). */
-async function seed(env: Record<string, string>, db: PostgresHandle): Promise<string> {
-  const server = await startServer('hashing', { env });
-  let key: string;
-  try {
-    key = await createEnterpriseKey(server, 'hashing', env);
-    await postJson(server.url, MEMORIES_PATH, key, { title: 'first', content: 'the first memory' }, 201);
-    await server.stop();
-  } finally {
-    await server.dispose();
-  }
-  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  const storage = await createPostgresStorage(pgPoolExecutor(pool));
-  try {
-    const [row] = (await pool.query<Scope>('SELECT tenant_id AS "tenantId", mode, workspace FROM memories LIMIT 1')).rows;
-    const bar = phase(`seed ${opts.memories.toLocaleString('en')} × ${DIMS}`, opts.memories, 'memories');
-    await seedStoreDirectly(storage.memories, row!, { size: opts.memories, dims: DIMS, from: 1, onProgress: (done) => bar.update(done) });
-    bar.stop();
-    await db.analyze();
-    return key;
-  } finally {
-    await storage.close();
-  }
 }
 
 /** Round trips per request of each surface: a node behind the counting relay, sequential requests, its idle traffic over as long subtracted. */
