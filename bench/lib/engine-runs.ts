@@ -70,6 +70,13 @@ export async function searchesWithHealth(server: { url: string }, key: string, c
   };
 }
 
+/** One G1 search: its time and the ids of its hits, best first. */
+export async function timedG1(c: Client, query: string): Promise<{ ms: number; ids: string[] }> {
+  const r = await c.call('POST', SEARCH_PATH, engineSearchBody(query));
+  if (r.status !== 200) throw new Error(`search answered ${r.status}`);
+  return { ms: r.ms, ids: (JSON.parse(r.text) as { data: { results: { id: string }[] } }).data.results.map((hit) => hit.id) };
+}
+
 /** Per query, the share of the exact top 10 found in G1's top 10. */
 export const recallAt10 = (found: readonly string[], exact: ReadonlySet<string>): number =>
   found.filter((id) => exact.has(id)).length / Math.max(1, exact.size);

@@ -11,7 +11,7 @@ import { decodeVector } from '../../src/adapters/storage/postgres/pg-vector-inde
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
 import { searchQueries } from '../lib/corpus.ts';
-import { engineSearchBody, firstSearch, recallAt10, searchesWithHealth } from '../lib/engine-runs.ts';
+import { firstSearch, recallAt10, searchesWithHealth, timedG1 } from '../lib/engine-runs.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { createServerDatabase, startPglite, type PostgresHandle } from '../lib/postgres.ts';
 import { log, phase } from '../lib/progress.ts';
@@ -126,12 +126,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
       let g = 0;
       let e = 0;
       let g1Ids: string[] = [];
-      const runG1 = async () => {
-        const r = await c.call('POST', SEARCH_PATH, engineSearchBody(q));
-        if (r.status !== 200) throw new Error(`search answered ${r.status}`);
-        g = r.ms;
-        g1Ids = (JSON.parse(r.text) as { data: { results: { id: string }[] } }).data.results.map((hit) => hit.id);
-      };
+      const runG1 = async () => { ({ ms: g, ids: g1Ids } = await timedG1(c, q)); };
       const runExact = async () => {
         const s = performance.now();
         await exactClient!.query(`SELECT m.id FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq

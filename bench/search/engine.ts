@@ -20,7 +20,7 @@ import { memoryBreakdown, MEMORY_PROBE } from '../lib/memory-breakdown.ts';
 import { threadTimes, threadTimesBetween } from '../lib/process-cpu.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
 import { MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
-import { engineSearchBody, firstSearch, recallAt10, searchesWithHealth } from '../lib/engine-runs.ts';
+import { firstSearch, recallAt10, searchesWithHealth, timedG1 } from '../lib/engine-runs.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
 import { seedStoreFile } from './seed-file.ts';
 
@@ -220,12 +220,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
       let g = 0;
       let v = 0;
       let g1Ids: string[] = [];
-      const runG1 = async () => {
-        const r = await c.call('POST', SEARCH_PATH, engineSearchBody(q));
-        if (r.status !== 200) throw new Error(`search answered ${r.status}`);
-        g = r.ms;
-        g1Ids = (JSON.parse(r.text) as { data: { results: { id: string }[] } }).data.results.map((hit) => hit.id);
-      };
+      const runG1 = async () => { ({ ms: g, ids: g1Ids } = await timedG1(c, q)); };
       const runVec = () => { const s = performance.now(); knn.all(Buffer.from(qv.buffer)); v = performance.now() - s; };
       if (i % 2 === 0) { await runG1(); runVec(); } else { runVec(); await runG1(); }
       const s = performance.now();
