@@ -1,6 +1,6 @@
 import { hasMemoryFilter, type MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
-import { pgInt, type SqlParams } from './pg-executor.ts';
+import { pgInt, SqlParams, type PgQueryable } from './pg-executor.ts';
 import { excludedAtSql, filterSql, scopeSql } from './pg-memory-filter.ts';
 
 /*
@@ -9,6 +9,34 @@ import { excludedAtSql, filterSql, scopeSql } from './pg-memory-filter.ts';
  * search's filter allows or its validity excludes. Each index adds its own change rows; every row starts with its kind
  * and a seq, the rest of its columns are the index's.
  */
+
+/** Rows an index's load reads per page. */
+const LOAD_PAGE = 2000;
+
+/**
+ * An index's load: every change row of the workspace in pages by seq (`pageSql` gives the index's rows after `after`,
+ * at most `limit`, ordered by seq), each handed to `apply`; the version comes with the first page. A page read later
+ * may already hold a newer change, which the next catch-up (changes after that version) applies again, as it then is.
+ * Returns that version (0: never written).
+ */
+export async function loadInPages<Row extends { kind: number; seq: number | string | null }>(db: PgQueryable, scope: Scope, rest: string,
+  pageSql: (p: SqlParams, after: number, limit: number) => string, apply: (row: Row) => void): Promise<number> {
+  let version: number | null = null;
+  for (let after = 0; ;) {
+    const p = new SqlParams();
+    const rows = await db.query<Row>(`${versionSql(p, scope, rest)} UNION ALL (${pageSql(p, after, LOAD_PAGE)})`, p.values);
+    let read = 0;
+    for (const row of rows) {
+      if (row.kind === KIND_VERSION) version ??= pgInt(row.seq ?? 0);
+      else {
+        read++;
+        after = pgInt(row.seq);
+        apply(row);
+      }
+    }
+    if (read < LOAD_PAGE) return version ?? 0;
+  }
+}
 
 /** A catch-up read more changes than this: the index reloads the workspace in pages instead. */
 export const MAX_CATCH_UP = 20_000;

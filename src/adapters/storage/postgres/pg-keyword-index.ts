@@ -2,12 +2,11 @@ import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { inverseDocumentFrequency, lengthNorm, termScore, TopHits, type RankedKeywordHit } from '../bm25.ts';
 import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
-import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, KIND_VERSION, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
+import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, loadInPages, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
 import { KeywordCorpus, WEIGHT_LABELS } from './pg-keyword-corpus.ts';
 import { phrasesOf, queryTokensSql, totalAtLeast, WEIGHTS, type Phrase, type QueryTokens } from './pg-keyword-ranking.ts';
 
 /** Memories read per round trip while a workspace loads (their keywords as text: about 1 MB). */
-const LOAD_PAGE = 2000;
 /** A row of the catch-up statement: a query word's token (its word's ord as seq, lexeme, positions). */
 const KIND_TOKEN = 4;
 /** The keyword index's columns after kind and seq, as NULLs (pg-index-catch-up.ts). */
@@ -119,30 +118,12 @@ export class PgKeywordIndex {
     if (this.entries.get(key) === entry) this.entries.delete(key);
   }
 
-  /**
-   * Every memory of the workspace, in pages by seq. The version is read with the first page: a page read later may
-   * already hold a newer change, which the next catch-up (changes after that version) applies again, as it then is.
-   */
+  /** Every memory of the workspace's keywords, in pages by seq (loadInPages). */
   private async load(entry: Entry, scope: Scope): Promise<void> {
-    let version: number | null = null;
-    for (let after = 0; ;) {
-      const p = new SqlParams();
-      const rows = await this.db.query<Row>(`${versionSql(p, scope, NO_KEYWORDS)} UNION ALL (SELECT ${KIND_CHANGE}, m.seq,
-          m.keyword_length, m.keywords::text, NULL FROM memories m WHERE m.tenant_id = ${p.add(scope.tenantId)}
-          AND m.mode = ${p.add(scope.mode)} AND m.workspace = ${p.add(scope.workspace)} AND m.seq > ${p.add(after)}
-        ORDER BY m.seq LIMIT ${LOAD_PAGE})`, p.values);
-      let read = 0;
-      for (const row of rows) {
-        if (row.kind === KIND_VERSION) version ??= pgInt(row.seq ?? 0);
-        else {
-          read++;
-          after = pgInt(row.seq);
-          apply(entry.corpus, row);
-        }
-      }
-      if (read < LOAD_PAGE) break;
-    }
-    entry.version = version ?? 0;
+    entry.version = await loadInPages<Row>(this.db, scope, NO_KEYWORDS, (p, after, limit) => `SELECT ${KIND_CHANGE}, m.seq,
+        m.keyword_length, m.keywords::text, NULL FROM memories m WHERE m.tenant_id = ${p.add(scope.tenantId)}
+        AND m.mode = ${p.add(scope.mode)} AND m.workspace = ${p.add(scope.workspace)} AND m.seq > ${p.add(after)}
+      ORDER BY m.seq LIMIT ${limit}`, (row) => apply(entry.corpus, row));
   }
 }
 

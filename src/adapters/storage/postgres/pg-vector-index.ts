@@ -3,10 +3,9 @@ import type { Scope } from '../../../core/scope.ts';
 import { ScanPool } from '../sqlite/vector-scan/scan-pool.ts';
 import { VectorMatrix } from '../sqlite/vector-scan/vector-matrix.ts';
 import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
-import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, KIND_VERSION, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
+import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, loadInPages, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
 
 /** Changed vectors read per round trip while a workspace loads (about 3 MB of base64 at 512 dimensions). */
-const LOAD_PAGE = 2000;
 /** The vector index's columns after kind and seq, as NULLs (pg-index-catch-up.ts). */
 const NO_VECTOR = ', NULL AS vector';
 
@@ -144,29 +143,10 @@ export class PgVectorIndex {
     if (entry) this.scanPool?.retire(entry.matrix.id);
   }
 
-  /**
-   * Every vector of the workspace, in pages by seq (yielding to the event loop between them). The version is read
-   * with the first page: a page read later may already hold a newer change, which the next catch-up (changes after
-   * that version) applies again, as it then is.
-   */
+  /** Every vector of the workspace, in pages by seq (loadInPages, yielding to the event loop between them). */
   private async load(entry: Entry, scope: Scope, modelId: string, dims: number): Promise<void> {
-    let version: number | null = null;
-    for (let after = 0; ;) {
-      const p = new SqlParams();
-      const rows = await this.db.query<ChangeRow>(`${versionSql(p, scope, NO_VECTOR)} UNION ALL (${changesSql(p, scope, modelId, dims, 0)}
-        AND c.memory_seq > ${p.add(after)} ORDER BY c.memory_seq LIMIT ${LOAD_PAGE})`, p.values);
-      let changes = 0;
-      for (const row of rows) {
-        if (row.kind === KIND_VERSION) version ??= pgInt(row.seq ?? 0);
-        else {
-          changes++;
-          after = pgInt(row.seq);
-          apply(entry.matrix, row, dims);
-        }
-      }
-      if (changes < LOAD_PAGE) break;
-    }
-    entry.version = version ?? 0;
+    entry.version = await loadInPages<ChangeRow>(this.db, scope, NO_VECTOR, (p, after, limit) => `${changesSql(p, scope, modelId, dims, 0)}
+      AND c.memory_seq > ${p.add(after)} ORDER BY c.memory_seq LIMIT ${limit}`, (row) => apply(entry.matrix, row, dims));
   }
 
   /**
