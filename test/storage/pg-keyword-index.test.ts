@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteExecutor, type PgExecutor } from '../../src/adapters/storage/postgres/pg-executor.ts';
+import { loadInPages } from '../../src/adapters/storage/postgres/pg-index-catch-up.ts';
 import { PgKeywordIndex } from '../../src/adapters/storage/postgres/pg-keyword-index.ts';
 import { rankKeywords } from '../../src/adapters/storage/postgres/pg-keyword-ranking.ts';
 import { createPostgresStorage } from '../../src/adapters/storage/postgres/postgres.storage.ts';
@@ -97,6 +98,23 @@ describe('PostgreSQL in-memory keyword index', () => {
   it('ranks exactly as the SQL ranking: words, phrases, stop words, weights, validity, filters, the cap exceeded', async () => {
     expect(await expectSameAsSql(scopeA)).toBeGreaterThan(15);
     expect(await expectSameAsSql(scopeB)).toBeGreaterThan(10);
+  });
+
+  it('loads a workspace in pages by seq: every row once, in order, and the version read with the first page', async () => {
+    const [{ n, version }] = await db.query<{ n: number; version: number }>(`SELECT (SELECT COUNT(*)::int FROM memories
+      WHERE tenant_id = $1 AND mode = $2 AND workspace = $3) AS n, (SELECT version::int FROM vector_versions
+      WHERE tenant_id = $1 AND mode = $2 AND workspace = $3) AS version`, [scopeA.tenantId, scopeA.mode, scopeA.workspace]) as [{ n: number; version: number }];
+    const statements: string[] = [];
+    const counting: PgExecutor = { ...db, query: (sql, params) => { statements.push(sql); return db.query(sql, params); } };
+    const seen: number[] = [];
+    const loaded = await loadInPages<{ kind: number; seq: string }>(counting, scopeA, '', (p, after, limit) => `SELECT 1, m.seq FROM memories m
+      WHERE m.tenant_id = ${p.add(scopeA.tenantId)} AND m.mode = ${p.add(scopeA.mode)} AND m.workspace = ${p.add(scopeA.workspace)}
+        AND m.seq > ${p.add(after)} ORDER BY m.seq LIMIT ${limit}`, (row) => seen.push(Number(row.seq)), 7);
+    expect(loaded).toBe(version);
+    expect(seen).toHaveLength(n);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    expect(new Set(seen).size).toBe(n);
+    expect(statements).toHaveLength(Math.floor(n / 7) + 1);
   });
 
   it('sees another node\'s inserts, edits (text, tags alone, no vector) and deletes on its next search', async () => {

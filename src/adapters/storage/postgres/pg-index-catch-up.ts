@@ -20,11 +20,11 @@ const LOAD_PAGE = 2000;
  * Returns that version (0: never written).
  */
 export async function loadInPages<Row extends { kind: number; seq: number | string | null }>(db: PgQueryable, scope: Scope, rest: string,
-  pageSql: (p: SqlParams, after: number, limit: number) => string, apply: (row: Row) => void): Promise<number> {
+  pageSql: (p: SqlParams, after: number, limit: number) => string, apply: (row: Row) => void, pageSize = LOAD_PAGE): Promise<number> {
   let version: number | null = null;
   for (let after = 0; ;) {
     const p = new SqlParams();
-    const rows = await db.query<Row>(`${versionSql(p, scope, rest)} UNION ALL (${pageSql(p, after, LOAD_PAGE)})`, p.values);
+    const rows = await db.query<Row>(`${versionSql(p, scope, rest)} UNION ALL (${pageSql(p, after, pageSize)})`, p.values);
     let read = 0;
     for (const row of rows) {
       if (row.kind === KIND_VERSION) version ??= pgInt(row.seq ?? 0);
@@ -34,7 +34,7 @@ export async function loadInPages<Row extends { kind: number; seq: number | stri
         apply(row);
       }
     }
-    if (read < LOAD_PAGE) return version ?? 0;
+    if (read < pageSize) return version ?? 0;
   }
 }
 
