@@ -5,6 +5,16 @@ import type { MemoryRepository } from '../../src/core/memories/memory.repository
 import type { Scope } from '../../src/core/scope.ts';
 import { memoryGenerator } from './corpus.ts';
 
+/** A generated memory of `scope` as the server would store it, created now by `bench`. */
+export function benchMemory(body: ReturnType<ReturnType<typeof memoryGenerator>>, scope: Scope): Memory {
+  const at = new Date();
+  return {
+    id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
+    metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
+    validFrom: at, validUntil: null, supersededBy: null, version: 1,
+  };
+}
+
 /**
  * Seeds generated memories straight into a store (no HTTP), 1,000 per atomic batch, each with the hashing vector of
  * its title and content as the server would embed them: corpora of 100k take a minute instead of a quarter hour.
@@ -22,14 +32,8 @@ export async function seedStoreDirectly(memories: Pick<MemoryRepository, 'applyA
   for (let done = options.from ?? 0; done < options.size;) {
     const n = Math.min(1000, options.size - done);
     const steps = Array.from({ length: n }, () => {
-      const body = next();
-      const at = new Date();
-      const memory: Memory = {
-        id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
-        metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
-        validFrom: at, validUntil: null, supersededBy: null, version: 1,
-      };
-      return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${body.title}\n\n${body.content}`, options.dims) } };
+      const memory = benchMemory(next(), scope);
+      return { kind: 'insert' as const, memory, vector: { modelId, vector: hashEmbed(`${memory.title}\n\n${memory.content}`, options.dims) } };
     });
     await memories.applyAtomically(scope, steps);
     done += n;

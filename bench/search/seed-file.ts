@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { vectorToBlob } from '../../src/adapters/storage/sqlite/sqlite.database.ts';
 import { INSERT_MEMORY_SQL, memoryParams } from '../../src/adapters/storage/sqlite/sqlite-memory-row.ts';
 import { contentHash } from '../../src/core/memories/content-hash.ts';
-import type { Memory } from '../../src/core/memories/memory.types.ts';
 import type { Scope } from '../../src/core/scope.ts';
 import { memoryGenerator } from '../lib/corpus.ts';
+import { benchMemory } from '../lib/seed-store.ts';
 
 /** Rows per transaction: large, so that a million rows commit a hundred times rather than a thousand. */
 const BATCH = 10_000;
@@ -55,16 +54,10 @@ export function seedStoreFile(file: string, scope: Scope, options: {
   const modelId = `hashing:v1-${options.dims}`;
   const batch = db.transaction((n: number) => {
     for (let i = 0; i < n; i++) {
-      const body = next();
-      const at = new Date();
-      const memory: Memory = {
-        id: randomUUID(), clientId: null, scope, title: body.title, content: body.content, memoryType: body.memory_type, tags: body.tags,
-        metadata: {}, topicId: null, createdAt: at, updatedAt: at, createdBy: 'bench', updatedBy: 'bench', accessCount: 0, lastAccessed: null,
-        validFrom: at, validUntil: null, supersededBy: null, version: 1,
-      };
+      const memory = benchMemory(next(), scope);
       const seq = Number(insertMemory.run(memoryParams(memory, contentHash(memory.content))).lastInsertRowid);
       for (const tag of memory.tags) insertTag.run(seq, tag);
-      insertVector.run(seq, modelId, options.dims, vectorToBlob(hashEmbed(`${body.title}\n\n${body.content}`, options.dims)));
+      insertVector.run(seq, modelId, options.dims, vectorToBlob(hashEmbed(`${memory.title}\n\n${memory.content}`, options.dims)));
     }
   });
   try {
