@@ -1,7 +1,20 @@
+import type { Command } from 'commander';
 import { percentile, median } from './stats.ts';
 import { SEARCH_PATH, timedClient } from '../http/client.ts';
 
 type Client = ReturnType<typeof timedClient>;
+
+/** The options both engine benches (SQLite's and PostgreSQL's) take. */
+export const withEngineOptions = (command: Command): Command => command
+  .option('--sizes <list>', 'memories in the one workspace (comma-separated)', '10000,100000')
+  .option('--dims <n>', 'hashing embedder dimensions (8..1024)', '512')
+  .option('--queries <n>', 'measured single-client queries (after 5 warm-up queries)', '60')
+  .option('--clients <n>', 'concurrent search clients', '8')
+  .option('--duration <s>', 'seconds of the concurrent run', '15')
+  .option('--threads <n>', 'MNEMO_SEARCH_THREADS of the server (default: its own default, the cores available)');
+
+/** Those options as parsed. */
+export interface EngineOptions { sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string }
 
 /** The G1 body every engine run sends: limit 10, threshold 0 (every memory scored and counted). */
 export const engineSearchBody = (query: string) => JSON.stringify({ query, limit: 10, threshold: 0 });

@@ -11,7 +11,7 @@ import { decodeVector } from '../../src/adapters/storage/postgres/pg-vector-inde
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
 import { searchQueries } from '../lib/corpus.ts';
-import { firstSearch, recallAt10, searchesWithHealth, timedG1 } from '../lib/engine-runs.ts';
+import { firstSearch, recallAt10, searchesWithHealth, timedG1, withEngineOptions, type EngineOptions } from '../lib/engine-runs.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { createServerDatabase, startPglite, type PostgresHandle } from '../lib/postgres.ts';
 import { log, phase } from '../lib/progress.ts';
@@ -21,21 +21,13 @@ import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
 import { postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
 
-const program = new Command('bench:engine (PostgreSQL)')
+const program = withEngineOptions(new Command('bench:engine (PostgreSQL)'))
   .description('G1 on PostgreSQL vs pgvector exact KNN on the same vectors; clients with /health beside; cold start; RSS')
   .option('--database-url <url>', 'a PostgreSQL server with pgvector: each size gets a new database on it, dropped after')
   .option('--store <store>', 'postgres: without --database-url, PGlite in a child process', 'postgres')
-  .option('--sizes <list>', 'memories in the one workspace (comma-separated)', '10000,100000')
-  .option('--dims <n>', 'hashing embedder dimensions (8..1024)', '512')
-  .option('--queries <n>', 'measured single-client queries (after 5 warm-up queries)', '60')
-  .option('--clients <n>', 'concurrent search clients', '8')
-  .option('--duration <s>', 'seconds of the concurrent run', '15')
-  .option('--threads <n>', 'MNEMO_SEARCH_THREADS of the server (default: its own default, the cores available)')
   .option('--write', 'update the "Semantic search engine on PostgreSQL" section of BENCHMARKS.md')
   .parse();
-const opts = program.opts<{
-  databaseUrl?: string; store: string; sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean;
-}>();
+const opts = program.opts<EngineOptions & { databaseUrl?: string; store: string; write?: boolean }>();
 if (opts.store !== 'postgres') program.error('this bench runs on PostgreSQL only (bench/search/engine.ts runs SQLite)');
 const sizes = opts.sizes.split(',').map((s) => Number(s.trim().replace(/k$/i, '000')));
 const dims = Number(opts.dims);

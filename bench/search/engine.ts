@@ -20,7 +20,7 @@ import { memoryBreakdown, MEMORY_PROBE } from '../lib/memory-breakdown.ts';
 import { threadTimes, threadTimesBetween } from '../lib/process-cpu.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
 import { MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
-import { firstSearch, recallAt10, searchesWithHealth, timedG1 } from '../lib/engine-runs.ts';
+import { firstSearch, recallAt10, searchesWithHealth, timedG1, withEngineOptions, type EngineOptions } from '../lib/engine-runs.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
 import { seedStoreFile } from './seed-file.ts';
 
@@ -30,14 +30,8 @@ if (process.argv.slice(2).some((a) => /^--(database-url|store)(=|$)/.test(a))) {
   process.exit(0);
 }
 
-const program = new Command('bench:engine')
+const program = withEngineOptions(new Command('bench:engine'))
   .description('G1 semantic search vs sqlite-vec vec0 on the same vectors; 8 clients with /health beside; cold start; RSS')
-  .option('--sizes <list>', 'memories in the one workspace (comma-separated)', '10000,100000')
-  .option('--dims <n>', 'hashing embedder dimensions (8..1024)', '512')
-  .option('--queries <n>', 'measured single-client queries (after 5 warm-up queries)', '60')
-  .option('--clients <n>', 'concurrent search clients', '8')
-  .option('--duration <s>', 'seconds of the concurrent run', '15')
-  .option('--threads <n>', 'MNEMO_SEARCH_THREADS of the server (default: its own default, the cores available)')
   .option('--memory-detail', 'after the concurrent run, log where the server\'s RSS goes (/proc smaps, memoryUsage)')
   .option('--cpu-prof <dir>', 'run the restarted server with node --cpu-prof into <dir> (every thread), and write the phases\' ' +
     'monotonic times to <dir>/phases.json (read both with bench/scan/profile-phases.ts)')
@@ -47,10 +41,7 @@ const program = new Command('bench:engine')
   .addHelpText('after', '\nOn PostgreSQL: --database-url URL (a server with pgvector) or --store postgres (PGlite); --help then lists its options.')
   .option('--write', 'update the "Semantic search engine" section of BENCHMARKS.md')
   .parse();
-const opts = program.opts<{
-  sizes: string; dims: string; queries: string; clients: string; duration: string; threads?: string; write?: boolean; memoryDetail?: boolean;
-  cpuProf?: string; keepStore?: string; prime?: boolean;
-}>();
+const opts = program.opts<EngineOptions & { write?: boolean; memoryDetail?: boolean; cpuProf?: string; keepStore?: string; prime?: boolean }>();
 // Figures taken under the profiler (the server only, not sqlite-vec in this process) are not fit for BENCHMARKS.md.
 if (opts.cpuProf !== undefined && opts.write) program.error('--cpu-prof and --write do not go together: profiled figures are slower and skew the ratio to sqlite-vec');
 const sizes = opts.sizes.split(',').map((s) => Number(s.trim().replace(/k$/i, '000')));
