@@ -10,6 +10,7 @@ import {
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, callError, gatedSecret, readResource, respond, type Json } from '../mcp/mcp-support.ts';
+import { CHROMIUM_PATH } from '../dashboard/chromium.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -78,7 +79,7 @@ beforeAll(async () => {
   profile = mkdtempSync(join(tmpdir(), 'mnemo-chromium-'));
   // Chromium starts in its own process while this one builds the app.
   launching = chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
+    executablePath: CHROMIUM_PATH, headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
   });
