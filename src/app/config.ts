@@ -54,6 +54,8 @@ export interface Config {
   /** null: SQLite in `dataDir`. */
   databaseUrl: string | null;
   databasePoolSize: number;
+  /** false: PostgreSQL statements go unprepared (a pooler that cannot keep prepared statements). */
+  databasePreparedStatements: boolean;
   /** null: the data directory's `master.key` (app/keyring.factory.ts). Checked when the keyring is loaded, never printed. */
   masterKey: string | null;
   /** Without a trailing slash. */
@@ -449,6 +451,12 @@ export const CONFIG_TABLE: readonly ConfigVariable[] = [
   {
     name: 'MNEMO_DATABASE_POOL_SIZE', parse: field('databasePoolSize', wholeNumber(1, 1000)), default: '10',
     doc: 'connections this process opens to PostgreSQL',
+  },
+  {
+    name: 'MNEMO_DATABASE_PREPARED_STATEMENTS', parse: field('databasePreparedStatements', onOff), default: 'on',
+    doc: '`off` sends every PostgreSQL statement unprepared: for a pooler that cannot keep prepared statements '
+      + '(PgBouncer in transaction mode before 1.21, or without `max_prepared_statements`). A server that loses one '
+      + 'turns them off by itself with a warning in the log; docs/deploy.md',
   },
   {
     name: 'MNEMO_ANALYTICS', parse: field('analytics', onOff), default: 'on',

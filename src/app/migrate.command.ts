@@ -23,6 +23,7 @@ const storageConfig = (l: StoreLocation, config: Config): StorageConfig => ({
   sqliteSynchronous: config.sqliteSynchronous,
   databaseUrl: l.kind === 'postgres' ? l.url : null,
   databasePoolSize: config.databasePoolSize,
+  databasePreparedStatements: config.databasePreparedStatements,
 });
 
 /** Where progress goes: a cli-progress bar on a terminal, else a line per table and every tenth of the way. */

@@ -3,7 +3,8 @@ import type { WarningLog } from '../core/warning-log.ts';
 import type { Config } from './config.ts';
 
 /** What the factory reads from the configuration. */
-export type StorageConfig = Pick<Config, 'databaseFile' | 'sqliteSynchronous' | 'databaseUrl' | 'databasePoolSize'> & Partial<Pick<Config, 'searchThreads'>>;
+export type StorageConfig = Pick<Config, 'databaseFile' | 'sqliteSynchronous' | 'databaseUrl' | 'databasePoolSize'>
+  & Partial<Pick<Config, 'searchThreads' | 'databasePreparedStatements'>>;
 
 /** The adapters the configuration can name: PostgreSQL when `MNEMO_DATABASE_URL` is set, else the SQLite file. */
 export type StorageKind = 'sqlite' | 'postgres';
@@ -29,7 +30,8 @@ export async function createStorage(config: StorageConfig, log?: WarningLog): Pr
       ]);
       const pool = new pg.Pool({ connectionString: config.databaseUrl!, max: config.databasePoolSize });
       try {
-        return await createPostgresStorage(pgPoolExecutor(pool), { searchThreads: config.searchThreads ?? 0 });
+        const executor = pgPoolExecutor(pool, { preparedStatements: config.databasePreparedStatements ?? true, ...(log ? { log } : {}) });
+        return await createPostgresStorage(executor, { searchThreads: config.searchThreads ?? 0 });
       } catch (err) {
         await pool.end().catch(() => undefined);
         throw err;

@@ -117,7 +117,8 @@ export async function fileDatabase(): Promise<FileDatabase> {
     async release() {
       const made = state.fileSchemas ?? [];
       state.fileSchemas = undefined;
-      await pglite.exec(`SET search_path TO public; ${made.map((s) => `DROP SCHEMA IF EXISTS ${s} CASCADE;`).join('\n')}`);
+      // The statements the file's `pg` connections prepared (pg-prepared-statements.ts) live in the shared session.
+      await pglite.exec(`DEALLOCATE ALL; SET search_path TO public; ${made.map((s) => `DROP SCHEMA IF EXISTS ${s} CASCADE;`).join('\n')}`);
     },
   };
 }

@@ -1,5 +1,7 @@
 import type { Client, Pool, PoolClient } from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
+import type { WarningLog } from '../../../core/warning-log.ts';
+import { isLostPreparedStatement, PreparedStatementNames } from './pg-prepared-statements.ts';
 
 /** What the repositories need from a connection: parameterised queries, and scripts of several statements. */
 export interface PgQueryable {
@@ -68,13 +70,63 @@ export const pgParams = (params: readonly unknown[]): unknown[] => params.map(pg
 const isPlainParam = (v: unknown): boolean => v === null || v === undefined || ['string', 'number', 'boolean'].includes(typeof v)
   || (Array.isArray(v) && v.every(isPlainParam));
 
+export interface PgPoolExecutorOptions {
+  /**
+   * Queries outside transactions whose text repeats go as named, prepared statements (pg-prepared-statements.ts;
+   * default true). Off for a pooler that cannot keep them (PgBouncer in transaction mode before 1.21, or without
+   * `max_prepared_statements`); a server that loses one turns them off by itself and says so in `log`.
+   */
+  preparedStatements?: boolean;
+  log?: WarningLog;
+}
+
 /**
  * A `pg` Pool: each query on any free connection, each transaction on one checked-out client. The pool's connections
  * are made pipelining (`pg`'s `pipeline` option, for connections opened from now on): a query sent while another is
  * under way goes out at once instead of after its answer, which only pipelineTransaction does on purpose.
  */
-export function pgPoolExecutor(pool: Pool): PgExecutor {
+export function pgPoolExecutor(pool: Pool, options: PgPoolExecutorOptions = {}): PgExecutor {
   pool.options.pipeline = true;
+  const prepared = new PreparedStatementNames(options.preparedStatements ?? true);
+  /** A query on one checked-out connection, named when its text repeats (the search path's catch-ups and rows). */
+  const namedQuery = async (sql: string, params: readonly unknown[]): Promise<unknown[]> => {
+    const client = await pool.connect();
+    // As pg's Pool.query does: an error of the connection meanwhile is the query's, and a connection whose query
+    // failed is not reused.
+    let released = false;
+    const release = (err?: Error) => {
+      if (released) return;
+      released = true;
+      client.release(err);
+    };
+    client.on('error', release);
+    try {
+      const name = prepared.nameFor(sql, client);
+      let rows: unknown[];
+      if (name === null) rows = (await client.query(sql, pgParams(params))).rows;
+      else {
+        try {
+          rows = (await client.query({ name, text: sql, values: pgParams(params) })).rows;
+        } catch (err) {
+          if (!isLostPreparedStatement(err)) throw err;
+          if (prepared.enabled) {
+            prepared.turnOff();
+            options.log?.warn({ code: (err as { code?: string }).code, reason: (err as Error).message },
+              'PostgreSQL did not keep a prepared statement (a transaction-mode pooler?): statements go unprepared from '
+              + 'now on; MNEMO_DATABASE_PREPARED_STATEMENTS=off says so from the start');
+          }
+          rows = (await client.query(sql, pgParams(params))).rows;
+        }
+      }
+      release();
+      return rows;
+    } catch (err) {
+      release(err as Error);
+      throw err;
+    } finally {
+      client.removeListener('error', release);
+    }
+  };
   const transaction = async <T>(client: PoolClient, fn: (tx: PgQueryable) => Promise<T>): Promise<T> => {
     try {
       await client.query('BEGIN');
@@ -92,7 +144,8 @@ export function pgPoolExecutor(pool: Pool): PgExecutor {
   return {
     sessions: 'many',
     async query<R>(sql: string, params: readonly unknown[] = []) {
-      return (await pool.query(sql, pgParams(params))).rows as R[];
+      if (!prepared.enabled) return (await pool.query(sql, pgParams(params))).rows as R[];
+      return await namedQuery(sql, params) as R[];
     },
     async exec(sql) {
       await pool.query(sql);
