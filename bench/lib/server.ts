@@ -43,6 +43,10 @@ export function ensureBuilt(): Promise<unknown> {
   return built;
 }
 
+/** `NAME=VALUE,NAME=VALUE` (a bench's settings option for the servers it starts) as an environment. */
+export const envList = (list: string): Record<string, string> => Object.fromEntries(list.split(',').filter(Boolean)
+  .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+
 /**
  * Starts the real server the way `npm start` does (the compiled dist/app/main.js) on a free loopback port with
  * a fresh data directory, and resolves once it prints `listening on http://HOST:PORT`. `env` adds settings (e.g.

@@ -18,7 +18,7 @@ import { cpuBetween, postgresCpu } from '../lib/postgres-cpu.ts';
 import { createServerDatabase, type PostgresHandle } from '../lib/postgres.ts';
 import { log } from '../lib/progress.ts';
 import { seedPostgresWorkspace } from '../lib/seed-postgres.ts';
-import { startServer, type ServerHandle } from '../lib/server.ts';
+import { envList, startServer, type ServerHandle } from '../lib/server.ts';
 import { fmt } from '../lib/stats.ts';
 
 const positive = (value: string): number => {
@@ -45,7 +45,7 @@ const DIMS = 512;
 const queries = searchQueries(7, 200);
 let next = 0;
 const nextQuery = () => queries[next++ % queries.length]!;
-const extraEnv = Object.fromEntries(opts.env.split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const extraEnv = envList(opts.env);
 
 interface Surface { id: string; name: string; method: 'GET' | 'POST'; path: () => string; body: () => string }
 /** G4 vector search's bodies: the first 50 questions' vectors from POST /v1/embeddings, filled once the server runs. */

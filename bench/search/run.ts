@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { describeMachine, machineLine } from '../lib/machine.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
-import { REPO_ROOT, type EmbedderKind } from '../lib/server.ts';
+import { envList, REPO_ROOT, type EmbedderKind } from '../lib/server.ts';
 import { fmt } from '../lib/stats.ts';
 import { hybridRatioTable, recallTable, runSearchSuite, searchTable, type StoreKind } from './suite.ts';
 
@@ -19,10 +19,11 @@ const program = new Command('bench:search')
   .option('--ef-search <list>', 'hnsw.ef_search values whose HNSW recall@10 is measured (postgres)', '40,100,200')
   .option('--ratio-rounds <n>', 'G1 and G3 measured this many times in turn (the surfaces\' pass is the first); the hybrid ratio is the median', '3')
   .option('--quick', 'a smoke run: 1000 memories, 3 s per surface')
+  .option('--server-env <list>', 'settings NAME=VALUE for every server the bench starts, comma-separated (e.g. an A/B switch)', '')
   .option('--write', 'update the "Search surfaces" section of BENCHMARKS.md')
   .parse();
 
-const opts = program.opts<{ databaseUrl?: string; keepDatabase?: boolean; ratioRounds: string; efSearch: string; embedders: string; store: string; warmup: string; sizes: string; duration: string; connections: string; quick?: boolean; write?: boolean }>();
+const opts = program.opts<{ databaseUrl?: string; keepDatabase?: boolean; ratioRounds: string; efSearch: string; embedders: string; store: string; warmup: string; sizes: string; duration: string; connections: string; quick?: boolean; write?: boolean; serverEnv: string }>();
 const embedders = opts.embedders.split(',').map((e) => e.trim()) as EmbedderKind[];
 const sizes = opts.sizes.split(',').map(Number);
 // One embedder: a run per size (e.g. 10k and 100k side by side); several: one size each, in order.
@@ -39,6 +40,7 @@ const duration = opts.quick ? 3 : Number(opts.duration);
 const started = Date.now();
 const { rows, recalls, seedPerSecond, copySeconds, postgres } = await runSearchSuite({
   runs, stores: stores!, databaseUrl: opts.databaseUrl, keepDatabase: opts.keepDatabase, efSearch: opts.efSearch.split(',').map(Number), ratioRounds: rounds, connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : Number(opts.warmup), seedConcurrency: 16,
+  serverEnv: envList(opts.serverEnv),
 });
 // The server's address is the reader's own: the command shows where it goes, not the credentials.
 const argv = process.argv.slice(2).map((arg) => (opts.databaseUrl ? arg.replace(opts.databaseUrl, 'URL') : arg));

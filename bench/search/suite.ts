@@ -15,6 +15,8 @@ import { seedCorpus } from '../http/seed.ts';
  * hybrid, G4 semantic (GET) and G4 vector search, each under the same autocannon load.
  */
 export interface SearchSuiteOptions {
+  /** Settings for every server the suite starts (an A/B switch). */
+  serverEnv?: Record<string, string>;
   /** Each embedder with its corpus size (the local model embeds ~14 memories/s here, so it gets a smaller one). */
   runs: { embedder: EmbedderKind; size: number }[];
   connections: number;
@@ -57,7 +59,7 @@ export async function runSearchSuite(o: SearchSuiteOptions):
   for (const { embedder, size } of o.runs) {
     // The corpus is seeded once, through G1 into SQLite; PostgreSQL gets a copy of that store (`mnemo migrate`), so
     // both stores answer over the very same rows and vectors, with the same key.
-    const seeded = await startServer(embedder);
+    const seeded = await startServer(embedder, { env: o.serverEnv ?? {} });
     let database: PostgresHandle | undefined;
     try {
       const key = await createEnterpriseKey(seeded, embedder);
@@ -77,7 +79,7 @@ export async function runSearchSuite(o: SearchSuiteOptions):
       copySeconds[`${embedder} ${size.toLocaleString('en')}`] = (performance.now() - t0) / 1000;
       // The copy holds secrets sealed under the seeded server's master key: the PostgreSQL server needs that key.
       const masterKey = (await readFile(join(seeded.dataDir, 'master.key'), 'utf8')).trim();
-      const server = await startServer(embedder, { env: { ...database.env, MNEMO_MASTER_KEY: masterKey } });
+      const server = await startServer(embedder, { env: { ...o.serverEnv, ...database.env, MNEMO_MASTER_KEY: masterKey } });
       try {
         rows.push(...await measureSurfaces(server.url, key, embedder, 'postgres', size, queries, vectors, o));
         await server.stop();
