@@ -103,7 +103,7 @@ describe('PostgreSQL prepared statements', () => {
       expect((await storage.memories.searchSimilar(scopeA, query)).hits.map((h) => h.memory.id)).toEqual([memory.id]);
       expect((await storage.memories.searchSimilar(scopeA, query)).hits.map((h) => h.memory.id)).toEqual([memory.id]);
       const texts = await preparedTexts();
-      expect(texts.some((t) => t.includes('FROM vector_changes c'))).toBe(true);
+      expect(texts.some((t) => t.includes('FROM vector_changes_after('))).toBe(true);
       expect(texts.some((t) => t.includes('FROM memories m'))).toBe(true);
     } finally {
       await storage.close();

@@ -51,6 +51,16 @@ export function versionSql(p: SqlParams, scope: Scope, rest: string): string {
   return `SELECT ${KIND_VERSION} AS kind, COALESCE((SELECT w.version FROM vector_versions w WHERE ${scopeSql(p, scope, 'w')}), 0) AS seq${rest}`;
 }
 
+/**
+ * The version row and, when the workspace moved past `after`, its changes since (at most MAX_CATCH_UP + 1), from the
+ * index's catch-up function (PostgreSQL migration 27: `vector_changes_after`, `keyword_changes_after`); `args` are
+ * the function's own arguments between the scope and `after`, `columns` what to select from its rows.
+ */
+export function changesAfterSql(p: SqlParams, fn: string, columns: string, scope: Scope, args: readonly unknown[], after: number): string {
+  const list = [scope.tenantId, scope.mode, scope.workspace, ...args, after].map((v) => p.add(v));
+  return `SELECT ${columns} FROM ${fn}(${list.join(', ')}, ${MAX_CATCH_UP + 1})`;
+}
+
 /** The memories changed after version `after`, as `c.memory_seq` of vector_changes rows `c` (the index reads the rest). */
 export function changedSql(p: SqlParams, scope: Scope, after: number): string {
   return `FROM vector_changes c WHERE ${scopeSql(p, scope, 'c')} AND c.version > ${p.add(after)}`;

@@ -2,7 +2,7 @@ import type { MemoryFilter } from '../../../core/memories/memory.types.ts';
 import type { Scope } from '../../../core/scope.ts';
 import { inverseDocumentFrequency, lengthNorm, termScore, TopHits, type RankedKeywordHit } from '../bm25.ts';
 import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
-import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, loadInPages, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
+import { CatchUpRows, changesAfterSql, filterRowsSql, KIND_CHANGE, loadInPages } from './pg-index-catch-up.ts';
 import { KeywordCorpus, WEIGHT_LABELS } from './pg-keyword-corpus.ts';
 import { phrasesOf, queryTokensSql, totalAtLeast, WEIGHTS, type Phrase, type QueryTokens } from './pg-keyword-ranking.ts';
 
@@ -42,7 +42,7 @@ export class PgKeywordIndex {
     const entry = await this.entryOf(scope);
     const from = entry.version;
     const p = new SqlParams();
-    const parts = [versionSql(p, scope, NO_KEYWORDS), `(${changesSql(p, scope, from)} LIMIT ${MAX_CATCH_UP + 1})`,
+    const parts = [changesAfterSql(p, 'keyword_changes_after', 'kind, seq, length, keywords, NULL::int[] AS positions', scope, [], from),
       ...filterRowsSql(p, scope, filter, NO_KEYWORDS),
       `SELECT ${KIND_TOKEN}, t.ord, NULL, t.lexeme, t.positions::int[] FROM (${queryTokensSql(p.add(words))}) t`];
     const caught = new CatchUpRows<Row>(filter);
@@ -125,14 +125,6 @@ export class PgKeywordIndex {
         AND m.mode = ${p.add(scope.mode)} AND m.workspace = ${p.add(scope.workspace)} AND m.seq > ${p.add(after)}
       ORDER BY m.seq LIMIT ${limit}`, (row) => apply(entry.corpus, row));
   }
-}
-
-/** The memories changed after version `after`, each with its keywords as they are now (NULL: gone from the scope). */
-function changesSql(p: SqlParams, scope: Scope, after: number): string {
-  // Subqueries by primary key, as the vector index's (a join could be planned as a scan).
-  const of = (column: string) => `(SELECT ${column} FROM memories m WHERE m.seq = c.memory_seq AND m.tenant_id = c.tenant_id
-    AND m.mode = c.mode AND m.workspace = c.workspace)`;
-  return `SELECT ${KIND_CHANGE}, c.memory_seq, ${of('m.keyword_length')}, ${of('m.keywords::text')}, NULL ${changedSql(p, scope, after)}`;
 }
 
 function apply(corpus: KeywordCorpus, row: Row): void {

@@ -874,6 +874,57 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE TRIGGER api_keys_truncated AFTER TRUNCATE ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed();
     `,
   },
+  {
+    // PostgreSQL only: the in-memory indexes' catch-up before each search (pg-index-catch-up.ts).
+    version: 27,
+    name: 'index catch-up functions',
+    sql: `
+      -- A search's catch-up: the workspace's version and, only when it moved past the node's, the changes since. As
+      -- one statement of unions and subqueries it was planned afresh on every search, which cost PostgreSQL more than
+      -- running it (BENCHMARKS.md, issue 39); a call of these is planned once per connection (prepared), and the
+      -- changes query runs only after a write. STABLE: every query inside sees the calling statement's snapshot, so
+      -- the version and the changes agree. Rows: kind 0 the version, kind 1 a change (pg-index-catch-up.ts KIND_*).
+      CREATE FUNCTION vector_changes_after(p_tenant text, p_mode text, p_workspace text, p_model text, p_dims integer,
+          p_after bigint, p_limit integer)
+        RETURNS TABLE (kind integer, seq bigint, vector text) LANGUAGE plpgsql STABLE AS $fn$
+      BEGIN
+        kind := 0;
+        seq := COALESCE((SELECT w.version FROM vector_versions w
+          WHERE w.tenant_id = p_tenant AND w.mode = p_mode AND w.workspace = p_workspace), 0);
+        vector := NULL;
+        RETURN NEXT;
+        IF seq > p_after THEN
+          RETURN QUERY SELECT 1, c.memory_seq, (SELECT encode(vector_send(v.embedding), 'base64') FROM memory_vectors v
+              WHERE v.memory_seq = c.memory_seq AND v.model_id = p_model AND v.dims = p_dims)
+            FROM vector_changes c
+            WHERE c.tenant_id = p_tenant AND c.mode = p_mode AND c.workspace = p_workspace AND c.version > p_after
+            LIMIT p_limit;
+        END IF;
+      END $fn$;
+      CREATE FUNCTION keyword_changes_after(p_tenant text, p_mode text, p_workspace text, p_after bigint, p_limit integer)
+        RETURNS TABLE (kind integer, seq bigint, length bigint, keywords text) LANGUAGE plpgsql STABLE AS $fn$
+      BEGIN
+        kind := 0;
+        seq := COALESCE((SELECT w.version FROM vector_versions w
+          WHERE w.tenant_id = p_tenant AND w.mode = p_mode AND w.workspace = p_workspace), 0);
+        length := NULL;
+        keywords := NULL;
+        RETURN NEXT;
+        IF seq > p_after THEN
+          -- NULLs for a memory gone from the scope (deleted, or moved to another workspace). Subqueries by primary key,
+          -- as for the vectors: a join could be planned as a scan.
+          RETURN QUERY SELECT 1, c.memory_seq,
+              (SELECT m.keyword_length::bigint FROM memories m WHERE m.seq = c.memory_seq AND m.tenant_id = c.tenant_id
+                AND m.mode = c.mode AND m.workspace = c.workspace),
+              (SELECT m.keywords::text FROM memories m WHERE m.seq = c.memory_seq AND m.tenant_id = c.tenant_id
+                AND m.mode = c.mode AND m.workspace = c.workspace)
+            FROM vector_changes c
+            WHERE c.tenant_id = p_tenant AND c.mode = p_mode AND c.workspace = p_workspace AND c.version > p_after
+            LIMIT p_limit;
+        END IF;
+      END $fn$;
+    `,
+  },
 ];
 
 /** Applies the pending migrations in one transaction under the advisory lock; returns the versions applied. */

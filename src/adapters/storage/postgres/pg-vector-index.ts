@@ -3,7 +3,7 @@ import type { Scope } from '../../../core/scope.ts';
 import { ScanPool } from '../sqlite/vector-scan/scan-pool.ts';
 import { VectorMatrix } from '../sqlite/vector-scan/vector-matrix.ts';
 import { pgInt, SqlParams, type PgExecutor } from './pg-executor.ts';
-import { CatchUpRows, changedSql, filterRowsSql, KIND_CHANGE, loadInPages, MAX_CATCH_UP, versionSql } from './pg-index-catch-up.ts';
+import { CatchUpRows, changedSql, changesAfterSql, filterRowsSql, KIND_CHANGE, loadInPages } from './pg-index-catch-up.ts';
 
 /** Changed vectors read per round trip while a workspace loads (about 3 MB of base64 at 512 dimensions). */
 /** The vector index's columns after kind and seq, as NULLs (pg-index-catch-up.ts). */
@@ -152,12 +152,13 @@ export class PgVectorIndex {
   /**
    * One round trip: the workspace's version, the changes after the matrix's (applied here when they are newer than
    * what the matrix holds meanwhile), and the seqs the filter allows (when it restricts anything) or validity excludes.
+   * Unfiltered, the statement is the same text for every search of the workspace: prepared once per connection.
    */
   private async catchUp(entry: Entry, scope: Scope, q: IndexQuery, dims: number):
     Promise<{ allowed: number[] | null; excluded: Set<number> | null; reload: boolean }> {
     const from = entry.version;
     const p = new SqlParams();
-    const parts = [versionSql(p, scope, NO_VECTOR), `(${changesSql(p, scope, q.modelId, dims, from)} LIMIT ${MAX_CATCH_UP + 1})`,
+    const parts = [changesAfterSql(p, 'vector_changes_after', 'kind, seq, vector', scope, [q.modelId, dims], from),
       ...filterRowsSql(p, scope, q.filter, NO_VECTOR)];
     const caught = new CatchUpRows<ChangeRow>(q.filter);
     for (const row of await this.db.query<ChangeRow>(parts.join(' UNION ALL '), p.values)) caught.add(row);
