@@ -15,6 +15,7 @@ import { assertClean, measure } from '../http/load.ts';
 import { searchQueries } from '../lib/corpus.ts';
 import { roundTripsBetween, startRoundTripCounter } from '../lib/pg-round-trips.ts';
 import { cpuBetween, postgresCpu } from '../lib/postgres-cpu.ts';
+import { processCpuSeconds } from '../lib/process-cpu.ts';
 import { createServerDatabase, type PostgresHandle } from '../lib/postgres.ts';
 import { log } from '../lib/progress.ts';
 import { seedPostgresWorkspace } from '../lib/seed-postgres.ts';
@@ -60,7 +61,7 @@ const SURFACES: Surface[] = [
 const surfaces = opts.surfaces.split(',').map((id) => SURFACES.find((s) => s.id === id.trim()) ?? program.error(`unknown surface ${id}`));
 
 interface StatementRow { query: string; calls: number; totalMs: number; planMs: number; rows: number }
-interface PassRow { surface: string; connections: number; requests: number; perSecond: number; p50Ms: number; backendCpuMs: number; execMs: number; planMs: number; statements: StatementRow[]; load: number }
+interface PassRow { surface: string; connections: number; requests: number; perSecond: number; p50Ms: number; backendCpuMs: number; nodeCpuMs: number; execMs: number; planMs: number; statements: StatementRow[]; load: number }
 
 let database: PostgresHandle | undefined;
 const servers: ServerHandle[] = [];
@@ -92,17 +93,19 @@ try {
       await measure({ ...load, durationSeconds: opts.warmup, warmupSeconds: 0 });
       await stats.query('SELECT pg_stat_statements_reset(0, $1, 0)', [dbid]);
       const cpu0 = await postgresCpu(name);
+      const node0 = await processCpuSeconds(server.pid);
       const result = await measure({ ...load, durationSeconds: opts.duration, warmupSeconds: 0 });
       // The searches' log rows and events are written in batches up to 100 ms after the answers.
       await new Promise((resolve) => setTimeout(resolve, 300));
       const cpu1 = await postgresCpu(name);
+      const node1 = await processCpuSeconds(server.pid);
       assertClean(s.name, result);
       const { rows } = await stats.query<{ query: string; calls: string; total: number; plan: number; rows: string }>(
         `SELECT query, calls, total_exec_time AS total, total_plan_time AS plan, rows FROM pg_stat_statements WHERE dbid = $1 AND query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC`, [dbid]);
       const statements = rows.map((r) => ({ query: r.query.replace(/\s+/g, ' ').trim(), calls: Number(r.calls), totalMs: r.total, planMs: r.plan, rows: Number(r.rows) }));
       passes.push({
         surface: s.name, connections, requests: result.requests, perSecond: result.perSecond, p50Ms: result.p50Ms, load: loadavg()[0] ?? 0,
-        backendCpuMs: cpuBetween(cpu0.database, cpu1.database) * 1000 / result.requests,
+        backendCpuMs: cpuBetween(cpu0.database, cpu1.database) * 1000 / result.requests, nodeCpuMs: (node1 - node0) * 1000 / result.requests,
         execMs: statements.reduce((a, x) => a + x.totalMs, 0) / result.requests, planMs: statements.reduce((a, x) => a + x.planMs, 0) / result.requests, statements,
       });
     }
@@ -155,9 +158,9 @@ function report(passes: PassRow[], trips: Awaited<ReturnType<typeof roundTrips>>
   const lines = [
     `${opts.memories.toLocaleString('en')} memories (hashing, ${DIMS} dims), ${opts.duration} s per surface after ${opts.warmup} s of warm-up.`,
     '',
-    '| surface | clients | req/s | p50 ms | backend CPU ms / request | statements\' exec ms / request | planning ms / request | load average |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...passes.map((p) => `| ${p.surface} | ${p.connections} | ${fmt(p.perSecond, 0)} | ${fmt(p.p50Ms)} | ${fmt(p.backendCpuMs)} | ${fmt(p.execMs, 3)} | ${fmt(p.planMs, 3)} | ${fmt(p.load, 1)} |`),
+    '| surface | clients | req/s | p50 ms | node CPU ms / request | backend CPU ms / request | statements\' exec ms / request | planning ms / request | load average |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...passes.map((p) => `| ${p.surface} | ${p.connections} | ${fmt(p.perSecond, 0)} | ${fmt(p.p50Ms)} | ${fmt(p.nodeCpuMs)} | ${fmt(p.backendCpuMs)} | ${fmt(p.execMs, 3)} | ${fmt(p.planMs, 3)} | ${fmt(p.load, 1)} |`),
   ];
   for (const p of passes) {
     lines.push('', `${p.surface}, ${p.connections} client${p.connections === 1 ? '' : 's'} (${p.requests} requests):`, '',
