@@ -55,7 +55,10 @@ export async function startRoundTripCounter(databaseUrl: string): Promise<RoundT
   const sockets = new Set<Socket>();
   const stats = new Map<string, RoundTripStats>();
   const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
+    // A `host=/dir` parameter names the server's Unix socket directory (libpq's and `pg`'s convention).
+    const socketDir = target.searchParams.get('host');
+    const upstream = socketDir?.startsWith('/') ? connect({ path: `${socketDir}/.s.PGSQL.${target.port || 5432}` })
+      : connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
     // Requests in flight on this connection, oldest first: the server answers them in order.
     const pending: { sql: string; at: number }[] = [];
@@ -82,6 +85,7 @@ export async function startRoundTripCounter(databaseUrl: string): Promise<RoundT
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const relayed = new URL(databaseUrl);
   relayed.hostname = '127.0.0.1';
+  relayed.searchParams.delete('host');
   relayed.port = String((server.address() as AddressInfo).port);
   return {
     url: relayed.toString(),
