@@ -91,6 +91,30 @@ describe('PostgreSQL prepared statements', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  it('prepares a pipelined transaction\'s statements, and sends one the server lost again whole, writing once', async () => {
+    const warnings: string[] = [];
+    const db = open({ log: { warn: (_d, message) => warnings.push(message) } }, 1);
+    await database.pglite.exec('CREATE TABLE prepared_writes (n integer)');
+    try {
+      const write = (n: number) => db.pipelineTransaction!([
+        { sql: 'INSERT INTO prepared_writes (n) VALUES ($1::int)', params: [n] },
+        { sql: 'SELECT count(*)::int AS c FROM prepared_writes', params: [] },
+      ]);
+      await write(1);
+      expect(await write(2)).toEqual([[], [{ c: 2 }]]);
+      expect((await preparedTexts()).map((t) => t.replace(/^mnemo_[0-9a-f]{24}: /, '')).sort()).toEqual(
+        ['INSERT INTO prepared_writes (n) VALUES ($1::int)', 'SELECT count(*)::int AS c FROM prepared_writes'].sort());
+      await database.pglite.exec('DEALLOCATE ALL');
+      // The lost INSERT rolls the first attempt back: the row is written once, by the attempt sent unnamed.
+      expect(await write(3)).toEqual([[], [{ c: 3 }]]);
+      expect(warnings).toHaveLength(1);
+      expect((await database.pglite.query<{ n: number }>('SELECT n FROM prepared_writes ORDER BY n')).rows.map((r) => r.n)).toEqual([1, 2, 3]);
+      expect(await preparedTexts()).toEqual([]);
+    } finally {
+      await database.pglite.exec('DROP TABLE prepared_writes');
+    }
+  });
+
   it('prepares the search path: a semantic search\'s index catch-up and its rows', async () => {
     const db = open({}, 2);
     const storage: Storage = await createPostgresStorage(db, { keyCache: false });

@@ -72,8 +72,8 @@ const isPlainParam = (v: unknown): boolean => v === null || v === undefined || [
 
 export interface PgPoolExecutorOptions {
   /**
-   * Queries outside transactions whose text repeats go as named, prepared statements (pg-prepared-statements.ts;
-   * default true). Off for a pooler that cannot keep them (PgBouncer in transaction mode before 1.21, or without
+   * Queries outside transactions and the statements of pipelined transactions (writes) go as named, prepared
+   * statements once their text repeats (pg-prepared-statements.ts; default true). Off for a pooler that cannot keep them (PgBouncer in transaction mode before 1.21, or without
    * `max_prepared_statements`); a server that loses one turns them off by itself and says so in `log`.
    */
   preparedStatements?: boolean;
@@ -88,6 +88,20 @@ export interface PgPoolExecutorOptions {
 export function pgPoolExecutor(pool: Pool, options: PgPoolExecutorOptions = {}): PgExecutor {
   pool.options.pipeline = true;
   const prepared = new PreparedStatementNames(options.preparedStatements ?? true);
+  /**
+   * True when `err` says the server lost a prepared statement (isLostPreparedStatement): preparing stops, with one
+   * warning, and the caller sends its statements again unnamed (they did not run).
+   */
+  const preparedStatementLost = (err: unknown): boolean => {
+    if (!isLostPreparedStatement(err)) return false;
+    if (prepared.enabled) {
+      prepared.turnOff();
+      options.log?.warn({ code: (err as { code?: string }).code, reason: (err as Error).message },
+        'PostgreSQL did not keep a prepared statement (a transaction-mode pooler?): statements go unprepared from '
+        + 'now on; MNEMO_DATABASE_PREPARED_STATEMENTS=off says so from the start');
+    }
+    return true;
+  };
   /** A query on one checked-out connection, named when its text repeats (the search path's catch-ups and rows). */
   const namedQuery = async (sql: string, params: readonly unknown[]): Promise<unknown[]> => {
     const client = await pool.connect();
@@ -108,13 +122,7 @@ export function pgPoolExecutor(pool: Pool, options: PgPoolExecutorOptions = {}):
         try {
           rows = (await client.query({ name, text: sql, values: pgParams(params) })).rows;
         } catch (err) {
-          if (!isLostPreparedStatement(err)) throw err;
-          if (prepared.enabled) {
-            prepared.turnOff();
-            options.log?.warn({ code: (err as { code?: string }).code, reason: (err as Error).message },
-              'PostgreSQL did not keep a prepared statement (a transaction-mode pooler?): statements go unprepared from '
-              + 'now on; MNEMO_DATABASE_PREPARED_STATEMENTS=off says so from the start');
-          }
+          if (!preparedStatementLost(err)) throw err;
           rows = (await client.query(sql, pgParams(params))).rows;
         }
       }
@@ -169,14 +177,26 @@ export function pgPoolExecutor(pool: Pool, options: PgPoolExecutorOptions = {}):
           });
         }
         // After a failed statement the server refuses the rest of the transaction, and its COMMIT rolls it back.
-        const sent = [client.query('BEGIN'), ...statements.map((s) => client.query(s.sql, pgParams(s.params))), client.query('COMMIT')];
-        const settled = await Promise.allSettled(sent);
-        const failed = settled.find((r) => r.status === 'rejected');
-        if (failed) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw failed.reason;
+        const pipelined = async (): Promise<unknown[][]> => {
+          const sent = [client.query('BEGIN'), ...statements.map((s) => {
+            const name = prepared.nameFor(s.sql, client);
+            return name === null ? client.query(s.sql, pgParams(s.params)) : client.query({ name, text: s.sql, values: pgParams(s.params) });
+          }), client.query('COMMIT')];
+          const settled = await Promise.allSettled(sent);
+          const failed = settled.find((r) => r.status === 'rejected');
+          if (failed) {
+            await client.query('ROLLBACK').catch(() => undefined);
+            throw failed.reason;
+          }
+          return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows);
+        };
+        try {
+          return await pipelined();
+        } catch (err) {
+          // Rolled back whole: sent again, unnamed.
+          if (!preparedStatementLost(err)) throw err;
+          return await pipelined();
         }
-        return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows);
       } finally {
         client.release();
       }
