@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { cpuBetween } from '../lib/postgres-cpu.ts';
 import { phase } from '../lib/progress.ts';
 import { median, percentile } from '../lib/stats.ts';
 import { jsonHeaders } from './client.ts';
@@ -20,7 +21,14 @@ export interface LoadOptions {
   durationSeconds: number;
   /** An unrecorded run first, so that JIT, caches and the vector index are warm. */
   warmupSeconds: number;
+  /**
+   * CPU seconds so far of what serves the requests (the server process; a PostgreSQL database's backends by pid),
+   * read around the measured run: LoadResult.cpu.
+   */
+  cpuProbe?: () => Promise<CpuSample>;
 }
+
+export interface CpuSample { server: number; database?: Map<number, number> }
 
 export interface LoadResult {
   requests: number;
@@ -33,6 +41,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+  /** With LoadOptions.cpuProbe: CPU ms per request of the server process and of the database's backends. */
+  cpu?: { serverMs: number; databaseMs: number | null };
 }
 
 function runOnce(options: LoadOptions, durationSeconds: number, record: boolean): Promise<LoadResult> {
@@ -89,7 +99,15 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
     const warm = await runOnce(options, options.warmupSeconds, false);
     assertClean(options.label, warm, 'warm-up');
   }
-  return runOnce(options, options.durationSeconds, true);
+  const before = await options.cpuProbe?.();
+  const result = await runOnce(options, options.durationSeconds, true);
+  const after = await options.cpuProbe?.();
+  if (!before || !after) return result;
+  const perRequest = (seconds: number) => (seconds * 1000) / Math.max(1, result.requests);
+  return { ...result, cpu: {
+    serverMs: perRequest(after.server - before.server),
+    databaseMs: after.database ? perRequest(cpuBetween(before.database ?? new Map(), after.database)) : null,
+  } };
 }
 
 export function assertClean(label: string, r: LoadResult, what = 'run'): void {

@@ -5,9 +5,11 @@ import { searchQueries } from '../lib/corpus.ts';
 import { log } from '../lib/progress.ts';
 import { createEnterpriseKey, REPO_ROOT, startServer, type EmbedderKind } from '../lib/server.ts';
 import { createServerDatabase, startPglite, type PostgresHandle } from '../lib/postgres.ts';
+import { postgresCpu } from '../lib/postgres-cpu.ts';
+import { processCpuSeconds } from '../lib/process-cpu.ts';
 import { fmt, median } from '../lib/stats.ts';
 import { hnswRecall, type RecallResult } from './recall.ts';
-import { assertClean, measure, type LoadResult } from '../http/load.ts';
+import { assertClean, measure, type CpuSample, type LoadResult } from '../http/load.ts';
 import { seedCorpus } from '../http/seed.ts';
 
 /**
@@ -66,7 +68,7 @@ export async function runSearchSuite(o: SearchSuiteOptions):
       const seed = await seedCorpus(seeded.url, key, size, { concurrency: o.seedConcurrency, seed: 42, label: `seed ${embedder} ${size}` });
       seedPerSecond[`${embedder} ${size.toLocaleString('en')}`] = seed.perSecond;
       const { queries, vectors } = await queryVectors(seeded.url, key);
-      if (o.stores.includes('sqlite')) rows.push(...await measureSurfaces(seeded.url, key, embedder, 'sqlite', size, queries, vectors, o));
+      if (o.stores.includes('sqlite')) rows.push(...await measureSurfaces(seeded.url, key, embedder, 'sqlite', size, queries, vectors, o, cpuProbe(seeded.pid)));
       await seeded.stop();
       if (!o.stores.includes('postgres')) continue;
 
@@ -81,7 +83,7 @@ export async function runSearchSuite(o: SearchSuiteOptions):
       const masterKey = (await readFile(join(seeded.dataDir, 'master.key'), 'utf8')).trim();
       const server = await startServer(embedder, { env: { ...o.serverEnv, ...database.env, MNEMO_MASTER_KEY: masterKey } });
       try {
-        rows.push(...await measureSurfaces(server.url, key, embedder, 'postgres', size, queries, vectors, o));
+        rows.push(...await measureSurfaces(server.url, key, embedder, 'postgres', size, queries, vectors, o, cpuProbe(server.pid, database)));
         await server.stop();
       } finally {
         await server.dispose();
@@ -124,14 +126,26 @@ async function copyStore(dataDir: string, url: string, label: string): Promise<v
   });
 }
 
+/**
+ * The server's CPU so far and, on PostgreSQL, the database's: the backends of the server database `database` (found in
+ * /proc), or PGlite's child process.
+ */
+const cpuProbe = (pid: number, database?: PostgresHandle) => async (): Promise<CpuSample> => {
+  const server = await processCpuSeconds(pid);
+  if (!database) return { server };
+  if (database.pid !== undefined) return { server, database: new Map([[database.pid, await processCpuSeconds(database.pid)]]) };
+  return { server, database: (await postgresCpu(new URL(database.url).pathname.slice(1))).database };
+};
+
 async function measureSurfaces(
   url: string, key: string, embedder: EmbedderKind, store: StoreKind, size: number, queries: string[], queryVectorList: number[][], o: SearchSuiteOptions,
+  probe: () => Promise<CpuSample>,
 ): Promise<SearchRow[]> {
   const bearer = { authorization: `Bearer ${key}` };
   const vectors = queryVectorList.map((v) => JSON.stringify({ vector: v, limit: 10, similarity_threshold: 0 }));
   let i = 0;
   const nextQuery = () => queries[i++ % queries.length]!;
-  const common = (warmupSeconds = o.warmupSeconds) => ({ label: `${embedder} ${store}`, baseUrl: url, apiKey: key, connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds });
+  const common = (warmupSeconds = o.warmupSeconds) => ({ label: `${embedder} ${store}`, baseUrl: url, apiKey: key, connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds, cpuProbe: probe });
   const cases: { surface: string; run: (warmupSeconds?: number) => Promise<LoadResult> }[] = [
     { surface: 'G1 POST /api/v1/memories/search', run: (w) => measure({ ...common(w), path: '/api/v1/memories/search', nextBody: () => JSON.stringify({ query: nextQuery(), limit: 10, threshold: 0 }) }) },
     { surface: 'G3 POST /api/v1/search/hybrid', run: (w) => measure({ ...common(w), path: '/api/v1/search/hybrid', headers: bearer, nextBody: () => JSON.stringify({ query: nextQuery(), topK: 10 }) }) },
@@ -160,8 +174,12 @@ async function measureSurfaces(
 }
 
 export function searchTable(rows: SearchRow[]): string {
-  const lines = ['| embedder | store | memories | surface | req/s | p50 ms | p99 ms | non-2xx |', '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |'];
-  for (const r of rows) lines.push(`| ${r.embedder} | ${r.store} | ${r.size.toLocaleString('en')} | ${r.surface} | ${fmt(r.result.perSecond, 0)} | ${fmt(r.result.p50Ms)} | ${fmt(r.result.p99Ms)} | ${r.result.non2xx} |`);
+  const lines = ['| embedder | store | memories | surface | req/s | p50 ms | p99 ms | server CPU ms / request | database CPU ms / request | non-2xx |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |'];
+  const cpu = (ms: number | null | undefined) => (ms === null || ms === undefined ? '–' : fmt(ms));
+  for (const r of rows) {
+    lines.push(`| ${r.embedder} | ${r.store} | ${r.size.toLocaleString('en')} | ${r.surface} | ${fmt(r.result.perSecond, 0)} | ${fmt(r.result.p50Ms)} | ${fmt(r.result.p99Ms)} | ${cpu(r.result.cpu?.serverMs)} | ${cpu(r.result.cpu?.databaseMs)} | ${r.result.non2xx} |`);
+  }
   return lines.join('\n');
 }
 
