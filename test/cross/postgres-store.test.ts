@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/app/config.ts';
+import { createStorage } from '../../src/app/storage.factory.ts';
 import { mnemo } from '../support/cli.ts';
 import { fileDatabase, type FileDatabase } from '../support/pglite.ts';
 import { servePglite, type SharedPglite } from '../support/pglite-server.ts';
@@ -52,6 +54,22 @@ describe('the HTTP surfaces and the CLI on PostgreSQL (MNEMO_DATABASE_URL)', () 
     const batch = json(await t.app.inject({ method: 'POST', url: '/api/v1/batch', headers: h, payload: { operations: [{ type: 'read', id }, { type: 'delete', id }] } }));
     expect(batch.data.operations.map((o: { status: string }) => o.status)).toEqual(['success', 'success']);
     expect((await t.app.inject({ method: 'GET', url: `/api/v1/memories/${id}`, headers: h })).statusCode).toBe(404);
+  });
+
+  it('prepares the statements that repeat unless MNEMO_DATABASE_PREPARED_STATEMENTS=off', async () => {
+    const prepared = async (flag: string) => {
+      await pglite.exec('DEALLOCATE ALL');
+      const storage = await createStorage({ ...loadConfig({ ...env, MNEMO_DATABASE_PREPARED_STATEMENTS: flag }), databaseUrl: env.MNEMO_DATABASE_URL! });
+      try {
+        const query = { vector: new Float32Array([1, 0, 0, 0]), modelId: 'm', limit: 1, minCosine: 0, filter: {} };
+        for (let i = 0; i < 3; i++) await storage.memories.rankSimilar({ tenantId: 'nobody', mode: 'live', workspace: 'default' }, query);
+        return (await pglite.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements')).rows[0]!.n;
+      } finally {
+        await storage.close();
+      }
+    };
+    expect(await prepared('on')).toBeGreaterThan(0);
+    expect(await prepared('off')).toBe(0);
   });
 
   it('creates a key from the CLI on the same database, which the server then accepts, and never prints the password', async () => {

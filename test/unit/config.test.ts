@@ -16,6 +16,11 @@ describe('configuration', () => {
     expect(loadConfig({ MNEMO_MCP_ALLOWED_ORIGINS: '*' }).mcpAllowedOrigins).toBe('*');
   });
 
+  it('prepares PostgreSQL statements unless told not to', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ MNEMO_DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements).toBe(false);
+  });
+
   it('makes acknowledged writes durable unless told to trade that for speed', () => {
     expect(loadConfig({}).sqliteSynchronous).toBe('full');
     expect(loadConfig({ MNEMO_SQLITE_SYNCHRONOUS: ' ' }).sqliteSynchronous).toBe('full');
@@ -36,6 +41,7 @@ describe('configuration', () => {
     [{ MNEMO_LOG_LEVEL: 'loud' }, 'MNEMO_LOG_LEVEL'],
     [{ MNEMO_DATABASE_URL: 'mysql://localhost/x' }, 'MNEMO_DATABASE_URL'],
     [{ MNEMO_DATABASE_URL: 'postgres://localhost/x', MNEMO_DATABASE_POOL_SIZE: '0' }, 'MNEMO_DATABASE_POOL_SIZE'],
+    [{ MNEMO_DATABASE_URL: 'postgres://localhost/x', MNEMO_DATABASE_PREPARED_STATEMENTS: 'no' }, 'MNEMO_DATABASE_PREPARED_STATEMENTS'],
     [{ MNEMO_REDIS_URL: 'localhost:6379' }, 'MNEMO_REDIS_URL'],
     [{ MNEMO_REDIS_URL: 'http://localhost:6379' }, 'MNEMO_REDIS_URL'],
     [{ MNEMO_SQLITE_SYNCHRONOUS: 'off' }, 'MNEMO_SQLITE_SYNCHRONOUS'],
