@@ -1,40 +1,69 @@
-import { execFile } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { connect } from 'node:net';
-import { promisify } from 'node:util';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLiveApp, type LiveApp } from '../streams/support.ts';
 
-const run = promisify(execFile);
 const MIB = 1024 * 1024;
 
 /**
- * Node's global fetch (undici) in its own process, as a real client is. Without draining, whether the client reads
- * the answer or fails with EPIPE is a race it loses about half the time, so each case is sent several times over
- * the same connection pool. Prints one `{status, headers, body}` or `{error}` per attempt.
- * The body repeats `size` characters twice (as `content` and as `text`). `chunked` sends the body as a stream (Transfer-Encoding: chunked, no Content-Length).
+ * Node's global fetch (undici) in its own process, as a real client is: one process for the file (a start and a
+ * 20 MB body built once rather than per case), reading one case a line on stdin and printing one line of
+ * `{status, headers, body}` or `{error}` per attempt. Without draining, whether the client reads the answer or fails
+ * with EPIPE is a race it loses about half the time, so each case is sent several times over the same connection pool.
+ * The body repeats `size` characters twice (as `content` and as `text`). `chunked` sends the body as a stream
+ * (Transfer-Encoding: chunked, no Content-Length).
  */
 const CLIENT = `
-const [url, size, headers, chunked, times] = JSON.parse(process.argv[1]);
-const text = JSON.stringify({ title: 't', content: 'x'.repeat(size), text: 'x'.repeat(size), operations: [] });
-const stream = () => new ReadableStream({ start(c) { for (let i = 0; i < text.length; i += 1 << 20) c.enqueue(new TextEncoder().encode(text.slice(i, i + (1 << 20)))); c.close(); } });
-const results = [];
-for (let i = 0; i < times; i++) {
-  try {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: chunked ? stream() : text, duplex: 'half' });
-    results.push({ status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() });
-  } catch (e) {
-    results.push({ error: String(e.cause?.code ?? e.cause?.message ?? e.message) });
+import { createInterface } from 'node:readline';
+const bodies = new Map();
+const bodyOf = (size) => {
+  if (!bodies.has(size)) bodies.set(size, JSON.stringify({ title: 't', content: 'x'.repeat(size), text: 'x'.repeat(size), operations: [] }));
+  return bodies.get(size);
+};
+for await (const line of createInterface({ input: process.stdin })) {
+  const [url, size, headers, chunked, times] = JSON.parse(line);
+  const text = bodyOf(size);
+  const stream = () => new ReadableStream({ start(c) { for (let i = 0; i < text.length; i += 1 << 20) c.enqueue(new TextEncoder().encode(text.slice(i, i + (1 << 20)))); c.close(); } });
+  const results = [];
+  for (let i = 0; i < times; i++) {
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: chunked ? stream() : text, duplex: 'half' });
+      results.push({ status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() });
+    } catch (e) {
+      results.push({ error: String(e.cause?.code ?? e.cause?.message ?? e.message) });
+    }
   }
-}
-console.log(JSON.stringify(results));`;
+  console.log(JSON.stringify(results));
+}`;
 
 interface Attempt { status?: number; headers?: Record<string, string>; body?: string; error?: string }
 
+/** The file's client process: `send` posts one case and resolves with its attempts (the cases go one at a time). */
+function startFetchClient() {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--input-type=module', '-e', CLIENT], { stdio: 'pipe' });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    async send(args: unknown[]): Promise<Attempt[]> {
+      child.stdin.write(`${JSON.stringify(args)}\n`);
+      const line = await lines.next();
+      if (line.done) throw new Error(`the fetch client exited: ${stderr}`);
+      return JSON.parse(line.value) as Attempt[];
+    },
+    async close(): Promise<void> {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+let client: ReturnType<typeof startFetchClient>;
+
 /** Posts a JSON body of about `size` bytes (twice that with `text` for G2) `times` times; every attempt must be answered. */
 async function postWithFetch(url: string, size: number, headers: Record<string, string>, options: { chunked?: boolean; times?: number } = {}) {
-  const args = JSON.stringify([url, size, headers, options.chunked ?? false, options.times ?? 4]);
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', CLIENT, args], { maxBuffer: 4 * MIB });
-  const attempts = JSON.parse(stdout) as Attempt[];
+  const attempts = await client.send([url, size, headers, options.chunked ?? false, options.times ?? 4]);
   expect(attempts.map((a) => a.error ?? a.status)).toEqual(attempts.map(() => expect.any(Number)));
   return attempts.map((a) => ({ status: a.status!, headers: a.headers!, body: JSON.parse(a.body!) as Record<string, unknown> }));
 }
@@ -43,10 +72,14 @@ describe('bodies over the limit, sent with Node fetch: the 413 is read in the su
   let live: LiveApp;
   let key: string;
   beforeAll(async () => {
+    client = startFetchClient();
     live = await startLiveApp();
     key = await live.key();
   });
-  afterAll(async () => live.close());
+  afterAll(async () => {
+    await client?.close();
+    await live?.close();
+  });
 
   it('G1: a 20 MB memory create answers 413 CONTENT_TOO_LARGE', async () => {
     for (const res of await postWithFetch(`${live.url}/api/v1/memories`, 10 * MIB, { 'x-api-key': key })) {

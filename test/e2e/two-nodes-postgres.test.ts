@@ -147,7 +147,7 @@ describe('two `npm start` nodes on one PostgreSQL and one Redis', () => {
       ids.push(((await res.json()) as { data: { id: string } }).data.id);
     }
     for (const until = Date.now() + 15_000; received.length < 10 && Date.now() < until;) await sleep(50);
-    await sleep(500);
+    // No wait for late duplicates here: the count per event at the end covers these ten too, seconds later.
     expect(received.map((r) => r.memoryId).sort()).toEqual([...ids].sort());
     expect(new Set(received.map((r) => r.eventId)).size).toBe(10);
 

@@ -1,6 +1,6 @@
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { afterAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 /**
  * Setup file of every vitest project: with MNEMO_TEST_CPU_LOG=<file> set, appends one JSON line per test file with
@@ -49,6 +49,10 @@ function childrenCpuMs(): number {
 if (LOG) {
   // From here, before the test file is imported (setup files run first, for every file): its import counts too.
   const started = { cpu: process.cpuUsage(), children: childrenCpuMs(), at: performance.now() };
+  // The file's hooks and tests start once it is imported: `import_ms` tells the import (the app's, in a worker's
+  // first file) from the tests' own time when comparing runs.
+  let importedAt = started.at;
+  beforeAll(() => { importedAt = performance.now(); });
   afterAll(() => {
     const cpu = process.cpuUsage(started.cpu);
     appendFileSync(LOG, `${JSON.stringify({
@@ -56,6 +60,7 @@ if (LOG) {
       store: process.env.MNEMO_TEST_STORE ?? 'sqlite',
       pid: process.pid,
       wall_ms: Math.round(performance.now() - started.at),
+      import_ms: Math.round(importedAt - started.at),
       cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
       children_cpu_ms: childrenCpuMs() - started.children,
     })}\n`);

@@ -139,6 +139,8 @@ export function createRedisStreamSlots(options: RedisStreamSlotsOptions): Stream
       closed = true;
       clearInterval(heartbeat);
       mine.clear();
+      // Redis unreachable: the lease frees this node's slots anyway, and a shutdown need not wait out the reconnections.
+      if (redis.status !== 'ready') return;
       await redis.multi().zrem(nodesKey, nodeId).del(nodeKey).exec();
     },
   };

@@ -69,4 +69,17 @@ describe('Redis stream slots across nodes', () => {
     // The next heartbeat (every 150 ms) puts them back; on a loaded machine it may come late, so wait for it.
     await vi.waitFor(async () => expect(await slots.countKey('k')).toBe(2), { timeout: 3000, interval: 50 });
   });
+
+  it('closes without waiting for an unreachable Redis (the lease frees its slots)', async () => {
+    // Nothing listens on port 1: the client only reconnects, and a command fails once its retry is spent.
+    const unreachable = createRedisClient('redis://127.0.0.1:1', quiet);
+    try {
+      const slots = createRedisStreamSlots({ redis: unreachable, warnings: quiet });
+      const commandFailed = unreachable.ping().then(() => 'answered', () => 'failed');
+      expect(await Promise.race([slots.close().then(() => 'closed'), commandFailed])).toBe('closed');
+      expect(await commandFailed).toBe('failed');
+    } finally {
+      unreachable.disconnect();
+    }
+  });
 });
