@@ -5,10 +5,13 @@
  * leaves out the memories not valid now, as the core asks (one in 1,000 has ended). `--before DIR` runs a second copy
  * of the sources (DIR/src, e.g. an older checkout) on the same store file beside this one, interleaved query by
  * query, for before/after figures from one run. `--cold` changes one memory's metadata before every round, so that
- * every search is its filter's first after a write; `--write-between` changes
- * one memory's tags or metadata before every search (a workspace written to all the time). Neither changes an answer.
- * `--gc-between` collects garbage before every search, untimed: with `--before`, neither build then pays in its
- * searches for the other's garbage (a build that reads 100,000 seqs a search leaves much).
+ * every search is its filter's first after a write; `--uncached` gives every search a filter no search used before (a
+ * property no store reads, unique to the search: a cache keyed on the filter finds nothing), its first search;
+ * `--write-between` changes one memory's tags or metadata before every search (a workspace written to all the time).
+ * None changes an answer. Beside wall time, each search's CPU time (the process's, scan threads included: nothing else
+ * runs meanwhile), which other jobs on a loaded machine change less. `--gc-between` collects garbage before every
+ * search, untimed: with `--before`, neither build then pays in its searches for the other's garbage (a build that
+ * reads 100,000 seqs a search leaves much).
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -34,10 +37,11 @@ const opts = new Command('bench:filtered')
   .option('--dir <dir>', 'the store directory (seeded when it holds no store)', '/tmp/mnemo-bench-filtered')
   .option('--before <dir>', 'a second source tree (DIR/src) measured beside this one')
   .option('--cold', 'a write before every round: each filter\'s first search after a write')
+  .option('--uncached', 'every search\'s filter new to the process (the first search of a filter)')
   .option('--write-between', 'a write (one memory\'s tags or metadata) before every search')
   .option('--gc-between', 'a full garbage collection before every search (untimed): a build\'s garbage is not collected in the other\'s searches')
   .parse().opts<{
-    size: string; dims: string; rounds: string; minCosine: string; threads: string; dir: string; before?: string; cold?: boolean;
+    size: string; dims: string; rounds: string; minCosine: string; threads: string; dir: string; before?: string; cold?: boolean; uncached?: boolean;
     writeBetween?: boolean; gcBetween?: boolean;
   }>();
 const size = Number(opts.size);
@@ -95,6 +99,8 @@ if (opts.before) {
   builds.push({ name: 'before', storage: before.createSqliteStorage({ file, synchronous: 'normal', searchThreads: Number(opts.threads) }) });
 }
 builds.push({ name: opts.before ? 'after' : 'this build', storage: createSqliteStorage({ file, synchronous: 'normal', searchThreads: Number(opts.threads) }) });
+// As a server starts: every workspace's index loaded (and whatever else a build prepares then) before the first search.
+for (const b of builds) await b.storage.warmUp();
 
 const vectors = searchQueries(7, 200).map((q) => hashEmbed(q, dims));
 // --cold, --write-between: the memory whose metadata or tags are rewritten (its project and its tags `broad` and
@@ -115,6 +121,9 @@ const rounds = Number(opts.rounds);
 const times = new Map<string, number[]>();
 const totals = new Map<string, number[]>();
 const ratios = new Map<string, number[]>();
+const cpuTimes = new Map<string, number[]>();
+const cpuRatios = new Map<string, number[]>();
+let searches = 0;
 for (let round = 0; round < rounds + 3; round++) {
   // The order alternates every round, so that neither a case nor a build always follows the same one; both builds
   // answer the same query of a case in a round, and must agree on its total.
@@ -123,17 +132,27 @@ for (let round = 0; round < rounds + 3; round++) {
   if (opts.cold) await rewrite();
   const roundTotals = new Map<string, number>();
   const roundTimes = new Map<string, number>();
+  const roundCpu = new Map<string, number>();
   for (const { c, b } of order) {
     if (opts.writeBetween) await rewrite();
+    // What the previous search left for later (a filter read for the next search) runs now, untimed, then its garbage
+    // is collected.
+    await new Promise((resolve) => setImmediate(resolve));
     if (opts.gcBetween) forceGc();
     // One query a round for every case: a filter's search is compared with the unfiltered search of the same query.
     const vector = vectors[round % vectors.length]!;
+    const filter = { ...cases[c], validAt: new Date(), ...(opts.uncached ? { benchSearch: searches++ } : {}) } as MemoryFilter;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const { total } = await b.storage.memories.searchSimilar(scope, { vector, modelId, limit: 10, minCosine, filter: { ...cases[c], validAt: new Date() } });
+    const { total } = await b.storage.memories.searchSimilar(scope, { vector, modelId, limit: 10, minCosine, filter });
     const ms = performance.now() - t0;
+    // The process's CPU over the search, its scan threads' included (nothing else runs meanwhile): what other jobs on
+    // the machine change far less than wall time.
+    const cpu = process.cpuUsage(cpu0);
     const key = `${c}|${b.name}`;
     if (round >= 3) times.set(key, [...(times.get(key) ?? []), ms]);
     if (round >= 3) roundTimes.set(key, ms);
+    if (round >= 3) roundCpu.set(key, (cpu.user + cpu.system) / 1000);
     if (roundTotals.has(c) && roundTotals.get(c) !== total) throw new Error(`${c}: total ${total} on ${b.name}, ${roundTotals.get(c)} on the other build`);
     roundTotals.set(c, total);
     totals.set(c, [...(totals.get(c) ?? []), total]);
@@ -143,6 +162,9 @@ for (let round = 0; round < rounds + 3; round++) {
   for (const [key, ms] of roundTimes) {
     const base = roundTimes.get(`no filter|${key.split('|')[1]}`)!;
     ratios.set(key, [...(ratios.get(key) ?? []), ms / base]);
+    const cpu = roundCpu.get(key)!;
+    cpuTimes.set(key, [...(cpuTimes.get(key) ?? []), cpu]);
+    cpuRatios.set(key, [...(cpuRatios.get(key) ?? []), cpu / roundCpu.get(`no filter|${key.split('|')[1]}`)!]);
   }
 }
 for (const b of builds) await b.storage.close();
@@ -150,10 +172,17 @@ for (const b of builds) await b.storage.close();
 const machine = `${machineLine(describeMachine())}, load average ${loadAverage().toFixed(1)}`;
 console.log(`${size.toLocaleString('en')} memories x ${dims} (hashing), limit 10, minCosine ${minCosine}, ${opts.threads} scan threads, `
   + `p50 of ${rounds} queries a case, interleaved${opts.cold ? ', a write before every round (cold)' : ''}${
+    opts.uncached ? ', every filter new to the process (uncached)' : ''}${
     opts.writeBetween ? ', a write before every search' : ''}${opts.gcBetween ? ', a full collection before every search' : ''}; ${machine}\n`);
-console.log(`| filter | total (median) | ${builds.map((b) => `${b.name} p50`).join(' | ')} | ${builds.map((b) => `${b.name} ÷ no filter`).join(' | ')} |`);
-console.log(`|---|---:|${builds.map(() => '---:').join('|')}|${builds.map(() => '---:').join('|')}|`);
+console.log(`| filter | total (median) | ${builds.map((b) => `${b.name} p50`).join(' | ')} | ${builds.map((b) => `${b.name} ÷ no filter`).join(' | ')} | ${
+  builds.map((b) => `${b.name} CPU p50`).join(' | ')} | ${builds.map((b) => `${b.name} CPU ÷ no filter`).join(' | ')} |`);
+console.log(`|---|---:|${builds.map(() => '---:').join('|')}|${builds.map(() => '---:').join('|')}|${builds.map(() => '---:').join('|')}|${
+  builds.map(() => '---:').join('|')}|`);
+const cell = (values: number[] | undefined, unit: string, digits?: number) =>
+  (digits === undefined ? `${fmt(median(values!))}${unit}` : `${median(values!).toFixed(digits)}${unit}`);
 for (const c of Object.keys(cases)) {
-  console.log(`| ${c} | ${median(totals.get(c)!).toLocaleString('en')} | ${builds.map((b) => `${fmt(median(times.get(`${c}|${b.name}`)!))} ms`).join(' | ')} | ${
-    builds.map((b) => `${median(ratios.get(`${c}|${b.name}`)!).toFixed(2)}×`).join(' | ')} |`);
+  const of = (map: Map<string, number[]>, b: { name: string }) => map.get(`${c}|${b.name}`);
+  console.log(`| ${c} | ${median(totals.get(c)!).toLocaleString('en')} | ${builds.map((b) => cell(of(times, b), ' ms')).join(' | ')} | ${
+    builds.map((b) => cell(of(ratios, b), '×', 2)).join(' | ')} | ${builds.map((b) => cell(of(cpuTimes, b), ' ms')).join(' | ')} | ${
+    builds.map((b) => cell(of(cpuRatios, b), '×', 2)).join(' | ')} |`);
 }

@@ -14,18 +14,20 @@ import { makeMemory, scopeA, scopeB } from '../support/fixtures.ts';
 
 /**
  * A filtered similarity search on SQLite reads a filter's seqs from the tag and metadata indexes, from a join one of
- * them drives, or from a walk of the scope, and keeps what a filter kept (and its scan mask), brought forward over
- * later writes by re-checking the memories they changed (sqlite-memory.repository.ts, allowedSeqs and similarSeqs;
- * sqlite-filter-cache.ts; the change log of migration 23). Whichever way, the answer
+ * them drives, or from a walk of the scope, or combines them from its conditions' bitmaps read ahead (a big
+ * workspace's broad tags, types and metadata values: sqlite-broad-conditions.ts), and keeps what a filter kept (and its
+ * scan mask), brought forward over later writes by re-checking the memories they changed (sqlite-memory.repository.ts,
+ * allowedSeqs and similarSeqs; sqlite-filter-cache.ts; the change log of migration 23). Whichever way, the answer
  * must be a filter-then-scan's: checked against the plainest exact one, computed here from the stored vectors, at
  * thresholds few rows, many rows and every row reach, searched once and again, and after writes of this connection and
- * another; the metadata index's matches against the JSON functions' (list's filter).
+ * another; the metadata index's matches against the JSON functions' (list's filter). `storage` reads broad conditions
+ * ahead (every workspace counts as big here), `second` never does.
  */
 const dims = 32;
 const size = 1500;
 const dir = mkdtempSync(join(tmpdir(), 'mnemo-filtered-search-'));
 const file = join(dir, 'mnemo.db');
-const storage = createSqliteStorage({ file, synchronous: 'normal', searchThreads: 0 });
+const storage = createSqliteStorage({ file, synchronous: 'normal', searchThreads: 0, prefetchFiltersFrom: 1 });
 let seed = 7;
 const next = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 * 2 - 1; };
 // Distinct random vectors (no ties between cosines, so "the top 10" is one list).
@@ -51,6 +53,7 @@ beforeAll(async () => {
   await storage.memories.applyAtomically(scopeA, memories.map((memory, i) => ({
     kind: 'insert' as const, memory, vector: { modelId: 'm', vector: vectors[i]! },
   })));
+  await storage.warmUp();
 });
 
 const cosine = (a: Float32Array, b: Float32Array) => {
@@ -111,6 +114,8 @@ describe('filtered similarity search on SQLite', () => {
   // A case's first search reads its filter's seqs; the next ones find them cached.
   it('gives a filter-then-scan\'s hits and total, searched once and again (cached)', async () => {
     await expectFilterThenScan(storage, 2, [40, 1200, size]);
+    // On a connection that reads no condition ahead and has cached no filter: each case's first search lists its seqs.
+    await expectFilterThenScan(second, 1, [40, 1200, size]);
   });
 
   it('follows writes that change what a filter keeps, from this connection and another', async () => {
@@ -176,10 +181,22 @@ describe('filtered similarity search on SQLite', () => {
         await update(second, 47, { tags: ['even'], metadata: { project: 'common', source: { kind: 'file' }, flag: false } });
       },
     ];
+    // Filters this connection has not searched yet (a condition repeated i times: the same meaning, a new cache key),
+    // made of conditions it read ahead: combined from those conditions' bitmaps, brought forward over the writes.
+    const fresh = (i: number): [MemoryFilter, (m: Memory) => boolean][] => [
+      [{ tagsAny: new Array<string>(i + 1).fill('even'), metadata: { project: 'common' } },
+        (m) => m.tags.includes('even') && m.metadata.project === 'common'],
+      [{ types: new Array<string>(i + 1).fill('fact'), tagsAll: ['even', 'third'] },
+        (m) => m.memoryType === 'fact' && m.tags.includes('even') && m.tags.includes('third')],
+    ];
     // Every row counts at threshold -1: any seq a result wrongly keeps or drops changes the total.
-    for (const write of writes) {
+    for (const [i, write] of writes.entries()) {
       await write();
       await expectFilterThenScan(storage, 1, [memories.length]);
+      for (const [filter, keep] of fresh(i)) {
+        const got = await storage.memories.searchSimilar(scopeA, { vector: queries[0]!, modelId: 'm', limit: 10, minCosine: -1, filter });
+        expect({ i, filter, ids: got.hits.map((h) => h.memory.id), total: got.total }).toEqual({ i, filter, ...expected(queries[0]!, keep, -1, 10) });
+      }
     }
   });
 
@@ -310,6 +327,63 @@ describe('filtered similarity search on SQLite', () => {
     expect(bits.size).toBe(4);
     expect([...bits.maskOf(Float64Array.from([5000, 1, 37, 163, 100, 200, 7]), 6)]).toEqual([1, 0, 1, 0, 1, 1]);
     expect([...KeyBitmap.of([]).maskOf(Float64Array.from([0, 1]), 2)]).toEqual([0, 0]);
+  });
+
+  it('answers the first search of a filter made of broad conditions from their bitmaps read ahead, none of its seqs read', async () => {
+    const scope = { ...scopeB, workspace: 'broad-conditions' };
+    const small = Array.from({ length: 40 }, (_, i) => makeMemory(scope, {
+      memoryType: i % 2 === 0 ? 'fact' : 'note', tags: i % 4 === 0 ? ['quarter', 'q'] : ['q'], metadata: { kind: i % 5 === 0 ? 'x' : 'y', on: i % 3 === 0 },
+    }));
+    const db = join(dir, 'broad.db');
+    const own = createSqliteStorage({ file: db, synchronous: 'normal', searchThreads: 0, prefetchFiltersFrom: 1 });
+    try {
+      await own.memories.applyAtomically(scope, small.map((memory) => ({ kind: 'insert' as const, memory, vector: { modelId: 'm', vector: randomVector() } })));
+      await own.warmUp();
+      // Behind the caches' back (no filter version moves): the index rows of tag `quarter` and of metadata kind "y"
+      // go. A filter read from SQLite now finds none; one combined from the bitmaps read ahead still finds them.
+      const raw = new Database(db);
+      raw.prepare("DELETE FROM memory_tags WHERE tag = 'quarter'").run();
+      raw.prepare("DELETE FROM memory_metadata WHERE key = '$.kind' AND value = 'y'").run();
+      raw.close();
+      const total = async (filter: MemoryFilter) =>
+        (await own.memories.searchSimilar(scope, { vector: randomVector(), modelId: 'm', limit: 5, minCosine: -1, filter })).total;
+      const count = (keep: (m: Memory) => boolean) => small.filter(keep).length;
+      expect(await total({ tagsAny: ['quarter'] })).toBe(10);
+      expect(await total({ tagsAll: ['quarter', 'q'], types: ['fact'] })).toBe(10);
+      expect(await total({ metadata: { kind: 'y', on: true } })).toBe(count((m) => m.metadata.kind === 'y' && m.metadata.on === true));
+      expect(await total({ metadata: { kind: ['x', 'y'] }, types: ['note', 'fact'] })).toBe(40);
+      // A value nothing has is not read ahead: that filter is read from SQLite, which no longer lists `y`.
+      expect(await total({ metadata: { kind: ['y', 'absent'] } })).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('combines bitmaps word by word whatever their ranges (union, intersection)', () => {
+    const a = KeyBitmap.of([3, 40, 97, 500]);
+    const b = KeyBitmap.ofList('40,64,500,1001', 40, 1001);
+    const members = (bits: KeyBitmap) => [3, 40, 64, 97, 500, 1001, 1002].filter((k) => bits.has(k));
+    expect(members(KeyBitmap.union([a, b, new KeyBitmap()]))).toEqual([3, 40, 64, 97, 500, 1001]);
+    expect(KeyBitmap.union([a, b]).size).toBe(6);
+    expect(members(KeyBitmap.intersection(a, b))).toEqual([40, 500]);
+    expect(KeyBitmap.intersection(a, b).size).toBe(2);
+    expect(KeyBitmap.intersection(a, new KeyBitmap()).size).toBe(0);
+    expect(KeyBitmap.intersection(KeyBitmap.of([1]), KeyBitmap.of([5000])).size).toBe(0);
+    // The results are new sets: changing one leaves its sources as they were.
+    const both = KeyBitmap.union([a]);
+    both.add(7);
+    expect([a.has(7), both.has(7), both.size]).toEqual([false, true, 5]);
+  });
+
+  it('reads a bitmap from SQLite\'s list of seqs (group_concat: any order, repeats) and refuses what is not one', () => {
+    const bits = KeyBitmap.ofList('70,3,35,3,36,70', 3, 70);
+    expect([2, 3, 4, 35, 36, 37, 69, 70, 71].filter((k) => bits.has(k))).toEqual([3, 35, 36, 70]);
+    expect(bits.size).toBe(4);
+    expect(KeyBitmap.ofList('12', 12, 12).has(12)).toBe(true);
+    expect(KeyBitmap.ofList(null, 0, 0).size).toBe(0);
+    expect(() => KeyBitmap.ofList('1,80', 1, 70)).toThrow(RangeError);
+    expect(() => KeyBitmap.ofList('1,-2', 1, 70)).toThrow(RangeError);
+    expect(() => KeyBitmap.ofList('1, 2', 1, 70)).toThrow(RangeError);
   });
 
   it('indexes the metadata of memories stored before the metadata index existed (migration 22)', () => {

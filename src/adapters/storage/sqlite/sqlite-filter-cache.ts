@@ -32,7 +32,7 @@ interface Entry {
 /** One filter's lookup: the cached keys when still valid, else `fill` stores what the caller computed. */
 export interface FilterCacheLookup {
   allowed: AllowedKeys | null;
-  fill(seqs: readonly number[], matrixRows: number): AllowedKeys;
+  fill(seqs: KeyBitmap | ArrayLike<number>, matrixRows: number): AllowedKeys;
 }
 
 /**
@@ -78,7 +78,7 @@ export class SqliteFilterCache {
     return {
       allowed: null,
       fill: (seqs, matrixRows) => {
-        const bitmap = KeyBitmap.of(seqs);
+        const bitmap = seqs instanceof KeyBitmap ? seqs : KeyBitmap.of(seqs);
         const allowed = new AllowedKeys(bitmap);
         this.forget(key);
         const bytes = bitmap.bytes + matrixRows;
@@ -90,6 +90,12 @@ export class SqliteFilterCache {
         return allowed;
       },
     };
+  }
+
+  /** What `filter` keeps as cached, brought forward to the workspace's filter version now; null when not cached. */
+  seqsOf(scope: Scope, filter: MemoryFilter): KeyBitmap | null {
+    const { allowed } = this.lookup(scope, filter);
+    return allowed && allowed.keys instanceof KeyBitmap ? allowed.keys : null;
   }
 
   /**

@@ -14,6 +14,7 @@ import { createSqliteMemoryMaintenance } from './sqlite-memory-maintenance.ts';
 import { SqliteWorkspaceVersions } from './sqlite-workspace-versions.ts';
 import { SqliteFilterCache } from './sqlite-filter-cache.ts';
 import { metadataIndexKeys } from './sqlite-metadata-index.ts';
+import { SqliteBroadConditions } from './sqlite-broad-conditions.ts';
 import { SqliteKeywordLengths } from './sqlite-keyword-lengths.ts';
 import { SqliteKeywordRanking } from './sqlite-keyword-ranking.ts';
 import { isUniqueViolation } from './sqlite-errors.ts';
@@ -28,6 +29,7 @@ import { floatView } from './sqlite-vector-rows.ts';
 import { exactScores } from './vector-scan/rerank.ts';
 import { unitRowInto } from './vector-scan/matrix-storage.ts';
 import type { MatrixHit, VectorMatrix } from './vector-scan/vector-matrix.ts';
+import { KeyBitmap } from './vector-scan/allowed-keys.ts';
 import {
   INSERT_MEMORY_SQL, memoryParams, toMemory, toMemoryTombstone, toMemoryVersion, type MemoryRow, type MemoryTombstoneRow,
   type MemoryVersionRow,
@@ -182,13 +184,18 @@ export interface SqliteMemoryRepository extends MemoryRepository {
   readonly groupCommit: Readonly<SqliteGroupCommit['stats']>;
 }
 
-/** `vectors`: the in-process vector indexes (with their scan threads), on the same connection. */
+/**
+ * `vectors`: the in-process vector indexes (with their scan threads), on the same connection. `prefetchFiltersFrom`:
+ * workspace rows from which broad filter conditions are read ahead of searches (SqliteBroadConditions).
+ */
 export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox, log?: WarningLog,
-  vectors = new SqliteVectorCache(db), group = new SqliteGroupCommit(db)): SqliteMemoryRepository {
+  vectors = new SqliteVectorCache(db), group = new SqliteGroupCommit(db),
+  options: { prefetchFiltersFrom?: number | undefined } = {}): SqliteMemoryRepository {
   backfillContentHashes(db);
   const versions = new SqliteWorkspaceVersions(db);
   const filterCache = new SqliteFilterCache(db, keptAmong);
   const metadataKey = metadataIndexKeys(db);
+  const broad = new SqliteBroadConditions(db, filterCache, allowedSeqs, metadataKey, options.prefetchFiltersFrom);
   const keywordRanking = new SqliteKeywordRanking(db, new SqliteKeywordLengths(db));
 
   // Filled while a filtered statement runs (better-sqlite3 is synchronous), reported right after it.
@@ -328,27 +335,37 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
    * walked. Metadata conditions are index probes (memory_metadata) everywhere here: the walk parsing each row's JSON
    * made a metadata filter ~25× the unfiltered search at 100k (BENCHMARKS.md).
    */
-  function allowedSeqs(scope: Scope, filter: MemoryFilter, scopeRows: number): number[] {
-    if (Object.values(filter.metadata ?? {}).some((wanted) => metadataValues(wanted).length === 0)) return [];
+  function allowedSeqs(scope: Scope, filter: MemoryFilter, scopeRows: number): KeyBitmap {
+    if (Object.values(filter.metadata ?? {}).some((wanted) => metadataValues(wanted).length === 0)) return new KeyBitmap();
     const conditions = indexedConditions(filter);
     const cap = Math.ceil(INDEX_ROWS_PER_SCOPE_ROW * scopeRows) + 1;
     const rest = { ...filter, tagsAny: undefined, tagsAll: undefined, metadata: undefined };
     if (conditions.length === 1 && !hasFilter(rest)) {
       const [only] = conditions;
-      const seqs = prepared(`${only!.sql} LIMIT ?`).pluck().all(...only!.params, cap) as number[];
-      if (seqs.length < cap) return seqs;
+      const listed = seqList(`${only!.sql} LIMIT ?`, [...only!.params, cap]);
+      if (listed.rows < cap) return listed.seqs;
     } else {
       for (const driving of conditions) {
         if ((prepared(`SELECT COUNT(*) FROM (${driving.sql} LIMIT ?)`).pluck().get(...driving.params, cap) as number) >= cap) continue;
         // The driving condition's rows are few enough to bound the join; the whole filter is checked per row.
         const f = indexedFilterSql(filter);
-        return prepared(`SELECT m.seq FROM (${driving.sql}) d CROSS JOIN memories m ON m.seq = d.memory_seq
-          WHERE +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`)
-          .pluck().all(...driving.params, ...scopeParams(scope), ...f.params) as number[];
+        return seqList(`SELECT m.seq FROM (${driving.sql}) d CROSS JOIN memories m ON m.seq = d.memory_seq
+          WHERE +m.tenant_id = ? AND +m.mode = ? AND +m.workspace = ?${f.sql}`, [...driving.params, ...scopeParams(scope), ...f.params]).seqs;
       }
     }
     const f = indexedFilterSql(filter);
-    return prepared(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`).pluck().all(...scopeParams(scope), ...f.params) as number[];
+    return seqList(`SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${f.sql}`, [...scopeParams(scope), ...f.params]).seqs;
+  }
+
+  /**
+   * The seqs `sql` lists (one column), as a bitmap, and how many rows it listed: gathered by SQLite into one string
+   * (group_concat) and parsed here, instead of one row at a time through the driver, which cost several times as much
+   * (BENCHMARKS.md, filtered similarity search).
+   */
+  function seqList(sql: string, params: unknown[]): { rows: number; seqs: KeyBitmap } {
+    const [rows, low, high, list] = prepared(`WITH listed(s) AS (${sql}) SELECT count(*), min(s), max(s), group_concat(s) FROM listed`)
+      .raw().get(...params) as [number, number | null, number | null, string | null];
+    return { rows, seqs: low === null || high === null ? new KeyBitmap() : KeyBitmap.ofList(list, low, high) };
   }
 
   /**
@@ -381,11 +398,28 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       .pluck().all(JSON.stringify(seqs), ...scopeParams(scope), ...f.params) as number[];
   }
 
-  /** Whether an indexed condition of `filter` keeps under NARROW_SHARE of the scope's rows (a LIMIT tells). */
-  function isNarrow(filter: MemoryFilter, scopeRows: number): boolean {
+  /**
+   * Whether a condition of `filter` keeps under NARROW_SHARE of the scope's rows (a LIMIT tells): an indexed one, or
+   * its types, topic or dates, counted on the scope's own indexes (a narrow date range after an unfiltered scan took a
+   * second scan whenever more than `limit` rows reached the threshold).
+   */
+  function isNarrow(scope: Scope, filter: MemoryFilter, scopeRows: number): boolean {
     const cap = Math.ceil(NARROW_SHARE * scopeRows) + 1;
-    return indexedConditions(filter).some((c) =>
+    return [...indexedConditions(filter), ...scopeConditions(scope, filter)].some((c) =>
       (prepared(`SELECT COUNT(*) FROM (${c.sql} LIMIT ?)`).pluck().get(...c.params, cap) as number) < cap);
+  }
+
+  /** `filter`'s types, topic and dates, each as SQL listing the scope's seqs it keeps (on the scope's indexes). */
+  function scopeConditions(scope: Scope, filter: MemoryFilter): { sql: string; params: unknown[] }[] {
+    const out: { sql: string; params: unknown[] }[] = [];
+    const condition = (f: MemoryFilter) => {
+      const { sql, params } = filterSql(f);
+      out.push({ sql: `SELECT m.seq FROM memories m WHERE ${SCOPE_WHERE}${sql}`, params: [...scopeParams(scope), ...params] });
+    };
+    if (filter.types?.length) condition({ types: filter.types });
+    if (filter.topicId !== undefined) condition({ topicId: filter.topicId });
+    if (filter.createdFrom || filter.createdTo) condition({ createdFrom: filter.createdFrom, createdTo: filter.createdTo });
+    return out;
   }
 
   /**
@@ -393,8 +427,10 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
    * (and the scan mask built from it) is cached per workspace, and brought forward over later writes by re-checking
    * the memories they changed (SqliteFilterCache, keptAmong): a repeated filter costs the masked scan alone, which is
    * no dearer than the unfiltered one, in a workspace written to between searches too (BENCHMARKS.md). A filter
-   * not cached is read first when narrow (isNarrow); a broad one, at a real threshold, is first checked on the few rows
-   * above it (postFiltered: reading its many seqs would cost more), and read once the answer is out, for the next search.
+   * not cached but made of cached conditions (a big workspace's broad tags, types and metadata values are read ahead:
+   * SqliteBroadConditions) combines their bitmaps; else it is read first when narrow (isNarrow); a broad one, at a real
+   * threshold, is first checked on the few rows above it (postFiltered: reading its many seqs would cost more), and
+   * read once the answer is out, for the next search.
    */
   async function similarSeqs(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>, callerBusy: boolean) {
     const matrix = await vectors.get(scope, query.modelId, query.vector.length);
@@ -403,8 +439,27 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
     const excluded = seqs ? new Set(seqs) : null;
     const threshold = query.minCosine - MIN_COSINE_SLACK;
     if (!hasFilter(query.filter)) return matrix.searchIn(vectors.pool(), query.vector, query.limit, threshold, null, { callerBusy, excluded });
+    const found = await filteredScan(scope, query, matrix, threshold, callerBusy, excluded);
+    if (broad.wanted(scope, matrix.size)) {
+      // After the answer: the workspace's broad conditions, for the first searches of filters made of them.
+      setImmediate(() => {
+        broad.prefetch(scope, matrix.size).catch((err: unknown) => {
+          if (db.open) log?.warn({ err }, 'could not read a workspace\'s broad filter conditions');
+        });
+      });
+    }
+    return found;
+  }
+
+  /** similarSeqs with a filter: from the cache, from cached conditions, after an unfiltered scan, or read first. */
+  async function filteredScan(scope: Scope, query: Omit<SimilarityQuery, 'withVectors'>, matrix: VectorMatrix, threshold: number,
+    callerBusy: boolean, excluded: ReadonlySet<number> | null) {
     const cached = filterCache.lookup(scope, query.filter);
-    if (!cached.allowed && threshold > -1 && !isNarrow(query.filter, matrix.size)) {
+    const composed = cached.allowed ? null : broad.compose(scope, query.filter);
+    if (composed) {
+      return matrix.searchIn(vectors.pool(), query.vector, query.limit, threshold, cached.fill(composed, matrix.size), { callerBusy, excluded });
+    }
+    if (!cached.allowed && threshold > -1 && !isNarrow(scope, query.filter, matrix.size)) {
       const post = await postFiltered(scope, query, matrix, callerBusy, excluded);
       if (post) {
         setImmediate(() => {
@@ -573,7 +628,10 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
 
   return {
     ...createSqliteMemoryMaintenance(db, keywordRanking),
-    warmUp: () => vectors.warmUp(),
+    async warmUp() {
+      await vectors.warmUp();
+      await broad.prefetchAll();
+    },
     async close() {
       // Graceful shutdown keeps the writes already asked for: they commit now, and their callers' in-memory steps
       // (indexes, listeners; some read the connection) run before the next macrotask, so before the store closes.

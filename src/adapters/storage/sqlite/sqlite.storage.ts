@@ -33,16 +33,19 @@ export interface SqliteStorage extends Storage {
 /**
  * The embedded store: one SQLite file (or `:memory:`), schema migrated on open. `searchThreads`: worker threads for
  * the exact vector scan (default 0: on the event loop; the server passes MNEMO_SEARCH_THREADS). `log` receives what an operator
- * should fix (rows a search had to skip).
+ * should fix (rows a search had to skip). `prefetchFiltersFrom`: workspace rows from which broad filter conditions are
+ * read ahead of searches (default 20,000; tests lower it).
  */
-export function createSqliteStorage(options: { file: string; log?: WarningLog; searchThreads?: number } & SqliteOptions): SqliteStorage {
+export function createSqliteStorage(options: { file: string; log?: WarningLog; searchThreads?: number; prefetchFiltersFrom?: number }
+  & SqliteOptions): SqliteStorage {
   const db = openSqlite(options.file, options);
   const ping = db.prepare('SELECT 1').pluck();
   const pageCount = db.prepare('PRAGMA page_count').pluck();
   const pageSize = db.prepare('PRAGMA page_size').pluck();
   const outbox = new SqliteOutbox(db);
   let closed = false;
-  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, { threads: options.searchThreads ?? 0 }));
+  const memories = createSqliteMemoryRepository(db, outbox, options.log, new SqliteVectorCache(db, { threads: options.searchThreads ?? 0 }),
+    undefined, { prefetchFiltersFrom: options.prefetchFiltersFrom });
   return {
     kind: 'sqlite',
     memories,
