@@ -91,6 +91,22 @@ describe('PostgreSQL prepared statements', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  it('reads a table that changed shape under a prepared statement (another node\'s migration) unprepared', async () => {
+    const warnings: string[] = [];
+    const db = open({ log: { warn: (_d, message) => warnings.push(message) } }, 1);
+    await database.pglite.exec("CREATE TABLE reshaped (a integer); INSERT INTO reshaped VALUES (1)");
+    try {
+      const text = 'SELECT * FROM reshaped WHERE a > $1::int';
+      expect(await db.query(text, [0])).toEqual([{ a: 1 }]);
+      expect(await db.query(text, [0])).toEqual([{ a: 1 }]);
+      await database.pglite.exec("ALTER TABLE reshaped ADD COLUMN b text DEFAULT 'x'");
+      expect(await db.query(text, [0])).toEqual([{ a: 1, b: 'x' }]);
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await database.pglite.exec('DROP TABLE reshaped');
+    }
+  });
+
   it('prepares a pipelined transaction\'s statements, and sends one the server lost again whole, writing once', async () => {
     const warnings: string[] = [];
     const db = open({ log: { warn: (_d, message) => warnings.push(message) } }, 1);

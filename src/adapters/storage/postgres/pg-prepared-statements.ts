@@ -60,10 +60,13 @@ export class PreparedStatementNames {
 
 /**
  * The server does not hold a statement this connection prepared (26000: a transaction-mode pooler moved the
- * connection to another server session, or the session was reset), or already holds its name (42P05: a session
- * shared with another connection that prepared it): the statement did not run, and can be sent again unnamed.
+ * connection to another server session, or the session was reset), already holds its name (42P05: a session shared
+ * with another connection that prepared it), or cannot run it as prepared because a table it reads changed shape
+ * (0A000 "cached plan must not change result type": another node's migration during a rolling upgrade): the statement
+ * did not run, and can be sent again unnamed.
  */
 export const isLostPreparedStatement = (err: unknown): boolean => {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '26000' || code === '42P05';
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return e?.code === '26000' || e?.code === '42P05'
+    || (e?.code === '0A000' && typeof e.message === 'string' && e.message.includes('cached plan must not change result type'));
 };
