@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { percentile, median } from './stats.ts';
+import { fmt, percentile, median } from './stats.ts';
 import { SEARCH_PATH, timedClient } from '../http/client.ts';
 
 type Client = ReturnType<typeof timedClient>;
@@ -93,3 +93,27 @@ export async function timedG1(c: Client, query: string): Promise<{ ms: number; i
 /** Per query, the share of the exact top 10 found in G1's top 10. */
 export const recallAt10 = (found: readonly string[], exact: ReadonlySet<string>): number =>
   found.filter((id) => exact.has(id)).length / Math.max(1, exact.size);
+
+/** What both engine benches report of a size's restart and memory. */
+export interface RestartFigures {
+  firstSearchMs: number;
+  firstRefusals: number;
+  /** Spawn to `listening on` of the restarted server. */
+  restartMs: number;
+  rssMiB: number;
+  baseRssMiB: number;
+  floatsMiB: number;
+  load: number;
+}
+
+/** The raw float bytes of `size` vectors of `dims`, in MiB. */
+export const floatsMiB = (size: number, dims: number): number => (size * dims * 4) / (1024 * 1024);
+
+/** A table's recall@10 cell: the mean over the queries, then the worst. */
+export const recallCell = (recalls: readonly number[]): string =>
+  `${(recalls.reduce((a, b) => a + b, 0) / recalls.length).toFixed(3)}, ${Math.min(...recalls).toFixed(1)}`;
+
+/** A table's cells: spawn → listening | first search after listening | RSS (base) | (RSS − base) / raw floats. */
+export const restartCells = (r: RestartFigures): string =>
+  `${fmt(r.restartMs, 0)} | ${fmt(r.firstSearchMs, 0)}${r.firstRefusals > 0 ? ` (after ${r.firstRefusals} × 503/408)` : ''} | `
+  + `${fmt(r.rssMiB, 0)} (${fmt(r.baseRssMiB, 0)}) | ${((r.rssMiB - r.baseRssMiB) / r.floatsMiB).toFixed(2)}×`;

@@ -11,7 +11,9 @@ import { decodeVector } from '../../src/adapters/storage/postgres/pg-vector-inde
 import { hashEmbed } from '../../src/adapters/embeddings/hashing.embedder.ts';
 import { updateSections } from '../lib/benchmarks-file.ts';
 import { searchQueries } from '../lib/corpus.ts';
-import { firstSearch, recallAt10, searchesWithHealth, timedG1, withEngineOptions, type EngineOptions } from '../lib/engine-runs.ts';
+import {
+  firstSearch, floatsMiB, recallAt10, recallCell, restartCells, searchesWithHealth, timedG1, withEngineOptions, type EngineOptions, type RestartFigures,
+} from '../lib/engine-runs.ts';
 import { describeMachine, loadAverage, machineLine } from '../lib/machine.ts';
 import { createServerDatabase, startPglite, type PostgresHandle } from '../lib/postgres.ts';
 import { log, phase } from '../lib/progress.ts';
@@ -34,20 +36,13 @@ const dims = Number(opts.dims);
 const clients = Number(opts.clients);
 const durationS = Number(opts.duration);
 
-interface Row {
+interface Row extends RestartFigures {
   size: number;
   g1Ms: number[];
   exactMs: number[];
   recalls: number[];
   seedS: number;
   concurrent: Awaited<ReturnType<typeof searchesWithHealth>>;
-  firstSearchMs: number;
-  firstRefusals: number;
-  restartMs: number;
-  rssMiB: number;
-  baseRssMiB: number;
-  floatsMiB: number;
-  load: number;
 }
 
 const openDatabase = (): Promise<PostgresHandle> => (opts.databaseUrl ? createServerDatabase(opts.databaseUrl, { log }) : startPglite());
@@ -143,7 +138,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
     await server.stop();
     return {
       size, g1Ms, exactMs, recalls, seedS, concurrent, firstSearchMs: cold.ms, firstRefusals: cold.refusals, restartMs: server.startupMs,
-      rssMiB, baseRssMiB, floatsMiB: (size * dims * 4) / (1024 * 1024), load: loadAverage(),
+      rssMiB, baseRssMiB, floatsMiB: floatsMiB(size, dims), load: loadAverage(),
     };
   } finally {
     await exactClient?.end().catch(() => undefined);
@@ -183,13 +178,11 @@ const table = [
     `${clients} clients: req/s | ${clients} clients: p50 ms | /health p99 ms (max, polls) | restart: spawn → listening ms | first search after listening ms | RSS MiB (base) | (RSS − base) / raw floats | seeding s (with the first server) | load avg |`,
   '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map((r) => {
-    const recall = `${(r.recalls.reduce((a, b) => a + b, 0) / r.recalls.length).toFixed(3)}, ${Math.min(...r.recalls).toFixed(1)}`;
     const ratio = median(r.g1Ms.map((g, i) => g / r.exactMs[i]!));
     const k = r.concurrent;
-    return `| ${r.size.toLocaleString('en')} | ${dims} | ${fmt(median(r.g1Ms))} | ${fmt(percentile(r.g1Ms, 99))} | ${recall} | ${fmt(median(r.exactMs))} | ` +
-      `${ratio.toFixed(2)}× | ${fmt(k.perSecond, 0)} | ${fmt(k.p50)} | ${fmt(k.healthP99)} (${fmt(k.healthMax)}, ${k.healthCount}) | ${fmt(r.restartMs, 0)} | ` +
-      `${fmt(r.firstSearchMs, 0)}${r.firstRefusals > 0 ? ` (after ${r.firstRefusals} × 503/408)` : ''} | ${fmt(r.rssMiB, 0)} (${fmt(r.baseRssMiB, 0)}) | ` +
-      `${((r.rssMiB - r.baseRssMiB) / r.floatsMiB).toFixed(2)}× | ${fmt(r.seedS, 0)} | ${r.load.toFixed(1)} |`;
+    return `| ${r.size.toLocaleString('en')} | ${dims} | ${fmt(median(r.g1Ms))} | ${fmt(percentile(r.g1Ms, 99))} | ${recallCell(r.recalls)} | ${fmt(median(r.exactMs))} | ` +
+      `${ratio.toFixed(2)}× | ${fmt(k.perSecond, 0)} | ${fmt(k.p50)} | ${fmt(k.healthP99)} (${fmt(k.healthMax)}, ${k.healthCount}) | ${restartCells(r)} | ` +
+      `${fmt(r.seedS, 0)} | ${r.load.toFixed(1)} |`;
   }),
 ].join('\n');
 const body = [

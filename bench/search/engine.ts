@@ -20,7 +20,9 @@ import { memoryBreakdown, MEMORY_PROBE } from '../lib/memory-breakdown.ts';
 import { threadTimes, threadTimesBetween } from '../lib/process-cpu.ts';
 import { compactCount, fmt, median, percentile } from '../lib/stats.ts';
 import { MEMORIES_PATH, postJson, SEARCH_PATH, timedClient } from '../http/client.ts';
-import { firstSearch, recallAt10, searchesWithHealth, timedG1, withEngineOptions, type EngineOptions } from '../lib/engine-runs.ts';
+import {
+  firstSearch, floatsMiB, recallAt10, recallCell, restartCells, searchesWithHealth, timedG1, withEngineOptions, type EngineOptions, type RestartFigures,
+} from '../lib/engine-runs.ts';
 import { normaliseInto, plainTopK } from '../scan/baseline.ts';
 import { seedStoreFile } from './seed-file.ts';
 
@@ -50,7 +52,8 @@ const clients = Number(opts.clients);
 const durationS = Number(opts.duration);
 const serverEnv = { MNEMO_EMBEDDINGS_DIMENSIONS: String(dims), MNEMO_MAX_CONCURRENT_SEARCHES: '64', ...(opts.threads ? { MNEMO_SEARCH_THREADS: opts.threads } : {}) };
 
-interface Row {
+/** A size's figures (the restarted server's vectors start loading before it listens). */
+interface Row extends RestartFigures {
   size: number;
   g1Ms: number[];
   vecMs: number[];
@@ -63,14 +66,6 @@ interface Row {
   healthP99: number;
   healthMax: number;
   healthCount: number;
-  firstSearchMs: number;
-  firstRefusals: number;
-  /** Spawn to `listening on` of the restarted server (the vectors start loading before it listens). */
-  restartMs: number;
-  rssMiB: number;
-  baseRssMiB: number;
-  floatsMiB: number;
-  load: number;
 }
 
 /**
@@ -244,7 +239,7 @@ async function runSize(size: number, baseRssMiB: number): Promise<Row> {
     return {
       size, g1Ms, vecMs, ratios, plainMs, recalls, concurrentPerSecond: concurrent.perSecond, concurrentP50: concurrent.p50,
       healthP99: concurrent.healthP99, healthMax: concurrent.healthMax, healthCount: concurrent.healthCount,
-      firstSearchMs, firstRefusals: refusals, restartMs: server.startupMs, rssMiB, baseRssMiB, floatsMiB: (size * dims * 4) / (1024 * 1024), load: loadAverage(),
+      firstSearchMs, firstRefusals: refusals, restartMs: server.startupMs, rssMiB, baseRssMiB, floatsMiB: floatsMiB(size, dims), load: loadAverage(),
     };
   } finally {
     // A kept store stays for the next run (dispose would remove its directory).
@@ -297,11 +292,9 @@ const table = [
   '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map((r) => {
     const plainPerSecond = 1000 / (r.plainMs.reduce((a, b) => a + b, 0) / r.plainMs.length);
-    const recall = `${(r.recalls.reduce((a, b) => a + b, 0) / r.recalls.length).toFixed(3)}, ${Math.min(...r.recalls).toFixed(1)}`;
-    return `| ${r.size.toLocaleString('en')} | ${dims} | ${fmt(median(r.g1Ms))} | ${fmt(percentile(r.g1Ms, 99))} | ${recall} | ${fmt(median(r.vecMs))} | ` +
+    return `| ${r.size.toLocaleString('en')} | ${dims} | ${fmt(median(r.g1Ms))} | ${fmt(percentile(r.g1Ms, 99))} | ${recallCell(r.recalls)} | ${fmt(median(r.vecMs))} | ` +
       `${median(r.ratios).toFixed(2)}× | ${fmt(median(r.plainMs))} | ${fmt(r.concurrentPerSecond, 0)} | ${fmt(r.concurrentP50)} | ${fmt(plainPerSecond, 1)} | ` +
-      `${(r.concurrentPerSecond / plainPerSecond).toFixed(2)}× | ${fmt(r.healthP99)} (${fmt(r.healthMax)}, ${r.healthCount}) | ${fmt(r.restartMs, 0)} | ${fmt(r.firstSearchMs, 0)}${r.firstRefusals > 0 ? ` (after ${r.firstRefusals} × 503/408)` : ''} | ` +
-      `${fmt(r.rssMiB, 0)} (${fmt(r.baseRssMiB, 0)}) | ${((r.rssMiB - r.baseRssMiB) / r.floatsMiB).toFixed(2)}× | ${r.load.toFixed(1)} |`;
+      `${(r.concurrentPerSecond / plainPerSecond).toFixed(2)}× | ${fmt(r.healthP99)} (${fmt(r.healthMax)}, ${r.healthCount}) | ${restartCells(r)} | ${r.load.toFixed(1)} |`;
   }),
 ].join('\n');
 const body = [
