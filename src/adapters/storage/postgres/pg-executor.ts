@@ -102,8 +102,11 @@ export function pgPoolExecutor(pool: Pool, options: PgPoolExecutorOptions = {}):
     }
     return true;
   };
-  /** A query on one checked-out connection, named when its text repeats (the search path's catch-ups and rows). */
-  const namedQuery = async (sql: string, params: readonly unknown[]): Promise<unknown[]> => {
+  /**
+   * A query on one checked-out connection (as pg's Pool.query), named when preparing is on and its text repeats (the
+   * search path's catch-ups and rows).
+   */
+  const oneQuery = async (sql: string, params: readonly unknown[]): Promise<unknown[]> => {
     const client = await pool.connect();
     // As pg's Pool.query does: an error of the connection meanwhile is the query's, and a connection whose query
     // failed is not reused.
@@ -152,8 +155,7 @@ export function pgPoolExecutor(pool: Pool, options: PgPoolExecutorOptions = {}):
   return {
     sessions: 'many',
     async query<R>(sql: string, params: readonly unknown[] = []) {
-      if (!prepared.enabled) return (await pool.query(sql, pgParams(params))).rows as R[];
-      return await namedQuery(sql, params) as R[];
+      return await oneQuery(sql, params) as R[];
     },
     async exec(sql) {
       await pool.query(sql);
