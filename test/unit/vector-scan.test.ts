@@ -14,6 +14,7 @@ import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quan
 import { int8Dots, MAX_PAGES } from '../../src/adapters/storage/sqlite/vector-scan/int8-dot-kernel.ts';
 import { wasm } from '../../src/adapters/storage/sqlite/vector-scan/wasm.ts';
 import { clustered } from '../support/clustered-vectors.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 /**
  * The int8 pre-scan with exact re-rank, in this thread and in worker threads, against the plainest possible exact
@@ -177,6 +178,44 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
     // Small matrices keep small blocks (writing a row touches every page of its block); big ones stream long runs.
     expect(blockRowsFor(100)).toBe(SMALL_BLOCK_ROWS);
     expect(blockRowsFor(100_000)).toBe(LARGE_BLOCK_ROWS);
+  });
+
+  it('gives the same dot products for every count of listed pairs: in groups of 8, their tail of 4, its padding, and every pair', () => {
+    const memory = new wasm.Memory({ initial: 1024, maximum: MAX_PAGES, shared: true });
+    const dots = int8Dots(memory);
+    const random = seededRandom(39);
+    for (const [blockRows, stride] of [[SMALL_BLOCK_ROWS, 64], [LARGE_BLOCK_ROWS, 48]] as const) {
+      const layout = { codesOffset: 65536, stride, blockRows };
+      const blocks = 2;
+      const blockBytes = stride * blockRows;
+      const codes = new Int8Array(memory.buffer);
+      for (let i = 0; i < blocks * blockBytes; i++) codes[layout.codesOffset + i] = Math.floor(random() * 255) - 127;
+      const pairsPtr = 0;
+      const qPairsPtr = 2 * stride;
+      const outPtr = 4 * stride;
+      // Every count from none to all (stride / 2): full groups of 8, a tail of 1-4 read up to the padding, every pair.
+      for (let listed = 0; listed <= stride / 2; listed++) {
+        const chosen = new Set<number>();
+        while (chosen.size < listed) chosen.add(Math.floor(random() * (stride / 2)));
+        const q16 = new Int16Array(stride);
+        for (const p of chosen) {
+          q16[2 * p] = Math.floor(random() * 255) - 127 || 1;
+          q16[2 * p + 1] = random() < 0.3 ? 0 : Math.floor(random() * 255) - 127;
+        }
+        // What an earlier query left in the lists: a missing zero pad would add a pair's products.
+        new Int32Array(memory.buffer, pairsPtr, stride / 2).fill(2 * blockRows);
+        new Int32Array(memory.buffer, qPairsPtr, stride / 2).fill(0x00050007);
+        const pairs = writeQueryPairs(memory.buffer, q16, pairsPtr, qPairsPtr, blockRows);
+        expect(pairs).toBe(listed);
+        dots(layout.codesOffset, pairsPtr, qPairsPtr, pairs, blocks, blockRows, blockBytes, outPtr);
+        const out = new Int32Array(memory.buffer, outPtr, blocks * blockRows);
+        for (let r = 0; r < blocks * blockRows; r += 5) {
+          let sum = 0;
+          for (let j = 0; j < stride; j++) sum += codes[codeIndex(layout, r, j)]! * q16[j]!;
+          expect(out[r], `${blockRows}-row blocks, ${listed} pairs listed, row ${r}`).toBe(sum);
+        }
+      }
+    }
   });
 
   it('answers as a plain exact scan in large blocks too: sparse and dense queries, deletions moving rows, in workers and not', async () => {

@@ -7,14 +7,13 @@ import { wasm, type SharedMemory } from './wasm.ts';
  * together (2 × blockRows bytes: row 0's two codes, row 1's, …), so one pair of query values multiplies a run of
  * contiguous codes, and the query's zero dimensions are never read. The kernel walks only the pairs it is given — a
  * sparse query (a short text under the hashing embedder touches some 40 of 512 dimensions) reads that share of the
- * codes, in runs long enough for the hardware to stream; a dense one lists every pair. Text form of the one function:
+ * codes; a dense one lists every pair. Two functions, one module; `int8Dots` picks one per call:
  *
  *   (import "env" "memory" (memory 1 65536 shared))
- *   (func (export "dots") (param $codes i32) (param $pairs i32) (param $qpairs i32) (param $npairs i32)
- *                         (param $blocks i32) (param $blockRows i32) (param $blockBytes i32) (param $out i32)
+ *   (func (export "dots") (param $codes $pairs $qpairs $npairs $blocks $blockRows $blockBytes $out i32)
  *     for b in 0..blocks:                          ;; block = codes + b * blockBytes; outp = out + 4 * blockRows * b
  *       outp[0 .. blockRows) = 0                   ;; int32, one a row
- *       for j in 0..npairs:
+ *       for j in 0..npairs:                        ;; one pair at a time: every pair listed is one sequential stream
  *         p = block + i32.load(pairs + 4j)         ;; the pair's byte offset in a block (2 × blockRows × pair)
  *         qv = i32x4.splat(i32.load(qpairs + 4j))  ;; the two int16 query values, low one first
  *         for o = outp; p < run end; p += 64, o += 128:   ;; 64 bytes = 32 rows × 2 codes
@@ -22,6 +21,16 @@ import { wasm, type SharedMemory } from './wasm.ts';
  *             v = v128.load(p + 16m)
  *             o[32m ..]      += i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(v), qv)    ;; rows 8m .. 8m+3
  *             o[32m + 16 ..] += i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(v), qv)   ;; rows 8m+4 .. 8m+7
+ *   (func (export "dotsGrouped") ...same parameters)
+ *     as dots, but the pairs in groups of G (8 while 8 are left, then 4: the lists are padded with zero pairs to a
+ *     multiple of 4): p_0 .. p_G-1 and qv_0 .. qv_G-1 at once, and for each 32 rows the two accumulators of each
+ *     16-byte slice are loaded once, get the G pairs' products in registers, and are stored once.
+ *
+ * Why two: the runs of a sparse query's pairs lie 2 KiB apart and more, and one pair at a time waits on memory for
+ * each run in turn (and loads and stores every accumulator once a pair); G runs read side by side keep G streams in
+ * flight: 2.1-2.4x faster at 12-50 pairs of 256 in 1M rows (BENCHMARKS.md, "The int8 kernel: pairs in groups"). A
+ * query that lists (nearly) every pair reads each block front to back, which one pair at a time streams best (grouped:
+ * 10-25 % slower with all 256 pairs listed).
  *
  * The memory is shared, so the matrix's codes are written once by the main thread and read in place by the scan
  * workers. Sums cannot overflow: |code| <= 127, |query| <= 127, and 1536 dims give at most 1536 * 16129 per row.
@@ -29,7 +38,7 @@ import { wasm, type SharedMemory } from './wasm.ts';
 const SIMD = 0xfd;
 const op = {
   block: 0x02, loop: 0x03, br: 0x0c, brIf: 0x0d, end: 0x0b, localGet: 0x20, localSet: 0x21, localTee: 0x22,
-  i32Load: 0x28, i32Const: 0x41, i32GeU: 0x4f, i32Add: 0x6a, i32Shl: 0x74,
+  i32Load: 0x28, i32Const: 0x41, i32GtU: 0x4b, i32GeU: 0x4f, i32Add: 0x6a, i32Shl: 0x74,
 };
 const simd = {
   load: [SIMD, 0x00], store: [SIMD, 0x0b], const: [SIMD, 0x0c], i32x4Splat: [SIMD, 0x11],
@@ -68,8 +77,8 @@ const i32 = (n: number): number[] => [op.i32Const, ...sleb(n)];
 const addTo = (local: number, n: number): number[] => [op.localGet, local, ...i32(n), op.i32Add, op.localSet, local];
 
 const zero = [...simd.const, ...new Array<number>(16).fill(0)];
-/** (i32) the j-th i32 of the list at local `list`. */
-const nth = (list: number): number[] => [op.localGet, list, op.localGet, J, ...i32(2), op.i32Shl, op.i32Add, op.i32Load, ...memarg(0)];
+/** (i32) the (j + i)-th i32 of the list at local `list`. */
+const nth = (list: number, i = 0): number[] => [op.localGet, list, op.localGet, J, ...i32(2), op.i32Shl, op.i32Add, op.i32Load, ...memarg(4 * i)];
 /** o[off ..] += dot(extend(v), qv) */
 const accumulate = (off: number, extend: number[]): number[] => [
   op.localGet, O,
@@ -78,22 +87,39 @@ const accumulate = (off: number, extend: number[]): number[] => [
   ...simd.store, ...memarg(off),
 ];
 
-const body: number[] = [
-  2, 8, I32, 2, V128,
-  op.localGet, CODES, op.localSet, BLOCK,
-  op.localGet, OUT, op.localSet, OUTP,
-  op.block, 0x40, op.loop, 0x40,
-  op.localGet, B, op.localGet, BLOCKS, op.i32GeU, op.brIf, 1,
-  // outEnd = outp + 4 × blockRows; the block's outputs zeroed
-  op.localGet, OUTP, op.localGet, BLOCK_ROWS, ...i32(2), op.i32Shl, op.i32Add, op.localSet, OUT_END,
-  op.localGet, OUTP, op.localSet, O,
-  op.block, 0x40, op.loop, 0x40,
-  op.localGet, O, op.localGet, OUT_END, op.i32GeU, op.brIf, 1,
-  op.localGet, O, ...zero, ...simd.store, ...memarg(0),
-  ...addTo(O, 16),
-  op.br, 0,
-  op.end, op.end,
-  ...i32(0), op.localSet, J,
+/**
+ * A function's body: its locals, then for each block its outputs zeroed, `pairLoops` run (what differs between the
+ * two functions), and the next block.
+ */
+const functionBody = (locals: number[], pairLoops: number[]): number[] => {
+  const code = [
+    op.localGet, CODES, op.localSet, BLOCK,
+    op.localGet, OUT, op.localSet, OUTP,
+    op.block, 0x40, op.loop, 0x40,
+    op.localGet, B, op.localGet, BLOCKS, op.i32GeU, op.brIf, 1,
+    // outEnd = outp + 4 × blockRows; the block's outputs zeroed
+    op.localGet, OUTP, op.localGet, BLOCK_ROWS, ...i32(2), op.i32Shl, op.i32Add, op.localSet, OUT_END,
+    op.localGet, OUTP, op.localSet, O,
+    op.block, 0x40, op.loop, 0x40,
+    op.localGet, O, op.localGet, OUT_END, op.i32GeU, op.brIf, 1,
+    op.localGet, O, ...zero, ...simd.store, ...memarg(0),
+    ...addTo(O, 16),
+    op.br, 0,
+    op.end, op.end,
+    ...i32(0), op.localSet, J,
+    ...pairLoops,
+    op.localGet, OUT_END, op.localSet, OUTP,
+    op.localGet, BLOCK, op.localGet, BLOCK_BYTES, op.i32Add, op.localSet, BLOCK,
+    ...addTo(B, 1),
+    op.br, 0,
+    op.end, op.end,
+    op.end,
+  ];
+  return [...uleb(locals.length / 2), ...locals, ...code];
+};
+
+/** dots: one pair at a time. */
+const onePairAtATime = [
   op.block, 0x40, op.loop, 0x40,
   op.localGet, J, op.localGet, NPAIRS, op.i32GeU, op.brIf, 1,
   // p = block + pairs[j]; end = p + 2 × blockRows; qv = splat(qpairs[j]); o = outp
@@ -113,13 +139,60 @@ const body: number[] = [
   ...addTo(J, 1),
   op.br, 0,
   op.end, op.end,
-  op.localGet, OUT_END, op.localSet, OUTP,
-  op.localGet, BLOCK, op.localGet, BLOCK_BYTES, op.i32Add, op.localSet, BLOCK,
-  ...addTo(B, 1),
-  op.br, 0,
-  op.end, op.end,
-  op.end,
 ];
+
+/** The pair lists' padding: dotsGrouped's last group reads up to a multiple of this many entries. */
+export const PAD_TO = 4;
+
+// dotsGrouped's extra locals: 18 lo, 19 hi (v128); 20.. the group's run pointers (i32), then its query values (v128).
+const [LO, HI] = [18, 19];
+const MAX_GROUP = 8;
+const GP = (i: number): number => 20 + i;
+const GQ = (i: number): number => 20 + MAX_GROUP + i;
+
+/** dotsGrouped's loop over the pairs `group` at a time: while `group` are left (`whileFull`), or while any are (the tail). */
+const groupLoop = (group: number, whileFull: boolean): number[] => {
+  const slices: number[] = [];
+  for (let m = 0; m < 4; m++) {
+    slices.push(op.localGet, O, ...simd.load, ...memarg(32 * m), op.localSet, LO);
+    slices.push(op.localGet, O, ...simd.load, ...memarg(32 * m + 16), op.localSet, HI);
+    for (let i = 0; i < group; i++) {
+      slices.push(op.localGet, GP(i), ...simd.load, ...memarg(16 * m), op.localSet, V);
+      slices.push(op.localGet, LO, op.localGet, V, ...simd.extendLowS, op.localGet, GQ(i), ...simd.dotI16x8, ...simd.i32x4Add, op.localSet, LO);
+      slices.push(op.localGet, HI, op.localGet, V, ...simd.extendHighS, op.localGet, GQ(i), ...simd.dotI16x8, ...simd.i32x4Add, op.localSet, HI);
+    }
+    slices.push(op.localGet, O, op.localGet, LO, ...simd.store, ...memarg(32 * m));
+    slices.push(op.localGet, O, op.localGet, HI, ...simd.store, ...memarg(32 * m + 16));
+  }
+  return [
+    op.block, 0x40, op.loop, 0x40,
+    // while j + group <= npairs (whileFull), or j < npairs (the tail, read up to the padding)
+    ...(whileFull
+      ? [op.localGet, J, ...i32(group), op.i32Add, op.localGet, NPAIRS, op.i32GtU, op.brIf, 1]
+      : [op.localGet, J, op.localGet, NPAIRS, op.i32GeU, op.brIf, 1]),
+    ...Array.from({ length: group }, (_, i) => [
+      op.localGet, BLOCK, ...nth(PAIRS, i), op.i32Add, op.localSet, GP(i),
+      ...nth(QPAIRS, i), ...simd.i32x4Splat, op.localSet, GQ(i),
+    ]).flat(),
+    op.localGet, OUTP, op.localSet, O,
+    op.block, 0x40, op.loop, 0x40,
+    op.localGet, O, op.localGet, OUT_END, op.i32GeU, op.brIf, 1,
+    ...slices,
+    ...Array.from({ length: group }, (_, i) => addTo(GP(i), 64)).flat(),
+    ...addTo(O, 128),
+    op.br, 0,
+    op.end, op.end,
+    ...addTo(J, group),
+    op.br, 0,
+    op.end, op.end,
+  ];
+};
+
+// Locals after the parameters: 8 i32 (8-15), 2 v128 (16-17); dotsGrouped adds 2 v128, MAX_GROUP i32 and MAX_GROUP v128.
+const sharedLocals = [8, I32, 2, V128];
+const dotsBody = functionBody(sharedLocals, onePairAtATime);
+const groupedBody = functionBody([...sharedLocals, 2, V128, MAX_GROUP, I32, MAX_GROUP, V128],
+  [...groupLoop(MAX_GROUP, true), ...groupLoop(PAD_TO, false)]);
 
 /** Pages of the shared memory's declared maximum (4 GiB, the most a 32-bit WebAssembly memory can address). */
 export const MAX_PAGES = 65536;
@@ -128,9 +201,9 @@ const bytes = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   ...section(1, [1, 0x60, 8, I32, I32, I32, I32, I32, I32, I32, I32, 0]),
   ...section(2, [1, ...str('env'), ...str('memory'), 0x02, 0x03, ...uleb(1), ...uleb(MAX_PAGES)]),
-  ...section(3, [1, 0]),
-  ...section(7, [1, ...str('dots'), 0x00, 0]),
-  ...section(10, [1, ...uleb(body.length), ...body]),
+  ...section(3, [2, 0, 0]),
+  ...section(7, [2, ...str('dots'), 0x00, 0, ...str('dotsGrouped'), 0x00, 1]),
+  ...section(10, [2, ...uleb(dotsBody.length), ...dotsBody, ...uleb(groupedBody.length), ...groupedBody]),
 ]);
 
 /** The compiled kernel; instantiate it once per shared memory (cheap: the code is compiled once per thread). */
@@ -140,12 +213,21 @@ export const int8DotModule = new wasm.Module(bytes);
  * dots(codes, pairs, qpairs, npairs, blocks, blockRows, blockBytes, out): for `blocks` blocks of `blockRows` rows (a
  * multiple of 32) from byte `codes` (each `blockBytes` long), the int32 dot product of every row with the query, over
  * the `npairs` dimension pairs listed at `pairs` (their byte offsets in a block, int32) with the query's values at
- * `qpairs` (two int16 packed in an int32, the even dimension low), written to `out` (int32, rows in order).
+ * `qpairs` (two int16 packed in an int32, the even dimension low), written to `out` (int32, rows in order). Both lists
+ * hold zero entries after the last pair up to a multiple of PAD_TO (writeQueryPairs writes them; a zero pair adds 0).
  */
 export type DotsFn = (codes: number, pairs: number, qpairs: number, npairs: number, blocks: number, blockRows: number,
   blockBytes: number, out: number) => void;
 
+/**
+ * The kernel over `memory`: one pair at a time when the query lists at least 7/8 of the rows' pairs (it then reads
+ * the blocks nearly front to back), else in groups. The two were level between 208 and 240 of 256 pairs.
+ */
 export function int8Dots(memory: SharedMemory): DotsFn {
   const instance = new wasm.Instance(int8DotModule, { env: { memory } });
-  return instance.exports.dots as DotsFn;
+  const sequential = instance.exports.dots as DotsFn;
+  const grouped = instance.exports.dotsGrouped as DotsFn;
+  return (codes, pairs, qpairs, npairs, blocks, blockRows, blockBytes, out) =>
+    // pairs of a row = blockBytes / (2 × blockRows)
+    (16 * npairs * blockRows >= 7 * blockBytes ? sequential : grouped)(codes, pairs, qpairs, npairs, blocks, blockRows, blockBytes, out);
 }

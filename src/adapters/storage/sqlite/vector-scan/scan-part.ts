@@ -1,7 +1,7 @@
 import type { SharedMemory } from './wasm.ts';
 import { claimedChunks, type ChunkShare } from './chunk-claims.ts';
 import { better } from './exact-score.ts';
-import type { DotsFn } from './int8-dot-kernel.ts';
+import { PAD_TO, type DotsFn } from './int8-dot-kernel.ts';
 import { errorBound, residualErrorBound } from './quantize.ts';
 import type { Prescan } from './rerank.ts';
 import { codeIndex } from './matrix-storage.ts';
@@ -66,7 +66,9 @@ export const slotBytesFor = (stride: number): number => 4 * stride + 4 * CHUNK_R
 /**
  * Writes the dimension pairs of `q16` that are not both zero into the slot at `pairsPtr` (the pair's byte offset in
  * a block, int32) and `qPairsPtr` (its two values packed, the even dimension low), and returns how many: the pairs the
- * kernel reads (int8-dot-kernel.ts). A zero pair adds nothing to any dot product, so the result is the same.
+ * kernel reads (int8-dot-kernel.ts). A zero pair adds nothing to any dot product, so the result is the same. Zero
+ * entries follow up to a multiple of PAD_TO, which the kernel's grouped loop reads (room: stride / 2 entries, a
+ * multiple of 8).
  */
 export function writeQueryPairs(memory: ArrayBufferLike, q16: Int16Array, pairsPtr: number, qPairsPtr: number, blockRows: number): number {
   const pairs = new Int32Array(memory, pairsPtr, q16.length >> 1);
@@ -79,6 +81,10 @@ export function writeQueryPairs(memory: ArrayBufferLike, q16: Int16Array, pairsP
     pairs[n] = p * 2 * blockRows;
     values[n] = (even & 0xffff) | (odd << 16);
     n++;
+  }
+  for (let pad = n; pad % PAD_TO !== 0; pad++) {
+    pairs[pad] = 0;
+    values[pad] = 0;
   }
   return n;
 }
