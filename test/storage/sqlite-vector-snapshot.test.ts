@@ -150,6 +150,43 @@ describe('SQLite vector snapshots', () => {
     await afterSwap.close();
   });
 
+  it('a deleted memory\'s codes leave the disk when the delete commits; the index is saved again without them', async () => {
+    const file = await seeded('forget.db');
+    const srv = server(file);
+    // The two rows nearest a query: the first is forgotten through a batch delete, the second through a single one.
+    const [first, second] = await searchTop(srv, queries[0]!);
+    await srv.cache.snapshotsWritten();
+    const savedKeys = async (): Promise<number[]> => {
+      const [name] = snapshotFiles(file);
+      const read = name && await readMatrixFile(join(`${file}-vectors`, name), DIMS, (n) => n);
+      return read ? Array.from(new Float64Array(read.rows.keys, 0, read.header.count)) : [];
+    };
+    expect(await savedKeys()).toEqual(expect.arrayContaining([first!.key, second!.key]));
+    const idOf = (seq: number) => new Database(file, { readonly: true }).prepare('SELECT id FROM memories WHERE seq = ?').pluck().get(seq) as string;
+    const deletion = { at: new Date(), by: 'test', reason: 'forget' as const };
+
+    await srv.memories.applyAtomically(scopeA, [{ kind: 'delete', id: idOf(first!.key), deletion }]);
+    // Before any save could run: no file holds the workspace's codes any more.
+    expect(snapshotFiles(file)).toEqual([]);
+    await srv.cache.snapshotsWritten();
+    expect(await savedKeys()).toHaveLength(ROWS - 1);
+    expect(await savedKeys()).not.toContain(first!.key);
+
+    await srv.memories.delete(scopeA, idOf(second!.key), deletion);
+    expect(snapshotFiles(file)).toEqual([]);
+    await srv.cache.snapshotsWritten();
+    const kept = await savedKeys();
+    expect(kept).toHaveLength(ROWS - 2);
+    expect(kept).not.toContain(second!.key);
+    await srv.close();
+
+    // The next start reads the saved index (no load from the floats) and answers exactly without them.
+    const restarted = server(file);
+    expectExact(await searchTop(restarted, queries[0]!), file, queries[0]!);
+    expect(restarted.counted.loads).toBe(0);
+    await restarted.close();
+  });
+
   it('a write abandoned midway (closing took too long) leaves the file it replaces as it was, and no temporary file', async () => {
     const path = join(dir, 'abandoned.matrix');
     const rows = allocateRows(layoutFor(DIMS, SMALL_BLOCK_ROWS), 8);

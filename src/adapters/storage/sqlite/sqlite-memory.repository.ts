@@ -655,6 +655,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
         }
       });
       vectors.noteWrite(scope, before, after);
+      if (steps.some((step) => step.kind === 'delete')) vectors.forgotten(scope);
       return rows.map(toMemory);
     },
 
@@ -760,6 +761,7 @@ export function createSqliteMemoryRepository(db: SqliteDb, outbox: SqliteOutbox,
       if (!written) return false;
       vectors.remove(scope, written.row.seq);
       vectors.noteWrite(scope, written.before, written.after);
+      vectors.forgotten(scope);
       keywordRanking.removed(scope, written.row.seq);
       outbox.notify(written.stored);
       return true;

@@ -195,6 +195,24 @@ export class SqliteVectorCache {
     }
   }
 
+  /**
+   * This process committed the delete of memories of `scope` (after remove and noteWrite): no snapshot on disk may
+   * keep their codes. The scope's snapshot files go now, and again after a save already under way (it may write one);
+   * then each index of the scope that is current is saved again, so that the next start still reads codes.
+   */
+  forgotten(scope: Scope): void {
+    const snapshots = this.snapshots;
+    if (!snapshots) return;
+    snapshots.discard(scope);
+    this.saving = this.saving.then(() => snapshots.discard(scope)).catch(() => undefined);
+    const prefix = scopePrefix(scope);
+    for (const [key, entry] of this.entries) {
+      if (!key.startsWith(prefix)) continue;
+      entry.savedVersion = -1;
+      this.saveSnapshot(entry, scope, modelOf(key));
+    }
+  }
+
   clear(): void {
     for (const key of [...this.entries.keys()]) this.drop(key);
   }

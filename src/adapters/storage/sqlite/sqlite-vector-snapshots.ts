@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Scope } from '../../../core/scope.ts';
@@ -16,12 +17,15 @@ import type { VectorMatrix } from './vector-scan/vector-matrix.ts';
  * row's token. Any write since (from any connection), a file cut short, replaced, of another format or left from
  * another store, fails one of those checks: the index is then loaded from the floats, as without a file, and saved
  * again. The row is written after the file is complete, so a crash in between leaves a token that matches nothing.
+ * A deleted memory's codes must not outlive it on disk (docs/api.md, "Forgetting"): `discard` removes the workspace's
+ * files as soon as the delete commits, and the cache saves its current index again (sqlite-vector-cache.ts).
  */
 export class SqliteVectorSnapshots {
   private readonly dir: string;
   private readonly versions: SqliteWorkspaceVersions;
   private readonly select;
   private readonly upsert;
+  private readonly remove;
   private cleaned: Promise<void> | null = null;
 
   constructor(private readonly db: SqliteDb) {
@@ -31,6 +35,8 @@ export class SqliteVectorSnapshots {
       `SELECT version, token FROM vector_snapshots WHERE tenant_id = ? AND mode = ? AND workspace = ? AND model_id = ? AND dims = ?`);
     this.upsert = db.prepare<[string, string, string, string, number, number, string]>(
       `INSERT OR REPLACE INTO vector_snapshots (tenant_id, mode, workspace, model_id, dims, version, token) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    this.remove = db.prepare<[string, string, string], string>(
+      'DELETE FROM vector_snapshots WHERE tenant_id = ? AND mode = ? AND workspace = ? RETURNING model_id').pluck();
   }
 
   /** Whether this store can keep snapshots (a file it may write). */
@@ -66,6 +72,17 @@ export class SqliteVectorSnapshots {
     await writeMatrixFile(this.fileOf(scope, modelId), rows, { token, version, dims: matrix.dims, count }, signal);
     this.upsert.run(scope.tenantId, scope.mode, scope.workspace, modelId, matrix.dims, version, token);
     return true;
+  }
+
+  /**
+   * Removes the workspace's snapshots, every model's, rows and files, at once (synchronously: the delete that calls
+   * this answers after its codes left the disk). A file being written meanwhile is removed by the next call, which
+   * the cache queues after it.
+   */
+  discard(scope: Scope): void {
+    for (const modelId of new Set(this.remove.all(scope.tenantId, scope.mode, scope.workspace))) {
+      rmSync(this.fileOf(scope, modelId), { force: true });
+    }
   }
 
   private fileOf(scope: Scope, modelId: string): string {
