@@ -27,7 +27,7 @@ const random = seededRandom(7);
 const randomVector = () => Float32Array.from({ length: DIMS }, () => random() * 2 - 1);
 
 /** A server's store and vector cache on `file`, counting the loads from the floats. */
-function server(file: string) {
+function server(file: string, resaveAfterMs?: number) {
   const db = openSqlite(file);
   const floats = new SqliteVectorLoader(db);
   const counted = { loads: 0 };
@@ -36,7 +36,7 @@ function server(file: string) {
     close: () => floats.close(),
     get workerLoads() { return floats.workerLoads; },
   };
-  const cache = new SqliteVectorCache(db, { threads: 0, snapshotAbove: 0, loader });
+  const cache = new SqliteVectorCache(db, { threads: 0, snapshotAbove: 0, loader, ...(resaveAfterMs === undefined ? {} : { resaveAfterMs }) });
   const memories = createSqliteMemoryRepository(db, new SqliteOutbox(db), undefined, cache);
   return { counted, cache, memories, close: async () => { await memories.close(); db.close(); } };
 }
@@ -152,7 +152,7 @@ describe('SQLite vector snapshots', () => {
 
   it('a deleted memory\'s codes leave the disk when the delete commits; the index is saved again without them', async () => {
     const file = await seeded('forget.db');
-    const srv = server(file);
+    const srv = server(file, 20);
     // The two rows nearest a query: the first is forgotten through a batch delete, the second through a single one.
     const [first, second] = await searchTop(srv, queries[0]!);
     await srv.cache.snapshotsWritten();
@@ -168,17 +168,19 @@ describe('SQLite vector snapshots', () => {
     await srv.memories.applyAtomically(scopeA, [{ kind: 'delete', id: idOf(first!.key), deletion }]);
     // Before any save could run: no file holds the workspace's codes any more.
     expect(snapshotFiles(file)).toEqual([]);
+    // Saved again once no delete followed for resaveAfterMs.
+    await new Promise((resolve) => setTimeout(resolve, 40));
     await srv.cache.snapshotsWritten();
     expect(await savedKeys()).toHaveLength(ROWS - 1);
     expect(await savedKeys()).not.toContain(first!.key);
 
     await srv.memories.delete(scopeA, idOf(second!.key), deletion);
     expect(snapshotFiles(file)).toEqual([]);
-    await srv.cache.snapshotsWritten();
+    // Closing before the timer saves it as well.
+    await srv.close();
     const kept = await savedKeys();
     expect(kept).toHaveLength(ROWS - 2);
     expect(kept).not.toContain(second!.key);
-    await srv.close();
 
     // The next start reads the saved index (no load from the floats) and answers exactly without them.
     const restarted = server(file);

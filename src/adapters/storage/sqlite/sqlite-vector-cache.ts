@@ -14,6 +14,8 @@ const MAX_RELOADS = 3;
  * well inside the server's default shutdown timeout of 10 s; a 1M-row snapshot (1 GB) takes a few seconds to write.
  */
 const CLOSE_SNAPSHOT_WAIT_MS = 6000;
+/** A workspace's index is saved again this long after its last delete (a 1M-row file is 1 GB). */
+const RESAVE_AFTER_MS = 60_000;
 
 /** A write of this process to a workspace whose index is loading, replayed onto the loaded rows in order. */
 type Replay =
@@ -47,6 +49,8 @@ export interface SqliteVectorCacheOptions {
    * load from the floats and when the store closes; Infinity: never. Default: what loads in a worker thread.
    */
   snapshotAbove?: number;
+  /** How long after a delete a workspace's index is saved again (see forgotten). */
+  resaveAfterMs?: number;
 }
 
 export type VectorRowsLoader = Pick<SqliteVectorLoader, 'load' | 'close' | 'workerLoads'>;
@@ -78,6 +82,9 @@ export class SqliteVectorCache {
   private saving: Promise<void> = Promise.resolve();
   /** Abandons the snapshots being written (closing took too long). */
   private readonly abandon = new AbortController();
+  /** Saves due after deletes (see forgotten), by scope prefix. */
+  private readonly resaves = new Map<string, NodeJS.Timeout>();
+  private readonly resaveAfterMs: number;
 
   constructor(private readonly db: SqliteDb, options: SqliteVectorCacheOptions = {}) {
     this.threads = options.threads ?? 0;
@@ -94,6 +101,7 @@ export class SqliteVectorCache {
     this.models = db.prepare<[], string>('SELECT DISTINCT model_id FROM memory_vectors').pluck();
     this.modelDims = db.prepare<[string], number>('SELECT dims FROM memory_vectors WHERE model_id = ? LIMIT 1').pluck();
     this.snapshotAbove = options.snapshotAbove ?? WORKER_LOAD_ABOVE;
+    this.resaveAfterMs = options.resaveAfterMs ?? RESAVE_AFTER_MS;
     this.snapshots = Number.isFinite(this.snapshotAbove) && SqliteVectorSnapshots.usable(db) ? new SqliteVectorSnapshots(db) : null;
   }
 
@@ -198,7 +206,8 @@ export class SqliteVectorCache {
   /**
    * This process committed the delete of memories of `scope` (after remove and noteWrite): no snapshot on disk may
    * keep their codes. The scope's snapshot files go now, and again after a save already under way (it may write one);
-   * then each index of the scope that is current is saved again, so that the next start still reads codes.
+   * each index of the scope that is current is saved again `resaveAfterMs` after the last delete (or at close), so
+   * that the next start still reads codes without rewriting a big file at every delete.
    */
   forgotten(scope: Scope): void {
     const snapshots = this.snapshots;
@@ -206,11 +215,15 @@ export class SqliteVectorCache {
     snapshots.discard(scope);
     this.saving = this.saving.then(() => snapshots.discard(scope)).catch(() => undefined);
     const prefix = scopePrefix(scope);
-    for (const [key, entry] of this.entries) {
-      if (!key.startsWith(prefix)) continue;
-      entry.savedVersion = -1;
-      this.saveSnapshot(entry, scope, modelOf(key));
-    }
+    for (const [key, entry] of this.entries) if (key.startsWith(prefix)) entry.savedVersion = -1;
+    const waiting = this.resaves.get(prefix);
+    if (waiting) clearTimeout(waiting);
+    const timer = setTimeout(() => {
+      this.resaves.delete(prefix);
+      for (const [key, entry] of this.entries) if (key.startsWith(prefix)) this.saveSnapshot(entry, scope, modelOf(key));
+    }, this.resaveAfterMs);
+    timer.unref();
+    this.resaves.set(prefix, timer);
   }
 
   clear(): void {
@@ -224,6 +237,8 @@ export class SqliteVectorCache {
    */
   async close(): Promise<void> {
     this.closed = true;
+    for (const timer of this.resaves.values()) clearTimeout(timer);
+    this.resaves.clear();
     for (const [key, entry] of this.entries) this.saveSnapshot(entry, scopeOf(key), modelOf(key));
     const timer = setTimeout(() => this.abandon.abort(), CLOSE_SNAPSHOT_WAIT_MS);
     await this.saving;
