@@ -253,6 +253,43 @@ describe('api key cache without notifications', () => {
   });
 });
 
+describe('api key cache heartbeat', () => {
+  it('stops serving when its session goes silent without being reported lost, and serves again once it hears', async () => {
+    const base = { ...pgliteExecutor(pglite), close: async () => undefined };
+    let muted = false;
+    const closedSessions: number[] = [];
+    let sessions = 0;
+    // A LISTEN session that keeps "working" while muted but delivers nothing, as a path gone silent would.
+    const silent: PgExecutor = {
+      ...base,
+      listen: async (channel, onNotification, onLost) => {
+        const id = ++sessions;
+        const inner = await base.listen!(channel, (payload) => { if (!muted) onNotification(payload); }, onLost);
+        return { close: async () => { closedSessions.push(id); await inner.close(); } };
+      },
+    };
+    const cache = new ObservedCache();
+    const listener = listenForApiKeyChanges(silent, cache, { heartbeatMs: 20, probeTimeoutMs: 50, retryMs: { first: 10, max: 10 } });
+    await listener.ready;
+    const keys = createPgApiKeyRepository(silent, new PgOutbox(false), cache);
+    const k = keyRecord();
+    await keys.insert(k);
+    await keys.findByDigest(k.digest);
+    expect([cache.enabled, cache.size]).toEqual([true, 1]);
+    // A change made meanwhile would go unheard: the heartbeat's probe does not come back, and the cache stops.
+    const off = cache.turned(false);
+    muted = true;
+    await off;
+    expect([cache.enabled, cache.size]).toEqual([false, 0]);
+    expect(closedSessions).toContain(1);
+    const on = cache.turned(true);
+    muted = false;
+    await on;
+    expect(cache.enabled).toBe(true);
+    await listener.close();
+  });
+});
+
 // A real server when MNEMO_TEST_DATABASE_URL names one: each node a pool, the LISTEN session a real connection.
 const url = process.env.MNEMO_TEST_DATABASE_URL;
 if (url) {
