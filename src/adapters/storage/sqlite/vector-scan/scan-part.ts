@@ -213,31 +213,38 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   for (const c of claimedChunks(job.share, chunksIn(job.end - job.start))) {
     const chunk = job.start + c * CHUNK_ROWS;
     const n = Math.min(CHUNK_ROWS, job.end - chunk);
+    // With a mask, a chunk none of whose rows may take part is not scanned at all (a filter's rows often cluster: a
+    // date range, a workspace's newest memories).
+    let taking = n;
+    if (mask !== null) {
+      taking = 0;
+      for (let row = chunk; row < chunk + n; row++) taking += mask[row] === 1 ? 1 : 0;
+      if (taking === 0) continue;
+    }
     // Chunks start on a block (CHUNK_ROWS is a multiple of the block size); a short last block's extra rows are ignored.
     dots(b.codesOffset + chunk * stride, pairsPtr, qPairsPtr, pairs, Math.ceil(n / b.blockRows), b.blockRows, b.blockBytes, outPtr);
-    if (mask === null) {
-      // The chunk's widest interval first, in one branch-free pass: when every row of it is certainly at or above the
-      // threshold and none can reach the k-th best lower bound, the rows are counted and left without looking at
-      // each (most chunks of a big matrix, once the floor has risen); when none reaches the threshold, skipped.
-      // Exactly what the loop below would decide for each row.
-      let lowest = Infinity;
-      let highest = -Infinity;
-      let widest = 0;
-      for (let i = 0; i < n; i++) {
-        const row = chunk + i;
-        const a = scales[row]! * qScale * out[i]!; // as `approx` below, to the bit
-        if (a < lowest) lowest = a;
-        if (a > highest) highest = a;
-        const e = errors[row]!;
-        if (e > widest) widest = e;
-      }
-      const bound = errorBound(widest, qError);
-      // Rounding is monotone: no row's upper bound exceeds highest + bound, nor is its lower below lowest - bound.
-      if (highest + bound < minCosine) continue;
-      if (lowest - bound >= minCosine && (k === 0 || (floorSize === k && highest + bound < preFloor[0]!))) {
-        certain += n;
-        continue;
-      }
+    // The chunk's widest interval first, over the rows taking part, in one pass: when every one of them is certainly
+    // at or above the threshold and none can reach the k-th best lower bound, they are counted and left without
+    // looking at each (most chunks of a big matrix, once the floor has risen); when none reaches the threshold,
+    // skipped. Exactly what the loop below would decide for each row.
+    let lowest = Infinity;
+    let highest = -Infinity;
+    let widest = 0;
+    for (let i = 0; i < n; i++) {
+      const row = chunk + i;
+      if (mask !== null && mask[row] !== 1) continue;
+      const a = scales[row]! * qScale * out[i]!; // as `approx` below, to the bit
+      if (a < lowest) lowest = a;
+      if (a > highest) highest = a;
+      const e = errors[row]!;
+      if (e > widest) widest = e;
+    }
+    const chunkBound = errorBound(widest, qError);
+    // Rounding is monotone: no row's upper bound exceeds highest + chunkBound, nor is its lower below lowest - chunkBound.
+    if (highest + chunkBound < minCosine) continue;
+    if (lowest - chunkBound >= minCosine && (k === 0 || (floorSize === k && highest + chunkBound < preFloor[0]!))) {
+      certain += taking;
+      continue;
     }
     for (let i = 0; i < n; i++) {
       const row = chunk + i;
