@@ -9,7 +9,7 @@ import { BACKGROUND_NICE_STEP } from '../../src/adapters/storage/sqlite/vector-s
 import {
   allocateRows, blockRowsFor, codeIndex, LARGE_BLOCK_ROWS, layoutFor, rowCodesDot, SMALL_BLOCK_ROWS, unitRowInto, viewsOf, writeRow,
 } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
-import { queryPairs, rowDots, writeQueryPairs } from '../../src/adapters/storage/sqlite/vector-scan/scan-part.ts';
+import { writeQueryPairs } from '../../src/adapters/storage/sqlite/vector-scan/scan-part.ts';
 import { quantizeInto } from '../../src/adapters/storage/sqlite/vector-scan/quantize.ts';
 import { int8Dots, MAX_PAGES } from '../../src/adapters/storage/sqlite/vector-scan/int8-dot-kernel.ts';
 import { wasm } from '../../src/adapters/storage/sqlite/vector-scan/wasm.ts';
@@ -214,32 +214,6 @@ describe('exact vector scan: int8 pre-scan + float re-rank, in process and in wo
           for (let j = 0; j < stride; j++) sum += codes[codeIndex(layout, r, j)]! * q16[j]!;
           expect(out[r], `${blockRows}-row blocks, ${listed} pairs listed, row ${r}`).toBe(sum);
         }
-      }
-    }
-  });
-
-  it('computes row by row, for the rows a mask lets in, the kernel\'s dot products', () => {
-    const memory = new wasm.Memory({ initial: 1024, maximum: MAX_PAGES, shared: true });
-    const dots = int8Dots(memory);
-    const random = seededRandom(41);
-    for (const [blockRows, stride] of [[SMALL_BLOCK_ROWS, 48], [LARGE_BLOCK_ROWS, 64]] as const) {
-      const codesOffset = 65536;
-      const blockBytes = stride * blockRows;
-      const rows = 2 * blockRows;
-      const codes = new Int8Array(memory.buffer);
-      for (let i = 0; i < rows * stride; i++) codes[codesOffset + i] = Math.floor(random() * 255) - 127;
-      const q16 = Int16Array.from({ length: stride }, () => (random() < 0.4 ? Math.floor(random() * 255) - 127 : 0));
-      const pairs = writeQueryPairs(memory.buffer, q16, 0, 2 * stride, blockRows);
-      const kernel = new Int32Array(memory.buffer, 4 * stride, rows);
-      dots(codesOffset, 0, 2 * stride, pairs, 2, blockRows, blockBytes, 4 * stride);
-      const expected = kernel.slice();
-      // Rows of the second block only (a chunk may start past the first), every third one let in.
-      const mask = Uint8Array.from({ length: rows }, (_, row) => (row >= blockRows && row % 3 === 0 ? 1 : 0));
-      const out = new Int32Array(blockRows).fill(-1);
-      const buffers = { codesOffset, blockRows, stride } as Parameters<typeof rowDots>[1];
-      rowDots(codes, buffers, queryPairs(memory.buffer, 0, 2 * stride, pairs), mask, blockRows, blockRows, out);
-      for (let i = 0; i < blockRows; i++) {
-        expect(out[i], `${blockRows}-row blocks, row ${blockRows + i}`).toBe(mask[blockRows + i] === 1 ? expected[blockRows + i] : -1);
       }
     }
   });

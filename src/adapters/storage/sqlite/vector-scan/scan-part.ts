@@ -189,7 +189,6 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const pairs = writeQueryPairs(memory, job.q16, pairsPtr, qPairsPtr, b.blockRows);
   const out = new Int32Array(memory, outPtr, CHUNK_ROWS);
   const codes = new Int8Array(memory);
-  const sparse = mask === null ? null : queryPairs(memory, pairsPtr, qPairsPtr, pairs);
   const scales = new Float32Array(b.scales);
   const errors = new Float64Array(b.errors);
   const keys = new Float64Array(b.keys);
@@ -223,9 +222,7 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
       if (taking === 0) continue;
     }
     // Chunks start on a block (CHUNK_ROWS is a multiple of the block size); a short last block's extra rows are ignored.
-    // A chunk few of whose rows take part gets their dot products one row at a time instead (the same integers).
-    if (sparse !== null && taking * ROW_BY_ROW_BELOW <= n) rowDots(codes, b, sparse, mask!, chunk, n, out);
-    else dots(b.codesOffset + chunk * stride, pairsPtr, qPairsPtr, pairs, Math.ceil(n / b.blockRows), b.blockRows, b.blockBytes, outPtr);
+    dots(b.codesOffset + chunk * stride, pairsPtr, qPairsPtr, pairs, Math.ceil(n / b.blockRows), b.blockRows, b.blockBytes, outPtr);
     // The chunk's widest interval first, over the rows taking part, in one pass: when every one of them is certainly
     // at or above the threshold and none can reach the k-th best lower bound, they are counted and left without
     // looking at each (most chunks of a big matrix, once the floor has risen); when none reaches the threshold,
@@ -341,50 +338,6 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
     kept.uppers.push(candidateUppers[i]!);
   }
   return { certain, ambiguous, candidates: kept };
-}
-
-/**
- * Under a mask, a chunk where at most one row in ROW_BY_ROW_BELOW takes part has those rows' dot products computed one
- * by one (rowDots) rather than by the kernel over the whole chunk: a row reads one code pair per listed query pair,
- * each in a line of its own, where the kernel streams every row's (BENCHMARKS.md, "Filtered similarity search").
- */
-const ROW_BY_ROW_BELOW = 16;
-
-/** The query's listed pairs as rowDots reads them: each pair's offset in a block and its two values. */
-interface QueryPairs {
-  offsets: Int32Array;
-  even: Int32Array;
-  odd: Int32Array;
-}
-
-export function queryPairs(memory: ArrayBufferLike, pairsPtr: number, qPairsPtr: number, count: number): QueryPairs {
-  const offsets = new Int32Array(memory, pairsPtr, count).slice();
-  const packed = new Int32Array(memory, qPairsPtr, count);
-  const even = new Int32Array(count);
-  const odd = new Int32Array(count);
-  for (let j = 0; j < count; j++) {
-    even[j] = (packed[j]! << 16) >> 16;
-    odd[j] = packed[j]! >> 16;
-  }
-  return { offsets, even, odd };
-}
-
-/** The kernel's dot product for each row of the chunk that the mask lets in, written to `out` (the others are left). */
-export function rowDots(codes: Int8Array, b: MatrixBuffers, q: QueryPairs, mask: Uint8Array, chunk: number, n: number, out: Int32Array): void {
-  const { offsets, even, odd } = q;
-  for (let i = 0; i < n; i++) {
-    const row = chunk + i;
-    if (mask[row] !== 1) continue;
-    const inBlock = row % b.blockRows;
-    // codeIndex(row, 2p) = codesOffset + block × blockBytes + p × 2 × blockRows + inBlock × 2 (matrix-storage.ts)
-    const base = b.codesOffset + (row - inBlock) * b.stride + inBlock * 2;
-    let dot = 0;
-    for (let j = 0; j < offsets.length; j++) {
-      const at = base + offsets[j]!;
-      dot += codes[at]! * even[j]! + codes[at + 1]! * odd[j]!;
-    }
-    out[i] = dot;
-  }
 }
 
 /** Per-row scratch of pass 2 (rows still open for the top k), reused across scans of this thread: scans never overlap. */
