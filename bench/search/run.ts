@@ -11,7 +11,7 @@ const program = new Command('bench:search')
   .option('--embedders <list>', 'hashing,local', 'hashing,local')
   .option('--sizes <list>', 'memories in the one workspace, per embedder in the same order (one value: all); with one embedder, a run per size', '10000,1000')
   .option('--duration <s>', 'measured seconds per surface', '10')
-  .option('--connections <n>', 'autocannon connections', '10')
+  .option('--connections <list>', 'autocannon connections; a list (e.g. 1,8) measures each in turn on the same seeded stores', '10')
   .option('--warmup <s>', 'warm-up seconds per surface (at least one answer must arrive in it)', '2')
   .option('--store <store>', 'sqlite, postgres (PGlite with pgvector, in a child process, unless --database-url) or both, side by side', 'sqlite')
   .option('--database-url <url>', 'postgres: this PostgreSQL server (pgvector installed) instead of PGlite; each corpus gets a new database on it, dropped after')
@@ -36,10 +36,12 @@ if (!stores) program.error(`--store must be sqlite, postgres or both, not ${opts
 if (opts.databaseUrl && !stores!.includes('postgres')) program.error('--database-url needs --store postgres or both');
 if (!(Number.isInteger(Number(opts.ratioRounds)) && Number(opts.ratioRounds) >= 1)) program.error(`--ratio-rounds must be a whole number of at least 1, not ${opts.ratioRounds}`);
 const rounds = opts.quick ? 1 : Number(opts.ratioRounds);
+const connections = opts.connections.split(',').map(Number);
+if (!connections.every((n) => Number.isInteger(n) && n >= 1)) program.error(`--connections must list whole numbers of at least 1, not ${opts.connections}`);
 const duration = opts.quick ? 3 : Number(opts.duration);
 const started = Date.now();
 const { rows, recalls, seedPerSecond, copySeconds, postgres } = await runSearchSuite({
-  runs, stores: stores!, databaseUrl: opts.databaseUrl, keepDatabase: opts.keepDatabase, efSearch: opts.efSearch.split(',').map(Number), ratioRounds: rounds, connections: Number(opts.connections), durationSeconds: duration, warmupSeconds: opts.quick ? 1 : Number(opts.warmup), seedConcurrency: 16,
+  runs, stores: stores!, databaseUrl: opts.databaseUrl, keepDatabase: opts.keepDatabase, efSearch: opts.efSearch.split(',').map(Number), ratioRounds: rounds, connections, durationSeconds: duration, warmupSeconds: opts.quick ? 1 : Number(opts.warmup), seedConcurrency: 16,
   serverEnv: envList(opts.serverEnv),
 });
 // The server's address is the reader's own: the command shows where it goes, not the credentials.
@@ -53,7 +55,7 @@ const body = [
   '',
   `${runs.map((r) => `${r.embedder}: ${r.size.toLocaleString('en')}`).join(', ')} memories in one workspace, seeded once through G1 into SQLite (seed rate: ${Object.entries(seedPerSecond).map(([e, r]) => `${e} ${fmt(r, 0)}/s`).join(', ')})` +
   (Object.keys(copySeconds).length > 0 ? `; PostgreSQL answers from a copy of that store made by \`mnemo migrate\` (${Object.entries(copySeconds).map(([e, t]) => `${e} ${fmt(t, 0)} s`).join(', ')}, then ANALYZE). ` : '. ') +
-  `Each surface: autocannon, ${opts.connections} connections, ${duration} s measured after a warm-up, limit/topK 10, threshold 0 (every memory scored). ` +
+  `Each surface: autocannon, ${connections.join(' then ')} connections, ${duration} s measured after a warm-up, limit/topK 10, threshold 0 (every memory scored). ` +
   'Queries cycle through 200 generated questions; vector search uses 50 query vectors taken from POST /v1/embeddings (1536 numbers).',
   '',
   searchTable(rows),

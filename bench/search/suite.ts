@@ -21,7 +21,8 @@ export interface SearchSuiteOptions {
   serverEnv?: Record<string, string>;
   /** Each embedder with its corpus size (the local model embeds ~14 memories/s here, so it gets a smaller one). */
   runs: { embedder: EmbedderKind; size: number }[];
-  connections: number;
+  /** Client counts, each measured on the same seeded stores in turn. */
+  connections: number[];
   durationSeconds: number;
   warmupSeconds: number;
   seedConcurrency: number;
@@ -45,7 +46,7 @@ export interface SearchSuiteOptions {
 export type StoreKind = 'sqlite' | 'postgres';
 
 export interface SearchRow {
-  embedder: EmbedderKind; store: StoreKind; size: number; surface: string; result: LoadResult;
+  embedder: EmbedderKind; store: StoreKind; size: number; connections: number; surface: string; result: LoadResult;
   /** G1 and G3: the p50 of each later round (SearchSuiteOptions.ratioRounds). */
   roundP50s?: number[];
 }
@@ -141,11 +142,22 @@ async function measureSurfaces(
   url: string, key: string, embedder: EmbedderKind, store: StoreKind, size: number, queries: string[], queryVectorList: number[][], o: SearchSuiteOptions,
   probe: () => Promise<CpuSample>,
 ): Promise<SearchRow[]> {
+  const rows: SearchRow[] = [];
+  for (const connections of o.connections) {
+    rows.push(...await measureSurfacesWith(connections, url, key, embedder, store, size, queries, queryVectorList, o, probe));
+  }
+  return rows;
+}
+
+async function measureSurfacesWith(connections: number,
+  url: string, key: string, embedder: EmbedderKind, store: StoreKind, size: number, queries: string[], queryVectorList: number[][], o: SearchSuiteOptions,
+  probe: () => Promise<CpuSample>,
+): Promise<SearchRow[]> {
   const bearer = { authorization: `Bearer ${key}` };
   const vectors = queryVectorList.map((v) => JSON.stringify({ vector: v, limit: 10, similarity_threshold: 0 }));
   let i = 0;
   const nextQuery = () => queries[i++ % queries.length]!;
-  const common = (warmupSeconds = o.warmupSeconds) => ({ label: `${embedder} ${store}`, baseUrl: url, apiKey: key, connections: o.connections, durationSeconds: o.durationSeconds, warmupSeconds, cpuProbe: probe });
+  const common = (warmupSeconds = o.warmupSeconds) => ({ label: `${embedder} ${store}`, baseUrl: url, apiKey: key, connections, durationSeconds: o.durationSeconds, warmupSeconds, cpuProbe: probe });
   const cases: { surface: string; run: (warmupSeconds?: number) => Promise<LoadResult> }[] = [
     { surface: 'G1 POST /api/v1/memories/search', run: (w) => measure({ ...common(w), path: '/api/v1/memories/search', nextBody: () => JSON.stringify({ query: nextQuery(), limit: 10, threshold: 0 }) }) },
     { surface: 'G3 POST /api/v1/search/hybrid', run: (w) => measure({ ...common(w), path: '/api/v1/search/hybrid', headers: bearer, nextBody: () => JSON.stringify({ query: nextQuery(), topK: 10 }) }) },
@@ -154,16 +166,16 @@ async function measureSurfaces(
   ];
   const out: SearchRow[] = [];
   for (const c of cases) {
-    log(`${embedder} ${store}: ${c.surface}`);
+    log(`${embedder} ${store}, ${connections} clients: ${c.surface}`);
     const result = await c.run();
     assertClean(c.surface, result);
-    out.push({ embedder, store, size, surface: c.surface, result });
+    out.push({ embedder, store, size, connections, surface: c.surface, result });
   }
   const paired = out.filter((r) => r.surface.startsWith('G1 ') || r.surface.startsWith('G3 '));
   for (let round = 2; round <= o.ratioRounds; round++) {
     // G3 first in even rounds, G1 first in odd ones (the surfaces' pass ran G1 first): an order effect cancels out.
     for (const row of round % 2 === 0 ? [...paired].reverse() : paired) {
-      log(`${embedder} ${store}: ${row.surface}, ratio round ${round} of ${o.ratioRounds}`);
+      log(`${embedder} ${store}, ${connections} clients: ${row.surface}, ratio round ${round} of ${o.ratioRounds}`);
       const c = cases.find((x) => x.surface === row.surface)!;
       const result = await c.run(2);
       assertClean(row.surface, result);
@@ -174,11 +186,11 @@ async function measureSurfaces(
 }
 
 export function searchTable(rows: SearchRow[]): string {
-  const lines = ['| embedder | store | memories | surface | req/s | p50 ms | p99 ms | server CPU ms / request | database CPU ms / request | non-2xx |',
-    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |'];
+  const lines = ['| embedder | store | memories | clients | surface | req/s | p50 ms | p99 ms | server CPU ms / request | database CPU ms / request | non-2xx |',
+    '| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |'];
   const cpu = (ms: number | null | undefined) => (ms === null || ms === undefined ? '–' : fmt(ms));
   for (const r of rows) {
-    lines.push(`| ${r.embedder} | ${r.store} | ${r.size.toLocaleString('en')} | ${r.surface} | ${fmt(r.result.perSecond, 0)} | ${fmt(r.result.p50Ms)} | ${fmt(r.result.p99Ms)} | ${cpu(r.result.cpu?.serverMs)} | ${cpu(r.result.cpu?.databaseMs)} | ${r.result.non2xx} |`);
+    lines.push(`| ${r.embedder} | ${r.store} | ${r.size.toLocaleString('en')} | ${r.connections} | ${r.surface} | ${fmt(r.result.perSecond, 0)} | ${fmt(r.result.p50Ms)} | ${fmt(r.result.p99Ms)} | ${cpu(r.result.cpu?.serverMs)} | ${cpu(r.result.cpu?.databaseMs)} | ${r.result.non2xx} |`);
   }
   return lines.join('\n');
 }
@@ -188,10 +200,10 @@ export const HYBRID_RATIO_TARGET = 1.3;
 
 export function hybridRatioTable(rows: SearchRow[]): string {
   const lines = [
-    `| embedder | store | memories | G1 semantic p50 ms, by round | G3 hybrid p50 ms, by round | hybrid / semantic, by round | median ratio (target ≤ ${HYBRID_RATIO_TARGET}) |`,
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    `| embedder | store | memories | clients | G1 semantic p50 ms, by round | G3 hybrid p50 ms, by round | hybrid / semantic, by round | median ratio (target ≤ ${HYBRID_RATIO_TARGET}) |`,
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
-  const key = (r: SearchRow) => `${r.embedder}|${r.store}|${r.size}`;
+  const key = (r: SearchRow) => `${r.embedder}|${r.store}|${r.size}|${r.connections}`;
   for (const g1 of rows.filter((r) => r.surface.startsWith('G1 '))) {
     const hybrid = rows.find((r) => r.surface.startsWith('G3 ') && r.surface.includes('hybrid') && key(r) === key(g1));
     if (!hybrid) continue;
@@ -202,7 +214,7 @@ export function hybridRatioTable(rows: SearchRow[]): string {
     const sorted = [...ratios].sort((a, b) => a - b);
     const ratio = sorted.length % 2 === 1 ? median(ratios) : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
     const list = (values: number[], digits = 2) => values.map((v) => fmt(v, digits)).join(' / ');
-    lines.push(`| ${g1.embedder} | ${g1.store} | ${g1.size.toLocaleString('en')} | ${list(g1s)} | ${list(g3s)} | ${list(ratios)} | ${fmt(ratio, 2)}${ratio <= HYBRID_RATIO_TARGET ? '' : ' (missed)'} |`);
+    lines.push(`| ${g1.embedder} | ${g1.store} | ${g1.size.toLocaleString('en')} | ${g1.connections} | ${list(g1s)} | ${list(g3s)} | ${list(ratios)} | ${fmt(ratio, 2)}${ratio <= HYBRID_RATIO_TARGET ? '' : ' (missed)'} |`);
   }
   return lines.join('\n');
 }
