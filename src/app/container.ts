@@ -35,7 +35,7 @@ import { createHttpWebhookSender } from '../adapters/webhooks/http.sender.ts';
 import { createDeliveryWorker, webhookLeaseMs } from '../core/webhooks/delivery-worker.ts';
 import type { WebhookSender } from '../core/webhooks/webhook-sender.port.ts';
 import type { Config } from './config.ts';
-import { createCoordination } from './coordination.factory.ts';
+import { createCoordination, type Coordination } from './coordination.factory.ts';
 import { createEmbedder } from './embedder.factory.ts';
 import { createStorage } from './storage.factory.ts';
 import { loadKeyring } from './keyring.factory.ts';
@@ -86,12 +86,12 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const clock = overrides.clock ?? systemClock;
   if (overrides.storage) {
     await prepareSealedValues(overrides.storage, keyring, clock, warnings);
-    return wire(config, overrides, overrides.storage, keyring, warnings);
+    return wire(config, overrides, overrides.storage, keyring, warnings, await createCoordination(config.redisUrl, clock, warnings, () => keyring));
   }
   const storage = await createStorage(config, warnings);
   try {
     await prepareSealedValues(storage, keyring, clock, warnings);
-    return wire(config, overrides, storage, keyring, warnings);
+    return wire(config, overrides, storage, keyring, warnings, await createCoordination(config.redisUrl, clock, warnings, () => keyring));
   } catch (err) {
     await storage.close();
     throw err;
@@ -115,14 +115,16 @@ async function prepareSealedValues(storage: Storage, keyring: Keyring, clock: Cl
   }
 }
 
-function wire(config: Config, overrides: ContainerOverrides, storage: Storage, keyring: Keyring, warnings: ReturnType<typeof createWarningRelay>) {
+/** `coordination`: limits, stream caps, activity windows and periodic turns: this process's, or every node's (MNEMO_REDIS_URL). */
+function wire(
+  config: Config, overrides: ContainerOverrides, storage: Storage, keyring: Keyring, warnings: ReturnType<typeof createWarningRelay>,
+  coordination: Coordination,
+) {
   const clock = overrides.clock ?? systemClock;
   const adapterEmbedder = overrides.embedder ?? createEmbedder(config.embeddings);
   // This container's metrics (`GET /metrics`); every service gets the timed embedder.
   const metrics = createMetrics({ embeddingModel: adapterEmbedder.modelId });
   const embedder = measuredEmbedder(adapterEmbedder, metrics.embedding);
-  // Limits, stream caps, activity windows and periodic turns: this process's, or every node's (MNEMO_REDIS_URL).
-  const coordination = createCoordination(config.redisUrl, clock, warnings, () => keyring);
   const limiter = overrides.limiter ?? coordination.limiter;
 
   const apiKeys = createApiKeyService({ keys: storage.apiKeys, clock });

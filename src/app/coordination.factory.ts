@@ -1,12 +1,6 @@
 import { createMemoryDashboardSessions } from '../adapters/dashboard-sessions/memory.dashboard-sessions.ts';
-import { createRedisDashboardSessions } from '../adapters/dashboard-sessions/redis.dashboard-sessions.ts';
 import { createMemoryClaims } from '../adapters/coordination/memory.claims.ts';
-import { createRedisClaims } from '../adapters/coordination/redis.claims.ts';
 import { createMemoryRateLimiter } from '../adapters/rate-limit/memory.rate-limiter.ts';
-import { createRedisRateLimiter } from '../adapters/rate-limit/redis.rate-limiter.ts';
-import { createRedisClient } from '../adapters/redis/redis-client.ts';
-import { createRedisEventSignal } from '../adapters/streams/redis.event-signal.ts';
-import { createRedisStreamSlots } from '../adapters/streams/redis.stream-slots.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Claims } from '../core/coordination/claims.port.ts';
 import type { Keyring } from '../core/secrets/envelope.ts';
@@ -33,7 +27,11 @@ export interface Coordination {
   close(): Promise<void>;
 }
 
-export function createCoordination(redisUrl: string | null, clock: Clock, warnings: WarningLog, keyring: () => Keyring): Coordination {
+/**
+ * A single node's coordination in memory, or with `MNEMO_REDIS_URL` every node's in Redis. The Redis adapters (and
+ * ioredis, about a tenth of a server's start-up CPU) are imported only when Redis is configured.
+ */
+export async function createCoordination(redisUrl: string | null, clock: Clock, warnings: WarningLog, keyring: () => Keyring): Promise<Coordination> {
   if (redisUrl === null) {
     return {
       limiter: createMemoryRateLimiter(clock), claims: createMemoryClaims(clock), periodicClaims: undefined, slots: undefined,
@@ -42,28 +40,6 @@ export function createCoordination(redisUrl: string | null, clock: Clock, warnin
       close: async () => undefined,
     };
   }
-  const redis = createRedisClient(redisUrl, warnings);
-  const claims = createRedisClaims({ redis });
-  const slots = createRedisStreamSlots({ redis, warnings });
-  const signal = createRedisEventSignal({ redis, warnings });
-  const unlink: (() => void)[] = [];
-  return {
-    limiter: createRedisRateLimiter({ redis, clock }),
-    claims,
-    periodicClaims: claims,
-    slots,
-    dashboardSessions: createRedisDashboardSessions({ redis, clock, keyring }),
-    announceEvents(events, hub) {
-      unlink.push(events.onAppended((batch) => {
-        if (batch.length > 0) signal.announce(batch[batch.length - 1]!.seq);
-      }));
-      unlink.push(signal.onRemote(() => hub.nudge()));
-    },
-    async close() {
-      for (const stop of unlink.splice(0)) stop();
-      await signal.close();
-      await slots.close().catch((err: unknown) => warnings.warn({ err }, 'stream slots not given back to Redis'));
-      redis.disconnect();
-    },
-  };
+  const { createRedisCoordination } = await import('./redis-coordination.ts');
+  return createRedisCoordination(redisUrl, clock, warnings, keyring);
 }

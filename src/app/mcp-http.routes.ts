@@ -2,14 +2,14 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { toWebRequest } from '@modelcontextprotocol/node';
+import type { toWebRequest as ToWebRequest } from '@modelcontextprotocol/node';
 import { createMcpHandler, getOAuthProtectedResourceMetadataUrl, localhostAllowedOrigins, validateOriginHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Principal } from '../core/api-keys/api-key.types.ts';
 import { DomainError, isDomainError } from '../core/errors.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../core/json-limits.ts';
 import type { OAuthService } from '../core/oauth/oauth.service.ts';
 import { ACCESS_TOKEN_PREFIX } from '../core/oauth/oauth.rules.ts';
-import { createMnemoMcpServer, type McpServerDeps } from '../mcp/mcp-server.ts';
+import type { createMnemoMcpServer as CreateMnemoMcpServer, McpServerDeps } from '../mcp/mcp-server.ts';
 import type { McpSession } from '../mcp/session.ts';
 import { errorBody, MCP_ERROR_STATUS } from '../mcp/tool-errors.ts';
 import { MISSING_CREDENTIAL_MESSAGE, readCredential, retryAfterSeconds, setRateLimitHeaders, type AuthDeps } from '../surfaces/http-kit/auth.ts';
@@ -28,6 +28,14 @@ const SESSION_KEY = 'mnemoSession';
  * overflowed the stack).
  */
 export const MAX_MCP_MESSAGE_DEPTH = MAX_JSON_DEPTH + 16;
+
+/**
+ * What serving an MCP request needs beyond the routes: the tools and resources (src/mcp) and the SDK's Node request
+ * conversion, imported on the first request to /mcp rather than at start (a twentieth of a server's start-up CPU).
+ */
+let serving: Promise<{ toWebRequest: typeof ToWebRequest; createMnemoMcpServer: typeof CreateMnemoMcpServer }> | undefined;
+const mcpServing = () => (serving ??= Promise.all([import('@modelcontextprotocol/node'), import('../mcp/mcp-server.ts')])
+  .then(([{ toWebRequest }, { createMnemoMcpServer }]) => ({ toWebRequest, createMnemoMcpServer })));
 
 /** What the SDK reports while it answers one request, held until the answer's status says whose mistake it was. */
 interface Reports { errors: Error[]; answered: boolean }
@@ -55,11 +63,13 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
 }> = async (app, deps) => {
   const allowedOrigins = deps.allowedOrigins === '*' ? '*' : [...new Set([...localhostAllowedOrigins(), ...deps.allowedOrigins])];
   const reporting = new AsyncLocalStorage<Reports>();
+  let loaded: Awaited<ReturnType<typeof mcpServing>> | undefined;
   const handler = createMcpHandler((ctx) => {
     const session = ctx.authInfo?.extra?.[SESSION_KEY] as McpSession | undefined;
     // The route always passes one; without it nothing may be served.
     if (!session) throw new Error('MCP request without a session');
-    return createMnemoMcpServer(deps.mcp, session, { version: deps.version });
+    // Loaded before the route calls handler.fetch (below).
+    return loaded!.createMnemoMcpServer(deps.mcp, session, { version: deps.version });
   }, {
     onerror: (err) => {
       const reports = reporting.getStore();
@@ -103,7 +113,8 @@ export const mcpHttpRoutes: FastifyPluginAsync<{
       // A client that goes away ends the exchange (and its SSE stream) at once.
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
-      const request = await toWebRequest(req.raw, req.body, { signal: gone.signal });
+      loaded ??= await mcpServing();
+      const request = await loaded.toWebRequest(req.raw, req.body, { signal: gone.signal });
       const reports: Reports = { errors: [], answered: false };
       const response = await reporting.run(reports, () => handler.fetch(request, { authInfo, ...(req.body === undefined ? {} : { parsedBody: req.body }) }));
       reports.answered = true;

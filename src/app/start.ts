@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createContainer, type Container } from './container.ts';
+import type { Container } from './container.ts';
 import { warmUp } from './embedder.factory.ts';
-import { buildServer } from './server.ts';
 
 export interface Running {
   app: FastifyInstance;
@@ -13,12 +12,18 @@ export interface Running {
 
 /** Builds and starts the server; prints the operator contract's `listening on` line once it accepts requests. */
 export async function startServer(config: Config): Promise<Running> {
+  // Imported here, not at the top: a start that stops on bad configuration (main, below) loads neither the services
+  // nor the HTTP stack.
+  const { createContainer } = await import('./container.ts');
   const container = await createContainer(config);
   // Vectors start loading now (big workspaces in worker threads), while the routes compile and the server starts to
   // listen, so that the first search finds them loaded or nearly; a failure is logged once the logger exists.
   const warming = container.storage.warmUp().then(() => null, (err: unknown) => err);
   let app: FastifyInstance;
   try {
+    // The HTTP stack (Fastify, every surface, the dashboard) once the store and the master key have opened: a start
+    // that stops on a wrong master key or an exposed store file does not load it.
+    const { buildServer } = await import('./server.ts');
     app = await buildServer(container, { logLevel: config.logLevel });
     void warming.then((err) => { if (err) app.log.warn({ err }, 'warming the search cache failed'); });
     await warmUp(container.embedder);
