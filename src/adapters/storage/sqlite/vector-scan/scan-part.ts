@@ -210,29 +210,17 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
   const preFloor = new Float64Array(Math.max(k, 1));
   let floorSize = 0;
 
-  for (const c of claimedChunks(job.share, chunksIn(job.end - job.start))) {
-    const chunk = job.start + c * CHUNK_ROWS;
-    const n = Math.min(CHUNK_ROWS, job.end - chunk);
-    // With a mask, a chunk none of whose rows may take part is not scanned at all (a filter's rows often cluster: a
-    // date range, a workspace's newest memories).
-    let taking = n;
-    if (mask !== null) {
-      taking = 0;
-      for (let row = chunk; row < chunk + n; row++) taking += mask[row] === 1 ? 1 : 0;
-      if (taking === 0) continue;
-    }
-    // Chunks start on a block (CHUNK_ROWS is a multiple of the block size); a short last block's extra rows are ignored.
-    dots(b.codesOffset + chunk * stride, pairsPtr, qPairsPtr, pairs, Math.ceil(n / b.blockRows), b.blockRows, b.blockBytes, outPtr);
-    // The chunk's widest interval first, over the rows taking part, in one pass: when every one of them is certainly
-    // at or above the threshold and none can reach the k-th best lower bound, they are counted and left without
-    // looking at each (most chunks of a big matrix, once the floor has risen); when none reaches the threshold,
-    // skipped. Exactly what the loop below would decide for each row.
+  // decideChunk: see the loop. The rows it counts as certain, or -1 when it cannot decide the chunk; `floor`: the k-th
+  // best lower bound so far (NaN while fewer than k), as an argument so that the loop's own counters stay local.
+  const decideChunk = (chunk: number, n: number, floor: number): number => {
     let lowest = Infinity;
     let highest = -Infinity;
     let widest = 0;
+    let taking = 0;
     for (let i = 0; i < n; i++) {
       const row = chunk + i;
       if (mask !== null && mask[row] !== 1) continue;
+      taking++;
       const a = scales[row]! * qScale * out[i]!; // as `approx` below, to the bit
       if (a < lowest) lowest = a;
       if (a > highest) highest = a;
@@ -241,10 +229,40 @@ export function scanPart(job: PartJob, dots: DotsFn): Prescan {
     }
     const chunkBound = errorBound(widest, qError);
     // Rounding is monotone: no row's upper bound exceeds highest + chunkBound, nor is its lower below lowest - chunkBound.
-    if (highest + chunkBound < minCosine) continue;
-    if (lowest - chunkBound >= minCosine && (k === 0 || (floorSize === k && highest + chunkBound < preFloor[0]!))) {
-      certain += taking;
-      continue;
+    if (highest + chunkBound < minCosine) return 0;
+    if (lowest - chunkBound >= minCosine && (k === 0 || highest + chunkBound < floor)) return taking;
+    return -1;
+  };
+  let unchecked = 0;
+  let undecided = 0;
+
+  for (const c of claimedChunks(job.share, chunksIn(job.end - job.start))) {
+    const chunk = job.start + c * CHUNK_ROWS;
+    const n = Math.min(CHUNK_ROWS, job.end - chunk);
+    // With a mask, a chunk none of whose rows may take part is not scanned at all (a filter's rows often cluster: a
+    // date range, a workspace's newest memories).
+    if (mask !== null) {
+      let taking = 0;
+      for (let row = chunk; row < chunk + n; row++) taking += mask[row] === 1 ? 1 : 0;
+      if (taking === 0) continue;
+    }
+    // Chunks start on a block (CHUNK_ROWS is a multiple of the block size); a short last block's extra rows are ignored.
+    dots(b.codesOffset + chunk * stride, pairsPtr, qPairsPtr, pairs, Math.ceil(n / b.blockRows), b.blockRows, b.blockBytes, outPtr);
+    // The chunk's widest interval first, over the rows taking part, in one pass: when every one of them is certainly
+    // at or above the threshold and none can reach the k-th best lower bound, they are counted and left without
+    // looking at each (most chunks of a big matrix, once the floor has risen); when none reaches the threshold,
+    // skipped. Exactly what the loop below would decide for each row. After a chunk it could not decide, the next
+    // 1, 3, 7 or 15 chunks go straight to the loop (a dense query's chunks are seldom decided whole).
+    if (unchecked > 0) unchecked--;
+    else {
+      const decided = decideChunk(chunk, n, floorSize === k ? preFloor[0]! : Number.NaN);
+      if (decided >= 0) {
+        certain += decided;
+        undecided = 0;
+        continue;
+      }
+      undecided = Math.min(undecided + 1, 4);
+      unchecked = (1 << undecided) - 1;
     }
     for (let i = 0; i < n; i++) {
       const row = chunk + i;
