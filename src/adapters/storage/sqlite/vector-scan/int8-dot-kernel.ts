@@ -28,9 +28,9 @@ import { wasm, type SharedMemory } from './wasm.ts';
  *
  * Why two: the runs of a sparse query's pairs lie 2 KiB apart and more, and one pair at a time waits on memory for
  * each run in turn (and loads and stores every accumulator once a pair); G runs read side by side keep G streams in
- * flight: 2.1-2.4x faster at 12-50 pairs of 256 in 1M rows (BENCHMARKS.md, "The int8 kernel: pairs in groups"). A
- * query that lists (nearly) every pair reads each block front to back, which one pair at a time streams best (grouped:
- * 10-25 % slower with all 256 pairs listed).
+ * flight: 2.5-2.7x faster at 12-64 pairs of 256 in 1M rows (BENCHMARKS.md, "The int8 kernel: a sparse query's pairs
+ * in groups"). A query that lists (nearly) every pair reads each block front to back, which one pair at a time
+ * streams as well or better.
  *
  * The memory is shared, so the matrix's codes are written once by the main thread and read in place by the scan
  * workers. Sums cannot overflow: |code| <= 127, |query| <= 127, and 1536 dims give at most 1536 * 16129 per row.
@@ -220,8 +220,9 @@ export type DotsFn = (codes: number, pairs: number, qpairs: number, npairs: numb
   blockBytes: number, out: number) => void;
 
 /**
- * The kernel over `memory`: one pair at a time when the query lists at least 7/8 of the rows' pairs (it then reads
- * the blocks nearly front to back), else in groups. The two were level between 208 and 240 of 256 pairs.
+ * The kernel over `memory`: one pair at a time when the query lists at least 31/32 of the rows' pairs (it then reads
+ * the blocks front to back), else in groups. At 1M rows of 512 dims the grouped loop took 0.37-0.44× the time up to
+ * 128 of 256 pairs, 0.58× at 192, 0.89× at 240, 0.97× at 248, 1.17× at 252 and 1.00-1.07× at 256 (BENCHMARKS.md).
  */
 export function int8Dots(memory: SharedMemory): DotsFn {
   const instance = new wasm.Instance(int8DotModule, { env: { memory } });
@@ -229,5 +230,5 @@ export function int8Dots(memory: SharedMemory): DotsFn {
   const grouped = instance.exports.dotsGrouped as DotsFn;
   return (codes, pairs, qpairs, npairs, blocks, blockRows, blockBytes, out) =>
     // pairs of a row = blockBytes / (2 × blockRows)
-    (16 * npairs * blockRows >= 7 * blockBytes ? sequential : grouped)(codes, pairs, qpairs, npairs, blocks, blockRows, blockBytes, out);
+    (64 * npairs * blockRows >= 31 * blockBytes ? sequential : grouped)(codes, pairs, qpairs, npairs, blocks, blockRows, blockBytes, out);
 }
