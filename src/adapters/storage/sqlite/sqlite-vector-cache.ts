@@ -212,7 +212,12 @@ export class SqliteVectorCache {
   forgotten(scope: Scope): void {
     const snapshots = this.snapshots;
     if (!snapshots) return;
-    snapshots.discard(scope);
+    // The delete has committed: a failure here must not fail it. The discard queued after the saves tries again.
+    try {
+      snapshots.discard(scope);
+    } catch {
+      // Retried below.
+    }
     this.saving = this.saving.then(() => snapshots.discard(scope)).catch(() => undefined);
     const prefix = scopePrefix(scope);
     for (const [key, entry] of this.entries) if (key.startsWith(prefix)) entry.savedVersion = -1;

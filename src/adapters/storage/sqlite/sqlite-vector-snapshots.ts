@@ -25,6 +25,7 @@ export class SqliteVectorSnapshots {
   private readonly versions: SqliteWorkspaceVersions;
   private readonly select;
   private readonly upsert;
+  private readonly models;
   private readonly remove;
   private cleaned: Promise<void> | null = null;
 
@@ -35,8 +36,9 @@ export class SqliteVectorSnapshots {
       `SELECT version, token FROM vector_snapshots WHERE tenant_id = ? AND mode = ? AND workspace = ? AND model_id = ? AND dims = ?`);
     this.upsert = db.prepare<[string, string, string, string, number, number, string]>(
       `INSERT OR REPLACE INTO vector_snapshots (tenant_id, mode, workspace, model_id, dims, version, token) VALUES (?, ?, ?, ?, ?, ?, ?)`);
-    this.remove = db.prepare<[string, string, string], string>(
-      'DELETE FROM vector_snapshots WHERE tenant_id = ? AND mode = ? AND workspace = ? RETURNING model_id').pluck();
+    this.models = db.prepare<[string, string, string], string>(
+      'SELECT model_id FROM vector_snapshots WHERE tenant_id = ? AND mode = ? AND workspace = ?').pluck();
+    this.remove = db.prepare<[string, string, string]>('DELETE FROM vector_snapshots WHERE tenant_id = ? AND mode = ? AND workspace = ?');
   }
 
   /** Whether this store can keep snapshots (a file it may write). */
@@ -80,9 +82,11 @@ export class SqliteVectorSnapshots {
    * the cache queues after it.
    */
   discard(scope: Scope): void {
-    for (const modelId of new Set(this.remove.all(scope.tenantId, scope.mode, scope.workspace))) {
+    // The files first: should the rows' delete fail (another process holding the write lock), no code stays on disk.
+    for (const modelId of new Set(this.models.all(scope.tenantId, scope.mode, scope.workspace))) {
       rmSync(this.fileOf(scope, modelId), { force: true });
     }
+    this.remove.run(scope.tenantId, scope.mode, scope.workspace);
   }
 
   private fileOf(scope: Scope, modelId: string): string {
