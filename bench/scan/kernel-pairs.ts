@@ -9,7 +9,7 @@ import { CHUNK_ROWS, writeQueryPairs } from '../../src/adapters/storage/sqlite/v
 import { LARGE_BLOCK_ROWS } from '../../src/adapters/storage/sqlite/vector-scan/matrix-storage.ts';
 import { wasm } from '../../src/adapters/storage/sqlite/vector-scan/wasm.ts';
 import { loadAverage, describeMachine, machineLine } from '../lib/machine.ts';
-import { seededRandom } from '../../test/support/seeded-random.ts';
+import { createRng } from '../lib/prng.ts';
 
 type Dots = (codes: number, pairs: number, qpairs: number, npairs: number, blocks: number, blockRows: number, blockBytes: number, out: number) => void;
 
@@ -25,7 +25,8 @@ const OUT_B = OUT_A + 4 * CHUNK_ROWS;
 const CODES = 65536;
 const memory = new wasm.Memory({ initial: Math.ceil((CODES + chunks * CHUNK_ROWS * STRIDE) / 65536), maximum: 65536, shared: true });
 const codes = new Int8Array(memory.buffer);
-const random = seededRandom(39);
+const rng = createRng(39);
+const random = rng.next;
 for (let i = CODES; i < codes.length; i++) codes[i] = Math.floor(random() * 255) - 127;
 const { dots, dotsGrouped } = new wasm.Instance(int8DotModule, { env: { memory } }).exports as { dots: Dots; dotsGrouped: Dots };
 
