@@ -138,18 +138,8 @@ const cpuProbe = (pid: number, database?: PostgresHandle) => async (): Promise<C
   return { server, database: (await postgresCpu(new URL(database.url).pathname.slice(1))).database };
 };
 
+/** Every surface, then G1 and G3 again in turn (ratioRounds), at each client count of `o.connections` in turn. */
 async function measureSurfaces(
-  url: string, key: string, embedder: EmbedderKind, store: StoreKind, size: number, queries: string[], queryVectorList: number[][], o: SearchSuiteOptions,
-  probe: () => Promise<CpuSample>,
-): Promise<SearchRow[]> {
-  const rows: SearchRow[] = [];
-  for (const connections of o.connections) {
-    rows.push(...await measureSurfacesWith(connections, url, key, embedder, store, size, queries, queryVectorList, o, probe));
-  }
-  return rows;
-}
-
-async function measureSurfacesWith(connections: number,
   url: string, key: string, embedder: EmbedderKind, store: StoreKind, size: number, queries: string[], queryVectorList: number[][], o: SearchSuiteOptions,
   probe: () => Promise<CpuSample>,
 ): Promise<SearchRow[]> {
@@ -157,30 +147,34 @@ async function measureSurfacesWith(connections: number,
   const vectors = queryVectorList.map((v) => JSON.stringify({ vector: v, limit: 10, similarity_threshold: 0 }));
   let i = 0;
   const nextQuery = () => queries[i++ % queries.length]!;
-  const common = (warmupSeconds = o.warmupSeconds) => ({ label: `${embedder} ${store}`, baseUrl: url, apiKey: key, connections, durationSeconds: o.durationSeconds, warmupSeconds, cpuProbe: probe });
-  const cases: { surface: string; run: (warmupSeconds?: number) => Promise<LoadResult> }[] = [
-    { surface: 'G1 POST /api/v1/memories/search', run: (w) => measure({ ...common(w), path: '/api/v1/memories/search', nextBody: () => JSON.stringify({ query: nextQuery(), limit: 10, threshold: 0 }) }) },
-    { surface: 'G3 POST /api/v1/search/hybrid', run: (w) => measure({ ...common(w), path: '/api/v1/search/hybrid', headers: bearer, nextBody: () => JSON.stringify({ query: nextQuery(), topK: 10 }) }) },
-    { surface: 'G4 GET /v1/search', run: () => measure({ ...common(), method: 'GET', path: '/v1/search', headers: bearer, nextBody: () => '', nextPath: () => `/v1/search?q=${encodeURIComponent(nextQuery())}&limit=10&similarity_threshold=0` }) },
-    { surface: 'G4 POST /v1/search/vector', run: () => measure({ ...common(), path: '/v1/search/vector', headers: bearer, nextBody: () => vectors[i++ % vectors.length]! }) },
+  const common = (connections: number, warmupSeconds = o.warmupSeconds) => ({ label: `${embedder} ${store}`, baseUrl: url, apiKey: key, connections, durationSeconds: o.durationSeconds, warmupSeconds, cpuProbe: probe });
+  const cases: { surface: string; run: (connections: number, warmupSeconds?: number) => Promise<LoadResult> }[] = [
+    { surface: 'G1 POST /api/v1/memories/search', run: (n, w) => measure({ ...common(n, w), path: '/api/v1/memories/search', nextBody: () => JSON.stringify({ query: nextQuery(), limit: 10, threshold: 0 }) }) },
+    { surface: 'G3 POST /api/v1/search/hybrid', run: (n, w) => measure({ ...common(n, w), path: '/api/v1/search/hybrid', headers: bearer, nextBody: () => JSON.stringify({ query: nextQuery(), topK: 10 }) }) },
+    { surface: 'G4 GET /v1/search', run: (n) => measure({ ...common(n), method: 'GET', path: '/v1/search', headers: bearer, nextBody: () => '', nextPath: () => `/v1/search?q=${encodeURIComponent(nextQuery())}&limit=10&similarity_threshold=0` }) },
+    { surface: 'G4 POST /v1/search/vector', run: (n) => measure({ ...common(n), path: '/v1/search/vector', headers: bearer, nextBody: () => vectors[i++ % vectors.length]! }) },
   ];
   const out: SearchRow[] = [];
-  for (const c of cases) {
-    log(`${embedder} ${store}, ${connections} clients: ${c.surface}`);
-    const result = await c.run();
-    assertClean(c.surface, result);
-    out.push({ embedder, store, size, connections, surface: c.surface, result });
-  }
-  const paired = out.filter((r) => r.surface.startsWith('G1 ') || r.surface.startsWith('G3 '));
-  for (let round = 2; round <= o.ratioRounds; round++) {
-    // G3 first in even rounds, G1 first in odd ones (the surfaces' pass ran G1 first): an order effect cancels out.
-    for (const row of round % 2 === 0 ? [...paired].reverse() : paired) {
-      log(`${embedder} ${store}, ${connections} clients: ${row.surface}, ratio round ${round} of ${o.ratioRounds}`);
-      const c = cases.find((x) => x.surface === row.surface)!;
-      const result = await c.run(2);
-      assertClean(row.surface, result);
-      (row.roundP50s ??= []).push(result.p50Ms);
+  for (const connections of o.connections) {
+    const pass: SearchRow[] = [];
+    for (const c of cases) {
+      log(`${embedder} ${store}, ${connections} clients: ${c.surface}`);
+      const result = await c.run(connections);
+      assertClean(c.surface, result);
+      pass.push({ embedder, store, size, connections, surface: c.surface, result });
     }
+    const paired = pass.filter((r) => r.surface.startsWith('G1 ') || r.surface.startsWith('G3 '));
+    for (let round = 2; round <= o.ratioRounds; round++) {
+      // G3 first in even rounds, G1 first in odd ones (the surfaces' pass ran G1 first): an order effect cancels out.
+      for (const row of round % 2 === 0 ? [...paired].reverse() : paired) {
+        log(`${embedder} ${store}, ${connections} clients: ${row.surface}, ratio round ${round} of ${o.ratioRounds}`);
+        const c = cases.find((x) => x.surface === row.surface)!;
+        const result = await c.run(connections, 2);
+        assertClean(row.surface, result);
+        (row.roundP50s ??= []).push(result.p50Ms);
+      }
+    }
+    out.push(...pass);
   }
   return out;
 }
