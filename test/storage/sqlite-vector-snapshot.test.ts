@@ -162,7 +162,14 @@ describe('SQLite vector snapshots', () => {
       return read ? Array.from(new Float64Array(read.rows.keys, 0, read.header.count)) : [];
     };
     expect(await savedKeys()).toEqual(expect.arrayContaining([first!.key, second!.key]));
-    const idOf = (seq: number) => new Database(file, { readonly: true }).prepare('SELECT id FROM memories WHERE seq = ?').pluck().get(seq) as string;
+    const idOf = (seq: number): string => {
+      const reader = new Database(file, { readonly: true });
+      try {
+        return reader.prepare('SELECT id FROM memories WHERE seq = ?').pluck().get(seq) as string;
+      } finally {
+        reader.close();
+      }
+    };
     const deletion = { at: new Date(), by: 'test', reason: 'forget' as const };
 
     await srv.memories.applyAtomically(scopeA, [{ kind: 'delete', id: idOf(first!.key), deletion }]);
